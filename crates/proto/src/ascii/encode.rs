@@ -1,0 +1,224 @@
+//! Request encoders. Each appends exactly one request to `out` and never
+//! allocates beyond growing `out`.
+//!
+//! Keys are not checked here: the key space guarantees they are 1..=250
+//! bytes without spaces or control characters.
+
+/// The retrieval commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retrieve {
+    Get,
+    /// `gets`: also returns each item's cas unique.
+    Gets,
+}
+
+/// The storage commands that share `set`'s shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    Set,
+    Add,
+    Replace,
+    Append,
+    Prepend,
+}
+
+/// `incr` or `decr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arith {
+    Incr,
+    Decr,
+}
+
+impl Retrieve {
+    fn verb(self) -> &'static [u8] {
+        match self {
+            Retrieve::Get => b"get",
+            Retrieve::Gets => b"gets",
+        }
+    }
+}
+
+impl Store {
+    fn verb(self) -> &'static [u8] {
+        match self {
+            Store::Set => b"set",
+            Store::Add => b"add",
+            Store::Replace => b"replace",
+            Store::Append => b"append",
+            Store::Prepend => b"prepend",
+        }
+    }
+}
+
+/// `get <key>\r\n` (or `gets`).
+pub fn get(out: &mut Vec<u8>, cmd: Retrieve, key: &[u8]) {
+    out.extend_from_slice(cmd.verb());
+    out.push(b' ');
+    out.extend_from_slice(key);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `get <key>*\r\n`: one request for several keys.
+pub fn multi_get<'k>(out: &mut Vec<u8>, cmd: Retrieve, keys: impl IntoIterator<Item = &'k [u8]>) {
+    out.extend_from_slice(cmd.verb());
+    for key in keys {
+        out.push(b' ');
+        out.extend_from_slice(key);
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `<verb> <key> <flags> <exptime> <bytes> [noreply]\r\n<data>\r\n`.
+pub fn store(
+    out: &mut Vec<u8>,
+    cmd: Store,
+    key: &[u8],
+    flags: u32,
+    exptime: u32,
+    value: &[u8],
+    noreply: bool,
+) {
+    out.extend_from_slice(cmd.verb());
+    storage_tail(out, key, flags, exptime, value, None, noreply);
+}
+
+/// `cas <key> <flags> <exptime> <bytes> <cas unique> [noreply]\r\n<data>\r\n`.
+pub fn cas(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    flags: u32,
+    exptime: u32,
+    value: &[u8],
+    unique: u64,
+    noreply: bool,
+) {
+    out.extend_from_slice(b"cas");
+    storage_tail(out, key, flags, exptime, value, Some(unique), noreply);
+}
+
+fn storage_tail(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    flags: u32,
+    exptime: u32,
+    value: &[u8],
+    unique: Option<u64>,
+    noreply: bool,
+) {
+    let mut num = itoa::Buffer::new();
+    out.push(b' ');
+    out.extend_from_slice(key);
+    out.push(b' ');
+    out.extend_from_slice(num.format(flags).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(num.format(exptime).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(num.format(value.len()).as_bytes());
+    if let Some(unique) = unique {
+        out.push(b' ');
+        out.extend_from_slice(num.format(unique).as_bytes());
+    }
+    noreply_tail(out, noreply);
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `delete <key> [noreply]\r\n`.
+pub fn delete(out: &mut Vec<u8>, key: &[u8], noreply: bool) {
+    out.extend_from_slice(b"delete ");
+    out.extend_from_slice(key);
+    noreply_tail(out, noreply);
+}
+
+/// `incr|decr <key> <delta> [noreply]\r\n`.
+pub fn arith(out: &mut Vec<u8>, cmd: Arith, key: &[u8], delta: u64, noreply: bool) {
+    out.extend_from_slice(match cmd {
+        Arith::Incr => b"incr ",
+        Arith::Decr => b"decr ",
+    });
+    out.extend_from_slice(key);
+    out.push(b' ');
+    out.extend_from_slice(itoa::Buffer::new().format(delta).as_bytes());
+    noreply_tail(out, noreply);
+}
+
+/// `touch <key> <exptime> [noreply]\r\n`.
+pub fn touch(out: &mut Vec<u8>, key: &[u8], exptime: u32, noreply: bool) {
+    out.extend_from_slice(b"touch ");
+    out.extend_from_slice(key);
+    out.push(b' ');
+    out.extend_from_slice(itoa::Buffer::new().format(exptime).as_bytes());
+    noreply_tail(out, noreply);
+}
+
+fn noreply_tail(out: &mut Vec<u8>, noreply: bool) {
+    if noreply {
+        out.extend_from_slice(b" noreply");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut out = Vec::new();
+        f(&mut out);
+        out
+    }
+
+    #[test]
+    fn retrievals() {
+        assert_eq!(bytes(|o| get(o, Retrieve::Get, b"k1")), b"get k1\r\n");
+        assert_eq!(bytes(|o| get(o, Retrieve::Gets, b"k1")), b"gets k1\r\n");
+        let keys: [&[u8]; 3] = [b"a", b"bb", b"ccc"];
+        assert_eq!(
+            bytes(|o| multi_get(o, Retrieve::Get, keys)),
+            b"get a bb ccc\r\n"
+        );
+    }
+
+    #[test]
+    fn storage() {
+        assert_eq!(
+            bytes(|o| store(o, Store::Set, b"key", 0, 0, b"hello", false)),
+            b"set key 0 0 5\r\nhello\r\n"
+        );
+        assert_eq!(
+            bytes(|o| store(o, Store::Add, b"k", 7, 300, b"", true)),
+            b"add k 7 300 0 noreply\r\n\r\n"
+        );
+        assert_eq!(
+            bytes(|o| store(o, Store::Replace, b"k", 0, 0, b"v", false)),
+            b"replace k 0 0 1\r\nv\r\n"
+        );
+        assert_eq!(
+            bytes(|o| store(o, Store::Append, b"k", 0, 0, b"v", false)),
+            b"append k 0 0 1\r\nv\r\n"
+        );
+        assert_eq!(
+            bytes(|o| store(o, Store::Prepend, b"k", 0, 0, b"v", false)),
+            b"prepend k 0 0 1\r\nv\r\n"
+        );
+        assert_eq!(
+            bytes(|o| cas(o, b"k", 1, 2, b"xyz", 12345678901, false)),
+            b"cas k 1 2 3 12345678901\r\nxyz\r\n"
+        );
+    }
+
+    #[test]
+    fn others() {
+        assert_eq!(bytes(|o| delete(o, b"k", false)), b"delete k\r\n");
+        assert_eq!(bytes(|o| delete(o, b"k", true)), b"delete k noreply\r\n");
+        assert_eq!(
+            bytes(|o| arith(o, Arith::Incr, b"n", 5, false)),
+            b"incr n 5\r\n"
+        );
+        assert_eq!(
+            bytes(|o| arith(o, Arith::Decr, b"n", 18446744073709551615, true)),
+            b"decr n 18446744073709551615 noreply\r\n"
+        );
+        assert_eq!(bytes(|o| touch(o, b"k", 60, false)), b"touch k 60\r\n");
+    }
+}

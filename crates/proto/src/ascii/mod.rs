@@ -1,0 +1,10 @@
+//! memcached's text ("ASCII") protocol, as `doc/protocol.txt` defines it.
+//!
+//! Requests are written straight into the caller's buffer; responses are
+//! parsed from a byte slice that may hold any prefix of the stream.
+
+mod encode;
+mod parse;
+
+pub use encode::{arith, cas, delete, get, multi_get, store, touch, Arith, Retrieve, Store};
+pub use parse::{parse_response, MAX_LINE};

@@ -1,0 +1,243 @@
+//! Response parser for the text protocol.
+//!
+//! Stateless by design: the caller passes whatever bytes it has, from the
+//! start of the oldest unanswered response, and gets back either a complete
+//! response with the number of bytes it used, `Ok(None)` when more bytes are
+//! needed, or an error. A response split across reads is simply parsed again
+//! when more arrives; value blocks are skipped by length, so a re-parse costs
+//! one pass over the header lines only.
+
+use crate::{ParseError, Response, ResponseClass};
+
+/// The longest reply line accepted, in bytes, terminator included. A `VALUE`
+/// header is at most ~300 bytes (250-byte key and three numbers); the rest
+/// is room for server error messages.
+pub const MAX_LINE: usize = 2048;
+
+/// The largest value block accepted: memcached's own item size ceiling
+/// (`-I`) cannot exceed 1 GiB.
+const MAX_VALUE: u64 = 1 << 30;
+
+/// Parses one response from the front of `buf`.
+pub fn parse_response(buf: &[u8]) -> Result<Option<(Response, usize)>, ParseError> {
+    let mut pos = 0;
+    let mut values: u32 = 0;
+    loop {
+        let Some(line) = next_line(&buf[pos..])? else {
+            return Ok(None);
+        };
+        let after_line = pos + line.len() + 2;
+        if let Some(header) = line.strip_prefix(b"VALUE ") {
+            let len = value_len(header)?;
+            let data_end = after_line + len;
+            let Some(terminator) = buf.get(data_end..data_end + 2) else {
+                return Ok(None);
+            };
+            if terminator != b"\r\n" {
+                return Err(ParseError::BadValueTerminator);
+            }
+            values = values.saturating_add(1);
+            pos = data_end + 2;
+            continue;
+        }
+        let class = classify(line)?;
+        return match class {
+            ResponseClass::End if values > 0 => Ok(Some((
+                Response {
+                    class: ResponseClass::Value,
+                    values,
+                },
+                after_line,
+            ))),
+            // Once values have started, only END or an error may follow.
+            c if values > 0 && !c.is_error() => Err(ParseError::UnknownReply),
+            c => Ok(Some((Response::of(c), after_line))),
+        };
+    }
+}
+
+/// The next CRLF-terminated line of `buf`, without its terminator.
+fn next_line(buf: &[u8]) -> Result<Option<&[u8]>, ParseError> {
+    let window = &buf[..buf.len().min(MAX_LINE)];
+    match memchr::memchr(b'\n', window) {
+        Some(0) => Err(ParseError::BadLineEnding),
+        Some(nl) if window[nl - 1] != b'\r' => Err(ParseError::BadLineEnding),
+        Some(nl) => Ok(Some(&buf[..nl - 1])),
+        None if window.len() == MAX_LINE => Err(ParseError::LineTooLong),
+        None => Ok(None),
+    }
+}
+
+/// The single-line replies.
+fn classify(line: &[u8]) -> Result<ResponseClass, ParseError> {
+    let class = match line {
+        b"STORED" => ResponseClass::Stored,
+        b"NOT_STORED" => ResponseClass::NotStored,
+        b"EXISTS" => ResponseClass::Exists,
+        b"NOT_FOUND" => ResponseClass::NotFound,
+        b"DELETED" => ResponseClass::Deleted,
+        b"TOUCHED" => ResponseClass::Touched,
+        b"END" => ResponseClass::End,
+        b"ERROR" => ResponseClass::Error,
+        _ if line.starts_with(b"ERROR ") => ResponseClass::Error,
+        _ if has_word(line, b"CLIENT_ERROR") => ResponseClass::ClientError,
+        _ if has_word(line, b"SERVER_ERROR") => ResponseClass::ServerError,
+        _ if is_number(line) => ResponseClass::Num,
+        _ => return Err(ParseError::UnknownReply),
+    };
+    if line.contains(&b'\r') {
+        return Err(ParseError::BadLineEnding);
+    }
+    Ok(class)
+}
+
+/// `word` alone or followed by a space and a message.
+fn has_word(line: &[u8], word: &[u8]) -> bool {
+    line.starts_with(word) && matches!(line.get(word.len()), None | Some(b' '))
+}
+
+/// An incr/decr result: digits, which old servers pad with trailing spaces.
+fn is_number(line: &[u8]) -> bool {
+    let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && digits <= 20 && line[digits..].iter().all(|&b| b == b' ')
+}
+
+/// The data length of `VALUE <key> <flags> <bytes> [<cas unique>]`, given
+/// the part after `VALUE `.
+fn value_len(header: &[u8]) -> Result<usize, ParseError> {
+    let mut fields = header.split(|&b| b == b' ');
+    let key = fields.next().ok_or(ParseError::BadValueHeader)?;
+    let flags = fields.next().and_then(parse_u64);
+    let bytes = fields.next().and_then(parse_u64);
+    let cas_ok = fields.next().is_none_or(|f| parse_u64(f).is_some());
+    let rest_empty = fields.next().is_none();
+    match (flags, bytes) {
+        (Some(flags), Some(bytes))
+            if !key.is_empty()
+                && flags <= u64::from(u32::MAX)
+                && bytes <= MAX_VALUE
+                && cas_ok
+                && rest_empty =>
+        {
+            Ok(bytes as usize)
+        }
+        _ => Err(ParseError::BadValueHeader),
+    }
+}
+
+fn parse_u64(field: &[u8]) -> Option<u64> {
+    if field.is_empty() || field.len() > 20 {
+        return None;
+    }
+    field.iter().try_fold(0u64, |acc, &b| {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ResponseClass::*;
+
+    fn one(buf: &[u8]) -> (Response, usize) {
+        parse_response(buf).unwrap().expect("complete")
+    }
+
+    #[test]
+    fn single_line_replies() {
+        let cases: &[(&[u8], ResponseClass)] = &[
+            (b"STORED\r\n", Stored),
+            (b"NOT_STORED\r\n", NotStored),
+            (b"EXISTS\r\n", Exists),
+            (b"NOT_FOUND\r\n", NotFound),
+            (b"DELETED\r\n", Deleted),
+            (b"TOUCHED\r\n", Touched),
+            (b"END\r\n", End),
+            (b"ERROR\r\n", Error),
+            (b"ERROR unknown command\r\n", Error),
+            (b"CLIENT_ERROR bad data chunk\r\n", ClientError),
+            (
+                b"SERVER_ERROR out of memory storing object\r\n",
+                ServerError,
+            ),
+            (b"SERVER_ERROR\r\n", ServerError),
+            (b"42\r\n", Num),
+            (b"18446744073709551615\r\n", Num),
+            (b"7   \r\n", Num),
+        ];
+        for (wire, class) in cases {
+            assert_eq!(one(wire), (Response::of(*class), wire.len()), "{wire:?}");
+        }
+    }
+
+    #[test]
+    fn values() {
+        let wire = b"VALUE k 0 5\r\nhello\r\nEND\r\n";
+        assert_eq!(
+            one(wire),
+            (
+                Response {
+                    class: Value,
+                    values: 1
+                },
+                wire.len()
+            )
+        );
+        // gets: with cas unique; binary data containing CRLF and "END".
+        let wire = b"VALUE a 1 7 99\r\nEND\r\n\r\n\r\nVALUE bb 4294967295 0 1\r\n\r\nEND\r\n";
+        assert_eq!(one(wire).0.values, 2);
+        assert_eq!(one(wire).1, wire.len());
+    }
+
+    #[test]
+    fn stops_at_first_response() {
+        let wire = b"STORED\r\nEND\r\n";
+        assert_eq!(one(wire), (Response::of(Stored), 8));
+        assert_eq!(one(&wire[8..]), (Response::of(End), 5));
+    }
+
+    #[test]
+    fn incomplete() {
+        let wire = b"VALUE k 0 5\r\nhello\r\nEND\r\n";
+        for cut in 0..wire.len() {
+            assert_eq!(parse_response(&wire[..cut]), Ok(None), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn error_inside_multiget() {
+        let wire = b"VALUE k 0 1\r\nx\r\nSERVER_ERROR out of memory writing get response\r\n";
+        assert_eq!(one(wire), (Response::of(ServerError), wire.len()));
+    }
+
+    #[test]
+    fn malformed() {
+        let cases: &[(&[u8], ParseError)] = &[
+            (b"HELLO\r\n", ParseError::UnknownReply),
+            (b"STORED\n", ParseError::BadLineEnding),
+            (b"\n", ParseError::BadLineEnding),
+            (b"ERROR x\ry\r\n", ParseError::BadLineEnding),
+            (b"VALUE k 0\r\n", ParseError::BadValueHeader),
+            (b"VALUE k x 1\r\n", ParseError::BadValueHeader),
+            (b"VALUE  0 1\r\n", ParseError::BadValueHeader),
+            (b"VALUE k 0 1 2 3\r\n", ParseError::BadValueHeader),
+            (
+                b"VALUE k 0 99999999999999999999999\r\n",
+                ParseError::BadValueHeader,
+            ),
+            (b"VALUE k 4294967296 1\r\n", ParseError::BadValueHeader),
+            (b"VALUE k 0 1\r\nxyEND\r\n", ParseError::BadValueTerminator),
+            (b"VALUE k 0 1\r\nx\r\nSTORED\r\n", ParseError::UnknownReply),
+            (b"123x\r\n", ParseError::UnknownReply),
+            (b"CLIENT_ERRORS\r\n", ParseError::UnknownReply),
+        ];
+        for (wire, err) in cases {
+            assert_eq!(parse_response(wire), Err(err.clone()), "{wire:?}");
+        }
+        let long = vec![b'A'; MAX_LINE + 10];
+        assert_eq!(parse_response(&long), Err(ParseError::LineTooLong));
+    }
+}

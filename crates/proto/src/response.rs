@@ -1,0 +1,120 @@
+//! What a parsed response is, independent of the protocol that carried it.
+
+use std::fmt;
+
+/// The class of a response, as twemperf counts them. Every protocol maps its
+/// replies onto these so that reports compare across protocols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResponseClass {
+    Stored,
+    NotStored,
+    Exists,
+    NotFound,
+    /// The new value of an `incr`/`decr`.
+    Num,
+    Deleted,
+    Touched,
+    /// A retrieval that found none of its keys.
+    End,
+    /// A retrieval that found at least one of its keys.
+    Value,
+    /// `ERROR`: the server did not know the command.
+    Error,
+    ClientError,
+    ServerError,
+}
+
+impl ResponseClass {
+    /// Every class, in report order.
+    pub const ALL: [ResponseClass; 12] = [
+        ResponseClass::Stored,
+        ResponseClass::NotStored,
+        ResponseClass::Exists,
+        ResponseClass::NotFound,
+        ResponseClass::Num,
+        ResponseClass::Deleted,
+        ResponseClass::Touched,
+        ResponseClass::End,
+        ResponseClass::Value,
+        ResponseClass::Error,
+        ResponseClass::ClientError,
+        ResponseClass::ServerError,
+    ];
+
+    /// Stable snake_case name, used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResponseClass::Stored => "stored",
+            ResponseClass::NotStored => "not_stored",
+            ResponseClass::Exists => "exists",
+            ResponseClass::NotFound => "not_found",
+            ResponseClass::Num => "num",
+            ResponseClass::Deleted => "deleted",
+            ResponseClass::Touched => "touched",
+            ResponseClass::End => "end",
+            ResponseClass::Value => "value",
+            ResponseClass::Error => "error",
+            ResponseClass::ClientError => "client_error",
+            ResponseClass::ServerError => "server_error",
+        }
+    }
+
+    /// Index into arrays laid out like [`ResponseClass::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// True for the replies that report a failure of the server or of the
+    /// request itself (not a miss, which is a normal outcome).
+    pub fn is_error(self) -> bool {
+        matches!(
+            self,
+            ResponseClass::Error | ResponseClass::ClientError | ResponseClass::ServerError
+        )
+    }
+}
+
+/// One complete response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    pub class: ResponseClass,
+    /// Number of values a retrieval returned (its hits); 0 for other replies.
+    pub values: u32,
+}
+
+impl Response {
+    pub const fn of(class: ResponseClass) -> Self {
+        Response { class, values: 0 }
+    }
+}
+
+/// A response stream that cannot be parsed. The connection that produced it
+/// cannot be trusted to stay in step with its requests and must be closed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseError {
+    /// A line that is not any reply the protocol defines.
+    UnknownReply,
+    /// A reply line longer than the protocol allows, without its terminator.
+    LineTooLong,
+    /// A `VALUE` header whose fields do not parse.
+    BadValueHeader,
+    /// A value block not followed by `\r\n`.
+    BadValueTerminator,
+    /// A line ending in a bare `\n`, or with a `\r` in the middle.
+    BadLineEnding,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self {
+            ParseError::UnknownReply => "unknown reply line",
+            ParseError::LineTooLong => "reply line too long",
+            ParseError::BadValueHeader => "malformed VALUE header",
+            ParseError::BadValueTerminator => "value block not terminated by CRLF",
+            ParseError::BadLineEnding => "line not terminated by CRLF",
+        };
+        f.write_str(what)
+    }
+}
+
+impl std::error::Error for ParseError {}

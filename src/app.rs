@@ -1,0 +1,146 @@
+//! `mcbench run`: from parsed flags to written reports and an exit code.
+
+use crate::cli::RunArgs;
+use crate::embedded::EmbeddedMemcached;
+use crate::engine::{self, PhaseEnd};
+use crate::error::{exit, Failure};
+use crate::report::{live_line, Exporter, JsonExporter, TextExporter};
+use crate::result::{RunContext, RunResult};
+use crate::spec::{resolve_server, RunSpec, StopAfter};
+use crate::stats::IntervalSummary;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Runs the benchmark and returns the process exit code.
+pub fn run(args: &RunArgs) -> i32 {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("mcbench: error: {f}");
+            f.exit_code()
+        }
+    }
+}
+
+fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
+    let spec = args.to_spec().map_err(Failure::usage)?;
+    let stop = install_signal_flag()?;
+    let embedded = if spec.servers.is_empty() {
+        let data = spec.keys * (30 + 200 + 64);
+        Some(EmbeddedMemcached::start(spec.connections, data).map_err(Failure::usage)?)
+    } else {
+        None
+    };
+    let addrs = match &embedded {
+        Some(e) => vec![e.addr],
+        None => spec
+            .servers
+            .iter()
+            .map(|s| resolve_server(s))
+            .collect::<Result<_, _>>()
+            .map_err(Failure::usage)?,
+    };
+    let progress = progress_bar(&spec);
+    let mut live = |s: &IntervalSummary| {
+        if spec.live {
+            progress.suspend(|| eprintln!("{}", live_line(s)));
+        }
+        progress.inc(s.ops.get("total").map_or(0, |o| {
+            if is_ops_bound(&spec) {
+                o.count
+            } else {
+                (s.duration_s * 1000.0) as u64
+            }
+        }));
+    };
+    let outcome = engine::run(&spec, &addrs, stop.clone(), &mut live)?;
+    progress.finish_and_clear();
+    let stopped_by = match stop.load(Ordering::Relaxed) {
+        0 => None,
+        sig if sig == libc::SIGTERM as usize => Some("SIGTERM".to_string()),
+        _ => Some("SIGINT".to_string()),
+    };
+    let ctx = RunContext {
+        servers: addrs.iter().map(ToString::to_string).collect(),
+        embedded_server: embedded.as_ref().map(|e| e.version.clone()),
+        stopped_by: stopped_by.clone(),
+    };
+    drop(embedded);
+    let result = RunResult::build(&spec, &outcome, ctx);
+    write_reports(args.json.as_deref(), &result)?;
+    Ok(exit_code(&outcome.ends, stopped_by.as_deref()))
+}
+
+fn exit_code(ends: &[PhaseEnd], stopped_by: Option<&str>) -> i32 {
+    match stopped_by {
+        Some("SIGTERM") => return exit::SIGTERM,
+        Some(_) => return exit::SIGINT,
+        None => {}
+    }
+    if let Some(PhaseEnd::Failed(why)) = ends.iter().find(|e| matches!(e, PhaseEnd::Failed(_))) {
+        eprintln!("mcbench: error: {why}");
+        return exit::FAILED;
+    }
+    if ends.iter().all(|e| *e == PhaseEnd::AllLost) {
+        eprintln!("mcbench: error: every connection was lost; the run could not finish");
+        return exit::FAILED;
+    }
+    exit::OK
+}
+
+/// SIGINT and SIGTERM set the flag (to the signal number) instead of
+/// killing the process, so that the results so far are still written.
+fn install_signal_flag() -> Result<Arc<AtomicUsize>, Failure> {
+    let stop = Arc::new(AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_usize(sig, stop.clone(), sig as usize)
+            .map_err(|e| Failure::run(format!("cannot install a signal handler: {e}")))?;
+    }
+    Ok(stop)
+}
+
+fn write_reports(json: Option<&Path>, result: &RunResult) -> Result<(), Failure> {
+    let text = TextExporter.render(result);
+    let json_to_stdout = json.is_some_and(|p| p == Path::new("-"));
+    if json_to_stdout {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+        let _ = std::io::stdout().flush();
+    }
+    if let Some(path) = json {
+        let body = JsonExporter.render(result);
+        if json_to_stdout {
+            print!("{body}");
+        } else {
+            std::fs::write(path, body)
+                .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
+        }
+    }
+    Ok(())
+}
+
+fn is_ops_bound(spec: &RunSpec) -> bool {
+    matches!(spec.stop, StopAfter::Ops(_))
+}
+
+/// A progress bar on a terminal when no live lines were asked for; hidden
+/// otherwise. Its unit is ms of run time, or ops for `--ops`.
+fn progress_bar(spec: &RunSpec) -> ProgressBar {
+    if spec.live || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let len = match spec.stop {
+        StopAfter::Duration(d) => d.as_millis() as u64,
+        StopAfter::Ops(n) => n,
+    };
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {percent:>3}% {elapsed_precise}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}

@@ -1,0 +1,108 @@
+//! The embedded default: with no server named, start a `memcached` from
+//! PATH on a free loopback port for the run, and stop it afterwards.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long memcached gets to start listening.
+const START_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A memcached this process started; stopped (by its PID) on drop.
+pub struct EmbeddedMemcached {
+    child: Child,
+    pub addr: SocketAddr,
+    pub version: String,
+}
+
+impl EmbeddedMemcached {
+    /// Starts memcached sized for `connections` and roughly `data_bytes`.
+    pub fn start(connections: usize, data_bytes: u64) -> Result<Self, String> {
+        let binary = find_on_path("memcached").ok_or_else(|| {
+            "no server given (-s/--server or MEMCACHED_SERVERS) and no `memcached` on PATH \
+             to start one for the run; install it (Debian/Ubuntu: apt-get install memcached) \
+             or name a server with -s HOST:PORT"
+                .to_string()
+        })?;
+        let port = free_port().map_err(|e| format!("cannot find a free port: {e}"))?;
+        // Twice the data plus slab overhead, at least memcached's default 64 MiB.
+        let memory_mb = (data_bytes * 2 / (1 << 20) + 64).max(64);
+        let mut cmd = Command::new(&binary);
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            cmd.args(["-u", "root"]); // memcached refuses to run as root otherwise
+        }
+        let child = cmd
+            .args(["-l", "127.0.0.1", "-U", "0"])
+            .args(["-p", &port.to_string()])
+            .args(["-c", &(connections + 64).max(1024).to_string()])
+            .args(["-m", &memory_mb.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        let mut server = EmbeddedMemcached {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            version: version_of(&binary),
+        };
+        server.wait_listening()?;
+        Ok(server)
+    }
+
+    fn wait_listening(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("the embedded memcached exited at start ({status})"));
+            }
+            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(100)).is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Err(format!(
+            "the embedded memcached did not listen on {} within 5 s",
+            self.addr
+        ))
+    }
+}
+
+impl Drop for EmbeddedMemcached {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the PID of the child we spawned and still own.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn find_on_path(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// A port that was free a moment ago (the kernel picks it).
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn version_of(binary: &std::path::Path) -> String {
+    Command::new(binary)
+        .arg("-V")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "memcached".into())
+}

@@ -1,0 +1,202 @@
+//! One connection: its socket, its outgoing bytes, its requests in flight
+//! and the unparsed tail of its incoming bytes. Knows sockets and ordering,
+//! and hands raw bytes to the codec; knows nothing of workloads.
+
+use crate::workload::OpKind;
+use mcbench_proto::{ascii, Response};
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::{AsRawFd, RawFd};
+
+/// A request that was sent (or is about to be) and awaits its response.
+#[derive(Debug, Clone, Copy)]
+pub struct InFlight {
+    pub op: OpKind,
+    /// Keys asked for (a multiget counts each as a hit or a miss).
+    pub keys: u32,
+    /// When the schedule wanted it sent, ns on the worker clock.
+    pub intended_ns: u64,
+    /// When its bytes were handed to the kernel, ns; set at flush.
+    pub sent_ns: u64,
+    /// Whether it counts (sent after warm-up, within the phase).
+    pub measured: bool,
+}
+
+/// How a read ended.
+pub enum ReadOutcome {
+    /// Bytes arrived (possibly none); the connection stays open.
+    Open,
+    /// The peer closed or reset the connection.
+    Closed,
+    /// The stream did not parse, or a response came with nothing in flight.
+    Broken,
+}
+
+pub struct Conn {
+    /// `None` once closed (dropping the socket also removes it from epoll).
+    stream: Option<TcpStream>,
+    pub server: usize,
+    /// Encoded requests not yet written, and how much of them was.
+    out: Vec<u8>,
+    out_pos: usize,
+    /// Unparsed bytes of a response split across reads.
+    partial: Vec<u8>,
+    pub in_flight: VecDeque<InFlight>,
+    /// How many of the newest `in_flight` entries are not yet written.
+    unsent: usize,
+    /// EPOLLOUT is armed because the kernel buffer was full.
+    pub write_armed: bool,
+    /// Listed in the worker's dirty list for the next flush.
+    pub dirty: bool,
+    /// Open loop: free slots of this connection in the worker's ready list.
+    pub listed: usize,
+    pub alive: bool,
+}
+
+impl Conn {
+    pub fn new(stream: TcpStream, server: usize, depth: usize) -> Self {
+        Conn {
+            stream: Some(stream),
+            server,
+            out: Vec::new(),
+            out_pos: 0,
+            partial: Vec::new(),
+            in_flight: VecDeque::with_capacity(depth),
+            unsent: 0,
+            write_armed: false,
+            dirty: false,
+            listed: 0,
+            alive: true,
+        }
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.stream.as_ref().map_or(-1, |s| s.as_raw_fd())
+    }
+
+    /// The buffer to encode the next request into; call `queued` after.
+    pub fn out(&mut self) -> &mut Vec<u8> {
+        &mut self.out
+    }
+
+    /// Registers the request just encoded into `out()`.
+    pub fn queued(&mut self, req: InFlight) {
+        self.in_flight.push_back(req);
+        self.unsent += 1;
+    }
+
+    pub fn has_output(&self) -> bool {
+        self.out_pos < self.out.len()
+    }
+
+    /// Writes what is pending. Returns the bytes written; a full kernel
+    /// buffer is not an error (`has_output` stays true).
+    pub fn flush(&mut self, now_ns: u64) -> io::Result<usize> {
+        let Some(mut stream) = self.stream.as_ref() else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        let mut written = 0;
+        while self.out_pos < self.out.len() {
+            match stream.write(&self.out[self.out_pos..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.out_pos += n;
+                    written += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        if self.out_pos == self.out.len() {
+            self.out.clear();
+            self.out_pos = 0;
+            let n = self.in_flight.len();
+            for req in self.in_flight.range_mut(n - self.unsent..) {
+                req.sent_ns = now_ns;
+            }
+            self.unsent = 0;
+        }
+        Ok(written)
+    }
+
+    /// Reads what the socket has and hands each complete response, with the
+    /// request it answers, to `done`. `clock` is read once, after the read.
+    pub fn receive(
+        &mut self,
+        scratch: &mut [u8],
+        clock: impl Fn() -> u64,
+        bytes_rx: &mut u64,
+        mut done: impl FnMut(InFlight, Response, u64),
+    ) -> ReadOutcome {
+        let n = match self.read(scratch) {
+            Ok(0) => return ReadOutcome::Closed,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadOutcome::Open,
+            Err(_) => return ReadOutcome::Closed,
+        };
+        *bytes_rx += n as u64;
+        let now = clock();
+        let buf: &[u8] = if self.partial.is_empty() {
+            &scratch[..n]
+        } else {
+            &self.partial
+        };
+        let mut used = 0;
+        let outcome = loop {
+            match ascii::parse_response(&buf[used..]) {
+                Ok(Some((resp, len))) => {
+                    let Some(req) = self.in_flight.pop_front() else {
+                        break ReadOutcome::Broken;
+                    };
+                    used += len;
+                    done(req, resp, now);
+                }
+                Ok(None) => break ReadOutcome::Open,
+                Err(_) => break ReadOutcome::Broken,
+            }
+        };
+        if self.partial.is_empty() {
+            self.partial.extend_from_slice(&scratch[used..n]);
+        } else {
+            self.partial.drain(..used);
+        }
+        outcome
+    }
+
+    /// One read: into `scratch` when nothing is pending, else appended to
+    /// the pending tail so that the response is contiguous.
+    fn read(&mut self, scratch: &mut [u8]) -> io::Result<usize> {
+        let Some(mut stream) = self.stream.as_ref() else {
+            return Ok(0);
+        };
+        loop {
+            let r = if self.partial.is_empty() {
+                stream.read(scratch)
+            } else {
+                let len = self.partial.len();
+                self.partial.resize(len + scratch.len(), 0);
+                let r = stream.read(&mut self.partial[len..]);
+                self.partial.truncate(len + *r.as_ref().unwrap_or(&0));
+                r
+            };
+            match r {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// Closes the socket; returns the requests that will never be answered.
+    pub fn close(&mut self) -> usize {
+        self.alive = false;
+        self.stream = None;
+        let lost = self.in_flight.len();
+        self.in_flight.clear();
+        self.out.clear();
+        self.out_pos = 0;
+        self.unsent = 0;
+        lost
+    }
+}

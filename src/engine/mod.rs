@@ -1,0 +1,354 @@
+//! The load engine: worker threads, their connections and event loops, and
+//! the main thread's part (connect, barrier, collect).
+//!
+//! Knows sockets and timing; hands bytes to the codec and asks the workload
+//! what to send.
+
+mod conn;
+mod connect;
+pub mod os;
+mod pacer;
+mod poller;
+mod worker;
+
+use crate::error::Failure;
+use crate::spec::{LoadMode, RunSpec, StopAfter, MAX_VALUE_LEN};
+use crate::stats::cpu::CpuTimes;
+use crate::stats::{Collector, IntervalSummary, Recorder, Snapshot};
+use crate::workload::{KeySpace, ValueTable};
+use crossbeam_channel::RecvTimeoutError;
+use rand::Rng;
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+use worker::{Worker, WorkerPlan};
+
+/// The worker clock: ns since the first call in this process.
+#[inline]
+pub fn clock_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// Read-only state every worker shares.
+pub struct Shared {
+    pub spec: RunSpec,
+    pub keys: KeySpace,
+    pub values: ValueTable,
+    pub servers: usize,
+    /// 0 while running; the signal number once asked to stop.
+    pub stop: Arc<AtomicUsize>,
+}
+
+impl Shared {
+    /// A value size drawn from the spec, clamped to what the table holds.
+    #[inline]
+    pub fn value_len<R: Rng + ?Sized>(&self, rng: &mut R) -> usize {
+        let v = match self.spec.value_size.as_fixed() {
+            Some(v) => v,
+            None => self.spec.value_size.sample(rng),
+        };
+        (v.round().max(0.0) as usize).min(self.max_value_len())
+    }
+
+    pub fn max_value_len(&self) -> usize {
+        max_value_len(&self.spec)
+    }
+}
+
+fn max_value_len(spec: &RunSpec) -> usize {
+    let (_, hi) = spec.value_size.support();
+    (hi.ceil().max(0.0) as usize).min(MAX_VALUE_LEN)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseKind {
+    /// Preloading the key space.
+    Load,
+    /// The measured mix.
+    Measure,
+}
+
+/// How a worker's phase ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PhaseEnd {
+    Completed,
+    /// A signal asked to stop.
+    Stopped,
+    /// Every connection of the worker was lost.
+    AllLost,
+    Failed(String),
+}
+
+pub enum Message {
+    Interval(Snapshot),
+    /// The worker reached the barrier before the reported phase.
+    Ready {
+        worker: usize,
+    },
+    Done {
+        worker: usize,
+        phase: PhaseKind,
+        end: PhaseEnd,
+        /// Thread CPU time over the phase, ns.
+        cpu_ns: u64,
+        /// Measured time, ns (from the end of warm-up).
+        elapsed_ns: u64,
+    },
+}
+
+/// What the engine measured.
+pub struct Outcome {
+    pub total: Recorder,
+    pub intervals: Vec<IntervalSummary>,
+    /// Length of the measured phase, s.
+    pub duration_s: f64,
+    /// Process CPU over the reported phase.
+    pub cpu: CpuTimes,
+    /// Per worker: thread CPU time / measured time.
+    pub worker_busy: Vec<f64>,
+    /// How each worker's reported phase ended.
+    pub ends: Vec<PhaseEnd>,
+    pub connections: usize,
+}
+
+/// Runs the whole benchmark against `addrs`. `live` sees each interval as
+/// it completes.
+pub fn run(
+    spec: &RunSpec,
+    addrs: &[SocketAddr],
+    stop: Arc<AtomicUsize>,
+    live: &mut dyn FnMut(&IntervalSummary),
+) -> Result<Outcome, Failure> {
+    let nservers = addrs.len();
+    let total_conns = spec.total_connections(nservers);
+    if total_conns < spec.threads {
+        return Err(Failure::usage(format!(
+            "--threads {} needs at least as many connections, but the run has {total_conns} \
+             ({} per server × {nservers} server(s))",
+            spec.threads, spec.connections
+        )));
+    }
+    // Descriptors: one per connection, one epoll per worker, and headroom for
+    // stdio, the output file, the embedded server's pipes.
+    os::ensure_fd_limit((total_conns + spec.threads + 64) as u64).map_err(Failure::usage)?;
+    let keys = spec.key_space(nservers).map_err(Failure::usage)?;
+    let shared = Arc::new(Shared {
+        values: ValueTable::new(max_value_len(spec), spec.seed),
+        keys,
+        spec: spec.clone(),
+        servers: nservers,
+        stop,
+    });
+    let conns =
+        connect::connect_all(addrs, spec.connections, spec.timeout).map_err(Failure::run)?;
+    let plans = plan_workers(spec, &shared.keys, conns, nservers);
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
+    let mut handles = Vec::new();
+    for plan in plans {
+        let (shared, tx, go_rx) = (shared.clone(), tx.clone(), go_rx.clone());
+        let handle = std::thread::Builder::new()
+            .name(format!("mcbench-w{}", plan.index))
+            .spawn(move || worker_main(plan, shared, tx, go_rx))
+            .map_err(|e| Failure::run(format!("cannot start a worker thread: {e}")))?;
+        handles.push(handle);
+    }
+    drop(tx);
+    let outcome = collect(spec, &rx, go_tx, live, total_conns);
+    for h in handles {
+        let _ = h.join();
+    }
+    outcome
+}
+
+/// A worker thread's body: never panics out, always reports.
+fn worker_main(
+    plan: WorkerPlan,
+    shared: Arc<Shared>,
+    tx: crossbeam_channel::Sender<Message>,
+    go: crossbeam_channel::Receiver<()>,
+) {
+    let index = plan.index;
+    if let Some(cpu) = plan.cpu {
+        if let Err(e) = os::pin_to_cpu(cpu) {
+            eprintln!("warning: cannot pin worker {index} to CPU {cpu}: {e}");
+        }
+    }
+    os::tight_timer_slack();
+    let fail_tx = tx.clone();
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            match Worker::new(plan, shared, tx.clone()) {
+                Ok(w) => w.run(go),
+                Err(e) => {
+                    let _ = tx.send(done_failed(index, e));
+                }
+            }
+        }));
+    if result.is_err() {
+        let _ = fail_tx.send(done_failed(index, "worker thread panicked".into()));
+    }
+}
+
+fn done_failed(worker: usize, why: String) -> Message {
+    Message::Done {
+        worker,
+        phase: PhaseKind::Measure,
+        end: PhaseEnd::Failed(why),
+        cpu_ns: 0,
+        elapsed_ns: 0,
+    }
+}
+
+/// Shares connections, rate, `--ops` and the keys to preload among workers.
+fn plan_workers(
+    spec: &RunSpec,
+    keys: &KeySpace,
+    conns: Vec<(std::net::TcpStream, usize)>,
+    nservers: usize,
+) -> Vec<WorkerPlan> {
+    let t = spec.threads;
+    let cpus = spec.affinity.as_ref().map(|list| {
+        if list.is_empty() {
+            os::allowed_cpus()
+        } else {
+            list.clone()
+        }
+    });
+    let mut plans: Vec<WorkerPlan> = (0..t)
+        .map(|i| WorkerPlan {
+            index: i,
+            conns: Vec::new(),
+            rate: spec.rate.map(|r| r / t as f64),
+            quota: match spec.stop {
+                StopAfter::Ops(n) => Some(n / t as u64 + u64::from((i as u64) < n % t as u64)),
+                StopAfter::Duration(_) => None,
+            },
+            load: Vec::new(),
+            cpu: cpus.as_ref().map(|c| c[i % c.len()]),
+        })
+        .collect();
+    for (i, conn) in conns.into_iter().enumerate() {
+        plans[connect::worker_of(i, t)].conns.push(conn);
+    }
+    if spec.load != LoadMode::NoLoad {
+        for s in 0..nservers {
+            let owners: Vec<usize> = (0..t)
+                .filter(|&w| plans[w].conns.iter().any(|(_, srv)| *srv == s))
+                .collect();
+            for (k, range) in split(keys.keys_on(s), owners.len()).into_iter().enumerate() {
+                plans[owners[k]].load.push((s, range));
+            }
+        }
+    }
+    plans
+}
+
+/// `n` items cut into `parts` contiguous ranges of near-equal size.
+fn split(n: u64, parts: usize) -> Vec<Range<u64>> {
+    let parts = parts.max(1) as u64;
+    (0..parts)
+        .map(|p| (n * p / parts)..(n * (p + 1) / parts))
+        .collect()
+}
+
+/// The main thread's part: wait for the barrier, release the workers,
+/// gather their snapshots until each has finished.
+fn collect(
+    spec: &RunSpec,
+    rx: &crossbeam_channel::Receiver<Message>,
+    go: crossbeam_channel::Sender<()>,
+    live: &mut dyn FnMut(&IntervalSummary),
+    connections: usize,
+) -> Result<Outcome, Failure> {
+    let workers = spec.threads;
+    let mut reached = vec![false; workers];
+    let mut ends: Vec<Option<PhaseEnd>> = vec![None; workers];
+    let mut busy = vec![0.0; workers];
+    let mut duration_ns = 0u64;
+    let mut load_failure = None;
+    let mut collector = Collector::new(workers, spec.interval.as_nanos() as u64);
+    let mut go = Some(go);
+    let mut cpu_start = CpuTimes::process();
+    while ends.iter().any(Option::is_none) {
+        let msg = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        match msg {
+            Message::Interval(snap) => {
+                if let Some(summary) = collector.add(snap) {
+                    live(&summary);
+                }
+            }
+            Message::Ready { worker } => reached[worker] = true,
+            Message::Done {
+                worker,
+                phase: PhaseKind::Load,
+                end,
+                ..
+            } if !reached[worker] => {
+                if end != PhaseEnd::Completed && end != PhaseEnd::Stopped {
+                    load_failure.get_or_insert(end);
+                }
+            }
+            Message::Done {
+                worker,
+                end,
+                cpu_ns,
+                elapsed_ns,
+                ..
+            } => {
+                reached[worker] = true;
+                busy[worker] = cpu_ns as f64 / elapsed_ns.max(1) as f64;
+                duration_ns = duration_ns.max(elapsed_ns);
+                ends[worker] = Some(end);
+            }
+        }
+        if go.is_some() && reached.iter().all(|r| *r) {
+            cpu_start = CpuTimes::process();
+            go = None; // dropping the sender releases every worker
+        }
+    }
+    let cpu = CpuTimes::process().since(cpu_start);
+    let (total, intervals) = collector.finish();
+    let ends: Vec<PhaseEnd> = ends
+        .into_iter()
+        .map(|e| e.unwrap_or_else(|| PhaseEnd::Failed("worker exited without a report".into())))
+        .collect();
+    if let (Some(PhaseEnd::AllLost), true) =
+        (&load_failure, ends.iter().all(|e| *e == PhaseEnd::AllLost))
+    {
+        return Err(Failure::run(
+            "every connection was lost while preloading the keys",
+        ));
+    }
+    Ok(Outcome {
+        total,
+        intervals,
+        duration_s: duration_ns as f64 / 1e9,
+        cpu,
+        worker_busy: busy,
+        ends,
+        connections,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_covers_everything_once() {
+        for (n, parts) in [(10, 3), (0, 2), (7, 7), (5, 8)] {
+            let ranges = split(n, parts);
+            assert_eq!(ranges.len(), parts);
+            assert_eq!(ranges.iter().map(|r| r.end - r.start).sum::<u64>(), n);
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+        }
+    }
+}

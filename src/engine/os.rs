@@ -1,0 +1,75 @@
+//! Thin wrappers over the OS calls the engine needs beyond std: CPU
+//! affinity, timer slack, the open-file limit.
+
+use std::io;
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET bounds-checks against its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "CPU number too large",
+            ));
+        }
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The CPUs this process may run on, in order.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: as above; sched_getaffinity fills the set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) != 0 {
+            return vec![0];
+        }
+        (0..8 * std::mem::size_of::<libc::cpu_set_t>())
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Sets the calling thread's timer slack to 1 ns, so that a timed wait
+/// wakes when asked rather than up to 50 µs later (the default slack).
+pub fn tight_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// Raises the soft open-file limit to at least `needed` descriptors, up to
+/// the hard limit. Returns an error that says what is needed when even the
+/// hard limit is too low.
+pub fn ensure_fd_limit(needed: u64) -> Result<(), String> {
+    // SAFETY: getrlimit/setrlimit read and write the struct we pass.
+    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Ok(());
+    }
+    if lim.rlim_cur >= needed {
+        return Ok(());
+    }
+    if lim.rlim_max < needed {
+        return Err(format!(
+            "this run needs {needed} file descriptors but the hard limit is {}; \
+             raise it (ulimit -Hn {needed}, or LimitNOFILE) or use fewer connections",
+            lim.rlim_max
+        ));
+    }
+    lim.rlim_cur = needed;
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+        return Err(format!(
+            "this run needs {needed} file descriptors and raising the limit failed: {}",
+            io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}

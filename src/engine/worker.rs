@@ -1,0 +1,602 @@
+//! A worker thread: one event loop over its own connections, sharing
+//! nothing with other workers but the read-only workload tables.
+//!
+//! Each phase runs the same loop: schedule → encode → flush → wait → read →
+//! parse → record. The loop is closed (a freed slot is refilled at once) or
+//! open (a `Pacer` decides when requests are due; a due request with no free
+//! slot waits in the client, and that wait counts as latency).
+
+use super::conn::{Conn, InFlight, ReadOutcome};
+use super::pacer::Pacer;
+use super::poller::{Poller, HANGUP, READABLE, WRITABLE};
+use super::{clock_ns, Message, PhaseEnd, PhaseKind, Shared};
+use crate::stats::{cpu, ErrorClass, Recorder, Snapshot};
+use crate::workload::{OpKind, MAX_KEY_LEN};
+use mcbench_proto::ascii::{self, Retrieve, Store};
+use mcbench_proto::ResponseClass;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Longest single wait, ns, so that a stop request is seen promptly.
+const MAX_WAIT_NS: u64 = 50_000_000;
+/// Read buffer shared by the worker's connections, bytes.
+const SCRATCH_LEN: usize = 64 * 1024;
+/// Readiness events taken per wait.
+const EVENTS: usize = 256;
+
+/// What one worker is given.
+pub struct WorkerPlan {
+    pub index: usize,
+    /// Connected sockets and the server each goes to.
+    pub conns: Vec<(std::net::TcpStream, usize)>,
+    /// This worker's share of the target rate, ops/s; `None` is closed loop.
+    pub rate: Option<f64>,
+    /// This worker's share of `--ops`.
+    pub quota: Option<u64>,
+    /// Keys this worker preloads: per server, a range of its key numbers.
+    pub load: Vec<(usize, Range<u64>)>,
+    pub cpu: Option<usize>,
+}
+
+/// A request decided but not yet sent, waiting for a free slot.
+#[derive(Clone, Copy)]
+struct Due {
+    op: OpKind,
+    key: u64,
+    intended_ns: u64,
+    measured: bool,
+}
+
+/// What a phase sends.
+enum Source {
+    /// Sets every key of the ranges once (per server: next key, end).
+    Load(Vec<(usize, Range<u64>)>),
+    /// The configured mix, over random keys.
+    Mix,
+}
+
+pub struct Worker {
+    index: usize,
+    shared: Arc<Shared>,
+    tx: crossbeam_channel::Sender<Message>,
+    poller: Poller,
+    conns: Vec<Conn>,
+    alive: usize,
+    /// Servers this worker has connections to.
+    servers: Vec<usize>,
+    rng: SmallRng,
+    recorder: Box<Recorder>,
+    scratch: Box<[u8]>,
+    dirty: Vec<usize>,
+    /// Open loop: free slots per server (a connection appears once per slot).
+    ready: Vec<VecDeque<usize>>,
+    /// Open loop: due requests waiting for a slot, per server.
+    backlog: Vec<VecDeque<Due>>,
+    pacer: Option<Pacer>,
+    quota: Option<u64>,
+    load: Vec<(usize, Range<u64>)>,
+    // Per-phase state.
+    source: Source,
+    record_from: u64,
+    sending: bool,
+    quota_left: u64,
+}
+
+impl Worker {
+    pub fn new(
+        plan: WorkerPlan,
+        shared: Arc<Shared>,
+        tx: crossbeam_channel::Sender<Message>,
+    ) -> Result<Self, String> {
+        let spec = &shared.spec;
+        let poller = Poller::new(EVENTS).map_err(|e| format!("epoll: {e}"))?;
+        let nservers = shared.servers;
+        let mut servers: Vec<usize> = plan.conns.iter().map(|(_, s)| *s).collect();
+        servers.sort_unstable();
+        servers.dedup();
+        let conns: Vec<Conn> = plan
+            .conns
+            .into_iter()
+            .map(|(stream, server)| Conn::new(stream, server, spec.depth))
+            .collect();
+        for (i, c) in conns.iter().enumerate() {
+            poller
+                .add(c.fd(), i as u64, READABLE)
+                .map_err(|e| format!("epoll: {e}"))?;
+        }
+        let start = clock_ns();
+        Ok(Worker {
+            index: plan.index,
+            rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
+            alive: conns.len(),
+            ready: vec![VecDeque::with_capacity(conns.len() * spec.depth); nservers],
+            backlog: vec![VecDeque::new(); nservers],
+            pacer: plan.rate.map(|r| Pacer::new(spec.arrival, r, start)),
+            quota: plan.quota,
+            load: plan.load,
+            conns,
+            servers,
+            poller,
+            recorder: Box::default(),
+            scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
+            dirty: Vec::new(),
+            source: Source::Mix,
+            record_from: 0,
+            sending: false,
+            quota_left: u64::MAX,
+            shared,
+            tx,
+        })
+    }
+
+    /// Runs the phases the plan asks for, with the barrier in between.
+    pub fn run(mut self, go: crossbeam_channel::Receiver<()>) {
+        let spec = self.shared.spec.clone();
+        use crate::spec::LoadMode;
+        if spec.load == LoadMode::Load {
+            let end = self.run_phase(PhaseKind::Load, false);
+            self.send(Message::Done {
+                worker: self.index,
+                phase: PhaseKind::Load,
+                end,
+                cpu_ns: 0,
+                elapsed_ns: 0,
+            });
+        }
+        self.send(Message::Ready { worker: self.index });
+        let _ = go.recv(); // returns when the main thread drops the sender
+        let kind = if spec.load == LoadMode::LoadOnly {
+            PhaseKind::Load
+        } else {
+            PhaseKind::Measure
+        };
+        let cpu_start = cpu::thread_cpu_ns();
+        let start = clock_ns();
+        let end = self.run_phase(kind, true);
+        let elapsed_ns = clock_ns().saturating_sub(self.record_from.max(start));
+        let cpu_ns = cpu::thread_cpu_ns() - cpu_start;
+        self.send(Message::Done {
+            worker: self.index,
+            phase: kind,
+            end,
+            cpu_ns,
+            elapsed_ns,
+        });
+    }
+
+    fn send(&self, msg: Message) {
+        let _ = self.tx.send(msg);
+    }
+
+    fn stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed) != 0
+    }
+
+    /// One phase of the loop. `report` phases send interval snapshots.
+    fn run_phase(&mut self, kind: PhaseKind, report: bool) -> PhaseEnd {
+        let spec = &self.shared.spec;
+        let start = clock_ns();
+        let measured_kind = kind == PhaseKind::Measure;
+        let warmup = if measured_kind {
+            spec.warmup.as_nanos() as u64
+        } else {
+            0
+        };
+        let interval = spec.interval.as_nanos() as u64;
+        let timeout = spec.timeout.as_nanos() as u64;
+        self.record_from = start + warmup;
+        let send_until = match (measured_kind, spec.stop) {
+            (true, crate::spec::StopAfter::Duration(d)) => self.record_from + d.as_nanos() as u64,
+            _ => u64::MAX,
+        };
+        self.quota_left = if measured_kind {
+            self.quota.unwrap_or(u64::MAX)
+        } else {
+            u64::MAX
+        };
+        self.source = if measured_kind {
+            Source::Mix
+        } else {
+            Source::Load(self.load.clone())
+        };
+        self.sending = true;
+        *self.recorder = Recorder::default();
+        let open = measured_kind && self.pacer.is_some();
+        if open {
+            self.start_open_loop(start);
+        } else {
+            for c in 0..self.conns.len() {
+                self.refill(c, start);
+            }
+        }
+        let mut interval_index = 0;
+        let mut next_interval = self.record_from + interval;
+        let mut drain_deadline = u64::MAX;
+        let end = loop {
+            let now = clock_ns();
+            if self.stopped() {
+                break PhaseEnd::Stopped;
+            }
+            if self.sending
+                && (now >= send_until || self.quota_left == 0 || self.source_exhausted())
+            {
+                self.sending = false;
+                drain_deadline = now.saturating_add(timeout);
+            }
+            if open && self.sending {
+                self.dispatch_due(now);
+            }
+            // Once sending stops, the rest (the drain) belongs to the last interval.
+            if report && self.sending && now >= next_interval {
+                self.emit(interval_index, next_interval - self.record_from);
+                interval_index += 1;
+                next_interval += interval;
+            }
+            self.flush_dirty(now);
+            if !self.sending && self.outstanding() == 0 {
+                break PhaseEnd::Completed;
+            }
+            if self.alive == 0 {
+                break PhaseEnd::AllLost;
+            }
+            if now >= drain_deadline {
+                let unanswered = self.outstanding() as u64;
+                self.recorder.error(ErrorClass::Timeout, unanswered);
+                break PhaseEnd::Completed;
+            }
+            let mut wake = drain_deadline.min(now + MAX_WAIT_NS);
+            if self.sending {
+                wake = wake.min(send_until);
+                if report {
+                    wake = wake.min(next_interval);
+                }
+                if let (true, Some(p)) = (open, &self.pacer) {
+                    wake = wake.min(p.next());
+                }
+            }
+            if let Err(e) = self.poll(wake.saturating_sub(now)) {
+                break PhaseEnd::Failed(format!("event loop: {e}"));
+            }
+        };
+        if report {
+            let end_ns = clock_ns().saturating_sub(self.record_from);
+            self.emit(interval_index, end_ns);
+        }
+        end
+    }
+
+    fn start_open_loop(&mut self, start: u64) {
+        for q in &mut self.ready {
+            q.clear();
+        }
+        for conn in &mut self.conns {
+            conn.listed = 0;
+        }
+        for c in 0..self.conns.len() {
+            self.refill(c, start);
+        }
+        if let Some(p) = &mut self.pacer {
+            p.restart(start, &mut self.rng);
+        }
+    }
+
+    fn source_exhausted(&self) -> bool {
+        match &self.source {
+            Source::Load(cursors) => cursors.iter().all(|(_, r)| r.is_empty()),
+            Source::Mix => false,
+        }
+    }
+
+    /// Requests sent or waiting, not yet answered.
+    fn outstanding(&self) -> usize {
+        let in_flight: usize = self.conns.iter().map(|c| c.in_flight.len()).sum();
+        in_flight + self.backlog.iter().map(VecDeque::len).sum::<usize>()
+    }
+
+    /// Open loop: turns every arrival that is due into a request.
+    fn dispatch_due(&mut self, now: u64) {
+        while self.sending && self.quota_left > 0 {
+            let Some(intended) = self.pacer.as_ref().map(Pacer::next) else {
+                return;
+            };
+            if intended > now {
+                return;
+            }
+            self.pacer
+                .as_mut()
+                .expect("open loop")
+                .advance(&mut self.rng);
+            let measured = intended >= self.record_from;
+            if measured {
+                self.quota_left -= 1;
+                self.recorder.record_lag(now - intended);
+            }
+            let server = self.pick_server();
+            let due = Due {
+                op: self.shared.spec.mix.pick(&mut self.rng),
+                key: self.shared.keys.pick_on(&mut self.rng, server),
+                intended_ns: intended,
+                measured,
+            };
+            match self.take_slot(server) {
+                Some(c) => self.issue(c, due),
+                None if self.server_alive(server) => {
+                    if measured {
+                        self.recorder.client_waits += 1;
+                    }
+                    self.backlog[server].push_back(due);
+                }
+                None => {
+                    if measured {
+                        self.recorder.error(ErrorClass::NoConnection, 1);
+                    }
+                }
+            }
+        }
+    }
+
+    fn pick_server(&mut self) -> usize {
+        match self.servers.len() {
+            1 => self.servers[0],
+            n => self.servers[self.rng.gen_range(0..n)],
+        }
+    }
+
+    fn server_alive(&self, server: usize) -> bool {
+        self.conns.iter().any(|c| c.alive && c.server == server)
+    }
+
+    /// A connection to `server` with a free slot.
+    fn take_slot(&mut self, server: usize) -> Option<usize> {
+        while let Some(c) = self.ready[server].pop_front() {
+            self.conns[c].listed -= 1;
+            if self.conns[c].alive {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// Fills the free slots of connection `c` (closed loop and load), or
+    /// hands them to waiting requests or the ready list (open loop).
+    fn refill(&mut self, c: usize, now: u64) {
+        let depth = self.shared.spec.depth;
+        let server = self.conns[c].server;
+        let open = self.pacer.is_some() && matches!(self.source, Source::Mix);
+        while self.conns[c].alive && self.conns[c].in_flight.len() + self.conns[c].listed < depth {
+            if let Some(due) = self.backlog[server].pop_front() {
+                self.issue(c, due);
+                continue;
+            }
+            if open {
+                self.ready[server].push_back(c);
+                self.conns[c].listed += 1;
+                continue;
+            }
+            match self.next_closed(server, now) {
+                Some(due) => self.issue(c, due),
+                None => return,
+            }
+        }
+    }
+
+    /// Closed loop and load: the next request for `server`, sent now.
+    fn next_closed(&mut self, server: usize, now: u64) -> Option<Due> {
+        if !self.sending || self.quota_left == 0 {
+            return None;
+        }
+        let measured = now >= self.record_from;
+        let (op, key) = match &mut self.source {
+            Source::Load(cursors) => {
+                let (_, range) = cursors
+                    .iter_mut()
+                    .find(|(s, r)| *s == server && !r.is_empty())?;
+                let j = range.next()?;
+                (OpKind::Set, self.shared.keys.nth_on(server, j))
+            }
+            Source::Mix => {
+                let op = self.shared.spec.mix.pick(&mut self.rng);
+                (op, self.shared.keys.pick_on(&mut self.rng, server))
+            }
+        };
+        if measured {
+            self.quota_left -= 1;
+        }
+        Some(Due {
+            op,
+            key,
+            intended_ns: now,
+            measured,
+        })
+    }
+
+    /// Encodes `due` into connection `c`'s output.
+    fn issue(&mut self, c: usize, due: Due) {
+        let shared = &*self.shared;
+        let mut key_buf = [0u8; MAX_KEY_LEN];
+        let key = shared.keys.key(due.key, &mut key_buf);
+        let conn = &mut self.conns[c];
+        match due.op {
+            OpKind::Get => ascii::get(conn.out(), Retrieve::Get, key),
+            OpKind::Set => {
+                let len = shared.value_len(&mut self.rng);
+                let value = shared.values.value(&mut self.rng, len);
+                ascii::store(conn.out(), Store::Set, key, 0, 0, value, false);
+            }
+        }
+        conn.queued(InFlight {
+            op: due.op,
+            keys: 1,
+            intended_ns: due.intended_ns,
+            sent_ns: due.intended_ns,
+            measured: due.measured,
+        });
+        if !conn.dirty {
+            conn.dirty = true;
+            self.dirty.push(c);
+        }
+    }
+
+    /// Writes every connection that has output: one write per connection
+    /// per loop turn, however many requests it holds.
+    fn flush_dirty(&mut self, now: u64) {
+        let mut i = 0;
+        while i < self.dirty.len() {
+            let c = self.dirty[i];
+            i += 1;
+            self.flush(c, now);
+        }
+        self.dirty.clear();
+    }
+
+    fn flush(&mut self, c: usize, now: u64) {
+        let conn = &mut self.conns[c];
+        conn.dirty = false;
+        if !conn.alive {
+            return;
+        }
+        match conn.flush(now) {
+            Ok(n) => {
+                self.recorder.bytes_tx += n as u64;
+                let want_write = conn.has_output();
+                if want_write != conn.write_armed {
+                    let interest = if want_write {
+                        READABLE | WRITABLE
+                    } else {
+                        READABLE
+                    };
+                    conn.write_armed = want_write;
+                    if self.poller.modify(conn.fd(), c as u64, interest).is_err() {
+                        self.lose(c);
+                    }
+                }
+            }
+            Err(_) => self.lose(c),
+        }
+    }
+
+    /// Waits for readiness and handles every event.
+    fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
+        let mut ready: [(usize, u32); EVENTS] = [(0, 0); EVENTS];
+        let mut n = 0;
+        for ev in self.poller.wait(timeout_ns)? {
+            if n == ready.len() {
+                break;
+            }
+            ready[n] = (ev.token as usize, ev.flags);
+            n += 1;
+        }
+        for &(c, flags) in &ready[..n] {
+            if flags & WRITABLE != 0 {
+                self.flush(c, clock_ns());
+            }
+            if flags & (READABLE | HANGUP) != 0 {
+                self.on_readable(c);
+            }
+        }
+        Ok(())
+    }
+
+    fn on_readable(&mut self, c: usize) {
+        if !self.conns[c].alive {
+            return;
+        }
+        let rec = &mut *self.recorder;
+        let mut mismatch = false;
+        let mut last_now = 0;
+        let conn = &mut self.conns[c];
+        let before = conn.in_flight.len();
+        let mut bytes_rx = 0;
+        let outcome = conn.receive(
+            &mut self.scratch,
+            clock_ns,
+            &mut bytes_rx,
+            |req, resp, now| {
+                last_now = now;
+                if !fits(req.op, resp.class) {
+                    mismatch = true;
+                }
+                if req.measured {
+                    record_response(rec, req, resp, now);
+                }
+            },
+        );
+        rec.bytes_rx += bytes_rx;
+        let answered = before - conn.in_flight.len();
+        match outcome {
+            ReadOutcome::Open if !mismatch => {}
+            ReadOutcome::Open | ReadOutcome::Broken => {
+                rec.error(ErrorClass::Protocol, 1);
+                self.lose(c);
+            }
+            ReadOutcome::Closed => self.lose(c),
+        }
+        if answered > 0 && self.conns[c].alive {
+            self.refill(c, last_now);
+        }
+    }
+
+    /// Drops a connection that failed; its requests are lost.
+    fn lose(&mut self, c: usize) {
+        let conn = &mut self.conns[c];
+        if !conn.alive {
+            return;
+        }
+        let lost = conn.in_flight.iter().filter(|r| r.measured).count() as u64;
+        conn.close();
+        self.alive -= 1;
+        self.recorder.connections_lost += 1;
+        self.recorder.error(ErrorClass::ConnectionLost, lost);
+        let server = self.conns[c].server;
+        if !self.server_alive(server) {
+            let stranded = self.backlog[server]
+                .drain(..)
+                .filter(|d| d.measured)
+                .count();
+            self.recorder
+                .error(ErrorClass::NoConnection, stranded as u64);
+        }
+    }
+
+    /// Sends the current recorder as interval `index` and starts a new one.
+    fn emit(&mut self, index: u64, end_ns: u64) {
+        let recorder = std::mem::take(&mut self.recorder);
+        self.send(Message::Interval(Snapshot {
+            worker: self.index,
+            index,
+            end_ns,
+            recorder,
+        }));
+    }
+}
+
+/// Whether a reply of `class` is a possible answer to `op`.
+fn fits(op: OpKind, class: ResponseClass) -> bool {
+    use ResponseClass::*;
+    class.is_error()
+        || match op {
+            OpKind::Get => matches!(class, Value | End),
+            OpKind::Set => matches!(class, Stored | NotStored | Exists | NotFound),
+        }
+}
+
+fn record_response(rec: &mut Recorder, req: InFlight, resp: mcbench_proto::Response, now: u64) {
+    rec.record_op(
+        req.op,
+        now.saturating_sub(req.intended_ns),
+        now.saturating_sub(req.sent_ns),
+    );
+    rec.responses[resp.class.index()] += 1;
+    if let Some(err) = ErrorClass::of_reply(resp.class) {
+        rec.error(err, 1);
+    }
+    if req.op == OpKind::Get && matches!(resp.class, ResponseClass::Value | ResponseClass::End) {
+        let hits = u64::from(resp.values.min(req.keys));
+        rec.hits += hits;
+        rec.misses += u64::from(req.keys) - hits;
+    }
+}

@@ -1,0 +1,18 @@
+//! mcbench: a load generator and latency-measurement tool for memcached.
+//!
+//! The binary is a thin shell over this library. Data flows one way:
+//! flags → [`spec::RunSpec`] → [`engine`] (worker threads) → [`stats`]
+//! snapshots → [`result::RunResult`] → [`report`] renderers. Wire formats
+//! live in the `mcbench-proto` crate, which knows nothing of sockets.
+
+pub mod app;
+pub mod cli;
+pub mod embedded;
+pub mod engine;
+pub mod error;
+pub mod report;
+pub mod result;
+pub mod spec;
+pub mod stats;
+pub mod warnings;
+pub mod workload;

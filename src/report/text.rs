@@ -1,0 +1,205 @@
+//! The human report: configuration, a latency and a service-time table per
+//! op type, counters, client self-measurement and warnings.
+
+use super::Exporter;
+use crate::result::{OpSummary, Quantiles, RunResult};
+use crate::spec::{LoadMode, StopAfter};
+use std::fmt::Write;
+
+pub struct TextExporter;
+
+impl Exporter for TextExporter {
+    fn render(&self, r: &RunResult) -> String {
+        let mut out = String::new();
+        config(&mut out, r);
+        table(
+            &mut out,
+            r,
+            "Latency (intended send → response), µs",
+            |s| &s.latency_us,
+        );
+        table(
+            &mut out,
+            r,
+            "Service time (actual send → response), µs",
+            |s| &s.service_time_us,
+        );
+        counters(&mut out, r);
+        for w in &r.warnings {
+            let _ = writeln!(out, "WARNING: {w}");
+        }
+        out
+    }
+}
+
+fn config(out: &mut String, r: &RunResult) {
+    let s = &r.spec;
+    let server = match &r.embedded_server {
+        Some(v) => format!("{} (embedded {v})", r.servers.join(", ")),
+        None => r.servers.join(", "),
+    };
+    let pace = match s.rate {
+        Some(rate) => {
+            format!("open loop, {rate} ops/s target, {:?} arrivals", s.arrival).to_lowercase()
+        }
+        None => "closed loop".into(),
+    };
+    let stop = match s.stop {
+        StopAfter::Duration(d) => format!("{:.2} s", d.as_secs_f64()),
+        StopAfter::Ops(n) => format!("{n} ops"),
+    };
+    let load = match s.load {
+        LoadMode::Load => "preloaded",
+        LoadMode::NoLoad => "not preloaded",
+        LoadMode::LoadOnly => "load only",
+    };
+    let mix: Vec<String> = s
+        .mix
+        .shares
+        .iter()
+        .map(|(op, sh)| format!("{op} {:.0}%", sh * 100.0))
+        .collect();
+    let _ = writeln!(out, "mcbench {} · server {server}", r.version);
+    let _ = writeln!(
+        out,
+        "  {pace}; {} thread(s), {} connection(s)/server, depth {}",
+        s.threads, s.connections, s.depth
+    );
+    let _ = writeln!(
+        out,
+        "  {} keys ({} B, prefix '{}'), values {} B, {}; keys {load}",
+        s.keys,
+        s.key_size,
+        s.key_prefix,
+        s.value_size,
+        mix.join(" / ")
+    );
+    let _ = writeln!(
+        out,
+        "  run {stop}, warm-up {:.2} s, seed {}; measured {:.3} s{}",
+        s.warmup.as_secs_f64(),
+        s.seed,
+        r.duration_s,
+        match &r.stopped_by {
+            Some(sig) => format!(" (STOPPED by {sig}: partial results)"),
+            None if !r.completed => " (INCOMPLETE)".into(),
+            None => String::new(),
+        }
+    );
+    out.push('\n');
+}
+
+fn table(out: &mut String, r: &RunResult, title: &str, pick: fn(&OpSummary) -> &Quantiles) {
+    let _ = writeln!(out, "{title}");
+    let _ = writeln!(
+        out,
+        "{:<6}{:>11}{:>12}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
+        "op", "ops", "ops/s", "min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"
+    );
+    let rows = r
+        .ops
+        .iter()
+        .map(|(n, s)| (*n, s))
+        .chain([("total", &r.total)]);
+    for (name, s) in rows {
+        let q = pick(s);
+        let _ = writeln!(
+            out,
+            "{name:<6}{:>11}{:>12.1}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
+            s.count,
+            s.rate,
+            us(q.min),
+            us(q.mean),
+            us(q.p50),
+            us(q.p90),
+            us(q.p99),
+            us(q.p999),
+            us(q.p9999),
+            us(q.max)
+        );
+    }
+    out.push('\n');
+}
+
+/// µs with a precision that suits the magnitude.
+fn us(v: f64) -> String {
+    if v >= 10_000.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn counters(out: &mut String, r: &RunResult) {
+    let _ = writeln!(
+        out,
+        "gets: {} hits, {} misses ({:.2}% hit)",
+        r.gets.hits,
+        r.gets.misses,
+        r.gets.hit_ratio * 100.0
+    );
+    let errors: Vec<String> = r
+        .errors
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "errors: {}",
+        if errors.is_empty() {
+            "none".into()
+        } else {
+            errors.join(", ")
+        }
+    );
+    let _ = writeln!(
+        out,
+        "net: tx {} bytes ({:.2} MB/s), rx {} bytes ({:.2} MB/s); connections {} opened, {} lost",
+        r.bytes.tx,
+        r.bytes.tx_mb_s,
+        r.bytes.rx,
+        r.bytes.rx_mb_s,
+        r.connections.opened,
+        r.connections.lost
+    );
+    let c = &r.client;
+    let busy: Vec<String> = c
+        .worker_busy
+        .iter()
+        .map(|b| format!("{:.0}%", b * 100.0))
+        .collect();
+    let _ = writeln!(
+        out,
+        "client: cpu user {:.3} s, sys {:.3} s ({:.0} ns/op); worker busy {}; peak RSS {:.1} MiB",
+        c.cpu_user_s,
+        c.cpu_sys_s,
+        c.cpu_ns_per_op,
+        busy.join(" "),
+        c.peak_rss_bytes as f64 / (1 << 20) as f64
+    );
+    match c.open_loop.then_some(&c.send_lag_us) {
+        Some(l) => {
+            let _ = writeln!(
+                out,
+                "send lag: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection",
+                l.p50, l.p99, l.max, c.waits
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "send lag: n/a (closed loop: each request is sent when a slot frees)"
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "verdict: {}",
+        if c.client_bound {
+            "CLIENT-BOUND — these numbers measure mcbench, not the server"
+        } else {
+            "the client kept up; these numbers measure the server"
+        }
+    );
+}

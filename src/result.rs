@@ -1,0 +1,276 @@
+//! `RunResult`: everything a run measured, in the shape of the JSON schema
+//! (`docs/json-schema.md`). Every report renders from this one value.
+
+use crate::engine::{Outcome, PhaseEnd};
+use crate::spec::RunSpec;
+use crate::stats::{cpu, ErrorClass, IntervalSummary, OpRecorder};
+use crate::warnings::{Warning, BUSY_LIMIT, LAG_P99_LIMIT_US};
+use crate::workload::OpKind;
+use hdrhistogram::Histogram;
+use mcbench_proto::ResponseClass;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const SCHEMA: &str = "mcbench.run/1";
+
+#[derive(Debug, Serialize)]
+pub struct RunResult {
+    pub schema: &'static str,
+    pub version: &'static str,
+    pub spec: RunSpec,
+    /// Addresses the run used.
+    pub servers: Vec<String>,
+    /// The memcached started for the run, if any (its `-V`).
+    pub embedded_server: Option<String>,
+    /// Measured time, s (after warm-up, until the last answer).
+    pub duration_s: f64,
+    /// True when the run ran to its end (not stopped, not failed).
+    pub completed: bool,
+    /// `SIGINT`/`SIGTERM` when a signal stopped the run.
+    pub stopped_by: Option<String>,
+    pub ops: BTreeMap<&'static str, OpSummary>,
+    pub total: OpSummary,
+    pub gets: Gets,
+    pub responses: BTreeMap<&'static str, u64>,
+    pub errors: BTreeMap<&'static str, u64>,
+    pub bytes: Bytes,
+    pub connections: Connections,
+    pub client: Client,
+    pub warnings: Vec<Warning>,
+    pub intervals: Vec<IntervalSummary>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OpSummary {
+    pub count: u64,
+    /// ops/s over `duration_s`.
+    pub rate: f64,
+    pub latency_us: Quantiles,
+    pub service_time_us: Quantiles,
+}
+
+/// Summary of one histogram, µs.
+#[derive(Debug, Serialize, Default)]
+pub struct Quantiles {
+    pub min: f64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub p9999: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Gets {
+    pub hits: u64,
+    pub misses: u64,
+    /// hits / (hits + misses); 0 with no gets.
+    pub hit_ratio: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Bytes {
+    pub tx: u64,
+    pub rx: u64,
+    /// MB/s (10^6 bytes).
+    pub tx_mb_s: f64,
+    pub rx_mb_s: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Connections {
+    pub opened: usize,
+    pub lost: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Client {
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    /// (user + sys) / completed ops, ns.
+    pub cpu_ns_per_op: f64,
+    /// Per worker thread: its CPU time / measured time.
+    pub worker_busy: Vec<f64>,
+    /// True when the results measure the client rather than the server.
+    pub client_bound: bool,
+    /// Intended send → the worker got to it (open loop; 0 in closed loop,
+    /// where a request is intended when it is sent).
+    pub send_lag_us: LagSummary,
+    /// Whether the run had a schedule (and so a meaningful send lag).
+    pub open_loop: bool,
+    /// Requests that waited in the client for a free connection slot.
+    pub waits: u64,
+    pub peak_rss_bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LagSummary {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// What the caller knows beyond the engine's outcome.
+pub struct RunContext {
+    pub servers: Vec<String>,
+    pub embedded_server: Option<String>,
+    pub stopped_by: Option<String>,
+}
+
+impl RunResult {
+    pub fn build(spec: &RunSpec, out: &Outcome, ctx: RunContext) -> Self {
+        let secs = out.duration_s.max(1e-9);
+        let t = &out.total;
+        let mut ops = BTreeMap::new();
+        let mut all = OpRecorder {
+            latency: crate::stats::new_histogram(),
+            service: crate::stats::new_histogram(),
+        };
+        for op in OpKind::ALL {
+            let r = &t.ops[op.index()];
+            all.latency.add(&r.latency).expect("same bounds");
+            all.service.add(&r.service).expect("same bounds");
+            if r.count() > 0 || spec.mix.share_of(op) > 0.0 {
+                ops.insert(op.name(), op_summary(r, secs));
+            }
+        }
+        let total_ops = t.total_ops();
+        let open_loop = spec.rate.is_some();
+        let send_lag_us = LagSummary {
+            p50: quantile_us(&t.send_lag, 0.5),
+            p99: quantile_us(&t.send_lag, 0.99),
+            max: t.send_lag.max() as f64 / 1e3,
+        };
+        let warnings = warnings(out, open_loop.then_some(&send_lag_us), total_ops);
+        let looked_up = t.hits + t.misses;
+        RunResult {
+            schema: SCHEMA,
+            version: env!("CARGO_PKG_VERSION"),
+            spec: spec.clone(),
+            servers: ctx.servers,
+            embedded_server: ctx.embedded_server,
+            duration_s: out.duration_s,
+            completed: ctx.stopped_by.is_none()
+                && out.ends.iter().all(|e| *e == PhaseEnd::Completed),
+            stopped_by: ctx.stopped_by,
+            ops,
+            total: op_summary(&all, secs),
+            gets: Gets {
+                hits: t.hits,
+                misses: t.misses,
+                hit_ratio: if looked_up == 0 {
+                    0.0
+                } else {
+                    t.hits as f64 / looked_up as f64
+                },
+            },
+            responses: ResponseClass::ALL
+                .iter()
+                .map(|c| (c.name(), t.responses[c.index()]))
+                .collect(),
+            errors: ErrorClass::ALL
+                .iter()
+                .map(|c| (c.name(), t.error_count(*c)))
+                .collect(),
+            bytes: Bytes {
+                tx: t.bytes_tx,
+                rx: t.bytes_rx,
+                tx_mb_s: t.bytes_tx as f64 / 1e6 / secs,
+                rx_mb_s: t.bytes_rx as f64 / 1e6 / secs,
+            },
+            connections: Connections {
+                opened: out.connections,
+                lost: t.connections_lost,
+            },
+            client: Client {
+                cpu_user_s: out.cpu.user_ns as f64 / 1e9,
+                cpu_sys_s: out.cpu.sys_ns as f64 / 1e9,
+                cpu_ns_per_op: out.cpu.total_ns() as f64 / total_ops.max(1) as f64,
+                worker_busy: out.worker_busy.clone(),
+                client_bound: warnings.iter().any(Warning::client_bound),
+                send_lag_us,
+                open_loop,
+                waits: t.client_waits,
+                peak_rss_bytes: cpu::peak_rss_bytes(),
+            },
+            warnings,
+            intervals: out.intervals.clone(),
+        }
+    }
+
+    pub fn error_total(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+fn warnings(out: &Outcome, lag: Option<&LagSummary>, total_ops: u64) -> Vec<Warning> {
+    let t = &out.total;
+    let mut w = Vec::new();
+    if let Some(lag) = lag.filter(|l| l.p99 > LAG_P99_LIMIT_US) {
+        w.push(Warning::LateSchedule {
+            send_lag_p99_us: lag.p99,
+        });
+    }
+    for (worker, &busy) in out.worker_busy.iter().enumerate() {
+        if busy >= BUSY_LIMIT {
+            w.push(Warning::WorkerSaturated { worker, busy });
+        }
+    }
+    if t.connections_lost > 0 {
+        w.push(Warning::ConnectionsLost {
+            lost: t.connections_lost,
+            of: out.connections,
+        });
+    }
+    let unanswered = t.error_count(ErrorClass::Timeout);
+    if unanswered > 0 {
+        w.push(Warning::Unanswered {
+            requests: unanswered,
+        });
+    }
+    if t.client_waits > 0 {
+        let share = t.client_waits as f64 / total_ops.max(1) as f64;
+        w.push(Warning::ClientWaits {
+            waits: t.client_waits,
+            share,
+        });
+    }
+    w
+}
+
+fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {
+    OpSummary {
+        count: r.count(),
+        rate: r.count() as f64 / secs,
+        latency_us: quantiles(&r.latency),
+        service_time_us: quantiles(&r.service),
+    }
+}
+
+fn quantile_us(h: &Histogram<u64>, q: f64) -> f64 {
+    if h.is_empty() {
+        0.0
+    } else {
+        h.value_at_quantile(q) as f64 / 1e3
+    }
+}
+
+fn quantiles(h: &Histogram<u64>) -> Quantiles {
+    if h.is_empty() {
+        return Quantiles::default();
+    }
+    Quantiles {
+        min: h.min() as f64 / 1e3,
+        mean: h.mean() / 1e3,
+        stdev: h.stdev() / 1e3,
+        p50: quantile_us(h, 0.5),
+        p90: quantile_us(h, 0.9),
+        p99: quantile_us(h, 0.99),
+        p999: quantile_us(h, 0.999),
+        p9999: quantile_us(h, 0.9999),
+        max: h.max() as f64 / 1e3,
+    }
+}

@@ -1,0 +1,176 @@
+//! Merges the workers' interval snapshots into a time series and a total.
+
+use super::recorder::Recorder;
+use crate::workload::OpKind;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One worker's measurements over one interval.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub worker: usize,
+    /// Interval number, from 0 at the start of measurement.
+    pub index: u64,
+    /// Interval end, ns since the worker's measurement start.
+    pub end_ns: u64,
+    pub recorder: Box<Recorder>,
+}
+
+/// One interval of the whole run, as reported live and in JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct IntervalSummary {
+    pub index: u64,
+    /// End of the interval, seconds since measurement start.
+    pub time_s: f64,
+    pub duration_s: f64,
+    /// Per op type (and `total`): rate and latency quantiles.
+    pub ops: BTreeMap<&'static str, IntervalOp>,
+    pub hits: u64,
+    pub misses: u64,
+    pub errors: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IntervalOp {
+    pub count: u64,
+    pub rate: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+}
+
+struct Pending {
+    reported: usize,
+    end_ns: u64,
+    recorder: Recorder,
+}
+
+/// Collects snapshots until every worker has reported an interval, then
+/// summarises it and adds it to the run's total.
+pub struct Collector {
+    workers: usize,
+    interval_ns: u64,
+    pending: BTreeMap<u64, Pending>,
+    total: Recorder,
+    series: Vec<IntervalSummary>,
+}
+
+impl Collector {
+    pub fn new(workers: usize, interval_ns: u64) -> Self {
+        Collector {
+            workers,
+            interval_ns,
+            pending: BTreeMap::new(),
+            total: Recorder::default(),
+            series: Vec::new(),
+        }
+    }
+
+    /// Takes one snapshot; returns the interval it completed, if any.
+    pub fn add(&mut self, snap: Snapshot) -> Option<IntervalSummary> {
+        let entry = self.pending.entry(snap.index).or_insert_with(|| Pending {
+            reported: 0,
+            end_ns: 0,
+            recorder: Recorder::default(),
+        });
+        entry.reported += 1;
+        entry.end_ns = entry.end_ns.max(snap.end_ns);
+        entry.recorder.merge(&snap.recorder);
+        if entry.reported < self.workers {
+            return None;
+        }
+        let done = self.pending.remove(&snap.index)?;
+        Some(self.close(snap.index, done))
+    }
+
+    fn close(&mut self, index: u64, done: Pending) -> IntervalSummary {
+        let start_ns = index * self.interval_ns;
+        let summary = summarise(
+            index,
+            start_ns,
+            done.end_ns.max(start_ns + 1),
+            &done.recorder,
+        );
+        self.total.merge(&done.recorder);
+        self.series.push(summary.clone());
+        summary
+    }
+
+    /// Closes what is still open (intervals not every worker reached) and
+    /// returns the total and the time series.
+    pub fn finish(mut self) -> (Recorder, Vec<IntervalSummary>) {
+        let rest = std::mem::take(&mut self.pending);
+        for (index, p) in rest {
+            self.close(index, p);
+        }
+        self.series.sort_by_key(|s| s.index);
+        (self.total, self.series)
+    }
+}
+
+fn summarise(index: u64, start_ns: u64, end_ns: u64, r: &Recorder) -> IntervalSummary {
+    let secs = (end_ns - start_ns) as f64 / 1e9;
+    let mut ops = BTreeMap::new();
+    let mut all = super::recorder::new_histogram();
+    for op in OpKind::ALL {
+        let h = &r.ops[op.index()].latency;
+        all.add(h).expect("same bounds");
+        ops.insert(op.name(), interval_op(h, secs));
+    }
+    ops.insert("total", interval_op(&all, secs));
+    IntervalSummary {
+        index,
+        time_s: end_ns as f64 / 1e9,
+        duration_s: secs,
+        ops,
+        hits: r.hits,
+        misses: r.misses,
+        errors: r.errors.iter().sum(),
+    }
+}
+
+fn interval_op(h: &hdrhistogram::Histogram<u64>, secs: f64) -> IntervalOp {
+    let q = |p: f64| {
+        if h.is_empty() {
+            0.0
+        } else {
+            h.value_at_quantile(p) as f64 / 1e3
+        }
+    };
+    IntervalOp {
+        count: h.len(),
+        rate: h.len() as f64 / secs,
+        p50_us: q(0.5),
+        p99_us: q(0.99),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(worker: usize, index: u64, n: u64) -> Snapshot {
+        let mut r = Recorder::default();
+        for _ in 0..n {
+            r.record_op(OpKind::Get, 1000, 500);
+        }
+        Snapshot {
+            worker,
+            index,
+            end_ns: (index + 1) * 1_000_000_000,
+            recorder: Box::new(r),
+        }
+    }
+
+    #[test]
+    fn intervals_close_when_every_worker_reported() {
+        let mut c = Collector::new(2, 1_000_000_000);
+        assert!(c.add(snap(0, 0, 10)).is_none());
+        let s = c.add(snap(1, 0, 5)).expect("complete");
+        assert_eq!(s.ops["get"].count, 15);
+        assert!((s.ops["get"].rate - 15.0).abs() < 1e-9);
+        assert!(c.add(snap(0, 1, 7)).is_none());
+        let (total, series) = c.finish();
+        assert_eq!(total.total_ops(), 22);
+        assert_eq!(series.len(), 2);
+    }
+}

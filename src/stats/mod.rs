@@ -1,0 +1,9 @@
+//! Measurement: recorders on the hot path, snapshots per interval, their
+//! lossless merge, and the client's own CPU use.
+
+mod collector;
+pub mod cpu;
+mod recorder;
+
+pub use collector::{Collector, IntervalOp, IntervalSummary, Snapshot};
+pub use recorder::{new_histogram, ErrorClass, OpRecorder, Recorder};

@@ -1,0 +1,202 @@
+//! Per-worker, per-interval recording: histograms and counters. Recording is
+//! a few array increments; nothing allocates after construction.
+
+use crate::workload::OpKind;
+use hdrhistogram::Histogram;
+use mcbench_proto::ResponseClass;
+
+/// Histogram range: 1 ns .. 1 hour, 3 significant digits. Larger values are
+/// clamped to the top (a request that took over an hour is not a latency).
+const HIGHEST_NS: u64 = 3_600_000_000_000;
+const SIGFIGS: u8 = 3;
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIGS).expect("static histogram bounds are valid")
+}
+
+/// Failures that are not a normal reply, by class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// `ERROR`: the server did not know the command.
+    Error,
+    ClientError,
+    ServerError,
+    /// A reply that does not parse or does not fit the request.
+    Protocol,
+    /// A request lost because its connection closed.
+    ConnectionLost,
+    /// A request still unanswered when the run stopped waiting.
+    Timeout,
+    /// A request whose server had no live connection left.
+    NoConnection,
+}
+
+impl ErrorClass {
+    pub const ALL: [ErrorClass; 7] = [
+        ErrorClass::Error,
+        ErrorClass::ClientError,
+        ErrorClass::ServerError,
+        ErrorClass::Protocol,
+        ErrorClass::ConnectionLost,
+        ErrorClass::Timeout,
+        ErrorClass::NoConnection,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Error => "error",
+            ErrorClass::ClientError => "client_error",
+            ErrorClass::ServerError => "server_error",
+            ErrorClass::Protocol => "protocol",
+            ErrorClass::ConnectionLost => "connection_lost",
+            ErrorClass::Timeout => "timeout",
+            ErrorClass::NoConnection => "no_connection",
+        }
+    }
+
+    /// The error class of a reply, if it is one.
+    pub fn of_reply(class: ResponseClass) -> Option<ErrorClass> {
+        match class {
+            ResponseClass::Error => Some(ErrorClass::Error),
+            ResponseClass::ClientError => Some(ErrorClass::ClientError),
+            ResponseClass::ServerError => Some(ErrorClass::ServerError),
+            _ => None,
+        }
+    }
+}
+
+/// Latency and service time of one op type.
+#[derive(Debug, Clone)]
+pub struct OpRecorder {
+    /// Intended send → response parsed, ns.
+    pub latency: Histogram<u64>,
+    /// Actual send → response parsed, ns.
+    pub service: Histogram<u64>,
+}
+
+impl OpRecorder {
+    fn new() -> Self {
+        OpRecorder {
+            latency: new_histogram(),
+            service: new_histogram(),
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.latency.len()
+    }
+}
+
+/// Everything one worker measured over one interval.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    pub ops: [OpRecorder; OpKind::COUNT],
+    /// Open loop: intended send → the worker got to it, ns.
+    pub send_lag: Histogram<u64>,
+    pub hits: u64,
+    pub misses: u64,
+    pub responses: [u64; ResponseClass::ALL.len()],
+    pub errors: [u64; ErrorClass::ALL.len()],
+    pub bytes_tx: u64,
+    pub bytes_rx: u64,
+    /// Requests that found every connection at its depth and waited.
+    pub client_waits: u64,
+    pub connections_lost: u64,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder {
+            ops: std::array::from_fn(|_| OpRecorder::new()),
+            send_lag: new_histogram(),
+            hits: 0,
+            misses: 0,
+            responses: [0; ResponseClass::ALL.len()],
+            errors: [0; ErrorClass::ALL.len()],
+            bytes_tx: 0,
+            bytes_rx: 0,
+            client_waits: 0,
+            connections_lost: 0,
+        }
+    }
+}
+
+impl Recorder {
+    /// Records one completed request. Times in ns.
+    #[inline]
+    pub fn record_op(&mut self, op: OpKind, latency_ns: u64, service_ns: u64) {
+        let r = &mut self.ops[op.index()];
+        r.latency.saturating_record(latency_ns.max(1));
+        r.service.saturating_record(service_ns.max(1));
+    }
+
+    #[inline]
+    pub fn record_lag(&mut self, lag_ns: u64) {
+        self.send_lag.saturating_record(lag_ns.max(1));
+    }
+
+    #[inline]
+    pub fn error(&mut self, class: ErrorClass, n: u64) {
+        self.errors[class as usize] += n;
+    }
+
+    pub fn error_count(&self, class: ErrorClass) -> u64 {
+        self.errors[class as usize]
+    }
+
+    /// All completed requests.
+    pub fn total_ops(&self) -> u64 {
+        self.ops.iter().map(OpRecorder::count).sum()
+    }
+
+    /// Adds `other` into `self`, losslessly.
+    pub fn merge(&mut self, other: &Recorder) {
+        for (a, b) in self.ops.iter_mut().zip(&other.ops) {
+            a.latency.add(&b.latency).expect("same bounds");
+            a.service.add(&b.service).expect("same bounds");
+        }
+        self.send_lag.add(&other.send_lag).expect("same bounds");
+        self.hits += other.hits;
+        self.misses += other.misses;
+        add_all(&mut self.responses, &other.responses);
+        add_all(&mut self.errors, &other.errors);
+        self.bytes_tx += other.bytes_tx;
+        self.bytes_rx += other.bytes_rx;
+        self.client_waits += other.client_waits;
+        self.connections_lost += other.connections_lost;
+    }
+}
+
+fn add_all(a: &mut [u64], b: &[u64]) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_is_lossless() {
+        let mut a = Recorder::default();
+        let mut b = Recorder::default();
+        for v in 1..=1000u64 {
+            a.record_op(OpKind::Get, v * 1000, v * 500);
+            b.record_op(OpKind::Get, v * 2000, v * 700);
+        }
+        b.record_op(OpKind::Set, 5, 5);
+        b.hits = 3;
+        b.error(ErrorClass::Timeout, 2);
+        let mut both = a.clone();
+        both.merge(&b);
+        let lat = &both.ops[OpKind::Get.index()].latency;
+        assert_eq!(lat.len(), 2000);
+        assert_eq!(lat.max(), b.ops[0].latency.max());
+        assert_eq!(lat.min(), a.ops[0].latency.min());
+        assert_eq!(both.ops[OpKind::Set.index()].count(), 1);
+        assert_eq!(both.hits, 3);
+        assert_eq!(both.error_count(ErrorClass::Timeout), 2);
+        assert_eq!(both.total_ops(), 2001);
+    }
+}

@@ -1,0 +1,77 @@
+//! Every warning the user can see about the truth of the numbers, in one
+//! place, each with the words it prints.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Send-lag p99 above which the client is said to miss its schedule, µs.
+pub const LAG_P99_LIMIT_US: f64 = 1000.0;
+/// Worker CPU share above which the worker is said to be saturated.
+pub const BUSY_LIMIT: f64 = 0.95;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// The client sent late: its schedule, not the server, set the pace.
+    LateSchedule {
+        send_lag_p99_us: f64,
+    },
+    /// A worker thread used (nearly) a whole CPU.
+    WorkerSaturated {
+        worker: usize,
+        busy: f64,
+    },
+    ConnectionsLost {
+        lost: u64,
+        of: usize,
+    },
+    Unanswered {
+        requests: u64,
+    },
+    /// Requests waited in the client for a free connection slot.
+    ClientWaits {
+        waits: u64,
+        share: f64,
+    },
+}
+
+impl Warning {
+    /// True for the warnings that mean the results measure the client.
+    pub fn client_bound(&self) -> bool {
+        matches!(
+            self,
+            Warning::LateSchedule { .. } | Warning::WorkerSaturated { .. }
+        )
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::LateSchedule { send_lag_p99_us } => write!(
+                f,
+                "CLIENT-BOUND: mcbench sent late (send lag p99 {send_lag_p99_us:.0} µs > {LAG_P99_LIMIT_US:.0} µs); \
+                 these results measure the client, not the server. Use more threads or a lower rate."
+            ),
+            Warning::WorkerSaturated { worker, busy } => write!(
+                f,
+                "CLIENT-BOUND: worker {worker} used {:.0}% of a CPU; the throughput measures the client, \
+                 not the server. Use more threads (-T) or more client machines.",
+                busy * 100.0
+            ),
+            Warning::ConnectionsLost { lost, of } => {
+                write!(f, "{lost} of {of} connections were lost during the run")
+            }
+            Warning::Unanswered { requests } => write!(
+                f,
+                "{requests} requests were still unanswered when the run stopped waiting (--timeout)"
+            ),
+            Warning::ClientWaits { waits, share } => write!(
+                f,
+                "{waits} requests ({:.1}%) found every connection at its depth and waited in the client; \
+                 that wait is part of their latency. Add connections (-c) or depth (-d) if it is not what you meant.",
+                share * 100.0
+            ),
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! `mcbench run` end to end, against a real memcached started by each test
+//! (and fake servers for failure cases). Runs the binary as a user would.
+
+mod support;
+
+use serde_json::Value;
+use std::time::Duration;
+use support::*;
+
+fn f(v: &Value, path: &str) -> f64 {
+    path.split('.')
+        .fold(v, |v, k| &v[k])
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} missing in {v}"))
+}
+
+#[test]
+fn closed_loop_with_load_hits_every_get() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-t",
+        "1s",
+        "-r",
+        "2000",
+        "-c",
+        "4",
+        "-u",
+        "0.1",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(f(&j, "gets.hits") > 1000.0);
+    assert_eq!(f(&j, "gets.misses"), 0.0);
+    assert_eq!(j["completed"], true);
+    // Every key was written once by the load, then sets came from the mix.
+    assert!(m.stat("cmd_set") as f64 >= 2000.0 + f(&j, "ops.set.count"));
+    assert!(f(&j, "total.latency_us.p50") > 0.0);
+    let text = stderr(&out);
+    assert!(text.contains("Latency (intended send"), "{text}");
+    assert!(text.contains("p99.99"), "{text}");
+}
+
+#[test]
+fn no_load_gets_miss() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-x",
+        "500",
+        "--no-load",
+        "-u",
+        "0",
+        "--key-prefix",
+        "fresh:",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(f(&j, "gets.hits"), 0.0);
+    assert_eq!(f(&j, "gets.misses"), 500.0);
+    assert_eq!(m.stat("cmd_set"), 0);
+}
+
+#[test]
+fn load_only_sets_each_key_once() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--load-only",
+        "-r",
+        "3000",
+        "-c",
+        "3",
+        "-T",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(f(&j, "ops.set.count"), 3000.0);
+    assert_eq!(m.stat("cmd_set"), 3000);
+    assert_eq!(m.stat("curr_items"), 3000);
+    assert_eq!(m.stat("cmd_get"), 0);
+}
+
+#[test]
+fn open_loop_keeps_the_rate() {
+    let _machine = quiet_machine();
+    let m = Memcached::start(&[]);
+    for arrival in ["fixed", "exponential"] {
+        let (out, j) = run_json(&[
+            "run",
+            "-s",
+            &m.addr(),
+            "-q",
+            "5000",
+            "-t",
+            "3s",
+            "--arrival",
+            arrival,
+            "-c",
+            "8",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let rate = f(&j, "total.rate");
+        // Fixed gaps schedule exactly 15,000; Poisson arrivals vary by
+        // √15000 ≈ 0.8 %, so 2 % holds either way for a client that keeps up.
+        assert!(
+            (rate / 5000.0 - 1.0).abs() < 0.02,
+            "{arrival}: {rate} ops/s"
+        );
+        assert!(f(&j, "client.send_lag_us.p99") < 1000.0);
+        assert_eq!(j["client"]["client_bound"], false);
+    }
+}
+
+#[test]
+fn depth_keeps_several_requests_in_flight() {
+    let _machine = shared_machine();
+    // memcached counts a yield when one read brings more requests than -R
+    // allows per event: only a pipelining client can cause it.
+    let yields = |depth: &str| {
+        let m = Memcached::start(&["-R", "2"]);
+        let out = mcbench(&[
+            "run",
+            "-s",
+            &m.addr(),
+            "-x",
+            "20000",
+            "-c",
+            "2",
+            "-d",
+            depth,
+            "--no-load",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        m.stat("conn_yields")
+    };
+    assert_eq!(yields("1"), 0);
+    assert!(yields("8") > 100);
+}
+
+#[test]
+fn ops_stops_at_exactly_n() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let addr = m.addr();
+    for extra in [
+        &[][..],
+        &["-T", "3", "-c", "5", "-d", "4"][..],
+        &["-q", "20000"][..],
+    ] {
+        let mut args = vec!["run", "-s", &addr, "-x", "7777", "--no-load"];
+        args.extend_from_slice(extra);
+        let (out, j) = run_json(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(f(&j, "total.count"), 7777.0, "{extra:?}");
+        assert_eq!(f(&j, "ops.get.count") + f(&j, "ops.set.count"), 7777.0);
+    }
+}
+
+#[test]
+fn warmup_is_not_counted() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-w",
+        "1s",
+        "-x",
+        "1000",
+        "--no-load",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(f(&j, "total.count"), 1000.0);
+    assert!(
+        m.stat("cmd_get") + m.stat("cmd_set") > 2000,
+        "warm-up sent nothing"
+    );
+}
+
+#[test]
+fn json_holds_every_documented_name() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.json");
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-t",
+        "2s",
+        "-i",
+        "500ms",
+        "-q",
+        "2000",
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("get "), "live lines on stderr");
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(j["schema"], "mcbench.run/1");
+    assert_eq!(j["spec"]["rate"], 2000.0);
+    f(&j, "duration_s");
+    for op in ["ops.get", "ops.set", "total"] {
+        f(&j, &format!("{op}.count"));
+        f(&j, &format!("{op}.rate"));
+        for kind in ["latency_us", "service_time_us"] {
+            for q in ["min", "mean", "p50", "p90", "p99", "p999", "p9999", "max"] {
+                f(&j, &format!("{op}.{kind}.{q}"));
+            }
+        }
+    }
+    for name in [
+        "gets.hits",
+        "gets.misses",
+        "bytes.tx",
+        "bytes.rx",
+        "client.cpu_user_s",
+        "client.cpu_sys_s",
+    ] {
+        f(&j, name);
+    }
+    for q in ["p50", "p99", "max"] {
+        f(&j, &format!("client.send_lag_us.{q}"));
+    }
+    assert!(j["client"]["client_bound"].is_boolean());
+    assert!(j["errors"].is_object() && j["errors"]["timeout"] == 0);
+    let intervals = j["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 4, "{} intervals", intervals.len());
+    f(&intervals[0], "ops.get.rate");
+    f(&intervals[0], "ops.get.p99_us");
+    // Rates are exact, not rounded to integers.
+    assert!(f(&j, "total.rate").fract() != 0.0);
+}
+
+#[test]
+fn unreachable_server_fails_fast_with_exit_1() {
+    let _machine = shared_machine();
+    let port = free_port().to_string();
+    let start = std::time::Instant::now();
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &format!("127.0.0.1:{port}"),
+        "-t",
+        "1s",
+        "--timeout",
+        "2s",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("cannot connect to memcached at 127.0.0.1:"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn bad_flags_exit_2_with_a_message() {
+    let _machine = shared_machine();
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--depth", "0"], "--depth"),
+        (&["run", "-u", "1.5"], "update ratio"),
+        (&["run", "-t", "5x"], "unknown unit 'x'"),
+        (&["run", "--bogus"], "--bogus"),
+        (&["run", "--rate=0"], "--rate"),
+        (&["run", "-K", "3", "-r", "100000"], "at least"),
+        (&["run", "-V", "normal:5"], "normal:5"),
+        (
+            &["run", "-T", "4", "-c", "2", "-s", "127.0.0.1:1"],
+            "--threads 4",
+        ),
+        (
+            &["run", "-s", "no.such.host.invalid:11211"],
+            "cannot resolve",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = mcbench(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn servers_come_from_the_environment() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let out = mcbench_env(&["run", "-x", "100"], &[("MEMCACHED_SERVERS", &m.addr())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(&m.addr()));
+}
+
+#[test]
+fn several_servers_share_the_keys() {
+    let _machine = shared_machine();
+    let (a, b) = (Memcached::start(&[]), Memcached::start(&[]));
+    let servers = format!("{},{}", a.addr(), b.addr());
+    let (out, j) = run_json(&["run", "-s", &servers, "-r", "1000", "-x", "2000", "-T", "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(a.stat("curr_items") + b.stat("curr_items"), 1000);
+    assert_eq!(a.stat("curr_items"), 500);
+    assert_eq!(f(&j, "gets.misses"), 0.0);
+}
+
+#[test]
+fn embedded_default_needs_no_server() {
+    let _machine = shared_machine();
+    let out = mcbench(&["run", "-t", "1s"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("embedded memcached"),
+        "{}",
+        stdout(&out)
+    );
+    let out = mcbench_env(&["run", "-t", "1s"], &[("PATH", "/nonexistent")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("apt-get install memcached"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn sigterm_writes_partial_results_and_exits_143() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.json");
+    for (sig, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let child = std::process::Command::new(BIN)
+            .args([
+                "run",
+                "-s",
+                &m.addr(),
+                "-t",
+                "60s",
+                "--json",
+                path.to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let out = wait_bounded(child, Duration::from_secs(10));
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        let j: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(f(&j, "total.count") > 100.0);
+        assert_eq!(j["completed"], false);
+        assert!(f(&j, "duration_s") < 5.0);
+        assert!(stdout(&out).contains("STOPPED by"));
+    }
+}
+
+#[test]
+fn lost_connections_are_counted_and_the_last_ends_the_run() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::CloseAfter(50));
+    let (out, j) = run_json(&["run", "-s", &addr, "-t", "30s", "-c", "3", "--no-load"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("every connection was lost"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(f(&j, "connections.lost"), 3.0);
+    assert_eq!(f(&j, "total.count"), 150.0);
+    assert!(f(&j, "duration_s") < 5.0);
+}
+
+#[test]
+fn garbage_replies_are_protocol_errors() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::Garbage);
+    let (out, j) = run_json(&["run", "-s", &addr, "-t", "30s", "-c", "2", "--no-load"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(f(&j, "errors.protocol"), 2.0);
+}
+
+#[test]
+fn a_stalled_server_ends_in_timeouts_not_a_hang() {
+    let _machine = quiet_machine();
+    let addr = fake_server(Misbehaviour::Stall);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "-t",
+        "1s",
+        "-q",
+        "5000",
+        "-c",
+        "2",
+        "--timeout",
+        "1s",
+        "--no-load",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(f(&j, "errors.timeout") > 4500.0, "{}", j["errors"]);
+    assert_eq!(f(&j, "total.count"), 0.0);
+    // A stalled server is not the client's fault.
+    assert_eq!(j["client"]["client_bound"], false);
+    assert!(f(&j, "client.send_lag_us.p99") < 1000.0);
+}
+
+#[test]
+fn thousands_of_connections_just_work() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&["-c", "4096"]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-c",
+        "3000",
+        "-T",
+        "2",
+        "-t",
+        "1s",
+        "--no-load",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(f(&j, "connections.opened"), 3000.0);
+    assert!(m.stat("total_connections") >= 3000);
+}
+
+#[test]
+fn too_few_descriptors_is_refused_up_front() {
+    let _machine = shared_machine();
+    let script =
+        format!("ulimit -n 256 && ulimit -Hn 256 && exec {BIN} run -s 127.0.0.1:1 -c 1000");
+    let child = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("needs 1065 file descriptors"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,0 +1,197 @@
+//! Test support: a real memcached on a free loopback port, fake servers that
+//! misbehave, and running the mcbench binary as a user would.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_mcbench");
+
+/// Tests that judge timing (rates, send lag) take this lock exclusively so
+/// that the other tests' load on the 2-core machine does not disturb them;
+/// every other test holds it shared.
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+pub fn quiet_machine() -> std::sync::RwLockWriteGuard<'static, ()> {
+    MACHINE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn shared_machine() -> std::sync::RwLockReadGuard<'static, ()> {
+    MACHINE.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A memcached started for one test, stopped by its PID on drop.
+pub struct Memcached {
+    child: Child,
+    pub port: u16,
+}
+
+impl Memcached {
+    pub fn start(extra: &[&str]) -> Memcached {
+        let port = free_port();
+        let mut cmd = Command::new("memcached");
+        if unsafe { libc::geteuid() } == 0 {
+            cmd.args(["-u", "root"]);
+        }
+        let child = cmd
+            .args(["-l", "127.0.0.1", "-U", "0", "-p", &port.to_string()])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("memcached must be installed (see .ci/run)");
+        let m = Memcached { child, port };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while TcpStream::connect(m.addr()).is_err() {
+            assert!(Instant::now() < deadline, "memcached did not start");
+            thread::sleep(Duration::from_millis(20));
+        }
+        m
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// One value of `stats`.
+    pub fn stat(&self, name: &str) -> u64 {
+        let mut s = TcpStream::connect(self.addr()).unwrap();
+        s.write_all(b"stats\r\n").unwrap();
+        let mut text = String::new();
+        let mut buf = [0u8; 8192];
+        while !text.ends_with("END\r\n") {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "stats cut short");
+            text.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        let prefix = format!("STAT {name} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no stat {name}"))
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+
+impl Drop for Memcached {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs `mcbench` with `args`; returns its output. Never waits past 60 s.
+pub fn mcbench(args: &[&str]) -> Output {
+    mcbench_env(args, &[])
+}
+
+pub fn mcbench_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).env_remove("MEMCACHED_SERVERS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_bounded(child, Duration::from_secs(60))
+}
+
+pub fn wait_bounded(mut child: Child, limit: Duration) -> Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("mcbench did not finish within {limit:?}");
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs with `--json -` and parses the JSON on stdout.
+pub fn run_json(args: &[&str]) -> (Output, serde_json::Value) {
+    let mut all = args.to_vec();
+    all.extend(["--json", "-"]);
+    let out = mcbench(&all);
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON ({e}); status {:?}; stderr:\n{}",
+            out.status,
+            stderr(&out)
+        )
+    });
+    (out, json)
+}
+
+/// What a fake server does with each connection.
+#[derive(Clone, Copy)]
+pub enum Misbehaviour {
+    /// Answers `count` requests correctly, then closes.
+    CloseAfter(usize),
+    /// Answers every request with bytes that are no memcached reply.
+    Garbage,
+    /// Reads requests and never answers.
+    Stall,
+}
+
+/// A fake server on a free port; its threads end when the test process does.
+pub fn fake_server(how: Misbehaviour) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            thread::spawn(move || serve_badly(stream, how));
+        }
+    });
+    addr
+}
+
+fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
+    let mut buf = [0u8; 65536];
+    let mut answered = 0;
+    loop {
+        let n = match s.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+        for line in text.split("\r\n") {
+            let reply: &[u8] = match how {
+                Misbehaviour::Stall => continue,
+                Misbehaviour::Garbage => b"HELLO THERE\r\n",
+                Misbehaviour::CloseAfter(k) if answered >= k => return,
+                Misbehaviour::CloseAfter(_) if line.starts_with("get ") => b"END\r\n",
+                Misbehaviour::CloseAfter(_) if line.starts_with("set ") => b"STORED\r\n",
+                Misbehaviour::CloseAfter(_) => continue,
+            };
+            answered += 1;
+            if s.write_all(reply).is_err() {
+                return;
+            }
+        }
+    }
+}
