@@ -48,7 +48,8 @@ pub struct RunArgs {
     #[arg(short = 'c', long, default_value_t = 4)]
     pub connections: usize,
 
-    /// Requests in flight per connection (pipelining depth).
+    /// Most requests in flight per connection (pipelining). In closed loop a
+    /// connection is refilled in a batch once half of them are answered.
     #[arg(short = 'd', long, default_value_t = 1)]
     pub depth: usize,
 

@@ -274,3 +274,61 @@ fn quantiles(h: &Histogram<u64>) -> Quantiles {
         max: h.max() as f64 / 1e3,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{cpu::CpuTimes, Recorder};
+
+    fn outcome(lag_ns: u64, waits: u64, busy: f64) -> Outcome {
+        let mut total = Recorder::default();
+        for _ in 0..1000 {
+            total.record_op(OpKind::Get, 1_000_000, 1000);
+            total.record_lag(lag_ns);
+        }
+        total.client_waits = waits;
+        Outcome {
+            total,
+            intervals: Vec::new(),
+            duration_s: 1.0,
+            cpu: CpuTimes::default(),
+            worker_busy: vec![busy],
+            ends: vec![PhaseEnd::Completed],
+            connections: 1,
+        }
+    }
+
+    fn verdict(out: &Outcome, open_loop: bool) -> (bool, Vec<Warning>) {
+        let lag = LagSummary {
+            p50: quantile_us(&out.total.send_lag, 0.5),
+            p99: quantile_us(&out.total.send_lag, 0.99),
+            max: 0.0,
+        };
+        let w = warnings(out, open_loop.then_some(&lag), out.total.total_ops());
+        (w.iter().any(Warning::client_bound), w)
+    }
+
+    #[test]
+    fn a_server_stall_is_not_client_bound() {
+        // Every request waited for a slot, the worker was idle, lag small.
+        let (bound, w) = verdict(&outcome(20_000, 1000, 0.05), true);
+        assert!(!bound, "{w:?}");
+        assert!(w.iter().any(|w| matches!(w, Warning::ClientWaits { .. })));
+    }
+
+    #[test]
+    fn a_late_or_saturated_client_is_client_bound() {
+        let (bound, w) = verdict(&outcome(2_000_000, 0, 0.3), true);
+        assert!(
+            bound && matches!(w[0], Warning::LateSchedule { .. }),
+            "{w:?}"
+        );
+        let (bound, w) = verdict(&outcome(1000, 0, 0.99), false);
+        assert!(
+            bound && matches!(w[0], Warning::WorkerSaturated { .. }),
+            "{w:?}"
+        );
+        // Closed loop has no schedule: its lag is never judged.
+        assert!(!verdict(&outcome(2_000_000, 0, 0.3), false).0);
+    }
+}

@@ -41,10 +41,16 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Peak resident set size of the process, bytes.
+/// Peak resident set size of this process image, bytes: `VmHWM` from
+/// /proc. (`getrusage`'s maxrss survives `exec`, so a child of a large
+/// process would report its parent's size.) 0 where /proc is missing.
 pub fn peak_rss_bytes() -> u64 {
-    // SAFETY: as above.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    ru.ru_maxrss as u64 * 1024
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
 }

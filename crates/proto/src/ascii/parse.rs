@@ -20,6 +20,13 @@ const MAX_VALUE: u64 = 1 << 30;
 
 /// Parses one response from the front of `buf`.
 pub fn parse_response(buf: &[u8]) -> Result<Option<(Response, usize)>, ParseError> {
+    // The commonest whole replies, without a line scan.
+    if buf.starts_with(b"END\r\n") {
+        return Ok(Some((Response::of(ResponseClass::End), 5)));
+    }
+    if buf.starts_with(b"STORED\r\n") {
+        return Ok(Some((Response::of(ResponseClass::Stored), 8)));
+    }
     let mut pos = 0;
     let mut values: u32 = 0;
     loop {
@@ -38,6 +45,13 @@ pub fn parse_response(buf: &[u8]) -> Result<Option<(Response, usize)>, ParseErro
             }
             values = values.saturating_add(1);
             pos = data_end + 2;
+            if buf[pos..].starts_with(b"END\r\n") {
+                let resp = Response {
+                    class: ResponseClass::Value,
+                    values,
+                };
+                return Ok(Some((resp, pos + 5)));
+            }
             continue;
         }
         let class = classify(line)?;
@@ -78,14 +92,14 @@ fn classify(line: &[u8]) -> Result<ResponseClass, ParseError> {
         b"DELETED" => ResponseClass::Deleted,
         b"TOUCHED" => ResponseClass::Touched,
         b"END" => ResponseClass::End,
-        b"ERROR" => ResponseClass::Error,
-        _ if line.starts_with(b"ERROR ") => ResponseClass::Error,
+        _ if is_number(line) => ResponseClass::Num,
+        _ if has_word(line, b"ERROR") => ResponseClass::Error,
         _ if has_word(line, b"CLIENT_ERROR") => ResponseClass::ClientError,
         _ if has_word(line, b"SERVER_ERROR") => ResponseClass::ServerError,
-        _ if is_number(line) => ResponseClass::Num,
         _ => return Err(ParseError::UnknownReply),
     };
-    if line.contains(&b'\r') {
+    // Only a free-text error message can hide a stray CR.
+    if class.is_error() && line.contains(&b'\r') {
         return Err(ParseError::BadLineEnding);
     }
     Ok(class)
@@ -103,26 +117,27 @@ fn is_number(line: &[u8]) -> bool {
 }
 
 /// The data length of `VALUE <key> <flags> <bytes> [<cas unique>]`, given
-/// the part after `VALUE `.
+/// the part after `VALUE `. Hand-rolled: this runs once per hit.
 fn value_len(header: &[u8]) -> Result<usize, ParseError> {
-    let mut fields = header.split(|&b| b == b' ');
-    let key = fields.next().ok_or(ParseError::BadValueHeader)?;
-    let flags = fields.next().and_then(parse_u64);
-    let bytes = fields.next().and_then(parse_u64);
-    let cas_ok = fields.next().is_none_or(|f| parse_u64(f).is_some());
-    let rest_empty = fields.next().is_none();
-    match (flags, bytes) {
-        (Some(flags), Some(bytes))
-            if !key.is_empty()
-                && flags <= u64::from(u32::MAX)
-                && bytes <= MAX_VALUE
-                && cas_ok
-                && rest_empty =>
-        {
-            Ok(bytes as usize)
-        }
-        _ => Err(ParseError::BadValueHeader),
+    let bad = ParseError::BadValueHeader;
+    let key_end = memchr::memchr(b' ', header).ok_or(bad.clone())?;
+    if key_end == 0 {
+        return Err(bad);
     }
+    let mut rest = &header[key_end + 1..];
+    let field = |rest: &mut &[u8]| -> Option<u64> {
+        let end = rest.iter().position(|&b| b == b' ').unwrap_or(rest.len());
+        let value = parse_u64(&rest[..end]);
+        *rest = rest.get(end + 1..).unwrap_or(&[]);
+        value
+    };
+    let flags = field(&mut rest).ok_or(bad.clone())?;
+    let len = field(&mut rest).ok_or(bad.clone())?;
+    let cas_ok = rest.is_empty() || (field(&mut rest).is_some() && rest.is_empty());
+    if flags > u64::from(u32::MAX) || len > MAX_VALUE || !cas_ok {
+        return Err(bad);
+    }
+    Ok(len as usize)
 }
 
 fn parse_u64(field: &[u8]) -> Option<u64> {

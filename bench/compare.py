@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: mcbench against memcaslap (Debian's memaslap).
+
+Each run gets a fresh memcached (-t 1) pinned to core 0 and the load
+generator pinned to core 1, preloaded with the key space. Client CPU is the
+tool's user+sys from the OS (wait4 rusage); ops are counted by the server
+(cmd_get + cmd_set delta), so every tool is judged by the same counter.
+Prints the median of --runs runs per row and the ratios.
+
+Usage: bench/compare.py [--runs 3] [--seconds 5] [--only w1,w2,w3,w4]
+Needs: memcached, memcaslap (apt-get install memcached libmemcached-tools),
+and a release build (cargo build --release).
+"""
+import argparse, json, os, resource, socket, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MCBENCH = os.path.join(ROOT, "target", "release", "mcbench")
+KEYS, KEY_SIZE, VALUE_SIZE = 10000, 30, 200
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stats(port):
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"stats\r\n")
+        data = b""
+        while not data.endswith(b"END\r\n"):
+            data += s.recv(65536)
+    return {l.split()[1]: l.split()[2] for l in data.decode().splitlines() if l.startswith("STAT")}
+
+
+class Memcached:
+    def __init__(self, max_conns=1024):
+        self.port = free_port()
+        user = ["-u", "root"] if os.geteuid() == 0 else []
+        self.proc = subprocess.Popen(["taskset", "-c", "0", "memcached", *user, "-t", "1", "-U", "0",
+                                      "-l", "127.0.0.1", "-p", str(self.port), "-m", "256",
+                                      "-c", str(max_conns)])
+        for _ in range(250):
+            try:
+                socket.create_connection(("127.0.0.1", self.port)).close()
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise SystemExit("memcached did not start")
+
+    def ops(self):
+        s = stats(self.port)
+        return int(s["cmd_get"]) + int(s["cmd_set"])
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def timed(cmd):
+    """Runs cmd pinned to core 1; returns (user_s, sys_s, stdout, peak_rss_kb)."""
+    p = subprocess.Popen(["taskset", "-c", "1", *cmd], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return ru.ru_utime, ru.ru_stime, out, ru.ru_maxrss
+
+
+def run_once(tool, workload, seconds):
+    conns = workload.get("conns", 50)
+    m = Memcached(max_conns=conns + 100)
+    try:
+        subprocess.run([MCBENCH, "run", "-s", f"127.0.0.1:{m.port}", "--load-only", "-r", str(KEYS),
+                        "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-c", "8"],
+                       check=True, stdout=subprocess.DEVNULL)
+        before = m.ops()
+        if tool == "memcaslap":
+            cfg = tempfile.NamedTemporaryFile("w", suffix=".cnf", delete=False)
+            cfg.write(f"key\n{KEY_SIZE} {KEY_SIZE} 1\nvalue\n{VALUE_SIZE} {VALUE_SIZE} 1\ncmd\n0 0.1\n1 0.9\n")
+            cfg.close()
+            cmd = ["memcaslap", "-s", f"127.0.0.1:{m.port}", "-T", "1", "-c", str(conns),
+                   "-F", cfg.name, "-t", f"{seconds}s"]
+            if workload.get("multiget"):
+                cmd += ["-d", str(workload["multiget"])]
+        else:
+            cmd = [MCBENCH, "run", "-s", f"127.0.0.1:{m.port}", "--no-load", "-r", str(KEYS),
+                   "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-u", "0.1", "-T", "1",
+                   "-c", str(conns), "-d", str(workload.get("depth", 1)), "-t", f"{seconds}s",
+                   "--json", "-", *workload.get("extra", [])]
+        user, sys_, out, rss_kb = timed(cmd)
+        ops = m.ops() - before
+        row = {"ops_s": ops / seconds, "ns_op": (user + sys_) * 1e9 / ops,
+               "user_ns_op": user * 1e9 / ops, "sys_ns_op": sys_ * 1e9 / ops, "rss_mib": rss_kb / 1024}
+        if tool == "mcbench":
+            j = json.loads(out)
+            row["lag_p99_us"] = j["client"]["send_lag_us"]["p99"]
+            row["p99_us"] = j["total"]["latency_us"]["p99"]
+            # wait4's ru_maxrss starts from the forking Python's RSS; the
+            # tool's own figure is exact.
+            row["rss_mib"] = j["client"]["peak_rss_bytes"] / 2**20
+        return row
+    finally:
+        m.stop()
+
+
+WORKLOADS = {
+    "w1": ("closed loop, 50 conns, depth 1", {}, ["mcbench", "memcaslap"]),
+    "w2": ("open loop 20,000 ops/s, 50 conns", {"extra": ["-q", "20000"]}, ["mcbench"]),
+    "w3": ("closed loop, 50 conns, depth 16", {"depth": 16}, ["mcbench"]),
+    "w4": ("10,000 connections, open loop 10,000 ops/s", {"conns": 10000, "extra": ["-q", "10000"]}, ["mcbench"]),
+}
+
+
+def median_row(rows):
+    return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--only", default="w1,w2,w3,w4")
+    args = ap.parse_args()
+    resource.setrlimit(resource.RLIMIT_NOFILE, (20000, max(20000, resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
+    for name in args.only.split(","):
+        title, wl, tools = WORKLOADS[name]
+        print(f"\n## {name}: {title} ({args.runs} runs x {args.seconds} s, medians)")
+        print(f"{'tool':<10}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'p99 us':>9}{'lag p99':>9}")
+        medians = {}
+        for tool in tools:
+            rows = []
+            for _ in range(args.runs):
+                rows.append(run_once(tool, wl, args.seconds))
+            med = medians[tool] = median_row(rows)
+            extra = f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}"
+            print(f"{tool:<10}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
+                  f"{med['sys_ns_op']:>8.0f}{med['rss_mib']:>9.1f}{extra}")
+        if len(medians) == 2:
+            a, b = medians["mcbench"], medians["memcaslap"]
+            print(f"ratio mcbench/memcaslap: ops/s {a['ops_s']/b['ops_s']:.2f}, ns/op {a['ns_op']/b['ns_op']:.2f}, "
+                  f"user ns/op {a['user_ns_op']/b['user_ns_op']:.2f}")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
