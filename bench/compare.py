@@ -127,12 +127,15 @@ def main():
         title, wl, tools = WORKLOADS[name]
         print(f"\n## {name}: {title} ({args.runs} runs x {args.seconds} s, medians)")
         print(f"{'tool':<10}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'p99 us':>9}{'lag p99':>9}")
+        # Runs alternate between tools so that a noisy stretch of the host
+        # hits both alike.
+        rows = {tool: [] for tool in tools}
+        for _ in range(args.runs):
+            for tool in tools:
+                rows[tool].append(run_once(tool, wl, args.seconds))
         medians = {}
         for tool in tools:
-            rows = []
-            for _ in range(args.runs):
-                rows.append(run_once(tool, wl, args.seconds))
-            med = medians[tool] = median_row(rows)
+            med = medians[tool] = median_row(rows[tool])
             extra = f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}"
             print(f"{tool:<10}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
                   f"{med['sys_ns_op']:>8.0f}{med['rss_mib']:>9.1f}{extra}")

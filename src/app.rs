@@ -29,8 +29,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
     let spec = args.to_spec().map_err(Failure::usage)?;
     let stop = install_signal_flag()?;
     let embedded = if spec.servers.is_empty() {
-        let data = spec.keys * (30 + 200 + 64);
-        Some(EmbeddedMemcached::start(spec.connections, data).map_err(Failure::usage)?)
+        Some(EmbeddedMemcached::start(&embedded_size(&spec)).map_err(Failure::usage)?)
     } else {
         None
     };
@@ -72,6 +71,19 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
     let result = RunResult::build(&spec, &outcome, ctx);
     write_reports(args.json.as_deref(), &result)?;
     Ok(exit_code(&outcome.ends, stopped_by.as_deref()))
+}
+
+/// What the embedded memcached must hold: every connection, the key space
+/// (mean item size plus ~64 bytes of item header), the largest value.
+fn embedded_size(spec: &RunSpec) -> crate::embedded::Sizing {
+    let item = spec.key_size.mean().min(250.0)
+        + spec.value_size.mean().min(spec.max_value_len() as f64)
+        + 64.0;
+    crate::embedded::Sizing {
+        connections: spec.connections,
+        data_bytes: (spec.keys as f64 * item) as u64,
+        max_item_bytes: spec.max_value_len() + 512,
+    }
 }
 
 fn exit_code(ends: &[PhaseEnd], stopped_by: Option<&str>) -> i32 {

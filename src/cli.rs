@@ -2,8 +2,8 @@
 //! onto a `RunSpec`.
 
 use crate::spec::units::{parse_count, parse_duration};
-use crate::spec::{Arrival, LoadMode, RunSpec, StopAfter};
-use crate::workload::{Distribution, Mix};
+use crate::spec::{LoadMode, RunSpec, StopAfter, DEFAULT_MAX_VALUE};
+use crate::workload::{ClientSlice, Distribution, Mix, MultiGet, Popularity};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,6 +13,7 @@ use std::time::Duration;
     name = "mcbench",
     version,
     about = "Load generator and latency-measurement tool for memcached",
+    args_override_self = true,
     long_about = "Load generator and latency-measurement tool for memcached.\n\n\
         Latency is measured from each request's intended send time (no coordinated \
         omission); the tool reports when it, not the server, is the bottleneck."
@@ -26,6 +27,8 @@ pub struct Cli {
 pub enum Command {
     /// Drive get/set load at memcached servers and report throughput and latency.
     Run(Box<RunArgs>),
+    /// List the workload profiles `run --profile` accepts, with what each sets.
+    Profiles,
 }
 
 #[derive(Debug, Args)]
@@ -57,9 +60,10 @@ pub struct RunArgs {
     #[arg(short = 'q', long)]
     pub rate: Option<f64>,
 
-    /// Spacing of open-loop arrivals.
-    #[arg(long, value_enum, default_value_t = Arrival::Exponential)]
-    pub arrival: Arrival,
+    /// Shape of open-loop inter-arrival gaps, rescaled to the rate:
+    /// exponential (Poisson), fixed, or any distribution (fb_ia, uniform:0,2).
+    #[arg(long, alias = "iadist", value_parser = parse_arrival, default_value = "exponential")]
+    pub arrival: Distribution,
 
     /// Length of the measured phase (30s, 2m, 1h).
     #[arg(short = 't', long, value_parser = parse_duration, conflicts_with = "ops")]
@@ -89,9 +93,60 @@ pub struct RunArgs {
     #[arg(long, default_value = "mcb:")]
     pub key_prefix: String,
 
-    /// Share of requests that are sets (0..1); the rest are gets.
-    #[arg(short = 'u', long, default_value_t = 0.1)]
-    pub update: f64,
+    /// Share of requests that are sets (0..1); the rest are gets. Wins over --mix.
+    #[arg(short = 'u', long)]
+    pub update: Option<f64>,
+
+    /// Op mix as weights, e.g. get=90,set=10 (default get=90,set=10).
+    #[arg(long)]
+    pub mix: Option<Mix>,
+
+    /// Which keys requests ask for: uniform, zipf:THETA, hotspot:FRACTION,SHARE,
+    /// sequential, latest[:THETA] (YCSB's request distributions).
+    #[arg(long, alias = "keyorder", default_value = "uniform")]
+    pub key_popularity: Popularity,
+
+    /// Use the I-th of N disjoint slices of the key space (twemperf's -c), so
+    /// that N instances share a run without overlapping.
+    #[arg(long, value_name = "I/N", default_value = "0/1")]
+    pub client: ClientSlice,
+
+    /// Send every get as a multiget of N keys (memaslap --division).
+    #[arg(long, value_name = "N", conflicts_with_all = ["getq_freq"])]
+    pub multiget: Option<u32>,
+
+    /// Percentage of gets sent as multigets (memcache-perf -g, 0..100).
+    #[arg(long)]
+    pub getq_freq: Option<f64>,
+
+    /// Keys per multiget for --getq-freq (memcache-perf -G).
+    #[arg(long, default_value_t = 100)]
+    pub getq_size: u32,
+
+    /// Share of get keys asked from outside the loaded set: planned misses.
+    #[arg(long, default_value_t = 0.0)]
+    pub miss_ratio: f64,
+
+    /// On a get miss, set that key (reported as op "fill").
+    #[arg(long)]
+    pub getset: bool,
+
+    /// Largest value size allowed, bytes (memcached's -I; default 1 MiB).
+    #[arg(long, value_parser = parse_count, default_value_t = DEFAULT_MAX_VALUE as u64)]
+    pub max_value_size: u64,
+
+    /// A workload profile to start from (see `mcbench profiles`); the
+    /// config file and flags override it.
+    #[arg(long)]
+    pub profile: Option<String>,
+
+    /// A TOML run file whose keys are the long flag names; flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// A memaslap configuration file (key and value size tables, get/set shares).
+    #[arg(short = 'F', long = "cfg-cmd", value_name = "FILE")]
+    pub cfg_cmd: Option<PathBuf>,
 
     /// Preload every key before measuring, so gets hit (default).
     #[arg(long, overrides_with_all = ["no_load", "load_only"])]
@@ -156,14 +211,24 @@ impl RunArgs {
             connections: self.connections,
             depth: self.depth,
             rate: self.rate,
-            arrival: self.arrival,
+            arrival: self.arrival.clone(),
             stop,
             warmup: self.warmup,
             keys: self.keys,
             key_size: self.key_size.clone(),
             value_size: self.value_size.clone(),
             key_prefix: self.key_prefix.clone(),
-            mix: Mix::from_update_ratio(self.update)?,
+            popularity: self.key_popularity,
+            client: self.client,
+            mix: match (self.update, &self.mix) {
+                (Some(u), _) => Mix::from_update_ratio(u)?,
+                (None, Some(mix)) => mix.clone(),
+                (None, None) => Mix::from_update_ratio(0.1)?,
+            },
+            multiget: self.multiget_spec()?,
+            miss_ratio: self.miss_ratio,
+            getset: self.getset,
+            max_value_size: usize::try_from(self.max_value_size).unwrap_or(usize::MAX),
             load,
             interval: self.interval.unwrap_or(Duration::from_secs(1)),
             live: self.interval.is_some(),
@@ -173,6 +238,32 @@ impl RunArgs {
         };
         spec.validate()?;
         Ok(spec)
+    }
+}
+
+impl RunArgs {
+    fn multiget_spec(&self) -> Result<MultiGet, String> {
+        match (self.multiget, self.getq_freq) {
+            (Some(n), _) => Ok(MultiGet {
+                share: 1.0,
+                keys: n,
+            }),
+            (None, Some(pct)) if (0.0..=100.0).contains(&pct) => Ok(MultiGet {
+                share: pct / 100.0,
+                keys: self.getq_size,
+            }),
+            (None, Some(pct)) => Err(format!("--getq-freq is a percentage (0..100), got {pct}")),
+            (None, None) => Ok(MultiGet::NONE),
+        }
+    }
+}
+
+/// `exponential` (Poisson arrivals), `fixed` (even gaps), or a distribution.
+fn parse_arrival(text: &str) -> Result<Distribution, String> {
+    match text {
+        "exponential" => Ok(Distribution::Exponential { mean: 1.0 }),
+        "fixed" => Ok(Distribution::Fixed(1.0)),
+        _ => text.parse(),
     }
 }
 

@@ -8,6 +8,15 @@ use std::time::{Duration, Instant};
 /// How long memcached gets to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// What the embedded server must accommodate.
+pub struct Sizing {
+    pub connections: usize,
+    /// Approximate bytes of the key space.
+    pub data_bytes: u64,
+    /// The largest item, bytes.
+    pub max_item_bytes: usize,
+}
+
 /// A memcached this process started; stopped (by its PID) on drop.
 pub struct EmbeddedMemcached {
     child: Child,
@@ -16,8 +25,8 @@ pub struct EmbeddedMemcached {
 }
 
 impl EmbeddedMemcached {
-    /// Starts memcached sized for `connections` and roughly `data_bytes`.
-    pub fn start(connections: usize, data_bytes: u64) -> Result<Self, String> {
+    /// Starts memcached sized for the run.
+    pub fn start(size: &Sizing) -> Result<Self, String> {
         let binary = find_on_path("memcached").ok_or_else(|| {
             "no server given (-s/--server or MEMCACHED_SERVERS) and no `memcached` on PATH \
              to start one for the run; install it (Debian/Ubuntu: apt-get install memcached) \
@@ -26,7 +35,9 @@ impl EmbeddedMemcached {
         })?;
         let port = free_port().map_err(|e| format!("cannot find a free port: {e}"))?;
         // Twice the data plus slab overhead, at least memcached's default 64 MiB.
-        let memory_mb = (data_bytes * 2 / (1 << 20) + 64).max(64);
+        let memory_mb = (size.data_bytes * 2 / (1 << 20) + 64).max(64);
+        // memcached's item size limit: its default 1 MiB unless values need more.
+        let item_limit = size.max_item_bytes.max(1 << 20);
         let mut cmd = Command::new(&binary);
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
@@ -35,8 +46,9 @@ impl EmbeddedMemcached {
         let child = cmd
             .args(["-l", "127.0.0.1", "-U", "0"])
             .args(["-p", &port.to_string()])
-            .args(["-c", &(connections + 64).max(1024).to_string()])
+            .args(["-c", &(size.connections + 64).max(1024).to_string()])
             .args(["-m", &memory_mb.to_string()])
+            .args(["-I", &item_limit.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

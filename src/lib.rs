@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod config;
 pub mod embedded;
 pub mod engine;
 pub mod error;

@@ -2,9 +2,20 @@ use clap::Parser;
 use mcbench::cli::{Cli, Command};
 
 fn main() {
-    let cli = Cli::parse();
+    let argv = match mcbench::config::expand(std::env::args_os().collect()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("mcbench: error: {e}");
+            std::process::exit(mcbench::error::exit::USAGE);
+        }
+    };
+    let cli = Cli::parse_from(argv);
     let code = match cli.command {
         Command::Run(args) => mcbench::app::run(&args),
+        Command::Profiles => {
+            print!("{}", mcbench::config::profiles::listing());
+            mcbench::error::exit::OK
+        }
     };
     std::process::exit(code);
 }

@@ -15,6 +15,8 @@ use std::os::fd::{AsRawFd, RawFd};
 #[derive(Debug, Clone, Copy)]
 pub struct InFlight {
     pub op: OpKind,
+    /// The (first) key asked for.
+    pub key: u64,
     /// Keys asked for (a multiget counts each as a hit or a miss).
     pub keys: u32,
     /// When the schedule wanted it sent, ns on the worker clock.

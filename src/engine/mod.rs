@@ -9,15 +9,15 @@ mod connect;
 pub mod os;
 mod pacer;
 mod poller;
+mod request;
 mod worker;
 
 use crate::error::Failure;
-use crate::spec::{LoadMode, RunSpec, StopAfter, MAX_VALUE_LEN};
+use crate::spec::{LoadMode, RunSpec, StopAfter};
 use crate::stats::cpu::CpuTimes;
 use crate::stats::{Collector, IntervalSummary, Recorder, Snapshot};
-use crate::workload::{KeySpace, ValueTable};
+use crate::workload::{KeySpace, Workload};
 use crossbeam_channel::RecvTimeoutError;
-use rand::Rng;
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::sync::atomic::AtomicUsize;
@@ -43,32 +43,10 @@ pub fn clock_ns() -> u64 {
 /// Read-only state every worker shares.
 pub struct Shared {
     pub spec: RunSpec,
-    pub keys: KeySpace,
-    pub values: ValueTable,
+    pub workload: Workload,
     pub servers: usize,
     /// 0 while running; the signal number once asked to stop.
     pub stop: Arc<AtomicUsize>,
-}
-
-impl Shared {
-    /// A value size drawn from the spec, clamped to what the table holds.
-    #[inline]
-    pub fn value_len<R: Rng + ?Sized>(&self, rng: &mut R) -> usize {
-        let v = match self.spec.value_size.as_fixed() {
-            Some(v) => v,
-            None => self.spec.value_size.sample(rng),
-        };
-        (v.round().max(0.0) as usize).min(self.max_value_len())
-    }
-
-    pub fn max_value_len(&self) -> usize {
-        max_value_len(&self.spec)
-    }
-}
-
-fn max_value_len(spec: &RunSpec) -> usize {
-    let (_, hi) = spec.value_size.support();
-    (hi.ceil().max(0.0) as usize).min(MAX_VALUE_LEN)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,15 +122,14 @@ pub fn run(
     os::ensure_fd_limit((total_conns + spec.threads + 64) as u64).map_err(Failure::usage)?;
     let keys = spec.key_space(nservers).map_err(Failure::usage)?;
     let shared = Arc::new(Shared {
-        values: ValueTable::new(max_value_len(spec), spec.seed),
-        keys,
+        workload: Workload::new(spec, keys),
         spec: spec.clone(),
         servers: nservers,
         stop,
     });
     let conns =
         connect::connect_all(addrs, spec.connections, spec.timeout).map_err(Failure::run)?;
-    let plans = plan_workers(spec, &shared.keys, conns, nservers);
+    let plans = plan_workers(spec, &shared.workload.keys, conns, nservers);
     let (tx, rx) = crossbeam_channel::unbounded();
     let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
     let mut handles = Vec::new();

@@ -9,10 +9,10 @@
 use super::conn::{Conn, InFlight, ReadOutcome};
 use super::pacer::Pacer;
 use super::poller::{Poller, HANGUP, READABLE, WRITABLE};
+use super::request::encode;
 use super::{clock_ns, Message, PhaseEnd, PhaseKind, Shared};
 use crate::stats::{cpu, ErrorClass, Recorder, Snapshot};
-use crate::workload::{OpKind, MAX_KEY_LEN};
-use mcbench_proto::ascii::{self, Retrieve, Store};
+use crate::workload::{Cursor, OpKind, Request};
 use mcbench_proto::ResponseClass;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -55,8 +55,7 @@ pub struct WorkerPlan {
 /// A request decided but not yet sent, waiting for a free slot.
 #[derive(Clone, Copy)]
 struct Due {
-    op: OpKind,
-    key: u64,
+    req: Request,
     intended_ns: u64,
     measured: bool,
 }
@@ -78,6 +77,10 @@ pub struct Worker {
     alive: usize,
     /// Servers this worker has connections to.
     servers: Vec<usize>,
+    /// Per server: popularity state (sequential position, latest write).
+    cursors: Vec<Cursor>,
+    /// Keys whose get missed, to set now (`--getset`).
+    fills: Vec<u64>,
     rng: SmallRng,
     recorder: Box<Recorder>,
     scratch: Box<[u8]>,
@@ -129,11 +132,15 @@ impl Worker {
             alive: conns.len(),
             ready: vec![VecDeque::with_capacity(conns.len() * spec.depth); nservers],
             backlog: vec![VecDeque::new(); nservers],
-            pacer: plan.rate.map(|r| Pacer::new(spec.arrival, r, start)),
+            pacer: plan
+                .rate
+                .map(|r| Pacer::new(spec.arrival.clone(), r, start)),
             quota: plan.quota,
             load: plan.load,
             conns,
             servers,
+            cursors: vec![Cursor::default(); nservers],
+            fills: Vec::new(),
             poller,
             recorder: Box::default(),
             scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
@@ -331,9 +338,12 @@ impl Worker {
                 self.recorder.record_lag(now - intended);
             }
             let server = self.pick_server();
+            let req = self
+                .shared
+                .workload
+                .next(&mut self.rng, server, &mut self.cursors[server]);
             let due = Due {
-                op: self.shared.spec.mix.pick(&mut self.rng),
-                key: self.shared.keys.pick_on(&mut self.rng, server),
+                req,
                 intended_ns: intended,
                 measured,
             };
@@ -408,25 +418,28 @@ impl Worker {
             return None;
         }
         let measured = now >= self.record_from;
-        let (op, key) = match &mut self.source {
-            Source::Load(cursors) => {
-                let (_, range) = cursors
+        let req = match &mut self.source {
+            Source::Load(ranges) => {
+                let (_, range) = ranges
                     .iter_mut()
                     .find(|(s, r)| *s == server && !r.is_empty())?;
-                let j = range.next()?;
-                (OpKind::Set, self.shared.keys.nth_on(server, j))
+                let rank = range.next()?;
+                Request {
+                    op: OpKind::Set,
+                    key: self.shared.workload.keys.nth_on(server, rank),
+                }
             }
             Source::Mix => {
-                let op = self.shared.spec.mix.pick(&mut self.rng);
-                (op, self.shared.keys.pick_on(&mut self.rng, server))
+                self.shared
+                    .workload
+                    .next(&mut self.rng, server, &mut self.cursors[server])
             }
         };
         if measured {
             self.quota_left -= 1;
         }
         Some(Due {
-            op,
-            key,
+            req,
             intended_ns: now,
             measured,
         })
@@ -434,22 +447,19 @@ impl Worker {
 
     /// Encodes `due` into connection `c`'s output.
     fn issue(&mut self, c: usize, due: Due) {
-        let shared = &*self.shared;
-        let mut key_buf = [0u8; MAX_KEY_LEN];
-        let key = shared.keys.key(due.key, &mut key_buf);
+        let workload = &self.shared.workload;
         let conn = &mut self.conns[c];
-        match due.op {
-            OpKind::Get => ascii::get(conn.out(), Retrieve::Get, key),
-            OpKind::Set => {
-                let len = shared.value_len(&mut self.rng);
-                let value = shared.values.value(&mut self.rng, len);
-                ascii::store(conn.out(), Store::Set, key, 0, 0, value, false);
-            }
+        let server = conn.server;
+        let cursor = &mut self.cursors[server];
+        let keys = encode(conn.out(), due.req, workload, &mut self.rng, server, cursor);
+        if matches!(due.req.op, OpKind::Set | OpKind::Fill) {
+            cursor.set(workload.keys.rank_of(due.req.key));
         }
         self.in_flight += 1;
         conn.queued(InFlight {
-            op: due.op,
-            keys: 1,
+            op: due.req.op,
+            key: due.req.key,
+            keys,
             intended_ns: due.intended_ns,
             sent_ns: due.intended_ns,
             measured: due.measured,
@@ -524,6 +534,9 @@ impl Worker {
             return;
         }
         let rec = &mut *self.recorder;
+        let getset = self.shared.workload.getset && self.sending;
+        let keys = &self.shared.workload.keys;
+        let fills = &mut self.fills;
         let mut mismatch = false;
         let mut last_now = 0;
         let conn = &mut self.conns[c];
@@ -541,6 +554,14 @@ impl Worker {
                 if req.measured {
                     record_response(rec, req, resp, now);
                 }
+                // A planned miss stays a miss: only the key space is filled.
+                if getset
+                    && req.op == OpKind::Get
+                    && resp.class == ResponseClass::End
+                    && keys.contains(req.key)
+                {
+                    fills.push(req.key);
+                }
             },
         );
         rec.bytes_rx += bytes_rx;
@@ -554,6 +575,25 @@ impl Worker {
             }
             ReadOutcome::Closed => self.lose(c),
         }
+        let mut fills = std::mem::take(&mut self.fills);
+        if self.conns[c].alive {
+            for &key in &fills {
+                let req = Request {
+                    op: OpKind::Fill,
+                    key,
+                };
+                self.issue(
+                    c,
+                    Due {
+                        req,
+                        intended_ns: last_now,
+                        measured: last_now >= self.record_from,
+                    },
+                );
+            }
+        }
+        fills.clear();
+        self.fills = fills;
         if answered > 0 && self.conns[c].alive {
             self.refill(c, last_now);
         }
@@ -598,8 +638,8 @@ fn fits(op: OpKind, class: ResponseClass) -> bool {
     use ResponseClass::*;
     class.is_error()
         || match op {
-            OpKind::Get => matches!(class, Value | End),
-            OpKind::Set => matches!(class, Stored | NotStored | Exists | NotFound),
+            OpKind::Get | OpKind::Mget => matches!(class, Value | End),
+            OpKind::Set | OpKind::Fill => matches!(class, Stored | NotStored | Exists | NotFound),
         }
 }
 
@@ -613,7 +653,7 @@ fn record_response(rec: &mut Recorder, req: InFlight, resp: mcbench_proto::Respo
     if let Some(err) = ErrorClass::of_reply(resp.class) {
         rec.error(err, 1);
     }
-    if req.op == OpKind::Get && matches!(resp.class, ResponseClass::Value | ResponseClass::End) {
+    if req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End) {
         let hits = u64::from(resp.values.min(req.keys));
         rec.hits += hits;
         rec.misses += u64::from(req.keys) - hits;

@@ -3,7 +3,8 @@
 
 use super::Exporter;
 use crate::result::{OpSummary, Quantiles, RunResult};
-use crate::spec::{LoadMode, StopAfter};
+use crate::spec::{LoadMode, RunSpec, StopAfter};
+use crate::workload::Distribution;
 use std::fmt::Write;
 
 pub struct TextExporter;
@@ -39,15 +40,40 @@ fn config(out: &mut String, r: &RunResult) {
         None => r.servers.join(", "),
     };
     let pace = match s.rate {
-        Some(rate) => {
-            format!("open loop, {rate} ops/s target, {:?} arrivals", s.arrival).to_lowercase()
-        }
+        Some(rate) => format!(
+            "open loop, {rate} ops/s target, gaps shaped {}",
+            arrival_name(&s.arrival)
+        ),
         None => "closed loop".into(),
     };
     let stop = match s.stop {
         StopAfter::Duration(d) => format!("{:.2} s", d.as_secs_f64()),
         StopAfter::Ops(n) => format!("{n} ops"),
     };
+    let _ = writeln!(out, "mcbench {} · server {server}", r.version);
+    let _ = writeln!(
+        out,
+        "  {pace}; {} thread(s), {} connection(s)/server, depth {}",
+        s.threads, s.connections, s.depth
+    );
+    workload(out, s);
+    let status = match &r.stopped_by {
+        Some(sig) => format!(" (STOPPED by {sig}: partial results)"),
+        None if !r.completed => " (INCOMPLETE)".into(),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "  run {stop}, warm-up {:.2} s, seed {}; measured {:.3} s{status}",
+        s.warmup.as_secs_f64(),
+        s.seed,
+        r.duration_s,
+    );
+    out.push('\n');
+}
+
+/// Keys, values, mix and the options that reshape them.
+fn workload(out: &mut String, s: &RunSpec) {
     let load = match s.load {
         LoadMode::Load => "preloaded",
         LoadMode::NoLoad => "not preloaded",
@@ -57,36 +83,52 @@ fn config(out: &mut String, r: &RunResult) {
         .mix
         .shares
         .iter()
-        .map(|(op, sh)| format!("{op} {:.0}%", sh * 100.0))
+        .map(|(op, sh)| format!("{op} {:.1}%", sh * 100.0))
         .collect();
-    let _ = writeln!(out, "mcbench {} · server {server}", r.version);
+    let slice = if s.client.of > 1 {
+        format!(", slice {}/{}", s.client.index, s.client.of)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "  {pace}; {} thread(s), {} connection(s)/server, depth {}",
-        s.threads, s.connections, s.depth
-    );
-    let _ = writeln!(
-        out,
-        "  {} keys ({} B, prefix '{}'), values {} B, {}; keys {load}",
+        "  {} keys ({} B, prefix '{}', {} popularity{slice}), values {} B; {}; keys {load}",
         s.keys,
         s.key_size,
         s.key_prefix,
+        s.popularity,
         s.value_size,
         mix.join(" / ")
     );
-    let _ = writeln!(
-        out,
-        "  run {stop}, warm-up {:.2} s, seed {}; measured {:.3} s{}",
-        s.warmup.as_secs_f64(),
-        s.seed,
-        r.duration_s,
-        match &r.stopped_by {
-            Some(sig) => format!(" (STOPPED by {sig}: partial results)"),
-            None if !r.completed => " (INCOMPLETE)".into(),
-            None => String::new(),
-        }
-    );
-    out.push('\n');
+    let mut extras = Vec::new();
+    if s.multiget.share > 0.0 {
+        extras.push(format!(
+            "{:.0}% of gets are multigets of {} keys",
+            s.multiget.share * 100.0,
+            s.multiget.keys
+        ));
+    }
+    if s.miss_ratio > 0.0 {
+        extras.push(format!(
+            "{:.1}% of get keys are planned misses",
+            s.miss_ratio * 100.0
+        ));
+    }
+    if s.getset {
+        extras.push("a get that misses sets its key (op fill)".into());
+    }
+    if !extras.is_empty() {
+        let _ = writeln!(out, "  {}", extras.join("; "));
+    }
+}
+
+/// The arrival shape as the user would name it.
+fn arrival_name(d: &Distribution) -> String {
+    match d {
+        Distribution::Exponential { .. } => "exponential (Poisson arrivals)".into(),
+        Distribution::Fixed(_) => "fixed (even gaps)".into(),
+        other => other.to_string(),
+    }
 }
 
 fn table(out: &mut String, r: &RunResult, title: &str, pick: fn(&OpSummary) -> &Quantiles) {

@@ -3,20 +3,10 @@
 
 pub mod units;
 
-use crate::workload::{Distribution, KeySpace, Mix};
+use crate::workload::{ClientSlice, Distribution, KeySpace, Mix, MultiGet, Popularity};
 use serde::{Deserialize, Serialize};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
-
-/// How arrivals are spaced in open loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Arrival {
-    /// Poisson arrivals: exponential gaps.
-    Exponential,
-    /// Evenly spaced arrivals.
-    Fixed,
-}
 
 /// Whether keys are written once before measuring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,7 +42,9 @@ pub struct RunSpec {
     pub depth: usize,
     /// Target aggregate ops/s (open loop); `None` is closed loop.
     pub rate: Option<f64>,
-    pub arrival: Arrival,
+    /// Shape of the gaps between open-loop arrivals, rescaled to the rate
+    /// (mutilate's `--iadist`): exponential is Poisson arrivals.
+    pub arrival: Distribution,
     pub stop: StopAfter,
     #[serde(with = "units::seconds")]
     pub warmup: Duration,
@@ -60,7 +52,18 @@ pub struct RunSpec {
     pub key_size: Distribution,
     pub value_size: Distribution,
     pub key_prefix: String,
+    /// Which keys requests ask for.
+    pub popularity: Popularity,
+    /// This instance's slice of the key space.
+    pub client: ClientSlice,
     pub mix: Mix,
+    pub multiget: MultiGet,
+    /// Share of get keys asked from outside the loaded set.
+    pub miss_ratio: f64,
+    /// On a get miss, set that key.
+    pub getset: bool,
+    /// Largest value size allowed, bytes.
+    pub max_value_size: usize,
     pub load: LoadMode,
     /// Live-report interval; also the length of each JSON interval.
     #[serde(with = "units::seconds")]
@@ -75,9 +78,9 @@ pub struct RunSpec {
     pub timeout: Duration,
 }
 
-/// The largest value the run allows, in bytes (memcached's default item
-/// size limit is 1 MiB).
-pub const MAX_VALUE_LEN: usize = 1024 * 1024;
+/// The default largest value, in bytes: memcached's default item size
+/// limit (`-I 1m`).
+pub const DEFAULT_MAX_VALUE: usize = 1024 * 1024;
 
 impl RunSpec {
     /// Checks everything that can be checked without the network.
@@ -109,11 +112,31 @@ impl RunSpec {
             return Err("--interval must be at least 10ms".into());
         }
         let (lo, hi) = self.value_size.support();
-        if lo > MAX_VALUE_LEN as f64 || hi < 0.0 {
+        let max = self.max_value_size;
+        if lo > max as f64 || hi < 1.0 {
             return Err(format!(
-                "value size {} cannot produce a valid value (0..={MAX_VALUE_LEN} bytes)",
+                "value size {} cannot produce a valid value (1..={max} bytes; --max-value-size raises the limit)",
                 self.value_size
             ));
+        }
+        let gap = self.arrival.mean();
+        if !(gap.is_finite() && gap > 0.0) {
+            return Err(format!(
+                "--arrival {} has no finite positive mean, so it cannot be scaled to a rate",
+                self.arrival
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.miss_ratio) {
+            return Err(format!(
+                "--miss-ratio must be between 0 and 1, got {}",
+                self.miss_ratio
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.multiget.share)
+            || self.multiget.keys == 0
+            || self.multiget.keys > 10_000
+        {
+            return Err("multiget needs 1..=10000 keys and a share between 0 and 100 %".into());
         }
         self.key_space(1).map(|_| ())
     }
@@ -122,11 +145,19 @@ impl RunSpec {
     pub fn key_space(&self, servers: usize) -> Result<KeySpace, String> {
         KeySpace::new(
             self.keys,
+            self.client,
             &self.key_prefix,
             self.key_size.clone(),
+            self.popularity,
             self.seed,
             servers,
         )
+    }
+
+    /// The largest value size a request can have, bytes.
+    pub fn max_value_len(&self) -> usize {
+        let (_, hi) = self.value_size.support();
+        (hi.ceil().max(1.0) as usize).min(self.max_value_size)
     }
 
     /// Total connections of the run.

@@ -41,7 +41,50 @@ pub enum Distribution {
         scale: f64,
         shape: f64,
     },
+    /// Ranges `[lo, hi]` (inclusive) with their shares, uniform within a
+    /// range: what a memaslap config file gives.
+    Empirical(Vec<Range>),
+    /// Facebook ETC value sizes (Atikoglu et al., SIGMETRICS 2012): a
+    /// discrete head for 0..=14 bytes and a generalized Pareto tail.
+    FbValue,
+    /// Zipf ranks 1..=n with exponent theta (popularity).
+    Zipf {
+        n: u64,
+        theta: f64,
+    },
 }
+
+/// One row of an empirical table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Range {
+    pub lo: f64,
+    pub hi: f64,
+    pub share: f64,
+}
+
+/// fb_value's head: P(size = i bytes) for i = 0..=14 (mutilate's table).
+const FB_VALUE_HEAD: [f64; 15] = [
+    0.00536, 0.00047, 0.17820, 0.09239, 0.00018, 0.02740, 0.00065, 0.00606, 0.00023, 0.00837,
+    0.00837, 0.08989, 0.00092, 0.00326, 0.01980,
+];
+/// fb_value's tail beyond the head.
+const FB_VALUE_TAIL: Distribution = Distribution::Pareto {
+    loc: 15.0,
+    scale: 214.476,
+    shape: 0.348238,
+};
+/// fb_key: key sizes, GEV.
+const FB_KEY: Distribution = Distribution::Gev {
+    loc: 30.7984,
+    scale: 8.20449,
+    shape: 0.078688,
+};
+/// fb_ia: inter-arrival gaps in µs, generalized Pareto.
+const FB_IA: Distribution = Distribution::Pareto {
+    loc: 0.0,
+    scale: 16.0292,
+    shape: 0.154971,
+};
 
 impl Distribution {
     /// Draws one sample.
@@ -51,6 +94,34 @@ impl Distribution {
             Distribution::Normal { mean, sd } => {
                 let z: f64 = StandardNormal.sample(rng);
                 mean + sd * z
+            }
+            Distribution::Empirical(ref rows) => {
+                let mut u: f64 = rng.gen();
+                let row = rows
+                    .iter()
+                    .find(|r| {
+                        let hit = u < r.share;
+                        u -= r.share;
+                        hit
+                    })
+                    .unwrap_or(&rows[rows.len() - 1]);
+                // Whole sizes, each of lo..=hi equally likely.
+                (row.lo + (row.hi - row.lo + 1.0) * rng.gen::<f64>())
+                    .floor()
+                    .min(row.hi)
+            }
+            Distribution::FbValue => {
+                let mut u: f64 = rng.gen();
+                for (size, p) in FB_VALUE_HEAD.iter().enumerate() {
+                    if u < *p {
+                        return size as f64;
+                    }
+                    u -= p;
+                }
+                FB_VALUE_TAIL.sample(rng)
+            }
+            Distribution::Zipf { n, theta } => {
+                rand_distr::Zipf::new(n, theta).map_or(1.0, |z| z.sample(rng))
             }
             _ => self.quantile(open_unit(rng)),
         }
@@ -63,6 +134,9 @@ impl Distribution {
             Distribution::Fixed(v) => v,
             Distribution::Uniform { min, max } => min + (max - min) * u,
             Distribution::Normal { mean, .. } => mean,
+            Distribution::Empirical(_) | Distribution::FbValue | Distribution::Zipf { .. } => {
+                self.mean()
+            }
             Distribution::Exponential { mean } => -mean * (1.0 - u).ln(),
             Distribution::Pareto { loc, scale, shape } => {
                 if shape == 0.0 {
@@ -98,6 +172,108 @@ impl Distribution {
                 (f64::NEG_INFINITY, loc - scale / shape)
             }
             Distribution::Gev { .. } => (f64::NEG_INFINITY, f64::INFINITY),
+            Distribution::Empirical(ref rows) => rows
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                    (lo.min(r.lo), hi.max(r.hi))
+                }),
+            Distribution::FbValue => (0.0, f64::INFINITY),
+            Distribution::Zipf { n, .. } => (1.0, n as f64),
+        }
+    }
+
+    /// The mean (used to scale inter-arrival shapes to a rate); infinite
+    /// for heavy tails that have none.
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Distribution::Fixed(v) => v,
+            Distribution::Uniform { min, max } => (min + max) / 2.0,
+            Distribution::Normal { mean, .. } | Distribution::Exponential { mean } => mean,
+            Distribution::Pareto { loc, scale, shape } if shape < 1.0 => {
+                loc + scale / (1.0 - shape)
+            }
+            Distribution::Gev { loc, scale, shape } if shape < 1.0 && shape != 0.0 => {
+                loc + scale * (gamma(1.0 - shape) - 1.0) / shape
+            }
+            Distribution::Gev { loc, scale, .. } if self.is_gumbel() => loc + scale * EULER_GAMMA,
+            Distribution::Empirical(ref rows) => {
+                rows.iter().map(|r| r.share * (r.lo + r.hi) / 2.0).sum()
+            }
+            Distribution::FbValue => {
+                let head: f64 = FB_VALUE_HEAD
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| i as f64 * p)
+                    .sum();
+                let tail_p = 1.0 - FB_VALUE_HEAD.iter().sum::<f64>();
+                head + tail_p * FB_VALUE_TAIL.mean()
+            }
+            Distribution::Zipf { n, theta } => {
+                let (num, den) = (1..=n.min(1_000_000)).fold((0.0, 0.0), |(a, b), k| {
+                    let w = (k as f64).powf(-theta);
+                    (a + k as f64 * w, b + w)
+                });
+                num / den
+            }
+            _ => f64::INFINITY,
+        }
+    }
+
+    fn is_gumbel(&self) -> bool {
+        matches!(*self, Distribution::Gev { shape, .. } if shape == 0.0)
+    }
+
+    /// The CDF at `x`, for the continuous families (tests compare samples
+    /// against it).
+    pub fn cdf(&self, x: f64) -> f64 {
+        match *self {
+            Distribution::Fixed(v) => f64::from(u8::from(x >= v)),
+            Distribution::Uniform { min, max } => ((x - min) / (max - min)).clamp(0.0, 1.0),
+            Distribution::Exponential { mean } => (1.0 - (-x / mean).exp()).max(0.0),
+            Distribution::Normal { mean, sd } => {
+                0.5 * (1.0 + erf((x - mean) / (sd * std::f64::consts::SQRT_2)))
+            }
+            Distribution::Pareto { loc, scale, shape } => {
+                if x <= loc {
+                    0.0
+                } else if shape == 0.0 {
+                    1.0 - (-(x - loc) / scale).exp()
+                } else {
+                    1.0 - (1.0 + shape * (x - loc) / scale)
+                        .max(0.0)
+                        .powf(-1.0 / shape)
+                }
+            }
+            Distribution::Gev { loc, scale, shape } => {
+                let z = (x - loc) / scale;
+                if shape == 0.0 {
+                    (-(-z).exp()).exp()
+                } else {
+                    let t = 1.0 + shape * z;
+                    if t <= 0.0 {
+                        f64::from(u8::from(shape < 0.0))
+                    } else {
+                        (-t.powf(-1.0 / shape)).exp()
+                    }
+                }
+            }
+            Distribution::Empirical(ref rows) => rows
+                .iter()
+                .map(|r| r.share * ((x.floor() - r.lo + 1.0) / (r.hi - r.lo + 1.0)).clamp(0.0, 1.0))
+                .sum(),
+            Distribution::FbValue => {
+                let head: f64 = FB_VALUE_HEAD
+                    .iter()
+                    .take((x.floor().max(-1.0) + 1.0).min(15.0) as usize)
+                    .sum();
+                let tail_p = 1.0 - FB_VALUE_HEAD.iter().sum::<f64>();
+                head + tail_p * FB_VALUE_TAIL.cdf(x)
+            }
+            Distribution::Zipf { n, theta } => {
+                let k = x.floor().clamp(0.0, n as f64) as u64;
+                let h = |m: u64| (1..=m).map(|i| (i as f64).powf(-theta)).sum::<f64>();
+                h(k) / h(n)
+            }
         }
     }
 
@@ -126,6 +302,15 @@ impl FromStr for Distribution {
     fn from_str(text: &str) -> Result<Self, String> {
         let t = text.trim();
         let bad = |why: &str| format!("invalid distribution '{text}': {why}");
+        match t {
+            "fb_key" => return Ok(FB_KEY),
+            "fb_value" => return Ok(Distribution::FbValue),
+            "fb_ia" => return Ok(FB_IA),
+            _ => {}
+        }
+        if let Some(table) = t.strip_prefix("empirical:") {
+            return parse_table(table).map_err(|e| bad(&e));
+        }
         let (name, args) = match t.split_once(':') {
             Some((n, a)) => (n, numbers(a).map_err(|e| bad(&e))?),
             None => return parse_short(t).ok_or_else(|| bad(FORMS)),
@@ -173,6 +358,16 @@ impl FromStr for Distribution {
                 scale: args[1],
                 shape: args[2],
             })?,
+            "zipf" => {
+                arity(2)?;
+                if args[0] < 1.0 || args[0].fract() != 0.0 {
+                    return Err(bad("zipf needs a whole number of items N >= 1"));
+                }
+                Distribution::Zipf {
+                    n: args[0] as u64,
+                    theta: args[1],
+                }
+            }
             _ => return Err(bad(&format!("unknown family '{name}'; {FORMS}"))),
         };
         dist.validate().map_err(|e| bad(&e))?;
@@ -181,7 +376,8 @@ impl FromStr for Distribution {
 }
 
 const FORMS: &str = "expected N, fixed:N, uniform:MAX, uniform:MIN,MAX, normal:MEAN,SD, \
-exponential:LAMBDA, pareto:LOC,SCALE,SHAPE, gev:LOC,SCALE,SHAPE, dN, uA,B or eMEAN";
+exponential:LAMBDA, pareto:LOC,SCALE,SHAPE, gev:LOC,SCALE,SHAPE, zipf:N,THETA, \
+empirical:LO-HI:SHARE,..., fb_key, fb_value, fb_ia, dN, uA,B or eMEAN";
 
 impl Distribution {
     fn validate(&self) -> Result<(), String> {
@@ -200,9 +396,43 @@ impl Distribution {
             {
                 Err("the scale must be positive".into())
             }
+            Distribution::Zipf { theta, .. } if theta.is_nan() || theta < 0.0 => {
+                Err("zipf needs THETA >= 0".into())
+            }
             _ => Ok(()),
         }
     }
+}
+
+/// `LO-HI:SHARE,LO-HI:SHARE,...`; shares must sum to 1 (within 0.001,
+/// memaslap's precision) and ranges must be whole sizes with LO <= HI.
+fn parse_table(text: &str) -> Result<Distribution, String> {
+    let rows = text
+        .split(',')
+        .map(|row| {
+            let err = || format!("table row '{row}' is not LO-HI:SHARE");
+            let (range, share) = row.split_once(':').ok_or_else(err)?;
+            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+            let num = |t: &str| t.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+            match (num(lo), num(hi), num(share)) {
+                (Some(lo), Some(hi), Some(share))
+                    if lo <= hi
+                        && lo >= 0.0
+                        && share >= 0.0
+                        && lo.fract() == 0.0
+                        && hi.fract() == 0.0 =>
+                {
+                    Ok(Range { lo, hi, share })
+                }
+                _ => Err(err()),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let total: f64 = rows.iter().map(|r| r.share).sum();
+    if (total - 1.0).abs() > 0.001 {
+        return Err(format!("table shares sum to {total}, not 1"));
+    }
+    Ok(Distribution::Empirical(rows))
 }
 
 /// twemperf's forms and a bare number.
@@ -242,6 +472,16 @@ impl fmt::Display for Distribution {
             Distribution::Exponential { mean } => write!(f, "exponential:{}", 1.0 / mean),
             Distribution::Pareto { loc, scale, shape } => write!(f, "pareto:{loc},{scale},{shape}"),
             Distribution::Gev { loc, scale, shape } => write!(f, "gev:{loc},{scale},{shape}"),
+            Distribution::Empirical(ref rows) => {
+                f.write_str("empirical:")?;
+                for (i, r) in rows.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { "," };
+                    write!(f, "{sep}{}-{}:{}", r.lo, r.hi, r.share)?;
+                }
+                Ok(())
+            }
+            Distribution::FbValue => f.write_str("fb_value"),
+            Distribution::Zipf { n, theta } => write!(f, "zipf:{n},{theta}"),
         }
     }
 }
@@ -256,6 +496,49 @@ impl<'de> Deserialize<'de> for Distribution {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
         text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
+
+/// The gamma function (Lanczos approximation, g = 7, ~15 digits), written
+/// here because no small well-kept crate is already a dependency for it.
+fn gamma(x: f64) -> f64 {
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        return std::f64::consts::PI / ((std::f64::consts::PI * x).sin() * gamma(1.0 - x));
+    }
+    let x = x - 1.0;
+    let t = x + 7.5;
+    let a = C[1..]
+        .iter()
+        .enumerate()
+        .fold(C[0], |a, (i, c)| a + c / (x + i as f64 + 1.0));
+    (2.0 * std::f64::consts::PI).sqrt() * t.powf(x + 0.5) * (-t).exp() * a
+}
+
+/// The error function (Abramowitz–Stegun 7.1.26, |error| < 1.5e-7).
+fn erf(x: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let y = 1.0 - poly * (-x * x).exp();
+    if x >= 0.0 {
+        y
+    } else {
+        -y
     }
 }
 
@@ -313,18 +596,123 @@ mod tests {
             "d",
             "q5",
             "fixed:1,2",
+            "zipf:10,-1",
+            "zipf:0.5,1",
+            "empirical:1-2:0.5",
+            "empirical:5-1:1",
+            "empirical:x",
+            "fb_values",
         ] {
             let err = bad.parse::<Distribution>().unwrap_err();
             assert!(err.contains(&format!("'{bad}'")), "{bad}: {err}");
         }
     }
 
+    /// Kolmogorov–Smirnov statistic of `samples` against a continuous CDF.
+    fn ks(mut samples: Vec<f64>, cdf: impl Fn(f64) -> f64) -> f64 {
+        samples.sort_by(f64::total_cmp);
+        let n = samples.len() as f64;
+        samples.iter().enumerate().fold(0.0, |d: f64, (i, &x)| {
+            let f = cdf(x);
+            d.max((i as f64 + 1.0) / n - f).max(f - i as f64 / n)
+        })
+    }
+
+    fn draw(d: &Distribution, n: usize) -> Vec<f64> {
+        let mut rng = SmallRng::seed_from_u64(42);
+        (0..n).map(|_| d.sample(&mut rng)).collect()
+    }
+
+    /// KS at α = 0.001 (critical value 1.95/√n) and the sample mean within
+    /// `mean_tol` (relative) of the theoretical mean.
+    fn check(text: &str, mean_tol: f64) {
+        let d = parse(text);
+        let n = 100_000;
+        let xs = draw(&d, n);
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        assert!(
+            (mean / d.mean() - 1.0).abs() < mean_tol,
+            "{text}: mean {mean} vs {}",
+            d.mean()
+        );
+        let stat = ks(xs, |x| d.cdf(x));
+        assert!(stat < 1.95 / (n as f64).sqrt(), "{text}: KS {stat}");
+    }
+
     #[test]
-    fn exponential_mean() {
-        let d = parse("e50");
-        let mut rng = SmallRng::seed_from_u64(7);
+    fn continuous_families_match_their_cdf() {
+        check("uniform:10,20", 0.005);
+        check("u1,16", 0.005);
+        check("uniform:100", 0.01);
+        check("normal:100,15", 0.005);
+        check("exponential:0.02", 0.01);
+        check("e50", 0.01);
+        check("pareto:0,16.0292,0.154971", 0.02);
+        check("fb_ia", 0.02);
+        check("gev:30.7984,8.20449,0.078688", 0.005);
+        check("fb_key", 0.005);
+        check("gev:10,2,0", 0.005);
+    }
+
+    #[test]
+    fn normal_variance_matches() {
+        let xs = draw(&parse("normal:100,15"), 100_000);
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64;
+        assert!((var.sqrt() / 15.0 - 1.0).abs() < 0.01, "sd {}", var.sqrt());
+    }
+
+    #[test]
+    fn fb_value_head_and_tail_match_the_table() {
+        let n = 400_000;
+        let xs = draw(&parse("fb_value"), n);
+        for (size, p) in FB_VALUE_HEAD.iter().enumerate() {
+            let f = xs.iter().filter(|&&x| x == size as f64).count() as f64 / n as f64;
+            assert!(
+                (f - p).abs() < 4.0 * (p / n as f64).sqrt() + 1e-4,
+                "size {size}: {f} vs {p}"
+            );
+        }
+        let tail: Vec<f64> = xs.into_iter().filter(|&x| x >= 15.0).collect();
+        let tail_p = 1.0 - FB_VALUE_HEAD.iter().sum::<f64>();
+        assert!((tail.len() as f64 / n as f64 - tail_p).abs() < 0.005);
+        let stat = ks(tail.clone(), |x| FB_VALUE_TAIL.cdf(x));
+        assert!(stat < 1.95 / (tail.len() as f64).sqrt(), "tail KS {stat}");
+    }
+
+    #[test]
+    fn empirical_tables_keep_their_proportions() {
+        let d = parse("empirical:16-100:0.8,101-200:0.1,201-249:0.1");
         let n = 200_000;
-        let mean = (0..n).map(|_| d.sample(&mut rng)).sum::<f64>() / n as f64;
-        assert!((mean - 50.0).abs() < 0.5, "mean {mean}");
+        let xs = draw(&d, n);
+        for (lo, hi, p) in [(16.0, 100.0, 0.8), (101.0, 200.0, 0.1), (201.0, 249.0, 0.1)] {
+            let f = xs
+                .iter()
+                .filter(|&&x| x >= lo && x <= hi && x.fract() == 0.0)
+                .count() as f64
+                / n as f64;
+            assert!((f - p).abs() < 0.01 * p, "[{lo},{hi}]: {f}");
+        }
+        assert_eq!(d.support(), (16.0, 249.0));
+    }
+
+    #[test]
+    fn zipf_ranks_follow_theory() {
+        let d = parse("zipf:100,0.99");
+        let n = 300_000;
+        let xs = draw(&d, n);
+        let h: f64 = (1..=100).map(|k| (k as f64).powf(-0.99)).sum();
+        for k in 1..=5 {
+            let f = xs.iter().filter(|&&x| x == k as f64).count() as f64 / n as f64;
+            let p = (k as f64).powf(-0.99) / h;
+            assert!((f - p).abs() < 0.03 * p, "rank {k}: {f} vs {p}");
+        }
+    }
+
+    #[test]
+    fn gamma_and_erf_are_accurate() {
+        assert!((gamma(5.0) - 24.0).abs() < 1e-9);
+        assert!((gamma(0.5) - std::f64::consts::PI.sqrt()).abs() < 1e-9);
+        assert!((erf(1.0) - 0.842_700_792_9).abs() < 1e-6);
     }
 }

@@ -1,11 +1,15 @@
-//! The key space: which keys exist, their bytes, and which server owns each.
+//! The key space: which keys exist, their bytes, which server owns each,
+//! and which one a request asks for.
 //!
-//! Key `i` is always the same bytes (so a get after a set finds it): the
-//! prefix, then `i` in decimal, left-padded with zeros to the key's size.
-//! Its size is fixed or drawn once from the size distribution with a seed
-//! derived from `i`. Keys are valid for the text protocol: printable ASCII,
-//! no spaces, at most 250 bytes.
+//! Key ids are global: `--keys N` names ids `0..N`, of which this instance
+//! uses a slice (`--client I/N`, twemperf's `-c`). Key `id` is always the
+//! same bytes (so a get after a set finds it): the prefix, then `id` in
+//! decimal, left-padded with zeros to the key's size, which is fixed or
+//! drawn once from the size distribution with a seed derived from `id`.
+//! Keys are printable ASCII without spaces, at most 250 bytes. Ids from `N`
+//! up to `2N` are never written: requests for them are planned misses.
 
+use super::popularity::{Cursor, Picker, Popularity};
 use super::Distribution;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -13,36 +17,74 @@ use rand::{Rng, SeedableRng};
 /// memcached's limit on key length, in bytes.
 pub const MAX_KEY_LEN: usize = 250;
 
+/// Which of several cooperating instances this is (`--client I/N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClientSlice {
+    pub index: u64,
+    pub of: u64,
+}
+
+impl std::str::FromStr for ClientSlice {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || format!("invalid client slice '{text}': expected I/N with 0 <= I < N");
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let (index, of) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if of == 0 || index >= of {
+            return Err(bad());
+        }
+        Ok(ClientSlice { index, of })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct KeySpace {
+    /// This instance's ids: `first..first + count`.
+    first: u64,
     count: u64,
+    /// All instances' keys: ids `total..2 * total` are planned misses.
+    total: u64,
     prefix: Vec<u8>,
     size: Distribution,
-    /// The shortest key that still holds the prefix and every index.
+    /// The shortest key that still holds the prefix and every id.
     min_len: usize,
     seed: u64,
     servers: u64,
+    /// Per server: its popularity over its own keys.
+    pickers: Vec<Picker>,
 }
 
 impl KeySpace {
-    /// Validates the combination and builds the key space. `servers` is how
-    /// many servers share it (key `i` lives on server `i % servers`).
+    /// Validates the combination and builds the key space for `servers`
+    /// servers (key `id` lives on server `id % servers`).
     pub fn new(
-        count: u64,
+        total: u64,
+        slice: ClientSlice,
         prefix: &str,
         size: Distribution,
+        popularity: Popularity,
         seed: u64,
         servers: usize,
     ) -> Result<Self, String> {
+        let first = total * slice.index / slice.of;
+        let count = total * (slice.index + 1) / slice.of - first;
         if count == 0 {
-            return Err("the key space must hold at least one key (--keys)".into());
+            return Err(format!(
+                "the key space must hold at least one key per client (--keys {total})"
+            ));
         }
         if prefix.bytes().any(|b| !b.is_ascii_graphic()) {
             return Err(format!(
                 "key prefix '{prefix}' must be printable ASCII without spaces"
             ));
         }
-        let min_len = prefix.len() + digits(count - 1);
+        let servers = servers.max(1) as u64;
+        // Room for every id, planned misses included (see `miss_on`).
+        let min_len = prefix.len() + digits(2 * total + 2 * servers);
         if min_len > MAX_KEY_LEN {
             return Err(format!("key prefix '{prefix}' is too long"));
         }
@@ -50,7 +92,7 @@ impl KeySpace {
         if let Some(fixed) = size.as_fixed() {
             if fixed < min_len as f64 {
                 return Err(format!(
-                    "key size {fixed} is too small for {count} keys with prefix '{prefix}': \
+                    "key size {fixed} is too small for {total} keys with prefix '{prefix}': \
                      it needs at least {min_len} bytes"
                 ));
             }
@@ -60,38 +102,46 @@ impl KeySpace {
                 "key size {size} cannot produce a valid key (1..={MAX_KEY_LEN} bytes)"
             ));
         }
-        Ok(KeySpace {
+        let mut ks = KeySpace {
+            first,
             count,
+            total,
             prefix: prefix.as_bytes().to_vec(),
             size,
             min_len,
             seed,
-            servers: servers.max(1) as u64,
-        })
+            servers,
+            pickers: Vec::new(),
+        };
+        ks.pickers = (0..servers as usize)
+            .map(|s| Picker::new(popularity, ks.keys_on(s)))
+            .collect();
+        Ok(ks)
     }
 
+    /// Keys this instance uses.
     pub fn count(&self) -> u64 {
         self.count
     }
 
-    /// Length of key `i`, in bytes.
-    pub fn len_of(&self, i: u64) -> usize {
+    /// Length of key `id`, in bytes.
+    pub fn len_of(&self, id: u64) -> usize {
         let wanted = match self.size.as_fixed() {
             Some(v) => v,
             None => {
                 let mut rng =
-                    SmallRng::seed_from_u64(self.seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                    SmallRng::seed_from_u64(self.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
                 self.size.sample(&mut rng)
             }
         };
         (wanted.round().max(0.0) as usize).clamp(self.min_len, MAX_KEY_LEN)
     }
 
-    /// Writes key `i` into `buf` and returns it.
-    pub fn key<'b>(&self, i: u64, buf: &'b mut [u8; MAX_KEY_LEN]) -> &'b [u8] {
-        let len = self.len_of(i);
+    /// Writes key `id` into `buf` and returns it.
+    pub fn key<'b>(&self, id: u64, buf: &'b mut [u8; MAX_KEY_LEN]) -> &'b [u8] {
+        let len = self.len_of(id);
         let mut num = itoa::Buffer::new();
-        let digits = num.format(i).as_bytes();
+        let digits = num.format(id).as_bytes();
         let p = self.prefix.len();
         let pad = len - p - digits.len();
         buf[..p].copy_from_slice(&self.prefix);
@@ -100,30 +150,51 @@ impl KeySpace {
         &buf[..len]
     }
 
-    /// The server that owns key `i`.
-    pub fn server_of(&self, i: u64) -> usize {
-        (i % self.servers) as usize
+    /// The server that owns key `id`.
+    pub fn server_of(&self, id: u64) -> usize {
+        (id % self.servers) as usize
     }
 
-    /// How many keys server `s` owns.
+    /// The slice offset of server `s`'s first key.
+    fn offset_on(&self, s: usize) -> u64 {
+        (s as u64 + self.servers - self.first % self.servers) % self.servers
+    }
+
+    /// How many of this instance's keys server `s` owns.
     pub fn keys_on(&self, s: usize) -> u64 {
-        let s = s as u64;
-        self.count / self.servers + u64::from(s < self.count % self.servers)
+        let j0 = self.offset_on(s);
+        if j0 >= self.count {
+            0
+        } else {
+            (self.count - 1 - j0) / self.servers + 1
+        }
     }
 
-    /// The `j`-th key of server `s`.
-    pub fn nth_on(&self, s: usize, j: u64) -> u64 {
-        j * self.servers + s as u64
+    /// The id of rank `m` among server `s`'s keys.
+    pub fn nth_on(&self, s: usize, m: u64) -> u64 {
+        self.first + self.offset_on(s) + m * self.servers
     }
 
-    /// A key drawn uniformly from the whole space.
-    pub fn pick<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
-        rng.gen_range(0..self.count)
+    /// The rank of key `id` among its server's keys.
+    pub fn rank_of(&self, id: u64) -> u64 {
+        (id - self.first) / self.servers
     }
 
-    /// A key drawn uniformly from those of server `s`.
-    pub fn pick_on<R: Rng + ?Sized>(&self, rng: &mut R, s: usize) -> u64 {
-        self.nth_on(s, rng.gen_range(0..self.keys_on(s).max(1)))
+    /// A key of server `s`, drawn by the popularity.
+    #[inline]
+    pub fn pick_on<R: Rng + ?Sized>(&self, rng: &mut R, s: usize, cursor: &mut Cursor) -> u64 {
+        self.nth_on(s, self.pickers[s].pick(rng, cursor))
+    }
+
+    /// Whether `id` is one of the key space's keys (not a planned miss).
+    pub fn contains(&self, id: u64) -> bool {
+        id < self.total
+    }
+
+    /// A key of server `s` that no run ever writes: a planned miss.
+    pub fn miss_on<R: Rng + ?Sized>(&self, rng: &mut R, s: usize) -> u64 {
+        let base = self.total.div_ceil(self.servers) * self.servers;
+        base + rng.gen_range(0..self.total.div_ceil(self.servers)) * self.servers + s as u64
     }
 }
 
@@ -140,8 +211,19 @@ fn digits(mut n: u64) -> usize {
 mod tests {
     use super::*;
 
+    const ALL: ClientSlice = ClientSlice { index: 0, of: 1 };
+
     fn space(count: u64, size: &str, servers: usize) -> KeySpace {
-        KeySpace::new(count, "mcb:", size.parse().unwrap(), 1, servers).unwrap()
+        KeySpace::new(
+            count,
+            ALL,
+            "mcb:",
+            size.parse().unwrap(),
+            Popularity::Uniform,
+            1,
+            servers,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -150,7 +232,7 @@ mod tests {
         let mut buf = [0; MAX_KEY_LEN];
         assert_eq!(ks.key(7, &mut buf), b"mcb:00000000000000000000000007");
         let mut seen = std::collections::HashSet::new();
-        for i in 0..1000 {
+        for i in 0..2000 {
             let k = ks.key(i, &mut buf).to_vec();
             assert_eq!(k.len(), 30);
             assert!(k.iter().all(|b| b.is_ascii_graphic()));
@@ -164,7 +246,7 @@ mod tests {
         let mut a = [0; MAX_KEY_LEN];
         for i in 0..10_000 {
             let len = ks.len_of(i);
-            assert!((8..=MAX_KEY_LEN).contains(&len));
+            assert!((9..=MAX_KEY_LEN).contains(&len));
             assert_eq!(ks.key(i, &mut a).len(), len);
             assert_eq!(len, ks.len_of(i));
         }
@@ -172,20 +254,83 @@ mod tests {
 
     #[test]
     fn too_small_or_impossible_sizes_are_rejected() {
-        let err = KeySpace::new(1_000_000, "mcb:", "5".parse().unwrap(), 1, 1).unwrap_err();
-        assert!(err.contains("at least 10 bytes"), "{err}");
-        assert!(KeySpace::new(10, "mcb:", "fixed:300".parse().unwrap(), 1, 1).is_err());
-        assert!(KeySpace::new(10, "has space", "30".parse().unwrap(), 1, 1).is_err());
-        assert!(KeySpace::new(0, "k", "30".parse().unwrap(), 1, 1).is_err());
+        let new = |n, prefix: &str, size: &str| {
+            KeySpace::new(
+                n,
+                ALL,
+                prefix,
+                size.parse().unwrap(),
+                Popularity::Uniform,
+                1,
+                1,
+            )
+        };
+        let err = new(1_000_000, "mcb:", "5").unwrap_err();
+        assert!(err.contains("at least 11 bytes"), "{err}");
+        assert!(new(10, "mcb:", "fixed:300").is_err());
+        assert!(new(10, "has space", "30").is_err());
+        assert!(new(0, "k", "30").is_err());
     }
 
     #[test]
     fn servers_partition_the_keys() {
-        let ks = space(10, "30", 3);
-        assert_eq!((0..3).map(|s| ks.keys_on(s)).sum::<u64>(), 10);
+        for slice in [ALL, ClientSlice { index: 1, of: 3 }] {
+            let ks = KeySpace::new(
+                10,
+                slice,
+                "k",
+                "30".parse().unwrap(),
+                Popularity::Uniform,
+                1,
+                3,
+            )
+            .unwrap();
+            let mut ids: Vec<u64> = (0..3)
+                .flat_map(|s| (0..ks.keys_on(s)).map(move |m| (s, m)))
+                .map(|(s, m)| {
+                    let id = ks.nth_on(s, m);
+                    assert_eq!(ks.server_of(id), s);
+                    assert_eq!(ks.rank_of(id), m);
+                    id
+                })
+                .collect();
+            ids.sort_unstable();
+            let expect: Vec<u64> = (ks.first..ks.first + ks.count).collect();
+            assert_eq!(ids, expect);
+        }
+    }
+
+    #[test]
+    fn client_slices_are_disjoint_and_cover_the_space() {
+        let mut all = Vec::new();
+        for i in 0..3 {
+            let ks = KeySpace::new(
+                100,
+                ClientSlice { index: i, of: 3 },
+                "k",
+                "30".parse().unwrap(),
+                Popularity::Uniform,
+                1,
+                1,
+            )
+            .unwrap();
+            all.extend(ks.first..ks.first + ks.count);
+        }
+        all.sort_unstable();
+        assert_eq!(all, (0..100).collect::<Vec<_>>());
+        assert!("3/3".parse::<ClientSlice>().is_err());
+        assert!("x".parse::<ClientSlice>().is_err());
+    }
+
+    #[test]
+    fn planned_misses_are_outside_the_space_and_on_their_server() {
+        let ks = space(1000, "30", 3);
+        let mut rng = SmallRng::seed_from_u64(1);
         for s in 0..3 {
-            for j in 0..ks.keys_on(s) {
-                assert_eq!(ks.server_of(ks.nth_on(s, j)), s);
+            for _ in 0..1000 {
+                let id = ks.miss_on(&mut rng, s);
+                assert!((1000..2004).contains(&id), "{id}");
+                assert_eq!(ks.server_of(id), s);
             }
         }
     }

@@ -10,21 +10,32 @@ use std::fmt;
 pub enum OpKind {
     Get,
     Set,
+    /// A get of several keys in one request.
+    Mget,
+    /// A set sent by `--getset` after a get missed.
+    Fill,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 2] = [OpKind::Get, OpKind::Set];
+    pub const ALL: [OpKind; 4] = [OpKind::Get, OpKind::Set, OpKind::Mget, OpKind::Fill];
     pub const COUNT: usize = Self::ALL.len();
 
     pub fn name(self) -> &'static str {
         match self {
             OpKind::Get => "get",
             OpKind::Set => "set",
+            OpKind::Mget => "mget",
+            OpKind::Fill => "fill",
         }
     }
 
     pub fn index(self) -> usize {
         self as usize
+    }
+
+    /// Whether the op is a retrieval (its keys count as hits or misses).
+    pub fn is_retrieval(self) -> bool {
+        matches!(self, OpKind::Get | OpKind::Mget)
     }
 }
 
@@ -34,10 +45,12 @@ impl fmt::Display for OpKind {
     }
 }
 
-/// A weighted choice of operations. Weights are normalised shares.
+/// The ops a user can put in a mix (the others follow from options).
+const MIXABLE: [OpKind; 2] = [OpKind::Get, OpKind::Set];
+
+/// A weighted choice of operations. Shares sum to 1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Mix {
-    /// (op, share), shares summing to 1.
     pub shares: Vec<(OpKind, f64)>,
 }
 
@@ -55,6 +68,7 @@ impl Mix {
     }
 
     /// Draws the next operation.
+    #[inline]
     pub fn pick<R: Rng + ?Sized>(&self, rng: &mut R) -> OpKind {
         let mut u: f64 = rng.gen();
         for &(op, share) in &self.shares {
@@ -79,6 +93,63 @@ impl Mix {
     }
 }
 
+/// `get=90,set=10`: weights, normalised to shares.
+impl std::str::FromStr for Mix {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = |why: String| format!("invalid mix '{text}': {why}");
+        let mut shares: Vec<(OpKind, f64)> = Vec::new();
+        for part in text.split(',') {
+            let (name, weight) = part
+                .split_once('=')
+                .ok_or_else(|| bad(format!("'{part}' is not OP=WEIGHT")))?;
+            let op = MIXABLE
+                .into_iter()
+                .find(|op| op.name() == name.trim())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "unknown op '{}' (this version mixes get and set)",
+                        name.trim()
+                    ))
+                })?;
+            let w: f64 = weight
+                .trim()
+                .parse()
+                .ok()
+                .filter(|w: &f64| w.is_finite() && *w >= 0.0)
+                .ok_or_else(|| bad(format!("'{}' is not a weight >= 0", weight.trim())))?;
+            if shares.iter().any(|(o, _)| *o == op) {
+                return Err(bad(format!("op '{op}' appears twice")));
+            }
+            shares.push((op, w));
+        }
+        let total: f64 = shares.iter().map(|(_, w)| w).sum();
+        if total <= 0.0 {
+            return Err(bad("the weights sum to zero".into()));
+        }
+        Ok(Mix {
+            shares: shares.into_iter().map(|(op, w)| (op, w / total)).collect(),
+        })
+    }
+}
+
+/// How many gets are multigets, and of how many keys.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MultiGet {
+    /// Share of gets sent as multigets (0..=1).
+    pub share: f64,
+    /// Keys per multiget.
+    pub keys: u32,
+}
+
+impl MultiGet {
+    pub const NONE: MultiGet = MultiGet {
+        share: 0.0,
+        keys: 1,
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +168,28 @@ mod tests {
         let all_sets = Mix::from_update_ratio(1.0).unwrap();
         assert!((0..1000).all(|_| all_sets.pick(&mut rng) == OpKind::Set));
         assert!(Mix::from_update_ratio(1.5).is_err());
+    }
+
+    #[test]
+    fn mix_text_is_normalised() {
+        let mix: Mix = "get=90,set=10".parse().unwrap();
+        assert!((mix.share_of(OpKind::Set) - 0.1).abs() < 1e-12);
+        let mix: Mix = "set=1, get=3".parse().unwrap();
+        assert!((mix.share_of(OpKind::Get) - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn malformed_mixes_name_the_offending_text() {
+        for (bad, needle) in [
+            ("get=90,sett=10", "'sett'"),
+            ("get", "'get' is not OP=WEIGHT"),
+            ("get=x", "'x'"),
+            ("get=-1", "'-1'"),
+            ("get=0,set=0", "sum to zero"),
+            ("get=1,get=2", "twice"),
+        ] {
+            let err = bad.parse::<Mix>().unwrap_err();
+            assert!(err.contains(needle) && err.contains(bad), "{bad}: {err}");
+        }
     }
 }

@@ -1,12 +1,17 @@
-//! What requests to send: distributions, the key space, values, the op mix.
+//! What requests to send: distributions, the key space and its popularity,
+//! values, the op mix, and workload files (memaslap configs, profiles).
 //! Knows nothing about sockets or wire formats.
 
 mod distribution;
 mod keyspace;
 mod mix;
+mod popularity;
+mod request;
 mod values;
 
-pub use distribution::Distribution;
-pub use keyspace::{KeySpace, MAX_KEY_LEN};
-pub use mix::{Mix, OpKind};
+pub use distribution::{Distribution, Range};
+pub use keyspace::{ClientSlice, KeySpace, MAX_KEY_LEN};
+pub use mix::{Mix, MultiGet, OpKind};
+pub use popularity::{Cursor, Popularity};
+pub use request::{Request, Workload};
 pub use values::ValueTable;

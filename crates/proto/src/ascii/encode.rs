@@ -60,11 +60,26 @@ pub fn get(out: &mut Vec<u8>, cmd: Retrieve, key: &[u8]) {
 
 /// `get <key>*\r\n`: one request for several keys.
 pub fn multi_get<'k>(out: &mut Vec<u8>, cmd: Retrieve, keys: impl IntoIterator<Item = &'k [u8]>) {
-    out.extend_from_slice(cmd.verb());
+    retrieval_begin(out, cmd);
     for key in keys {
-        out.push(b' ');
-        out.extend_from_slice(key);
+        retrieval_key(out, key);
     }
+    retrieval_end(out);
+}
+
+/// A multiget written piece by piece, for callers that produce keys one at
+/// a time into a scratch buffer: `retrieval_begin`, then `retrieval_key`
+/// per key, then `retrieval_end`.
+pub fn retrieval_begin(out: &mut Vec<u8>, cmd: Retrieve) {
+    out.extend_from_slice(cmd.verb());
+}
+
+pub fn retrieval_key(out: &mut Vec<u8>, key: &[u8]) {
+    out.push(b' ');
+    out.extend_from_slice(key);
+}
+
+pub fn retrieval_end(out: &mut Vec<u8>) {
     out.extend_from_slice(b"\r\n");
 }
 

@@ -6,5 +6,8 @@
 mod encode;
 mod parse;
 
-pub use encode::{arith, cas, delete, get, multi_get, store, touch, Arith, Retrieve, Store};
+pub use encode::{
+    arith, cas, delete, get, multi_get, retrieval_begin, retrieval_end, retrieval_key, store,
+    touch, Arith, Retrieve, Store,
+};
 pub use parse::{parse_response, MAX_LINE};

@@ -1,0 +1,77 @@
+//! mcbench's TOML run file (`run --config FILE`): keys are the long flag
+//! names (`threads = 2`, `key-size = "fb_key"`, `server = ["a:11211"]`,
+//! `getset = true`). Read into flags, so the file accepts exactly what the
+//! command line does.
+
+/// The flags a run file stands for.
+pub fn to_args(text: &str, origin: &str) -> Result<Vec<String>, String> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| format!("{origin}: {}", e.message()))?;
+    let mut args = Vec::new();
+    for (key, value) in table {
+        if matches!(key.as_str(), "config" | "profile" | "cfg-cmd" | "json") {
+            return Err(format!("{origin}: '{key}' cannot be set in a run file"));
+        }
+        let flag = format!("--{key}");
+        match value {
+            toml::Value::Boolean(true) => args.push(flag),
+            toml::Value::Boolean(false) => {}
+            toml::Value::Array(items) => {
+                for item in items {
+                    args.extend([flag.clone(), scalar(&key, &item, origin)?]);
+                }
+            }
+            other => args.extend([flag, scalar(&key, &other, origin)?]),
+        }
+    }
+    Ok(args)
+}
+
+fn scalar(key: &str, value: &toml::Value, origin: &str) -> Result<String, String> {
+    match value {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(i) => Ok(i.to_string()),
+        toml::Value::Float(f) => Ok(f.to_string()),
+        _ => Err(format!(
+            "{origin}: '{key}' must be a string, number or boolean"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_become_flags() {
+        let args = to_args("threads = 2\nkey-size = \"fb_key\"\nserver = [\"a:1\", \"b:2\"]\ngetset = true\nload = false\n", "f").unwrap();
+        assert_eq!(
+            args,
+            [
+                "--getset",
+                "--key-size",
+                "fb_key",
+                "--server",
+                "a:1",
+                "--server",
+                "b:2",
+                "--threads",
+                "2"
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_files_are_named() {
+        assert!(to_args("threads = ", "f.toml")
+            .unwrap_err()
+            .starts_with("f.toml:"));
+        assert!(to_args("x = { a = 1 }", "f.toml")
+            .unwrap_err()
+            .contains("'x'"));
+        assert!(to_args("profile = \"etc\"", "f.toml")
+            .unwrap_err()
+            .contains("'profile'"));
+    }
+}
