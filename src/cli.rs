@@ -131,6 +131,17 @@ pub struct RunArgs {
     #[arg(long)]
     pub getset: bool,
 
+    /// memaslap's task window: each connection works on the last N keys it
+    /// wrote, sets write new keys (memaslap --win_size). Replaces the key
+    /// space and the preload.
+    #[arg(long, alias = "win-size", value_parser = parse_count)]
+    pub window: Option<u64>,
+
+    /// With --window: share of sets that overwrite a key of the window
+    /// rather than write a new one (memaslap -o).
+    #[arg(short = 'o', long, default_value_t = 0.0)]
+    pub overwrite: f64,
+
     /// Largest value size allowed, bytes (memcached's -I; default 1 MiB).
     #[arg(long, value_parser = parse_count, default_value_t = DEFAULT_MAX_VALUE as u64)]
     pub max_value_size: u64,
@@ -228,6 +239,8 @@ impl RunArgs {
             multiget: self.multiget_spec()?,
             miss_ratio: self.miss_ratio,
             getset: self.getset,
+            window: self.window,
+            overwrite: self.overwrite,
             max_value_size: usize::try_from(self.max_value_size).unwrap_or(usize::MAX),
             load,
             interval: self.interval.unwrap_or(Duration::from_secs(1)),

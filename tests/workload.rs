@@ -255,3 +255,53 @@ fn malformed_workload_flags_name_the_text() {
         assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn task_windows_write_new_keys_and_read_them_back() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--window",
+        "50",
+        "-x",
+        "4000",
+        "-u",
+        "0.5",
+        "-c",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Every get reads a key its connection wrote; every set is a new key.
+    assert_eq!(f(&j, "gets.misses"), 0.0);
+    assert!(f(&j, "gets.hits") > 1000.0);
+    assert_eq!(m.stat("curr_items"), m.stat("cmd_set"));
+    // Overwriting every time: each connection keeps rewriting its first key.
+    let m = Memcached::start(&[]);
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--window",
+        "50",
+        "-o",
+        "1",
+        "-x",
+        "2000",
+        "-u",
+        "0.5",
+        "-c",
+        "3",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(m.stat("curr_items"), 3);
+    let out = mcbench(&["run", "-o", "0.5"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--overwrite needs --window"),
+        "{}",
+        stderr(&out)
+    );
+}

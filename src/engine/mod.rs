@@ -207,6 +207,7 @@ fn plan_workers(
         .map(|i| WorkerPlan {
             index: i,
             conns: Vec::new(),
+            lanes: Vec::new(),
             rate: spec.rate.map(|r| r / t as f64),
             quota: match spec.stop {
                 StopAfter::Ops(n) => Some(n / t as u64 + u64::from((i as u64) < n % t as u64)),
@@ -217,9 +218,11 @@ fn plan_workers(
         })
         .collect();
     for (i, conn) in conns.into_iter().enumerate() {
-        plans[connect::worker_of(i, t)].conns.push(conn);
+        let plan = &mut plans[connect::worker_of(i, t)];
+        plan.conns.push(conn);
+        plan.lanes.push(i);
     }
-    if spec.load != LoadMode::NoLoad {
+    if spec.load != LoadMode::NoLoad && spec.window.is_none() {
         for s in 0..nservers {
             let owners: Vec<usize> = (0..t)
                 .filter(|&w| plans[w].conns.iter().any(|(_, srv)| *srv == s))

@@ -43,6 +43,8 @@ pub struct WorkerPlan {
     pub index: usize,
     /// Connected sockets and the server each goes to.
     pub conns: Vec<(std::net::TcpStream, usize)>,
+    /// Per connection: its number among all the run's connections.
+    pub lanes: Vec<usize>,
     /// This worker's share of the target rate, ops/s; `None` is closed loop.
     pub rate: Option<f64>,
     /// This worker's share of `--ops`.
@@ -52,10 +54,12 @@ pub struct WorkerPlan {
     pub cpu: Option<usize>,
 }
 
-/// A request decided but not yet sent, waiting for a free slot.
+/// A request due to be sent (or waiting for a free slot). Its op and keys
+/// are drawn when it is encoded, from its connection's key state, unless it
+/// is a fixed request (a preload set, a getset fill).
 #[derive(Clone, Copy)]
 struct Due {
-    req: Request,
+    req: Option<Request>,
     intended_ns: u64,
     measured: bool,
 }
@@ -77,7 +81,8 @@ pub struct Worker {
     alive: usize,
     /// Servers this worker has connections to.
     servers: Vec<usize>,
-    /// Per server: popularity state (sequential position, latest write).
+    /// Per connection: key state (sequential position, latest write,
+    /// memaslap window).
     cursors: Vec<Cursor>,
     /// Keys whose get missed, to set now (`--getset`).
     fills: Vec<u64>,
@@ -139,7 +144,7 @@ impl Worker {
             load: plan.load,
             conns,
             servers,
-            cursors: vec![Cursor::default(); nservers],
+            cursors: plan.lanes.iter().map(|&lane| Cursor::new(lane)).collect(),
             fills: Vec::new(),
             poller,
             recorder: Box::default(),
@@ -338,12 +343,8 @@ impl Worker {
                 self.recorder.record_lag(now - intended);
             }
             let server = self.pick_server();
-            let req = self
-                .shared
-                .workload
-                .next(&mut self.rng, server, &mut self.cursors[server]);
             let due = Due {
-                req,
+                req: None,
                 intended_ns: intended,
                 measured,
             };
@@ -424,16 +425,12 @@ impl Worker {
                     .iter_mut()
                     .find(|(s, r)| *s == server && !r.is_empty())?;
                 let rank = range.next()?;
-                Request {
+                Some(Request {
                     op: OpKind::Set,
                     key: self.shared.workload.keys.nth_on(server, rank),
-                }
+                })
             }
-            Source::Mix => {
-                self.shared
-                    .workload
-                    .next(&mut self.rng, server, &mut self.cursors[server])
-            }
+            Source::Mix => None,
         };
         if measured {
             self.quota_left -= 1;
@@ -450,15 +447,18 @@ impl Worker {
         let workload = &self.shared.workload;
         let conn = &mut self.conns[c];
         let server = conn.server;
-        let cursor = &mut self.cursors[server];
-        let keys = encode(conn.out(), due.req, workload, &mut self.rng, server, cursor);
-        if matches!(due.req.op, OpKind::Set | OpKind::Fill) {
-            cursor.set(workload.keys.rank_of(due.req.key));
+        let cursor = &mut self.cursors[c];
+        let req = due
+            .req
+            .unwrap_or_else(|| workload.next(&mut self.rng, server, cursor));
+        let keys = encode(conn.out(), req, workload, &mut self.rng, server, cursor);
+        if matches!(req.op, OpKind::Set | OpKind::Fill) && workload.keys.contains(req.key) {
+            cursor.set(workload.keys.rank_of(req.key));
         }
         self.in_flight += 1;
         conn.queued(InFlight {
-            op: due.req.op,
-            key: due.req.key,
+            op: req.op,
+            key: req.key,
             keys,
             intended_ns: due.intended_ns,
             sent_ns: due.intended_ns,
@@ -585,7 +585,7 @@ impl Worker {
                 self.issue(
                     c,
                     Due {
-                        req,
+                        req: Some(req),
                         intended_ns: last_now,
                         measured: last_now >= self.record_from,
                     },

@@ -114,6 +114,12 @@ fn workload(out: &mut String, s: &RunSpec) {
             s.miss_ratio * 100.0
         ));
     }
+    if let Some(w) = s.window {
+        extras.push(format!(
+            "memaslap task window of {w} keys per connection, {:.0}% of sets overwrite",
+            s.overwrite * 100.0
+        ));
+    }
     if s.getset {
         extras.push("a get that misses sets its key (op fill)".into());
     }

@@ -62,6 +62,10 @@ pub struct RunSpec {
     pub miss_ratio: f64,
     /// On a get miss, set that key.
     pub getset: bool,
+    /// memaslap's task window: keys per connection; `None` uses the key space.
+    pub window: Option<u64>,
+    /// Window mode: share of sets that overwrite a key of the window.
+    pub overwrite: f64,
     /// Largest value size allowed, bytes.
     pub max_value_size: usize,
     pub load: LoadMode,
@@ -137,6 +141,26 @@ impl RunSpec {
             || self.multiget.keys > 10_000
         {
             return Err("multiget needs 1..=10000 keys and a share between 0 and 100 %".into());
+        }
+        match self.window {
+            Some(0) => return Err("--window must hold at least one key".into()),
+            Some(_) if self.load == LoadMode::LoadOnly => return Err(
+                "--load-only has nothing to load with --window (windows fill as the run writes)"
+                    .into(),
+            ),
+            None if self.overwrite > 0.0 => {
+                return Err(
+                    "--overwrite needs --window: with a fixed key space every set overwrites"
+                        .into(),
+                )
+            }
+            _ => {}
+        }
+        if !(0.0..=1.0).contains(&self.overwrite) {
+            return Err(format!(
+                "--overwrite must be between 0 and 1, got {}",
+                self.overwrite
+            ));
         }
         self.key_space(1).map(|_| ())
     }

@@ -139,10 +139,11 @@ impl KeySpace {
 
     /// Writes key `id` into `buf` and returns it.
     pub fn key<'b>(&self, id: u64, buf: &'b mut [u8; MAX_KEY_LEN]) -> &'b [u8] {
-        let len = self.len_of(id);
         let mut num = itoa::Buffer::new();
         let digits = num.format(id).as_bytes();
         let p = self.prefix.len();
+        // Window keys grow without bound; such a key outgrows its size.
+        let len = self.len_of(id).max(p + digits.len());
         let pad = len - p - digits.len();
         buf[..p].copy_from_slice(&self.prefix);
         buf[p..p + pad].fill(b'0');
@@ -184,6 +185,14 @@ impl KeySpace {
     #[inline]
     pub fn pick_on<R: Rng + ?Sized>(&self, rng: &mut R, s: usize, cursor: &mut Cursor) -> u64 {
         self.nth_on(s, self.pickers[s].pick(rng, cursor))
+    }
+
+    /// Key `k` of connection `lane`'s memaslap task window (of `lanes`
+    /// connections), on `server`: ids past the key space and its planned
+    /// misses, distinct for every connection and server.
+    pub fn window_key(&self, lane: usize, lanes: usize, k: u64, server: usize) -> u64 {
+        let base = (4 * self.total).div_ceil(self.servers) * self.servers;
+        base + (k * lanes as u64 + lane as u64) * self.servers + server as u64
     }
 
     /// Whether `id` is one of the key space's keys (not a planned miss).

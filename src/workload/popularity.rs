@@ -35,16 +35,28 @@ pub enum Popularity {
     },
 }
 
-/// Per-worker state some popularities need, per server.
+/// Key state of one connection: what some popularities and memaslap's
+/// task window need to remember.
 #[derive(Debug, Clone, Default)]
 pub struct Cursor {
     /// Sequential: the next rank.
     next: u64,
     /// Latest: the rank most recently set.
     last_set: Option<u64>,
+    /// The connection's number among the run's connections.
+    pub lane: usize,
+    /// Window mode: how many new keys this connection has written.
+    pub written: u64,
 }
 
 impl Cursor {
+    pub fn new(lane: usize) -> Self {
+        Cursor {
+            lane,
+            ..Cursor::default()
+        }
+    }
+
     /// Tells the cursor that rank `rank` was just written.
     pub fn set(&mut self, rank: u64) {
         self.last_set = Some(rank);

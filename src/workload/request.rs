@@ -12,8 +12,20 @@ pub struct Request {
     pub key: u64,
 }
 
+/// memaslap's task window: each connection works on the last `size` keys it
+/// wrote; a set writes a new key (sliding the window) unless it overwrites
+/// one of the window (share `overwrite`); gets read the window.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskWindow {
+    pub size: u64,
+    pub overwrite: f64,
+    /// Connections of the run (lanes of the window id layout).
+    pub lanes: usize,
+}
+
 #[derive(Debug)]
 pub struct Workload {
+    pub window: Option<TaskWindow>,
     pub keys: KeySpace,
     pub values: ValueTable,
     pub mix: Mix,
@@ -27,6 +39,11 @@ pub struct Workload {
 impl Workload {
     pub fn new(spec: &crate::spec::RunSpec, keys: KeySpace) -> Self {
         Workload {
+            window: spec.window.map(|size| TaskWindow {
+                size,
+                overwrite: spec.overwrite,
+                lanes: spec.total_connections(spec.servers.len().max(1)),
+            }),
             values: ValueTable::new(spec.max_value_len(), spec.seed),
             keys,
             mix: spec.mix.clone(),
@@ -51,12 +68,53 @@ impl Workload {
         {
             op = OpKind::Mget;
         }
+        if let Some(window) = self.window {
+            return self.next_in_window(rng, server, cursor, op, window);
+        }
         let key = if op.is_retrieval() {
             self.retrieval_key(rng, server, cursor)
         } else {
             self.keys.pick_on(rng, server, cursor)
         };
         Request { op, key }
+    }
+
+    fn next_in_window<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        server: usize,
+        cursor: &mut Cursor,
+        mut op: OpKind,
+        window: TaskWindow,
+    ) -> Request {
+        // Nothing to read yet: memaslap writes first.
+        if op.is_retrieval() && cursor.written == 0 {
+            op = OpKind::Set;
+        }
+        let overwrite = cursor.written > 0 && rng.gen::<f64>() < window.overwrite;
+        let key = if op.is_retrieval() {
+            self.retrieval_key(rng, server, cursor)
+        } else if overwrite {
+            self.window_pick(rng, server, cursor, window)
+        } else {
+            cursor.written += 1;
+            self.keys
+                .window_key(cursor.lane, window.lanes, cursor.written - 1, server)
+        };
+        Request { op, key }
+    }
+
+    /// A key of the connection's window (which must not be empty).
+    fn window_pick<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        server: usize,
+        cursor: &Cursor,
+        window: TaskWindow,
+    ) -> u64 {
+        let held = cursor.written.min(window.size).max(1);
+        let k = cursor.written.saturating_sub(1 + rng.gen_range(0..held));
+        self.keys.window_key(cursor.lane, window.lanes, k, server)
     }
 
     /// A key to read: from the loaded set, or a planned miss.
@@ -69,6 +127,8 @@ impl Workload {
     ) -> u64 {
         if self.miss_ratio > 0.0 && rng.gen::<f64>() < self.miss_ratio {
             self.keys.miss_on(rng, server)
+        } else if let Some(window) = self.window {
+            self.window_pick(rng, server, cursor, window)
         } else {
             self.keys.pick_on(rng, server, cursor)
         }
