@@ -188,6 +188,118 @@ fn warmup_is_not_counted() {
 }
 
 #[test]
+fn warmup_counts_no_bytes_and_no_cpu() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-w",
+        "1s",
+        "-x",
+        "1000",
+        "-u",
+        "0",
+        "--no-load",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // 1000 gets of 30-byte keys are ~40 kB; the warm-up sent far more.
+    assert!(f(&j, "bytes.tx") < 60_000.0, "{}", j["bytes"]);
+    assert!(j["client"]["worker_busy"][0].as_f64().unwrap() <= 1.0);
+}
+
+#[test]
+fn large_pipelined_values_survive_partial_writes() {
+    let _machine = shared_machine();
+    // 16 sets of ~1 MB in flight overflow the socket buffer: writes end
+    // part-way and answers arrive before the rest is written.
+    let m = Memcached::start(&["-m", "256"]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-V",
+        "1000000",
+        "-d",
+        "16",
+        "-c",
+        "1",
+        "-x",
+        "500",
+        "-u",
+        "1",
+        "--no-load",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(f(&j, "total.count"), 500.0);
+    for q in ["p50", "p99", "max"] {
+        let (svc, lat) = (
+            f(&j, &format!("total.service_time_us.{q}")),
+            f(&j, &format!("total.latency_us.{q}")),
+        );
+        assert!(svc <= lat * 1.001, "{q}: service {svc} > latency {lat}");
+    }
+}
+
+#[test]
+fn a_rate_beyond_reach_is_reported_not_a_hang() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let start = std::time::Instant::now();
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-q",
+        "100000000",
+        "-t",
+        "1s",
+        "--timeout",
+        "1s",
+        "--no-load",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(j["client"]["client_bound"], true);
+    assert!(f(&j, "total.rate") < 1e7);
+}
+
+#[test]
+fn open_loop_spreads_the_rate_over_servers() {
+    let _machine = shared_machine();
+    let servers: Vec<Memcached> = (0..3).map(|_| Memcached::start(&[])).collect();
+    let list: Vec<String> = servers.iter().map(Memcached::addr).collect();
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &list.join(","),
+        "-c",
+        "1",
+        "-T",
+        "2",
+        "-q",
+        "3000",
+        "-t",
+        "2s",
+        "--no-load",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ops: Vec<f64> = servers
+        .iter()
+        .map(|m| (m.stat("cmd_get") + m.stat("cmd_set")) as f64)
+        .collect();
+    let total: f64 = ops.iter().sum();
+    for share in ops.iter().map(|o| o / total) {
+        assert!((share - 1.0 / 3.0).abs() < 0.05, "{ops:?}");
+    }
+}
+
+#[test]
 fn json_holds_every_documented_name() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);

@@ -25,6 +25,9 @@ pub struct InFlight {
     pub sent_ns: u64,
     /// Whether it counts (sent after warm-up, within the phase).
     pub measured: bool,
+    /// The connection's byte count once this request is written: it has
+    /// been sent when `written_bytes` reaches it.
+    pub end_byte: u64,
 }
 
 /// How a read ended.
@@ -49,6 +52,8 @@ pub struct Conn {
     pub in_flight: VecDeque<InFlight>,
     /// How many of the newest `in_flight` entries are not yet written.
     unsent: usize,
+    /// Bytes written on this connection so far.
+    written_bytes: u64,
     /// EPOLLOUT is armed because the kernel buffer was full.
     pub write_armed: bool,
     /// Listed in the worker's dirty list for the next flush.
@@ -68,6 +73,7 @@ impl Conn {
             partial: Vec::new(),
             in_flight: VecDeque::with_capacity(depth),
             unsent: 0,
+            written_bytes: 0,
             write_armed: false,
             dirty: false,
             listed: 0,
@@ -85,7 +91,8 @@ impl Conn {
     }
 
     /// Registers the request just encoded into `out()`.
-    pub fn queued(&mut self, req: InFlight) {
+    pub fn queued(&mut self, mut req: InFlight) {
+        req.end_byte = self.written_bytes + (self.out.len() - self.out_pos) as u64;
         self.in_flight.push_back(req);
         self.unsent += 1;
     }
@@ -113,14 +120,19 @@ impl Conn {
                 Err(e) => return Err(e),
             }
         }
+        self.written_bytes += written as u64;
+        // Requests whose last byte went out in this flush were sent now.
+        while self.unsent > 0 {
+            let i = self.in_flight.len() - self.unsent;
+            if self.in_flight[i].end_byte > self.written_bytes {
+                break;
+            }
+            self.in_flight[i].sent_ns = now_ns;
+            self.unsent -= 1;
+        }
         if self.out_pos == self.out.len() {
             self.out.clear();
             self.out_pos = 0;
-            let n = self.in_flight.len();
-            for req in self.in_flight.range_mut(n - self.unsent..) {
-                req.sent_ns = now_ns;
-            }
-            self.unsent = 0;
         }
         Ok(written)
     }
@@ -161,6 +173,9 @@ impl Conn {
                 Err(_) => break ReadOutcome::Broken,
             }
         };
+        // An answer can only follow its request's last byte; never let the
+        // unwritten count exceed what is left in flight.
+        self.unsent = self.unsent.min(self.in_flight.len());
         if self.partial.is_empty() {
             self.partial.extend_from_slice(&scratch[used..n]);
         } else {
@@ -193,6 +208,14 @@ impl Conn {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 other => return other,
             }
+        }
+    }
+
+    /// Marks every request in flight as not measured (a phase ended before
+    /// they were answered; their late answers must not count in the next).
+    pub fn forget_in_flight(&mut self) {
+        for req in &mut self.in_flight {
+            req.measured = false;
         }
     }
 

@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 use std::ops::Range;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use worker::{Worker, WorkerPlan};
 
 /// The worker clock: CLOCK_MONOTONIC in ns (the vDSO, no syscall). Read
@@ -121,6 +121,12 @@ pub fn run(
     // stdio, the output file, the embedded server's pipes.
     os::ensure_fd_limit((total_conns + spec.threads + 64) as u64).map_err(Failure::usage)?;
     let keys = spec.key_space(nservers).map_err(Failure::usage)?;
+    if (0..nservers).any(|s| keys.keys_on(s) == 0) {
+        return Err(Failure::usage(format!(
+            "--keys {} gives some of the {nservers} servers no key; use at least one key per server",
+            spec.keys
+        )));
+    }
     let shared = Arc::new(Shared {
         workload: Workload::new(spec, keys),
         spec: spec.clone(),
@@ -208,7 +214,7 @@ fn plan_workers(
             index: i,
             conns: Vec::new(),
             lanes: Vec::new(),
-            rate: spec.rate.map(|r| r / t as f64),
+            rate: None,
             quota: match spec.stop {
                 StopAfter::Ops(n) => Some(n / t as u64 + u64::from((i as u64) < n % t as u64)),
                 StopAfter::Duration(_) => None,
@@ -217,10 +223,18 @@ fn plan_workers(
             cpu: cpus.as_ref().map(|c| c[i % c.len()]),
         })
         .collect();
+    let total_conns = conns.len();
     for (i, conn) in conns.into_iter().enumerate() {
         let plan = &mut plans[connect::worker_of(i, t)];
         plan.conns.push(conn);
         plan.lanes.push(i);
+    }
+    // Each worker's share of the rate follows its share of the connections,
+    // so that every server gets the same share of the run's rate.
+    for plan in &mut plans {
+        plan.rate = spec
+            .rate
+            .map(|r| r * plan.conns.len() as f64 / total_conns as f64);
     }
     if spec.load != LoadMode::NoLoad && spec.window.is_none() {
         for s in 0..nservers {
@@ -261,8 +275,18 @@ fn collect(
     let mut collector = Collector::new(workers, spec.interval.as_nanos() as u64);
     let mut go = Some(go);
     let mut cpu_start = CpuTimes::process();
+    // Process CPU is counted from the end of the warm-up, like everything else.
+    let mut baseline_at: Option<Instant> = None;
     while ends.iter().any(Option::is_none) {
-        let msg = match rx.recv_timeout(Duration::from_millis(100)) {
+        let wait = baseline_at.map_or(Duration::from_millis(100), |t| {
+            t.saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(100))
+        });
+        if baseline_at.is_some_and(|t| Instant::now() >= t) {
+            cpu_start = CpuTimes::process();
+            baseline_at = None;
+        }
+        let msg = match rx.recv_timeout(wait) {
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,
@@ -299,6 +323,7 @@ fn collect(
         }
         if go.is_some() && reached.iter().all(|r| *r) {
             cpu_start = CpuTimes::process();
+            baseline_at = Some(Instant::now() + spec.warmup);
             go = None; // dropping the sender releases every worker
         }
     }

@@ -35,6 +35,12 @@ const SCRATCH_LEN: usize = 64 * 1024;
 fn low_water(depth: usize) -> usize {
     depth / 2
 }
+/// Arrivals turned into requests per loop turn, at most.
+const MAX_DISPATCH: usize = 4096;
+/// Requests that may wait for a free slot, per server; beyond it arrivals
+/// are dropped and counted (`client_overload`) rather than queued without
+/// bound.
+const MAX_BACKLOG: usize = 1 << 20;
 /// Readiness events taken per wait.
 const EVENTS: usize = 256;
 
@@ -79,8 +85,8 @@ pub struct Worker {
     poller: Poller,
     conns: Vec<Conn>,
     alive: usize,
-    /// Servers this worker has connections to.
-    servers: Vec<usize>,
+    /// Per server: this worker's live connections to it.
+    alive_on: Vec<usize>,
     /// Per connection: key state (sequential position, latest write,
     /// memaslap window).
     cursors: Vec<Cursor>,
@@ -103,6 +109,8 @@ pub struct Worker {
     load: Vec<(usize, Range<u64>)>,
     // Per-phase state.
     source: Source,
+    /// Thread CPU time when measuring started, ns.
+    cpu_start: u64,
     record_from: u64,
     sending: bool,
     quota_left: u64,
@@ -117,9 +125,10 @@ impl Worker {
         let spec = &shared.spec;
         let poller = Poller::new(EVENTS).map_err(|e| format!("epoll: {e}"))?;
         let nservers = shared.servers;
-        let mut servers: Vec<usize> = plan.conns.iter().map(|(_, s)| *s).collect();
-        servers.sort_unstable();
-        servers.dedup();
+        let mut alive_on = vec![0; nservers];
+        for (_, s) in &plan.conns {
+            alive_on[*s] += 1;
+        }
         let conns: Vec<Conn> = plan
             .conns
             .into_iter()
@@ -143,7 +152,7 @@ impl Worker {
             quota: plan.quota,
             load: plan.load,
             conns,
-            servers,
+            alive_on,
             cursors: plan.lanes.iter().map(|&lane| Cursor::new(lane)).collect(),
             fills: Vec::new(),
             poller,
@@ -153,6 +162,7 @@ impl Worker {
             events: Vec::with_capacity(EVENTS),
             in_flight: 0,
             source: Source::Mix,
+            cpu_start: 0,
             record_from: 0,
             sending: false,
             quota_left: u64::MAX,
@@ -182,11 +192,9 @@ impl Worker {
         } else {
             PhaseKind::Measure
         };
-        let cpu_start = cpu::thread_cpu_ns();
-        let start = clock_ns();
         let end = self.run_phase(kind, true);
-        let elapsed_ns = clock_ns().saturating_sub(self.record_from.max(start));
-        let cpu_ns = cpu::thread_cpu_ns() - cpu_start;
+        let elapsed_ns = clock_ns().saturating_sub(self.record_from);
+        let cpu_ns = cpu::thread_cpu_ns().saturating_sub(self.cpu_start);
         self.send(Message::Done {
             worker: self.index,
             phase: kind,
@@ -232,7 +240,8 @@ impl Worker {
             Source::Load(self.load.clone())
         };
         self.sending = true;
-        *self.recorder = Recorder::default();
+        self.start_measuring();
+        let mut warming = warmup > 0;
         let open = measured_kind && self.pacer.is_some();
         if open {
             self.start_open_loop(start);
@@ -248,6 +257,10 @@ impl Worker {
             let now = clock_ns();
             if self.stopped() {
                 break PhaseEnd::Stopped;
+            }
+            if warming && now >= self.record_from {
+                warming = false;
+                self.start_measuring();
             }
             if self.sending
                 && (now >= send_until || self.quota_left == 0 || self.source_exhausted())
@@ -294,7 +307,27 @@ impl Worker {
             let end_ns = clock_ns().saturating_sub(self.record_from);
             self.emit(interval_index, end_ns);
         }
+        self.end_phase();
         end
+    }
+
+    /// Starts counting: a fresh recorder and CPU baseline, so that nothing
+    /// of the warm-up (bytes, errors, CPU) is reported.
+    fn start_measuring(&mut self) {
+        *self.recorder = Recorder::default();
+        self.cpu_start = cpu::thread_cpu_ns();
+    }
+
+    /// What a phase leaves behind must not count in the next: requests
+    /// still unanswered are no longer measured, waiting ones are dropped
+    /// (they were counted as timeouts).
+    fn end_phase(&mut self) {
+        for conn in &mut self.conns {
+            conn.forget_in_flight();
+        }
+        for q in &mut self.backlog {
+            q.clear();
+        }
     }
 
     fn start_open_loop(&mut self, start: u64) {
@@ -326,7 +359,12 @@ impl Worker {
 
     /// Open loop: turns every arrival that is due into a request.
     fn dispatch_due(&mut self, now: u64) {
-        while self.sending && self.quota_left > 0 {
+        // Bounded per loop turn, so that a rate beyond the client's reach
+        // still leaves time to read answers and to see a stop request.
+        for _ in 0..MAX_DISPATCH {
+            if !self.sending || self.quota_left == 0 {
+                return;
+            }
             let Some(intended) = self.pacer.as_ref().map(Pacer::next) else {
                 return;
             };
@@ -350,7 +388,12 @@ impl Worker {
             };
             match self.take_slot(server) {
                 Some(c) => self.issue(c, due),
-                None if self.server_alive(server) => {
+                None if self.backlog[server].len() >= MAX_BACKLOG => {
+                    if measured {
+                        self.recorder.error(ErrorClass::ClientOverload, 1);
+                    }
+                }
+                None if self.alive_on[server] > 0 => {
                     if measured {
                         self.recorder.client_waits += 1;
                     }
@@ -365,15 +408,13 @@ impl Worker {
         }
     }
 
+    /// A server, in proportion to this worker's connections to it (so that
+    /// every server gets its share of the run's rate).
     fn pick_server(&mut self) -> usize {
-        match self.servers.len() {
-            1 => self.servers[0],
-            n => self.servers[self.rng.gen_range(0..n)],
+        match self.conns.len() {
+            1 => self.conns[0].server,
+            n => self.conns[self.rng.gen_range(0..n)].server,
         }
-    }
-
-    fn server_alive(&self, server: usize) -> bool {
-        self.conns.iter().any(|c| c.alive && c.server == server)
     }
 
     /// A connection to `server` with a free slot.
@@ -463,6 +504,7 @@ impl Worker {
             intended_ns: due.intended_ns,
             sent_ns: due.intended_ns,
             measured: due.measured,
+            end_byte: 0,
         });
         if !conn.dirty {
             conn.dirty = true;
@@ -611,13 +653,21 @@ impl Worker {
         self.recorder.connections_lost += 1;
         self.recorder.error(ErrorClass::ConnectionLost, lost);
         let server = self.conns[c].server;
-        if !self.server_alive(server) {
+        self.alive_on[server] -= 1;
+        if self.alive_on[server] == 0 {
             let stranded = self.backlog[server]
                 .drain(..)
                 .filter(|d| d.measured)
-                .count();
-            self.recorder
-                .error(ErrorClass::NoConnection, stranded as u64);
+                .count() as u64;
+            self.recorder.error(ErrorClass::NoConnection, stranded);
+            // Keys left to preload on that server cannot be loaded now.
+            if let Source::Load(ranges) = &mut self.source {
+                for (_, range) in ranges.iter_mut().filter(|(s, _)| *s == server) {
+                    self.recorder
+                        .error(ErrorClass::NoConnection, range.end - range.start);
+                    *range = range.end..range.end;
+                }
+            }
         }
     }
 

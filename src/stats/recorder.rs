@@ -29,10 +29,13 @@ pub enum ErrorClass {
     Timeout,
     /// A request whose server had no live connection left.
     NoConnection,
+    /// An open-loop arrival dropped because too many already waited in the
+    /// client: the client could not keep up with the rate.
+    ClientOverload,
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 7] = [
+    pub const ALL: [ErrorClass; 8] = [
         ErrorClass::Error,
         ErrorClass::ClientError,
         ErrorClass::ServerError,
@@ -40,6 +43,7 @@ impl ErrorClass {
         ErrorClass::ConnectionLost,
         ErrorClass::Timeout,
         ErrorClass::NoConnection,
+        ErrorClass::ClientOverload,
     ];
 
     pub fn name(self) -> &'static str {
@@ -51,6 +55,7 @@ impl ErrorClass {
             ErrorClass::ConnectionLost => "connection_lost",
             ErrorClass::Timeout => "timeout",
             ErrorClass::NoConnection => "no_connection",
+            ErrorClass::ClientOverload => "client_overload",
         }
     }
 

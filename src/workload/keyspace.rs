@@ -85,7 +85,8 @@ impl KeySpace {
         let servers = servers.max(1) as u64;
         // Room for every id, planned misses included (see `miss_on`).
         let min_len = prefix.len() + digits(2 * total + 2 * servers);
-        if min_len > MAX_KEY_LEN {
+        // Any id (window keys grow without bound) must fit: u64 has 20 digits.
+        if prefix.len() + 20 > MAX_KEY_LEN {
             return Err(format!("key prefix '{prefix}' is too long"));
         }
         let (lo, hi) = size.support();
