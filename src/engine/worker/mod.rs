@@ -6,16 +6,18 @@
 //! open (a `Pacer` decides when requests are due; a due request with no free
 //! slot waits in the client, and that wait counts as latency).
 
-use super::conn::{Conn, InFlight, ReadOutcome};
+mod open_loop;
+mod responses;
+
+use super::conn::{Conn, InFlight};
 use super::pacer::Pacer;
 use super::poller::{Poller, HANGUP, READABLE, WRITABLE};
 use super::request::encode;
 use super::{clock_ns, Message, PhaseEnd, PhaseKind, Shared};
 use crate::stats::{cpu, ErrorClass, Recorder, Snapshot};
 use crate::workload::{Cursor, OpKind, Request};
-use mcbench_proto::ResponseClass;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
@@ -330,21 +332,6 @@ impl Worker {
         }
     }
 
-    fn start_open_loop(&mut self, start: u64) {
-        for q in &mut self.ready {
-            q.clear();
-        }
-        for conn in &mut self.conns {
-            conn.listed = 0;
-        }
-        for c in 0..self.conns.len() {
-            self.refill(c, start);
-        }
-        if let Some(p) = &mut self.pacer {
-            p.restart(start, &mut self.rng);
-        }
-    }
-
     fn source_exhausted(&self) -> bool {
         match &self.source {
             Source::Load(cursors) => cursors.iter().all(|(_, r)| r.is_empty()),
@@ -355,77 +342,6 @@ impl Worker {
     /// Requests sent or waiting, not yet answered.
     fn outstanding(&self) -> usize {
         self.in_flight + self.backlog.iter().map(VecDeque::len).sum::<usize>()
-    }
-
-    /// Open loop: turns every arrival that is due into a request.
-    fn dispatch_due(&mut self, now: u64) {
-        // Bounded per loop turn, so that a rate beyond the client's reach
-        // still leaves time to read answers and to see a stop request.
-        for _ in 0..MAX_DISPATCH {
-            if !self.sending || self.quota_left == 0 {
-                return;
-            }
-            let Some(intended) = self.pacer.as_ref().map(Pacer::next) else {
-                return;
-            };
-            if intended > now {
-                return;
-            }
-            self.pacer
-                .as_mut()
-                .expect("open loop")
-                .advance(&mut self.rng);
-            let measured = intended >= self.record_from;
-            if measured {
-                self.quota_left -= 1;
-                self.recorder.record_lag(now - intended);
-            }
-            let server = self.pick_server();
-            let due = Due {
-                req: None,
-                intended_ns: intended,
-                measured,
-            };
-            match self.take_slot(server) {
-                Some(c) => self.issue(c, due),
-                None if self.backlog[server].len() >= MAX_BACKLOG => {
-                    if measured {
-                        self.recorder.error(ErrorClass::ClientOverload, 1);
-                    }
-                }
-                None if self.alive_on[server] > 0 => {
-                    if measured {
-                        self.recorder.client_waits += 1;
-                    }
-                    self.backlog[server].push_back(due);
-                }
-                None => {
-                    if measured {
-                        self.recorder.error(ErrorClass::NoConnection, 1);
-                    }
-                }
-            }
-        }
-    }
-
-    /// A server, in proportion to this worker's connections to it (so that
-    /// every server gets its share of the run's rate).
-    fn pick_server(&mut self) -> usize {
-        match self.conns.len() {
-            1 => self.conns[0].server,
-            n => self.conns[self.rng.gen_range(0..n)].server,
-        }
-    }
-
-    /// A connection to `server` with a free slot.
-    fn take_slot(&mut self, server: usize) -> Option<usize> {
-        while let Some(c) = self.ready[server].pop_front() {
-            self.conns[c].listed -= 1;
-            if self.conns[c].alive {
-                return Some(c);
-            }
-        }
-        None
     }
 
     /// Fills the free slots of connection `c` (closed loop and load), or
@@ -571,106 +487,6 @@ impl Worker {
         Ok(())
     }
 
-    fn on_readable(&mut self, c: usize) {
-        if !self.conns[c].alive {
-            return;
-        }
-        let rec = &mut *self.recorder;
-        let getset = self.shared.workload.getset && self.sending;
-        let keys = &self.shared.workload.keys;
-        let fills = &mut self.fills;
-        let mut mismatch = false;
-        let mut last_now = 0;
-        let conn = &mut self.conns[c];
-        let before = conn.in_flight.len();
-        let mut bytes_rx = 0;
-        let outcome = conn.receive(
-            &mut self.scratch,
-            clock_ns,
-            &mut bytes_rx,
-            |req, resp, now| {
-                last_now = now;
-                if !fits(req.op, resp.class) {
-                    mismatch = true;
-                }
-                if req.measured {
-                    record_response(rec, req, resp, now);
-                }
-                // A planned miss stays a miss: only the key space is filled.
-                if getset
-                    && req.op == OpKind::Get
-                    && resp.class == ResponseClass::End
-                    && keys.contains(req.key)
-                {
-                    fills.push(req.key);
-                }
-            },
-        );
-        rec.bytes_rx += bytes_rx;
-        let answered = before - conn.in_flight.len();
-        self.in_flight -= answered;
-        match outcome {
-            ReadOutcome::Open if !mismatch => {}
-            ReadOutcome::Open | ReadOutcome::Broken => {
-                rec.error(ErrorClass::Protocol, 1);
-                self.lose(c);
-            }
-            ReadOutcome::Closed => self.lose(c),
-        }
-        let mut fills = std::mem::take(&mut self.fills);
-        if self.conns[c].alive {
-            for &key in &fills {
-                let req = Request {
-                    op: OpKind::Fill,
-                    key,
-                };
-                self.issue(
-                    c,
-                    Due {
-                        req: Some(req),
-                        intended_ns: last_now,
-                        measured: last_now >= self.record_from,
-                    },
-                );
-            }
-        }
-        fills.clear();
-        self.fills = fills;
-        if answered > 0 && self.conns[c].alive {
-            self.refill(c, last_now);
-        }
-    }
-
-    /// Drops a connection that failed; its requests are lost.
-    fn lose(&mut self, c: usize) {
-        let conn = &mut self.conns[c];
-        if !conn.alive {
-            return;
-        }
-        let lost = conn.in_flight.iter().filter(|r| r.measured).count() as u64;
-        self.in_flight -= conn.close();
-        self.alive -= 1;
-        self.recorder.connections_lost += 1;
-        self.recorder.error(ErrorClass::ConnectionLost, lost);
-        let server = self.conns[c].server;
-        self.alive_on[server] -= 1;
-        if self.alive_on[server] == 0 {
-            let stranded = self.backlog[server]
-                .drain(..)
-                .filter(|d| d.measured)
-                .count() as u64;
-            self.recorder.error(ErrorClass::NoConnection, stranded);
-            // Keys left to preload on that server cannot be loaded now.
-            if let Source::Load(ranges) = &mut self.source {
-                for (_, range) in ranges.iter_mut().filter(|(s, _)| *s == server) {
-                    self.recorder
-                        .error(ErrorClass::NoConnection, range.end - range.start);
-                    *range = range.end..range.end;
-                }
-            }
-        }
-    }
-
     /// Sends the current recorder as interval `index` and starts a new one.
     fn emit(&mut self, index: u64, end_ns: u64) {
         let recorder = std::mem::take(&mut self.recorder);
@@ -680,32 +496,5 @@ impl Worker {
             end_ns,
             recorder,
         }));
-    }
-}
-
-/// Whether a reply of `class` is a possible answer to `op`.
-fn fits(op: OpKind, class: ResponseClass) -> bool {
-    use ResponseClass::*;
-    class.is_error()
-        || match op {
-            OpKind::Get | OpKind::Mget => matches!(class, Value | End),
-            OpKind::Set | OpKind::Fill => matches!(class, Stored | NotStored | Exists | NotFound),
-        }
-}
-
-fn record_response(rec: &mut Recorder, req: InFlight, resp: mcbench_proto::Response, now: u64) {
-    rec.record_op(
-        req.op,
-        now.saturating_sub(req.intended_ns),
-        now.saturating_sub(req.sent_ns),
-    );
-    rec.responses[resp.class.index()] += 1;
-    if let Some(err) = ErrorClass::of_reply(resp.class) {
-        rec.error(err, 1);
-    }
-    if req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End) {
-        let hits = u64::from(resp.values.min(req.keys));
-        rec.hits += hits;
-        rec.misses += u64::from(req.keys) - hits;
     }
 }

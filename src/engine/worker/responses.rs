@@ -1,0 +1,138 @@
+//! The reading half of a worker: responses parsed, matched to their
+//! requests, recorded; connections that fail are dropped.
+
+use super::{Due, Source, Worker};
+use crate::engine::clock_ns;
+use crate::engine::conn::{InFlight, ReadOutcome};
+use crate::stats::{ErrorClass, Recorder};
+use crate::workload::{OpKind, Request};
+use mcbench_proto::ResponseClass;
+
+impl Worker {
+    pub(super) fn on_readable(&mut self, c: usize) {
+        if !self.conns[c].alive {
+            return;
+        }
+        let rec = &mut *self.recorder;
+        let getset = self.shared.workload.getset && self.sending;
+        let keys = &self.shared.workload.keys;
+        let fills = &mut self.fills;
+        let mut mismatch = false;
+        let mut last_now = 0;
+        let conn = &mut self.conns[c];
+        let before = conn.in_flight.len();
+        let mut bytes_rx = 0;
+        let outcome = conn.receive(
+            &mut self.scratch,
+            clock_ns,
+            &mut bytes_rx,
+            |req, resp, now| {
+                last_now = now;
+                if !fits(req.op, resp.class) {
+                    mismatch = true;
+                }
+                if req.measured {
+                    record_response(rec, req, resp, now);
+                }
+                // A planned miss stays a miss: only the key space is filled.
+                if getset
+                    && req.op == OpKind::Get
+                    && resp.class == ResponseClass::End
+                    && keys.contains(req.key)
+                {
+                    fills.push(req.key);
+                }
+            },
+        );
+        rec.bytes_rx += bytes_rx;
+        let answered = before - conn.in_flight.len();
+        self.in_flight -= answered;
+        match outcome {
+            ReadOutcome::Open if !mismatch => {}
+            ReadOutcome::Open | ReadOutcome::Broken => {
+                rec.error(ErrorClass::Protocol, 1);
+                self.lose(c);
+            }
+            ReadOutcome::Closed => self.lose(c),
+        }
+        let mut fills = std::mem::take(&mut self.fills);
+        if self.conns[c].alive {
+            for &key in &fills {
+                let req = Request {
+                    op: OpKind::Fill,
+                    key,
+                };
+                self.issue(
+                    c,
+                    Due {
+                        req: Some(req),
+                        intended_ns: last_now,
+                        measured: last_now >= self.record_from,
+                    },
+                );
+            }
+        }
+        fills.clear();
+        self.fills = fills;
+        if answered > 0 && self.conns[c].alive {
+            self.refill(c, last_now);
+        }
+    }
+
+    /// Drops a connection that failed; its requests are lost.
+    pub(super) fn lose(&mut self, c: usize) {
+        let conn = &mut self.conns[c];
+        if !conn.alive {
+            return;
+        }
+        let lost = conn.in_flight.iter().filter(|r| r.measured).count() as u64;
+        self.in_flight -= conn.close();
+        self.alive -= 1;
+        self.recorder.connections_lost += 1;
+        self.recorder.error(ErrorClass::ConnectionLost, lost);
+        let server = self.conns[c].server;
+        self.alive_on[server] -= 1;
+        if self.alive_on[server] == 0 {
+            let stranded = self.backlog[server]
+                .drain(..)
+                .filter(|d| d.measured)
+                .count() as u64;
+            self.recorder.error(ErrorClass::NoConnection, stranded);
+            // Keys left to preload on that server cannot be loaded now.
+            if let Source::Load(ranges) = &mut self.source {
+                for (_, range) in ranges.iter_mut().filter(|(s, _)| *s == server) {
+                    self.recorder
+                        .error(ErrorClass::NoConnection, range.end - range.start);
+                    *range = range.end..range.end;
+                }
+            }
+        }
+    }
+}
+
+/// Whether a reply of `class` is a possible answer to `op`.
+fn fits(op: OpKind, class: ResponseClass) -> bool {
+    use ResponseClass::*;
+    class.is_error()
+        || match op {
+            OpKind::Get | OpKind::Mget => matches!(class, Value | End),
+            OpKind::Set | OpKind::Fill => matches!(class, Stored | NotStored | Exists | NotFound),
+        }
+}
+
+fn record_response(rec: &mut Recorder, req: InFlight, resp: mcbench_proto::Response, now: u64) {
+    rec.record_op(
+        req.op,
+        now.saturating_sub(req.intended_ns),
+        now.saturating_sub(req.sent_ns),
+    );
+    rec.responses[resp.class.index()] += 1;
+    if let Some(err) = ErrorClass::of_reply(resp.class) {
+        rec.error(err, 1);
+    }
+    if req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End) {
+        let hits = u64::from(resp.values.min(req.keys));
+        rec.hits += hits;
+        rec.misses += u64::from(req.keys) - hits;
+    }
+}
