@@ -120,6 +120,28 @@ mod tests {
         );
     }
 
+    /// Sizes drawn from what the file says follow its proportions (1 %).
+    #[test]
+    fn three_key_and_three_value_ranges_keep_their_proportions() {
+        use crate::workload::Distribution;
+        use rand::SeedableRng;
+        let args = to_args(SAMPLE, "cfg").unwrap();
+        let tables = [
+            (&args[1], [(16.0, 100.0, 0.8), (101.0, 200.0, 0.1), (201.0, 249.0, 0.1)]),
+            (&args[3], [(1.0, 1000.0, 0.8), (1001.0, 10000.0, 0.1), (10001.0, 100000.0, 0.1)]),
+        ];
+        for (text, ranges) in tables {
+            let d: Distribution = text.parse().unwrap();
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(8);
+            let n = 200_000;
+            let xs: Vec<f64> = (0..n).map(|_| d.sample(&mut rng)).collect();
+            for (lo, hi, p) in ranges {
+                let share = xs.iter().filter(|&&x| lo <= x && x <= hi).count() as f64 / n as f64;
+                assert!((share - p).abs() <= 0.01 * p, "{text} [{lo},{hi}]: {share}");
+            }
+        }
+    }
+
     #[test]
     fn bad_lines_are_named() {
         for (text, needle) in [
