@@ -505,6 +505,27 @@ fn garbage_replies_are_protocol_errors() {
 }
 
 #[test]
+fn a_flooding_server_cannot_grow_the_client_without_bound() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::Flood);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "-t",
+        "30s",
+        "-c",
+        "1",
+        "-u",
+        "0",
+        "--no-load",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(f(&j, "errors.protocol"), 1.0);
+    assert!(f(&j, "client.peak_rss_bytes") < 100e6, "{}", j["client"]);
+}
+
+#[test]
 fn a_stalled_server_ends_in_timeouts_not_a_hang() {
     let _machine = quiet_machine();
     let addr = fake_server(Misbehaviour::Stall);

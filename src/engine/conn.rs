@@ -3,7 +3,8 @@
 //! and hands raw bytes to the codec; knows nothing of workloads.
 
 use crate::workload::OpKind;
-use mcbench_proto::{ascii, Response};
+use mcbench_proto::ascii::{self, Progress};
+use mcbench_proto::Response;
 use rustix::buffer::spare_capacity;
 use rustix::net::{RecvFlags, SendFlags};
 use std::collections::VecDeque;
@@ -49,6 +50,11 @@ pub struct Conn {
     out_pos: usize,
     /// Unparsed bytes of a response split across reads.
     partial: Vec<u8>,
+    /// How far the response at the front of `partial` was parsed.
+    progress: Progress,
+    /// The most bytes one response may take before the stream is declared
+    /// broken (a hostile or confused server cannot grow it without bound).
+    max_pending: usize,
     pub in_flight: VecDeque<InFlight>,
     /// How many of the newest `in_flight` entries are not yet written.
     unsent: usize,
@@ -64,13 +70,15 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(stream: TcpStream, server: usize, depth: usize) -> Self {
+    pub fn new(stream: TcpStream, server: usize, depth: usize, max_pending: usize) -> Self {
         Conn {
             stream: Some(stream),
             server,
             out: Vec::new(),
             out_pos: 0,
             partial: Vec::new(),
+            progress: Progress::default(),
+            max_pending,
             in_flight: VecDeque::with_capacity(depth),
             unsent: 0,
             written_bytes: 0,
@@ -161,7 +169,7 @@ impl Conn {
         };
         let mut used = 0;
         let outcome = loop {
-            match ascii::parse_response(&buf[used..]) {
+            match ascii::parse_response_from(&buf[used..], &mut self.progress) {
                 Ok(Some((resp, len))) => {
                     let Some(req) = self.in_flight.pop_front() else {
                         break ReadOutcome::Broken;
@@ -180,6 +188,9 @@ impl Conn {
             self.partial.extend_from_slice(&scratch[used..n]);
         } else {
             self.partial.drain(..used);
+        }
+        if self.partial.len() > self.max_pending {
+            return ReadOutcome::Broken;
         }
         outcome
     }

@@ -156,6 +156,9 @@ pub enum Misbehaviour {
     Garbage,
     /// Reads requests and never answers.
     Stall,
+    /// Answers the first request with the header of a ~900 MB value and
+    /// streams bytes of it until the client hangs up.
+    Flood,
 }
 
 /// A fake server on a free port; its threads end when the test process does.
@@ -178,10 +181,16 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
+        if let Misbehaviour::Flood = how {
+            let _ = s.write_all(b"VALUE k 0 900000000\r\n");
+            let chunk = [b'x'; 65536];
+            while s.write_all(&chunk).is_ok() {}
+            return;
+        }
         let text = String::from_utf8_lossy(&buf[..n]).into_owned();
         for line in text.split("\r\n") {
             let reply: &[u8] = match how {
-                Misbehaviour::Stall => continue,
+                Misbehaviour::Stall | Misbehaviour::Flood => continue,
                 Misbehaviour::Garbage => b"HELLO THERE\r\n",
                 Misbehaviour::CloseAfter(k) if answered >= k => return,
                 Misbehaviour::CloseAfter(_) if line.starts_with("get ") => b"END\r\n",

@@ -1,6 +1,6 @@
 //! Properties of the ASCII parser over whole response streams.
 
-use mcbench_proto::ascii::parse_response;
+use mcbench_proto::ascii::{parse_response, parse_response_from, Progress};
 use mcbench_proto::{Response, ResponseClass};
 use proptest::prelude::*;
 
@@ -61,11 +61,18 @@ fn parse_chunked(wire: &[u8], cuts: &[usize]) -> Vec<Response> {
     let mut pending = Vec::new();
     let mut out = Vec::new();
     let mut start = 0;
+    let mut progress = Progress::default();
     for end in bounds {
         pending.extend_from_slice(&wire[start..end]);
         start = end;
         let mut used = 0;
-        while let Some((resp, n)) = parse_response(&pending[used..]).expect("valid stream") {
+        loop {
+            // Resumed parsing must agree with parsing from the start.
+            let fresh = parse_response(&pending[used..]).expect("valid stream");
+            let resumed =
+                parse_response_from(&pending[used..], &mut progress).expect("valid stream");
+            assert_eq!(fresh, resumed);
+            let Some((resp, n)) = resumed else { break };
             out.push(resp);
             used += n;
         }

@@ -131,10 +131,13 @@ impl Worker {
         for (_, s) in &plan.conns {
             alive_on[*s] += 1;
         }
+        // One answer: a multiget's values with their headers, and slack.
+        let max_pending =
+            (spec.max_value_len() + 512) * spec.multiget.keys.max(1) as usize + SCRATCH_LEN;
         let conns: Vec<Conn> = plan
             .conns
             .into_iter()
-            .map(|(stream, server)| Conn::new(stream, server, spec.depth))
+            .map(|(stream, server)| Conn::new(stream, server, spec.depth, max_pending))
             .collect();
         for (i, c) in conns.iter().enumerate() {
             poller

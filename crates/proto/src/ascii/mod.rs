@@ -10,4 +10,4 @@ pub use encode::{
     arith, cas, delete, get, multi_get, retrieval_begin, retrieval_end, retrieval_key, store,
     touch, Arith, Retrieve, Store,
 };
-pub use parse::{parse_response, MAX_LINE};
+pub use parse::{parse_response, parse_response_from, Progress, MAX_LINE};

@@ -1,11 +1,12 @@
 //! Response parser for the text protocol.
 //!
-//! Stateless by design: the caller passes whatever bytes it has, from the
-//! start of the oldest unanswered response, and gets back either a complete
-//! response with the number of bytes it used, `Ok(None)` when more bytes are
-//! needed, or an error. A response split across reads is simply parsed again
-//! when more arrives; value blocks are skipped by length, so a re-parse costs
-//! one pass over the header lines only.
+//! The caller passes whatever bytes it has, from the start of the oldest
+//! unanswered response, and gets back either a complete response with the
+//! number of bytes it used, `Ok(None)` when more bytes are needed, or an
+//! error. Value blocks are skipped by length. A response split across reads
+//! can be parsed again from the start (`parse_response`), or resumed where
+//! the last attempt stopped (`parse_response_from` with a `Progress`), which
+//! keeps a multiget of thousands of values spread over many reads linear.
 
 use crate::{ParseError, Response, ResponseClass};
 
@@ -18,19 +19,53 @@ pub const MAX_LINE: usize = 2048;
 /// (`-I`) cannot exceed 1 GiB.
 const MAX_VALUE: u64 = 1 << 30;
 
+/// How far an incomplete response was parsed: the complete value blocks
+/// at its front. Relative to the response's first byte, so it stays valid
+/// when the bytes before that response are dropped from the buffer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    offset: usize,
+    values: u32,
+}
+
 /// Parses one response from the front of `buf`.
 pub fn parse_response(buf: &[u8]) -> Result<Option<(Response, usize)>, ParseError> {
+    parse_response_from(buf, &mut Progress::default())
+}
+
+/// Parses one response from the front of `buf`, resuming after the value
+/// blocks `progress` says were complete; updates `progress` when more bytes
+/// are needed and resets it otherwise. `buf` must start with the same
+/// response as when `progress` was saved.
+pub fn parse_response_from(
+    buf: &[u8],
+    progress: &mut Progress,
+) -> Result<Option<(Response, usize)>, ParseError> {
+    let result = parse_at(buf, progress);
+    if !matches!(result, Ok(None)) {
+        *progress = Progress::default();
+    }
+    result
+}
+
+fn parse_at(buf: &[u8], progress: &mut Progress) -> Result<Option<(Response, usize)>, ParseError> {
     // The commonest whole replies, without a line scan.
-    if buf.starts_with(b"END\r\n") {
-        return Ok(Some((Response::of(ResponseClass::End), 5)));
+    if progress.offset == 0 {
+        if buf.starts_with(b"END\r\n") {
+            return Ok(Some((Response::of(ResponseClass::End), 5)));
+        }
+        if buf.starts_with(b"STORED\r\n") {
+            return Ok(Some((Response::of(ResponseClass::Stored), 8)));
+        }
     }
-    if buf.starts_with(b"STORED\r\n") {
-        return Ok(Some((Response::of(ResponseClass::Stored), 8)));
-    }
-    let mut pos = 0;
-    let mut values: u32 = 0;
+    let mut pos = progress.offset.min(buf.len());
+    let mut values = progress.values;
     loop {
         let Some(line) = next_line(&buf[pos..])? else {
+            *progress = Progress {
+                offset: pos,
+                values,
+            };
             return Ok(None);
         };
         let after_line = pos + line.len() + 2;
@@ -38,6 +73,10 @@ pub fn parse_response(buf: &[u8]) -> Result<Option<(Response, usize)>, ParseErro
             let len = value_len(header)?;
             let data_end = after_line + len;
             let Some(terminator) = buf.get(data_end..data_end + 2) else {
+                *progress = Progress {
+                    offset: pos,
+                    values,
+                };
                 return Ok(None);
             };
             if terminator != b"\r\n" {
