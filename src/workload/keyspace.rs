@@ -56,7 +56,13 @@ pub struct KeySpace {
     servers: u64,
     /// Per server: its popularity over its own keys.
     pickers: Vec<Picker>,
+    /// Drawn key lengths of this instance's ids, when sizes vary: drawing
+    /// one costs a seeded RNG and a sample per request otherwise.
+    lens: Vec<u8>,
 }
+
+/// The most keys whose drawn lengths are kept (one byte each).
+const MAX_LEN_TABLE: u64 = 64 << 20;
 
 impl KeySpace {
     /// Validates the combination and builds the key space for `servers`
@@ -113,7 +119,13 @@ impl KeySpace {
             seed,
             servers,
             pickers: Vec::new(),
+            lens: Vec::new(),
         };
+        if ks.size.as_fixed().is_none() && count <= MAX_LEN_TABLE {
+            ks.lens = (first..first + count)
+                .map(|id| ks.draw_len(id) as u8)
+                .collect();
+        }
         ks.pickers = (0..servers as usize)
             .map(|s| Picker::new(popularity, ks.keys_on(s)))
             .collect();
@@ -126,7 +138,19 @@ impl KeySpace {
     }
 
     /// Length of key `id`, in bytes.
+    #[inline]
     pub fn len_of(&self, id: u64) -> usize {
+        match id
+            .checked_sub(self.first)
+            .and_then(|i| self.lens.get(i as usize))
+        {
+            Some(&len) => len as usize,
+            None => self.draw_len(id),
+        }
+    }
+
+    /// Draws key `id`'s length from the size distribution, seeded by `id`.
+    fn draw_len(&self, id: u64) -> usize {
         let wanted = match self.size.as_fixed() {
             Some(v) => v,
             None => {
