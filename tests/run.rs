@@ -7,13 +7,6 @@ use serde_json::Value;
 use std::time::Duration;
 use support::*;
 
-fn f(v: &Value, path: &str) -> f64 {
-    path.split('.')
-        .fold(v, |v, k| &v[k])
-        .as_f64()
-        .unwrap_or_else(|| panic!("{path} missing in {v}"))
-}
-
 #[test]
 fn closed_loop_with_load_hits_every_get() {
     let _machine = shared_machine();

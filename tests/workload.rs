@@ -3,15 +3,7 @@
 
 mod support;
 
-use serde_json::Value;
 use support::*;
-
-fn f(v: &Value, path: &str) -> f64 {
-    path.split('.')
-        .fold(v, |v, k| &v[k])
-        .as_f64()
-        .unwrap_or_else(|| panic!("{path} missing in {v}"))
-}
 
 #[test]
 fn a_miss_target_gives_that_share_of_misses() {

@@ -204,3 +204,11 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
         }
     }
 }
+
+/// The number at a dotted `path` of a JSON result (`total.latency_us.p99`).
+pub fn f(v: &serde_json::Value, path: &str) -> f64 {
+    path.split('.')
+        .fold(v, |v, k| &v[k])
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} missing in {v}"))
+}
