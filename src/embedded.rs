@@ -36,8 +36,10 @@ impl EmbeddedMemcached {
         let port = free_port().map_err(|e| format!("cannot find a free port: {e}"))?;
         // Twice the data plus slab overhead, at least memcached's default 64 MiB.
         let memory_mb = (size.data_bytes * 2 / (1 << 20) + 64).max(64);
-        // memcached's item size limit: its default 1 MiB unless values need more.
-        let item_limit = size.max_item_bytes.max(1 << 20);
+        let memory_mb = memory_mb.max(4 * size.max_item_bytes.div_ceil(1 << 20) as u64);
+        // memcached's item size limit, in whole MiB (it must divide into
+        // 512 KiB slab chunks): its default 1 MiB unless values need more.
+        let item_limit_mb = size.max_item_bytes.div_ceil(1 << 20).max(1);
         let mut cmd = Command::new(&binary);
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
@@ -48,7 +50,7 @@ impl EmbeddedMemcached {
             .args(["-p", &port.to_string()])
             .args(["-c", &(size.connections + 64).max(1024).to_string()])
             .args(["-m", &memory_mb.to_string()])
-            .args(["-I", &item_limit.to_string()])
+            .args(["-I", &format!("{item_limit_mb}m")])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -430,6 +430,9 @@ fn embedded_default_needs_no_server() {
         "{}",
         stdout(&out)
     );
+    // Sized for the workload: values up to 1 MiB need memcached's -I raised.
+    let out = mcbench(&["run", "-t", "1s", "--profile", "etc"]);
+    assert!(out.status.success(), "{}", stderr(&out));
     let out = mcbench_env(&["run", "-t", "1s"], &[("PATH", "/nonexistent")]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

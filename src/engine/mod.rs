@@ -47,6 +47,17 @@ pub struct Shared {
     pub servers: usize,
     /// 0 while running; the signal number once asked to stop.
     pub stop: Arc<AtomicUsize>,
+    /// Empty recorders for the next interval. Creating one zeroes ~2.4 MB,
+    /// which would stall a worker's loop for a millisecond; the main thread
+    /// empties used ones and hands them back instead.
+    pub recorders: crossbeam_channel::Receiver<Box<Recorder>>,
+}
+
+impl Shared {
+    /// An empty recorder: a recycled one if there is one.
+    pub fn empty_recorder(&self) -> Box<Recorder> {
+        self.recorders.try_recv().unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +132,10 @@ pub fn run(
     // stdio, the output file, the embedded server's pipes.
     os::ensure_fd_limit((total_conns + spec.threads + 64) as u64).map_err(Failure::usage)?;
     let keys = spec.key_space(nservers).map_err(Failure::usage)?;
+    let (pool, recorders) = crossbeam_channel::unbounded();
+    for _ in 0..2 * spec.threads {
+        let _ = pool.send(Box::default());
+    }
     if (0..nservers).any(|s| keys.keys_on(s) == 0) {
         return Err(Failure::usage(format!(
             "--keys {} gives some of the {nservers} servers no key; use at least one key per server",
@@ -132,6 +147,7 @@ pub fn run(
         spec: spec.clone(),
         servers: nservers,
         stop,
+        recorders,
     });
     let conns =
         connect::connect_all(addrs, spec.connections, spec.timeout).map_err(Failure::run)?;
@@ -148,7 +164,7 @@ pub fn run(
         handles.push(handle);
     }
     drop(tx);
-    let outcome = collect(spec, &rx, go_tx, live, total_conns);
+    let outcome = collect(spec, &rx, go_tx, live, total_conns, &pool);
     for h in handles {
         let _ = h.join();
     }
@@ -265,6 +281,7 @@ fn collect(
     go: crossbeam_channel::Sender<()>,
     live: &mut dyn FnMut(&IntervalSummary),
     connections: usize,
+    pool: &crossbeam_channel::Sender<Box<Recorder>>,
 ) -> Result<Outcome, Failure> {
     let workers = spec.threads;
     let mut reached = vec![false; workers];
@@ -293,9 +310,13 @@ fn collect(
         };
         match msg {
             Message::Interval(snap) => {
-                if let Some(summary) = collector.add(snap) {
+                if let Some(summary) = collector.add(&snap) {
                     live(&summary);
                 }
+                // Emptied here, off the workers' threads, for reuse.
+                let mut recorder = snap.recorder;
+                recorder.reset();
+                let _ = pool.send(recorder);
             }
             Message::Ready { worker } => reached[worker] = true,
             Message::Done {

@@ -112,8 +112,10 @@ impl RunSpec {
             StopAfter::Ops(0) => return Err("--ops must be at least 1".into()),
             _ => {}
         }
-        if self.interval < Duration::from_millis(10) {
-            return Err("--interval must be at least 10ms".into());
+        // Each interval closes a set of histograms per worker (~2.4 MB);
+        // ten a second is the most that stays cheap.
+        if self.interval < Duration::from_millis(100) {
+            return Err("--interval must be at least 100ms".into());
         }
         let (lo, hi) = self.value_size.support();
         let max = self.max_value_size;

@@ -66,7 +66,7 @@ impl Collector {
     }
 
     /// Takes one snapshot; returns the interval it completed, if any.
-    pub fn add(&mut self, snap: Snapshot) -> Option<IntervalSummary> {
+    pub fn add(&mut self, snap: &Snapshot) -> Option<IntervalSummary> {
         let entry = self.pending.entry(snap.index).or_insert_with(|| Pending {
             reported: 0,
             end_ns: 0,
@@ -164,11 +164,11 @@ mod tests {
     #[test]
     fn intervals_close_when_every_worker_reported() {
         let mut c = Collector::new(2, 1_000_000_000);
-        assert!(c.add(snap(0, 0, 10)).is_none());
-        let s = c.add(snap(1, 0, 5)).expect("complete");
+        assert!(c.add(&snap(0, 0, 10)).is_none());
+        let s = c.add(&snap(1, 0, 5)).expect("complete");
         assert_eq!(s.ops["get"].count, 15);
         assert!((s.ops["get"].rate - 15.0).abs() < 1e-9);
-        assert!(c.add(snap(0, 1, 7)).is_none());
+        assert!(c.add(&snap(0, 1, 7)).is_none());
         let (total, series) = c.finish();
         assert_eq!(total.total_ops(), 22);
         assert_eq!(series.len(), 2);

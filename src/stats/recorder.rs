@@ -154,6 +154,23 @@ impl Recorder {
         self.ops.iter().map(OpRecorder::count).sum()
     }
 
+    /// Empties every histogram and counter, keeping the memory.
+    pub fn reset(&mut self) {
+        for op in &mut self.ops {
+            op.latency.reset();
+            op.service.reset();
+        }
+        self.send_lag.reset();
+        self.hits = 0;
+        self.misses = 0;
+        self.responses = [0; ResponseClass::ALL.len()];
+        self.errors = [0; ErrorClass::ALL.len()];
+        self.bytes_tx = 0;
+        self.bytes_rx = 0;
+        self.client_waits = 0;
+        self.connections_lost = 0;
+    }
+
     /// Adds `other` into `self`, losslessly.
     pub fn merge(&mut self, other: &Recorder) {
         for (a, b) in self.ops.iter_mut().zip(&other.ops) {

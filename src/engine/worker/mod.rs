@@ -219,6 +219,7 @@ impl Worker {
 
     /// One phase of the loop. `report` phases send interval snapshots.
     fn run_phase(&mut self, kind: PhaseKind, report: bool) -> PhaseEnd {
+        self.start_measuring();
         let spec = &self.shared.spec;
         let start = clock_ns();
         let measured_kind = kind == PhaseKind::Measure;
@@ -245,7 +246,6 @@ impl Worker {
             Source::Load(self.load.clone())
         };
         self.sending = true;
-        self.start_measuring();
         let mut warming = warmup > 0;
         let open = measured_kind && self.pacer.is_some();
         if open {
@@ -319,7 +319,7 @@ impl Worker {
     /// Starts counting: a fresh recorder and CPU baseline, so that nothing
     /// of the warm-up (bytes, errors, CPU) is reported.
     fn start_measuring(&mut self) {
-        *self.recorder = Recorder::default();
+        self.recorder = self.shared.empty_recorder();
         self.cpu_start = cpu::thread_cpu_ns();
     }
 
@@ -492,7 +492,7 @@ impl Worker {
 
     /// Sends the current recorder as interval `index` and starts a new one.
     fn emit(&mut self, index: u64, end_ns: u64) {
-        let recorder = std::mem::take(&mut self.recorder);
+        let recorder = std::mem::replace(&mut self.recorder, self.shared.empty_recorder());
         self.send(Message::Interval(Snapshot {
             worker: self.index,
             index,
