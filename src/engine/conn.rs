@@ -169,6 +169,9 @@ impl Conn {
         };
         let mut used = 0;
         let outcome = loop {
+            if used == buf.len() {
+                break ReadOutcome::Open;
+            }
             match ascii::parse_response_from(&buf[used..], &mut self.progress) {
                 Ok(Some((resp, len))) => {
                     let Some(req) = self.in_flight.pop_front() else {

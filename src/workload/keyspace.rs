@@ -56,6 +56,8 @@ pub struct KeySpace {
     servers: u64,
     /// Per server: its popularity over its own keys.
     pickers: Vec<Picker>,
+    /// The length of every key when the size is fixed.
+    fixed_len: Option<usize>,
     /// Drawn key lengths of this instance's ids, when sizes vary: drawing
     /// one costs a seeded RNG and a sample per request otherwise.
     lens: Vec<u8>,
@@ -120,8 +122,11 @@ impl KeySpace {
             servers,
             pickers: Vec::new(),
             lens: Vec::new(),
+            fixed_len: None,
         };
-        if ks.size.as_fixed().is_none() && count <= MAX_LEN_TABLE {
+        if ks.size.as_fixed().is_some() {
+            ks.fixed_len = Some(ks.draw_len(first));
+        } else if count <= MAX_LEN_TABLE {
             ks.lens = (first..first + count)
                 .map(|id| ks.draw_len(id) as u8)
                 .collect();
@@ -140,6 +145,9 @@ impl KeySpace {
     /// Length of key `id`, in bytes.
     #[inline]
     pub fn len_of(&self, id: u64) -> usize {
+        if let Some(len) = self.fixed_len {
+            return len;
+        }
         match id
             .checked_sub(self.first)
             .and_then(|i| self.lens.get(i as usize))
