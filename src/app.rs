@@ -29,7 +29,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
     let spec = args.to_spec().map_err(Failure::usage)?;
     let stop = install_signal_flag()?;
     let embedded = if spec.servers.is_empty() {
-        Some(EmbeddedMemcached::start(&embedded_size(&spec)).map_err(Failure::usage)?)
+        Some(EmbeddedMemcached::start(&embedded_size(&spec))?)
     } else {
         None
     };

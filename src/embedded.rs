@@ -1,10 +1,14 @@
 //! The embedded default: with no server named, start a `memcached` from
 //! PATH on a free loopback port for the run, and stop it afterwards.
 
+use crate::error::Failure;
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// How many free ports to try.
+const START_ATTEMPTS: usize = 3;
 /// How long memcached gets to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -25,14 +29,30 @@ pub struct EmbeddedMemcached {
 }
 
 impl EmbeddedMemcached {
-    /// Starts memcached sized for the run.
-    pub fn start(size: &Sizing) -> Result<Self, String> {
+    /// Starts memcached sized for the run. No `memcached` on PATH is a
+    /// usage error (exit 2, with how to install it); one that will not
+    /// start is a failed run (exit 1).
+    pub fn start(size: &Sizing) -> Result<Self, Failure> {
         let binary = find_on_path("memcached").ok_or_else(|| {
-            "no server given (-s/--server or MEMCACHED_SERVERS) and no `memcached` on PATH \
-             to start one for the run; install it (Debian/Ubuntu: apt-get install memcached) \
-             or name a server with -s HOST:PORT"
-                .to_string()
+            Failure::usage(
+                "no server given (-s/--server or MEMCACHED_SERVERS) and no `memcached` on PATH \
+                 to start one for the run; install it (Debian/Ubuntu: apt-get install memcached) \
+                 or name a server with -s HOST:PORT",
+            )
         })?;
+        // The free port is found by binding and releasing it, so another
+        // process may take it first: try a few.
+        let mut last = String::new();
+        for _ in 0..START_ATTEMPTS {
+            match Self::start_on_free_port(&binary, size) {
+                Ok(server) => return Ok(server),
+                Err(e) => last = e,
+            }
+        }
+        Err(Failure::run(last))
+    }
+
+    fn start_on_free_port(binary: &Path, size: &Sizing) -> Result<Self, String> {
         let port = free_port().map_err(|e| format!("cannot find a free port: {e}"))?;
         // Twice the data plus slab overhead, at least memcached's default 64 MiB.
         let memory_mb = (size.data_bytes * 2 / (1 << 20) + 64).max(64);
@@ -40,7 +60,7 @@ impl EmbeddedMemcached {
         // memcached's item size limit, in whole MiB (it must divide into
         // 512 KiB slab chunks): its default 1 MiB unless values need more.
         let item_limit_mb = size.max_item_bytes.div_ceil(1 << 20).max(1);
-        let mut cmd = Command::new(&binary);
+        let mut cmd = Command::new(binary);
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
             cmd.args(["-u", "root"]); // memcached refuses to run as root otherwise
@@ -59,7 +79,7 @@ impl EmbeddedMemcached {
         let mut server = EmbeddedMemcached {
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
-            version: version_of(&binary),
+            version: version_of(binary),
         };
         server.wait_listening()?;
         Ok(server)

@@ -433,6 +433,17 @@ fn embedded_default_needs_no_server() {
     // Sized for the workload: values up to 1 MiB need memcached's -I raised.
     let out = mcbench(&["run", "-t", "1s", "--profile", "etc"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // A memcached that will not start is a failed run, not a usage error.
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("memcached");
+    std::fs::write(&fake, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = mcbench_env(
+        &["run", "-t", "1s"],
+        &[("PATH", dir.path().to_str().unwrap())],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("exited at start"), "{}", stderr(&out));
     let out = mcbench_env(&["run", "-t", "1s"], &[("PATH", "/nonexistent")]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
