@@ -58,10 +58,17 @@ pub struct KeySpace {
     pickers: Vec<Picker>,
     /// The length of every key when the size is fixed.
     fixed_len: Option<usize>,
+    /// With a fixed size, this instance's keys formatted back to back
+    /// (when they fit in `MAX_KEY_TABLE`): a copy instead of formatting
+    /// one per request.
+    table: Vec<u8>,
     /// Drawn key lengths of this instance's ids, when sizes vary: drawing
     /// one costs a seeded RNG and a sample per request otherwise.
     lens: Vec<u8>,
 }
+
+/// The largest table of formatted keys kept, bytes.
+const MAX_KEY_TABLE: u64 = 16 << 20;
 
 /// The most keys whose drawn lengths are kept (one byte each).
 const MAX_LEN_TABLE: u64 = 64 << 20;
@@ -123,9 +130,19 @@ impl KeySpace {
             pickers: Vec::new(),
             lens: Vec::new(),
             fixed_len: None,
+            table: Vec::new(),
         };
         if ks.size.as_fixed().is_some() {
-            ks.fixed_len = Some(ks.draw_len(first));
+            let len = ks.draw_len(first);
+            if count.saturating_mul(len as u64) <= MAX_KEY_TABLE {
+                let mut buf = [0u8; MAX_KEY_LEN];
+                let mut table = Vec::with_capacity(count as usize * len);
+                for id in first..first + count {
+                    table.extend_from_slice(ks.format_key(id, &mut buf));
+                }
+                ks.table = table;
+            }
+            ks.fixed_len = Some(len);
         } else if count <= MAX_LEN_TABLE {
             ks.lens = (first..first + count)
                 .map(|id| ks.draw_len(id) as u8)
@@ -170,8 +187,20 @@ impl KeySpace {
         (wanted.round().max(0.0) as usize).clamp(self.min_len, MAX_KEY_LEN)
     }
 
+    /// Key `id`: from the table of formatted keys when it has one, else
+    /// written into `buf`.
+    #[inline]
+    pub fn key<'b>(&'b self, id: u64, buf: &'b mut [u8; MAX_KEY_LEN]) -> &'b [u8] {
+        if let (Some(len), Some(i)) = (self.fixed_len, id.checked_sub(self.first)) {
+            if let Some(key) = self.table.get(i as usize * len..(i as usize + 1) * len) {
+                return key;
+            }
+        }
+        self.format_key(id, buf)
+    }
+
     /// Writes key `id` into `buf` and returns it.
-    pub fn key<'b>(&self, id: u64, buf: &'b mut [u8; MAX_KEY_LEN]) -> &'b [u8] {
+    fn format_key<'b>(&self, id: u64, buf: &'b mut [u8; MAX_KEY_LEN]) -> &'b [u8] {
         let mut num = itoa::Buffer::new();
         let digits = num.format(id).as_bytes();
         let p = self.prefix.len();
