@@ -200,10 +200,6 @@ impl RunResult {
             intervals: out.intervals.clone(),
         }
     }
-
-    pub fn error_total(&self) -> u64 {
-        self.errors.values().sum()
-    }
 }
 
 fn warnings(out: &Outcome, lag: Option<&LagSummary>, total_ops: u64) -> Vec<Warning> {

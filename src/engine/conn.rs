@@ -184,8 +184,10 @@ impl Conn {
                 Err(_) => break ReadOutcome::Broken,
             }
         };
-        // An answer can only follow its request's last byte; never let the
-        // unwritten count exceed what is left in flight.
+        // A server may answer before a request's last byte arrives (memcached
+        // rejects an oversized set at its header): the answered request was
+        // then still counted as unwritten. Unwritten ones are the newest, so
+        // at most what is left in flight.
         self.unsent = self.unsent.min(self.in_flight.len());
         if self.partial.is_empty() {
             self.partial.extend_from_slice(&scratch[used..n]);

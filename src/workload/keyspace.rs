@@ -154,11 +154,6 @@ impl KeySpace {
         Ok(ks)
     }
 
-    /// Keys this instance uses.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
     /// Length of key `id`, in bytes.
     #[inline]
     pub fn len_of(&self, id: u64) -> usize {
