@@ -199,7 +199,11 @@ fn warmup_counts_no_bytes_and_no_cpu() {
     assert!(out.status.success(), "{}", stderr(&out));
     // 1000 gets of 30-byte keys are ~40 kB; the warm-up sent far more.
     assert!(f(&j, "bytes.tx") < 60_000.0, "{}", j["bytes"]);
+    // CPU is counted from the end of the warm-up: the 1 s warm-up costs most
+    // of a second, the ~20 ms measured phase a few ms.
     assert!(j["client"]["worker_busy"][0].as_f64().unwrap() <= 1.0);
+    let cpu = f(&j, "client.cpu_user_s") + f(&j, "client.cpu_sys_s");
+    assert!(cpu < 0.3, "cpu {cpu} s");
 }
 
 #[test]
@@ -536,6 +540,7 @@ fn a_flooding_server_cannot_grow_the_client_without_bound() {
 fn a_stalled_server_ends_in_timeouts_not_a_hang() {
     let _machine = quiet_machine();
     let addr = fake_server(Misbehaviour::Stall);
+    let start = std::time::Instant::now();
     let (out, j) = run_json(&[
         "run",
         "-s",
@@ -551,6 +556,12 @@ fn a_stalled_server_ends_in_timeouts_not_a_hang() {
         "--no-load",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // 1 s of sending and 1 s of waiting (--timeout), not the default 5 s.
+    assert!(
+        start.elapsed() < Duration::from_millis(3500),
+        "{:?}",
+        start.elapsed()
+    );
     assert!(f(&j, "errors.timeout") > 4500.0, "{}", j["errors"]);
     assert_eq!(f(&j, "total.count"), 0.0);
     // Nearly every request waited for a connection slot the server never
@@ -728,4 +739,25 @@ fn affinity_pins_worker_threads() {
     let out = wait_bounded(child, Duration::from_secs(20));
     assert!(out.status.success());
     assert_eq!(pinned.as_deref(), Some("1"));
+}
+
+#[test]
+fn max_value_size_admits_larger_values() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&["-I", "4m", "-m", "64"]);
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--load-only",
+        "-r",
+        "3",
+        "-V",
+        "2000000",
+        "--max-value-size",
+        "2M",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let key = format!("mcb:{:0>26}", 1);
+    assert!(raw_get(&m, &key).starts_with(&format!("VALUE {key} 0 2000000\r\n")));
 }
