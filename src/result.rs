@@ -3,7 +3,7 @@
 
 use crate::engine::{Outcome, PhaseEnd};
 use crate::spec::RunSpec;
-use crate::stats::{cpu, ErrorClass, IntervalSummary, OpRecorder};
+use crate::stats::{cpu, quantile_us, ErrorClass, IntervalSummary, OpRecorder};
 use crate::warnings::{Warning, BUSY_LIMIT, LAG_P99_LIMIT_US};
 use crate::workload::OpKind;
 use hdrhistogram::Histogram;
@@ -243,14 +243,6 @@ fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {
         rate: r.count() as f64 / secs,
         latency_us: quantiles(&r.latency),
         service_time_us: quantiles(&r.service),
-    }
-}
-
-fn quantile_us(h: &Histogram<u64>, q: f64) -> f64 {
-    if h.is_empty() {
-        0.0
-    } else {
-        h.value_at_quantile(q) as f64 / 1e3
     }
 }
 

@@ -1,6 +1,6 @@
 //! Merges the workers' interval snapshots into a time series and a total.
 
-use super::recorder::Recorder;
+use super::recorder::{quantile_us, Recorder};
 use crate::workload::OpKind;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -129,18 +129,11 @@ fn summarise(index: u64, start_ns: u64, end_ns: u64, r: &Recorder) -> IntervalSu
 }
 
 fn interval_op(h: &hdrhistogram::Histogram<u64>, secs: f64) -> IntervalOp {
-    let q = |p: f64| {
-        if h.is_empty() {
-            0.0
-        } else {
-            h.value_at_quantile(p) as f64 / 1e3
-        }
-    };
     IntervalOp {
         count: h.len(),
         rate: h.len() as f64 / secs,
-        p50_us: q(0.5),
-        p99_us: q(0.99),
+        p50_us: quantile_us(h, 0.5),
+        p99_us: quantile_us(h, 0.99),
     }
 }
 

@@ -6,4 +6,4 @@ pub mod cpu;
 mod recorder;
 
 pub use collector::{Collector, IntervalOp, IntervalSummary, Snapshot};
-pub use recorder::{new_histogram, ErrorClass, OpRecorder, Recorder};
+pub use recorder::{new_histogram, quantile_us, ErrorClass, OpRecorder, Recorder};

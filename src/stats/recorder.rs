@@ -14,6 +14,15 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIGS).expect("static histogram bounds are valid")
 }
 
+/// The value at quantile `q` of a histogram of ns, in µs; 0 when empty.
+pub fn quantile_us(h: &Histogram<u64>, q: f64) -> f64 {
+    if h.is_empty() {
+        0.0
+    } else {
+        h.value_at_quantile(q) as f64 / 1e3
+    }
+}
+
 /// Failures that are not a normal reply, by class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
