@@ -7,8 +7,109 @@
 //!
 //! It is not a client: matching responses to requests, timing and retries
 //! belong to whoever owns the sockets.
+//!
+//! Each protocol module has the same three entry points — `encode`,
+//! `parse` and `supports` — and [`Protocol`] picks one at run time.
 
 pub mod ascii;
+pub mod binary;
+mod command;
+pub mod meta;
+pub mod resp;
 mod response;
+pub mod udp;
 
-pub use response::{ParseError, Response, ResponseClass};
+pub use command::{Cmd, Expect, Request};
+pub use response::{ParseError, Progress, Response, ResponseClass};
+
+/// The wire protocols mcbench speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// memcached's text protocol.
+    Ascii,
+    /// memcached 1.6's meta commands (`mg`, `ms`, `md`, `ma`, `mn`).
+    Meta,
+    /// memcached's binary protocol.
+    Binary,
+    /// Redis's RESP2.
+    Resp,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 4] = [
+        Protocol::Ascii,
+        Protocol::Meta,
+        Protocol::Binary,
+        Protocol::Resp,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Ascii => "ascii",
+            Protocol::Meta => "meta",
+            Protocol::Binary => "binary",
+            Protocol::Resp => "resp",
+        }
+    }
+
+    /// Appends `req` in this protocol.
+    #[inline]
+    pub fn encode(self, out: &mut Vec<u8>, req: &Request) {
+        match self {
+            Protocol::Ascii => ascii::encode(out, req),
+            Protocol::Meta => meta::encode(out, req),
+            Protocol::Binary => binary::encode(out, req),
+            Protocol::Resp => resp::encode(out, req),
+        }
+    }
+
+    /// Parses the reply to the request `expect` describes from the front of
+    /// `buf`: the response and the bytes it took, `Ok(None)` if more bytes
+    /// are needed (then `progress` remembers how far it got, and the next
+    /// call must pass the same response's bytes from its start).
+    #[inline]
+    pub fn parse(
+        self,
+        buf: &[u8],
+        progress: &mut Progress,
+        expect: Expect,
+    ) -> Result<Option<(Response, usize)>, ParseError> {
+        match self {
+            Protocol::Ascii => ascii::parse(buf, progress, expect),
+            Protocol::Meta => meta::parse(buf, progress, expect),
+            Protocol::Binary => binary::parse(buf, progress, expect),
+            Protocol::Resp => resp::parse(buf, progress, expect),
+        }
+    }
+
+    /// Whether this protocol can send `cmd`.
+    pub fn supports(self, cmd: Cmd) -> bool {
+        match self {
+            Protocol::Ascii => ascii::supports(cmd),
+            Protocol::Meta => meta::supports(cmd),
+            Protocol::Binary => binary::supports(cmd),
+            Protocol::Resp => resp::supports(cmd),
+        }
+    }
+
+    /// Whether `cmd` can be sent quiet (`--noreply`) in this protocol.
+    pub fn supports_noreply(self, cmd: Cmd) -> bool {
+        match self {
+            Protocol::Ascii => ascii::supports_noreply(cmd),
+            Protocol::Meta => meta::supports_noreply(cmd),
+            Protocol::Binary => binary::supports_noreply(cmd),
+            Protocol::Resp => false,
+        }
+    }
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Protocol::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| format!("unknown protocol '{s}' (one of: ascii, meta, binary, resp)"))
+    }
+}

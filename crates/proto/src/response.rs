@@ -22,11 +22,16 @@ pub enum ResponseClass {
     Error,
     ClientError,
     ServerError,
+    /// The server refused the request for want of authentication (binary
+    /// status 0x20/0x21; text `CLIENT_ERROR unauthenticated`).
+    AuthError,
+    /// A RESP error reply (`-ERR ...`, `-WRONGTYPE ...`).
+    RespError,
 }
 
 impl ResponseClass {
     /// Every class, in report order.
-    pub const ALL: [ResponseClass; 12] = [
+    pub const ALL: [ResponseClass; 14] = [
         ResponseClass::Stored,
         ResponseClass::NotStored,
         ResponseClass::Exists,
@@ -39,6 +44,8 @@ impl ResponseClass {
         ResponseClass::Error,
         ResponseClass::ClientError,
         ResponseClass::ServerError,
+        ResponseClass::AuthError,
+        ResponseClass::RespError,
     ];
 
     /// Stable snake_case name, used in reports and JSON.
@@ -56,6 +63,8 @@ impl ResponseClass {
             ResponseClass::Error => "error",
             ResponseClass::ClientError => "client_error",
             ResponseClass::ServerError => "server_error",
+            ResponseClass::AuthError => "auth_error",
+            ResponseClass::RespError => "resp_error",
         }
     }
 
@@ -69,7 +78,11 @@ impl ResponseClass {
     pub fn is_error(self) -> bool {
         matches!(
             self,
-            ResponseClass::Error | ResponseClass::ClientError | ResponseClass::ServerError
+            ResponseClass::Error
+                | ResponseClass::ClientError
+                | ResponseClass::ServerError
+                | ResponseClass::AuthError
+                | ResponseClass::RespError
         )
     }
 }
@@ -80,12 +93,46 @@ pub struct Response {
     pub class: ResponseClass,
     /// Number of values a retrieval returned (its hits); 0 for other replies.
     pub values: u32,
+    /// The cas unique of the last value returned, when the protocol sent
+    /// one; 0 otherwise.
+    pub cas: u64,
 }
 
 impl Response {
     pub const fn of(class: ResponseClass) -> Self {
-        Response { class, values: 0 }
+        Response {
+            class,
+            values: 0,
+            cas: 0,
+        }
     }
+
+    /// A retrieval's reply that returned `values` values.
+    pub const fn hits(values: u32, cas: u64) -> Self {
+        let class = if values > 0 {
+            ResponseClass::Value
+        } else {
+            ResponseClass::End
+        };
+        Response { class, values, cas }
+    }
+}
+
+/// How far an incomplete response was parsed: the complete parts (value
+/// blocks, frames) at its front. Relative to the response's first byte, so
+/// it stays valid when the bytes before that response are dropped from the
+/// buffer. Lets a multiget of thousands of values spread over many reads
+/// parse in linear time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes of the response already parsed.
+    pub(crate) offset: usize,
+    /// Values found in them.
+    pub(crate) values: u32,
+    /// The last cas unique seen in them.
+    pub(crate) cas: u64,
+    /// A reply seen before the fence of a quiet request.
+    pub(crate) seen: Option<ResponseClass>,
 }
 
 /// A response stream that cannot be parsed. The connection that produced it
@@ -102,6 +149,14 @@ pub enum ParseError {
     BadValueTerminator,
     /// A line ending in a bare `\n`, or with a `\r` in the middle.
     BadLineEnding,
+    /// A binary frame with a bad magic byte or inconsistent lengths.
+    BadFrame,
+    /// A reply whose opaque is not the one its request carried.
+    OpaqueMismatch,
+    /// A well-formed reply that cannot answer the request in front.
+    UnexpectedReply,
+    /// A number field that does not parse.
+    BadNumber,
 }
 
 impl fmt::Display for ParseError {
@@ -112,6 +167,10 @@ impl fmt::Display for ParseError {
             ParseError::BadValueHeader => "malformed VALUE header",
             ParseError::BadValueTerminator => "value block not terminated by CRLF",
             ParseError::BadLineEnding => "line not terminated by CRLF",
+            ParseError::BadFrame => "malformed binary frame",
+            ParseError::OpaqueMismatch => "reply opaque does not match its request",
+            ParseError::UnexpectedReply => "reply does not answer the request",
+            ParseError::BadNumber => "malformed number",
         };
         f.write_str(what)
     }

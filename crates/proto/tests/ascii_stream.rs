@@ -1,6 +1,7 @@
 //! Properties of the ASCII parser over whole response streams.
 
-use mcbench_proto::ascii::{parse_response, parse_response_from, Progress};
+use mcbench_proto::ascii::{parse_response, parse_response_from};
+use mcbench_proto::Progress;
 use mcbench_proto::{Response, ResponseClass};
 use proptest::prelude::*;
 
@@ -33,10 +34,7 @@ fn stream() -> impl Strategy<Value = (Vec<u8>, Vec<Response>)> {
                 let n = values.len() as u32;
                 (
                     wire,
-                    Response {
-                        class: ResponseClass::Value,
-                        values: n,
-                    },
+                    Response::hits(n, 0),
                 )
             }
         ),

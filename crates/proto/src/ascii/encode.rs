@@ -50,6 +50,61 @@ impl Store {
     }
 }
 
+use crate::{Cmd, Request};
+
+/// Appends `req` in the text protocol. A `noreply` request is followed by
+/// `version\r\n`, its fence (see [`super::parse`]). Only the commands of
+/// [`supports`] are encoded; others write nothing.
+pub fn encode(out: &mut Vec<u8>, req: &Request) {
+    let key = req.keys;
+    let nr = req.noreply;
+    match req.cmd {
+        Cmd::Get => retrieval_line(out, b"get", key),
+        Cmd::Gets => retrieval_line(out, b"gets", key),
+        Cmd::Gat | Cmd::Gats => gat(out, req.cmd == Cmd::Gats, req.exptime, key),
+        Cmd::Touch => touch(out, key, req.exptime, nr),
+        Cmd::Set => store(out, Store::Set, key, req.flags, req.exptime, req.value, nr),
+        Cmd::Add => store(out, Store::Add, key, req.flags, req.exptime, req.value, nr),
+        Cmd::Replace => store(out, Store::Replace, key, req.flags, req.exptime, req.value, nr),
+        Cmd::Append => store(out, Store::Append, key, req.flags, req.exptime, req.value, nr),
+        Cmd::Prepend => store(out, Store::Prepend, key, req.flags, req.exptime, req.value, nr),
+        Cmd::Cas => cas(out, key, req.flags, req.exptime, req.value, req.cas, nr),
+        Cmd::Incr => arith(out, Arith::Incr, key, req.delta, nr),
+        Cmd::Decr => arith(out, Arith::Decr, key, req.delta, nr),
+        Cmd::Delete => delete(out, key, nr),
+        Cmd::Noop => {}
+    }
+    if nr && supports_noreply(req.cmd) {
+        out.extend_from_slice(b"version\r\n");
+    }
+}
+
+/// The commands the text protocol has (every one but a noop).
+pub fn supports(cmd: Cmd) -> bool {
+    cmd != Cmd::Noop
+}
+
+/// The commands that take `noreply` (retrievals always answer).
+pub fn supports_noreply(cmd: Cmd) -> bool {
+    !cmd.is_retrieval() && cmd != Cmd::Noop
+}
+
+fn retrieval_line(out: &mut Vec<u8>, verb: &[u8], keys: &[u8]) {
+    out.extend_from_slice(verb);
+    out.push(b' ');
+    out.extend_from_slice(keys);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `gat|gats <exptime> <key>*\r\n`.
+pub fn gat(out: &mut Vec<u8>, with_cas: bool, exptime: u32, keys: &[u8]) {
+    out.extend_from_slice(if with_cas { b"gats " } else { b"gat " });
+    out.extend_from_slice(itoa::Buffer::new().format(exptime).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(keys);
+    out.extend_from_slice(b"\r\n");
+}
+
 /// `get <key>\r\n` (or `gets`).
 pub fn get(out: &mut Vec<u8>, cmd: Retrieve, key: &[u8]) {
     out.extend_from_slice(cmd.verb());
@@ -181,6 +236,35 @@ mod tests {
         let mut out = Vec::new();
         f(&mut out);
         out
+    }
+
+    #[test]
+    fn requests() {
+        let enc = |req: Request| bytes(|o| encode(o, &req));
+        let mut req = Request::new(Cmd::Get, b"a bb");
+        assert_eq!(enc(req), b"get a bb\r\n");
+        req.cmd = Cmd::Gats;
+        req.exptime = 60;
+        assert_eq!(enc(req), b"gats 60 a bb\r\n");
+        req.cmd = Cmd::Gat;
+        assert_eq!(enc(req), b"gat 60 a bb\r\n");
+        let mut req = Request::new(Cmd::Cas, b"k");
+        req.value = b"vv";
+        req.cas = 77;
+        req.flags = 3;
+        assert_eq!(enc(req), b"cas k 3 0 2 77\r\nvv\r\n");
+        req.cmd = Cmd::Append;
+        req.noreply = true;
+        assert_eq!(enc(req), b"append k 3 0 2 noreply\r\nvv\r\nversion\r\n");
+        let mut req = Request::new(Cmd::Decr, b"n");
+        req.delta = 5;
+        assert_eq!(enc(req), b"decr n 5\r\n");
+        req.cmd = Cmd::Touch;
+        req.exptime = 9;
+        assert_eq!(enc(req), b"touch n 9\r\n");
+        req.cmd = Cmd::Delete;
+        req.noreply = true;
+        assert_eq!(enc(req), b"delete n noreply\r\nversion\r\n");
     }
 
     #[test]

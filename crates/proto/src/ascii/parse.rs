@@ -8,7 +8,7 @@
 //! the last attempt stopped (`parse_response_from` with a `Progress`), which
 //! keeps a multiget of thousands of values spread over many reads linear.
 
-use crate::{ParseError, Response, ResponseClass};
+use crate::{Expect, ParseError, Progress, Response, ResponseClass};
 
 /// The longest reply line accepted, in bytes, terminator included. A `VALUE`
 /// header is at most ~300 bytes (250-byte key and three numbers); the rest
@@ -19,13 +19,33 @@ pub const MAX_LINE: usize = 2048;
 /// (`-I`) cannot exceed 1 GiB.
 const MAX_VALUE: u64 = 1 << 30;
 
-/// How far an incomplete response was parsed: the complete value blocks
-/// at its front. Relative to the response's first byte, so it stays valid
-/// when the bytes before that response are dropped from the buffer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Progress {
-    offset: usize,
-    values: u32,
+/// Parses the reply to the request `expect` describes. A `noreply` request
+/// was sent with a `version` fence (the one command every memcached answers,
+/// old ones included): its reply is whatever came before `VERSION`, or the
+/// command's quiet outcome.
+pub fn parse(
+    buf: &[u8],
+    progress: &mut Progress,
+    expect: Expect,
+) -> Result<Option<(Response, usize)>, ParseError> {
+    if !expect.noreply {
+        return parse_response_from(buf, progress);
+    }
+    let mut pos = progress.offset.min(buf.len());
+    loop {
+        let Some(line) = next_line(&buf[pos..])? else {
+            progress.offset = pos;
+            return Ok(None);
+        };
+        pos += line.len() + 2;
+        if line.starts_with(b"VERSION ") {
+            let class = progress.seen.unwrap_or(expect.cmd.quiet_outcome());
+            *progress = Progress::default();
+            return Ok(Some((Response::of(class), pos)));
+        }
+        let class = classify(line)?;
+        progress.seen.get_or_insert(class);
+    }
 }
 
 /// Parses one response from the front of `buf`.
@@ -60,22 +80,27 @@ fn parse_at(buf: &[u8], progress: &mut Progress) -> Result<Option<(Response, usi
     }
     let mut pos = progress.offset.min(buf.len());
     let mut values = progress.values;
+    let mut cas = progress.cas;
     loop {
         let Some(line) = next_line(&buf[pos..])? else {
             *progress = Progress {
                 offset: pos,
                 values,
+                cas,
+                seen: None,
             };
             return Ok(None);
         };
         let after_line = pos + line.len() + 2;
         if let Some(header) = line.strip_prefix(b"VALUE ") {
-            let len = value_len(header)?;
+            let (len, unique) = value_header(header)?;
             let data_end = after_line + len;
             let Some(terminator) = buf.get(data_end..data_end + 2) else {
                 *progress = Progress {
                     offset: pos,
                     values,
+                    cas,
+                    seen: None,
                 };
                 return Ok(None);
             };
@@ -83,25 +108,16 @@ fn parse_at(buf: &[u8], progress: &mut Progress) -> Result<Option<(Response, usi
                 return Err(ParseError::BadValueTerminator);
             }
             values = values.saturating_add(1);
+            cas = unique;
             pos = data_end + 2;
             if buf[pos..].starts_with(b"END\r\n") {
-                let resp = Response {
-                    class: ResponseClass::Value,
-                    values,
-                };
-                return Ok(Some((resp, pos + 5)));
+                return Ok(Some((Response::hits(values, cas), pos + 5)));
             }
             continue;
         }
         let class = classify(line)?;
         return match class {
-            ResponseClass::End if values > 0 => Ok(Some((
-                Response {
-                    class: ResponseClass::Value,
-                    values,
-                },
-                after_line,
-            ))),
+            ResponseClass::End if values > 0 => Ok(Some((Response::hits(values, cas), after_line))),
             // Once values have started, only END or an error may follow.
             c if values > 0 && !c.is_error() => Err(ParseError::UnknownReply),
             c => Ok(Some((Response::of(c), after_line))),
@@ -131,6 +147,7 @@ fn classify(line: &[u8]) -> Result<ResponseClass, ParseError> {
         b"DELETED" => ResponseClass::Deleted,
         b"TOUCHED" => ResponseClass::Touched,
         b"END" => ResponseClass::End,
+        b"CLIENT_ERROR unauthenticated" => ResponseClass::AuthError,
         _ if is_number(line) => ResponseClass::Num,
         _ if has_word(line, b"ERROR") => ResponseClass::Error,
         _ if has_word(line, b"CLIENT_ERROR") => ResponseClass::ClientError,
@@ -155,9 +172,10 @@ fn is_number(line: &[u8]) -> bool {
     digits > 0 && digits <= 20 && line[digits..].iter().all(|&b| b == b' ')
 }
 
-/// The data length of `VALUE <key> <flags> <bytes> [<cas unique>]`, given
-/// the part after `VALUE `. Hand-rolled: this runs once per hit.
-fn value_len(header: &[u8]) -> Result<usize, ParseError> {
+/// The data length and cas unique (0 if absent) of `VALUE <key> <flags>
+/// <bytes> [<cas unique>]`, given the part after `VALUE `. Hand-rolled:
+/// this runs once per hit.
+fn value_header(header: &[u8]) -> Result<(usize, u64), ParseError> {
     let bad = ParseError::BadValueHeader;
     let key_end = memchr::memchr(b' ', header).ok_or(bad.clone())?;
     if key_end == 0 {
@@ -172,11 +190,15 @@ fn value_len(header: &[u8]) -> Result<usize, ParseError> {
     };
     let flags = field(&mut rest).ok_or(bad.clone())?;
     let len = field(&mut rest).ok_or(bad.clone())?;
-    let cas_ok = rest.is_empty() || (field(&mut rest).is_some() && rest.is_empty());
-    if flags > u64::from(u32::MAX) || len > MAX_VALUE || !cas_ok {
-        return Err(bad);
+    let cas = if rest.is_empty() {
+        Some(0)
+    } else {
+        field(&mut rest).filter(|_| rest.is_empty())
+    };
+    match cas {
+        Some(cas) if flags <= u64::from(u32::MAX) && len <= MAX_VALUE => Ok((len as usize, cas)),
+        _ => Err(bad),
     }
-    Ok(len as usize)
 }
 
 fn parse_u64(field: &[u8]) -> Option<u64> {
@@ -230,20 +252,12 @@ mod tests {
     #[test]
     fn values() {
         let wire = b"VALUE k 0 5\r\nhello\r\nEND\r\n";
-        assert_eq!(
-            one(wire),
-            (
-                Response {
-                    class: Value,
-                    values: 1
-                },
-                wire.len()
-            )
-        );
+        assert_eq!(one(wire), (Response::hits(1, 0), wire.len()));
         // gets: with cas unique; binary data containing CRLF and "END".
         let wire = b"VALUE a 1 7 99\r\nEND\r\n\r\n\r\nVALUE bb 4294967295 0 1\r\n\r\nEND\r\n";
-        assert_eq!(one(wire).0.values, 2);
-        assert_eq!(one(wire).1, wire.len());
+        assert_eq!(one(wire), (Response::hits(2, 1), wire.len()));
+        let wire = b"VALUE a 1 1 4242\r\nx\r\nEND\r\n";
+        assert_eq!(one(wire), (Response::hits(1, 4242), wire.len()));
     }
 
     #[test]
