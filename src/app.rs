@@ -6,7 +6,7 @@ use crate::engine::{self, PhaseEnd};
 use crate::error::{exit, Failure};
 use crate::report::{live_line, Exporter, JsonExporter, TextExporter};
 use crate::result::{RunContext, RunResult};
-use crate::spec::{resolve_server, RunSpec, StopAfter};
+use crate::spec::{Address, RunSpec, StopAfter};
 use crate::stats::IntervalSummary;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
@@ -34,11 +34,11 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
         None
     };
     let addrs = match &embedded {
-        Some(e) => vec![e.addr],
+        Some(e) => vec![Address::Tcp(e.addr)],
         None => spec
             .servers
             .iter()
-            .map(|s| resolve_server(s))
+            .map(|s| Address::resolve(s))
             .collect::<Result<_, _>>()
             .map_err(Failure::usage)?,
     };

@@ -33,8 +33,9 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Server HOST:PORT; repeat or comma-separate for several. With none,
-    /// a memcached from PATH is started on loopback for the run.
+    /// Server HOST:PORT (TCP), udp:HOST:PORT or unix:/path; repeat or
+    /// comma-separate for several. With none, a memcached from PATH is
+    /// started on loopback for the run.
     #[arg(
         short = 's',
         long = "server",
@@ -191,6 +192,42 @@ pub struct RunArgs {
     /// Connect timeout; also how long to wait for answers once sending stops.
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     pub timeout: Duration,
+
+    /// Wire protocol: ascii, meta, binary or resp (Redis). The transport is
+    /// part of the server address: HOST:PORT, udp:HOST:PORT, unix:/path.
+    #[arg(long, default_value = "ascii")]
+    pub protocol: mcbench_proto::Protocol,
+
+    /// memaslap's --udp: reach every HOST:PORT server over UDP.
+    #[arg(long)]
+    pub udp: bool,
+
+    /// memaslap's -B: the binary protocol (same as --protocol binary).
+    #[arg(short = 'B', long)]
+    pub binary: bool,
+
+    /// Expiry of storage commands, gat and touch, in seconds (0: never).
+    #[arg(long, alias = "exptime", default_value_t = 0)]
+    pub expiry: u32,
+
+    /// Amount added or subtracted by incr/decr.
+    #[arg(long, default_value_t = 1)]
+    pub delta: u64,
+
+    /// Send commands quiet (text noreply, meta q, binary quiet opcodes).
+    /// Each is fenced by a noop so that it is still timed.
+    #[arg(long)]
+    pub noreply: bool,
+
+    /// User for authentication (mutilate's -U): SASL PLAIN (binary),
+    /// memcached -Y text authentication (ascii, meta), AUTH (resp).
+    #[arg(long, short = 'U', alias = "username", env = "MCBENCH_USER")]
+    pub user: Option<String>,
+
+    /// Password for --user (mutilate's -P; MCBENCH_PASSWORD keeps it out
+    /// of ps).
+    #[arg(long, short = 'P', env = "MCBENCH_PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
 }
 
 /// The default length of a run when neither `--duration` nor `--ops` is given.
@@ -211,12 +248,17 @@ impl RunArgs {
         } else {
             LoadMode::Load
         };
+        let mix = match (self.update, &self.mix) {
+            (Some(u), _) => Mix::from_update_ratio(u)?,
+            (None, Some(mix)) => mix.clone(),
+            (None, None) => Mix::from_update_ratio(0.1)?,
+        };
         let spec = RunSpec {
             servers: self
                 .servers
                 .iter()
                 .filter(|s| !s.trim().is_empty())
-                .cloned()
+                .map(|s| self.with_transport(s))
                 .collect(),
             threads: self.threads,
             connections: self.connections,
@@ -231,12 +273,8 @@ impl RunArgs {
             key_prefix: self.key_prefix.clone(),
             popularity: self.key_popularity,
             client: self.client,
-            mix: match (self.update, &self.mix) {
-                (Some(u), _) => Mix::from_update_ratio(u)?,
-                (None, Some(mix)) => mix.clone(),
-                (None, None) => Mix::from_update_ratio(0.1)?,
-            },
-            multiget: self.multiget_spec()?,
+            multiget: self.multiget_spec(&mix)?,
+            mix,
             miss_ratio: self.miss_ratio,
             getset: self.getset,
             window: self.window,
@@ -248,6 +286,16 @@ impl RunArgs {
             affinity: self.affinity.as_deref().map(parse_affinity).transpose()?,
             seed: self.seed,
             timeout: self.timeout,
+            protocol: if self.binary {
+                mcbench_proto::Protocol::Binary
+            } else {
+                self.protocol
+            },
+            expiry: self.expiry,
+            delta: self.delta,
+            noreply: self.noreply,
+            user: self.user.clone(),
+            password: self.password.clone(),
         };
         spec.validate()?;
         Ok(spec)
@@ -255,7 +303,28 @@ impl RunArgs {
 }
 
 impl RunArgs {
-    fn multiget_spec(&self) -> Result<MultiGet, String> {
+    /// `--udp` puts plain `HOST:PORT` servers on UDP.
+    fn with_transport(&self, server: &str) -> String {
+        let plain =
+            !server.contains("udp:") && !server.contains("unix:") && !server.contains("tcp:");
+        if self.udp && plain {
+            format!("udp:{}", server.trim())
+        } else {
+            server.trim().to_string()
+        }
+    }
+
+    /// How gets become multigets. With `mget` in the mix, the mix decides
+    /// how many there are and `--multiget` (else `--getq-size`) how many
+    /// keys each asks for; otherwise `--multiget N` turns every get into a
+    /// multiget of N keys and `--getq-freq` a share of them.
+    fn multiget_spec(&self, mix: &Mix) -> Result<MultiGet, String> {
+        if mix.share_of(crate::workload::OpKind::Mget) > 0.0 {
+            return Ok(MultiGet {
+                share: 0.0,
+                keys: self.multiget.unwrap_or(self.getq_size),
+            });
+        }
         match (self.multiget, self.getq_freq) {
             (Some(n), _) => Ok(MultiGet {
                 share: 1.0,

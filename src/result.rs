@@ -125,12 +125,10 @@ impl RunResult {
         let secs = out.duration_s.max(1e-9);
         let t = &out.total;
         let mut ops = BTreeMap::new();
-        let mut all = OpRecorder {
-            latency: crate::stats::new_histogram(),
-            service: crate::stats::new_histogram(),
-        };
+        let mut all = OpRecorder::new();
+        let empty = OpRecorder::new();
         for op in OpKind::ALL {
-            let r = &t.ops[op.index()];
+            let r = t.op(op).unwrap_or(&empty);
             all.latency.add(&r.latency).expect("same bounds");
             all.service.add(&r.service).expect("same bounds");
             if r.count() > 0 || spec.mix.share_of(op) > 0.0 {

@@ -369,7 +369,7 @@ fn unreachable_server_fails_fast_with_exit_1() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("cannot connect to memcached at 127.0.0.1:"),
+        stderr(&out).contains("cannot connect to the server at 127.0.0.1:"),
         "{}",
         stderr(&out)
     );

@@ -1,41 +1,84 @@
-//! Opening the run's connections, and sharing them out among the workers.
+//! Opening the run's connections, authenticating them, and sharing them
+//! out among the workers.
 
+use super::auth;
+use crate::spec::{Address, RunSpec};
 use socket2::{Domain, Protocol, Socket, Type};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-/// Opens `per_server` connections to each address, TCP_NODELAY on,
-/// non-blocking. Fails with a message naming the server.
-pub fn connect_all(
-    addrs: &[SocketAddr],
-    per_server: usize,
-    timeout: Duration,
-) -> Result<Vec<(TcpStream, usize)>, String> {
-    let mut out = Vec::with_capacity(addrs.len() * per_server);
+/// One open connection: its socket and the server it goes to.
+pub struct Opened {
+    pub socket: OwnedFd,
+    pub server: usize,
+    /// A UDP socket: requests and replies are framed datagrams.
+    pub datagram: bool,
+}
+
+/// Opens `spec.connections` connections to each address (TCP_NODELAY on),
+/// authenticates them if the spec has a user, and leaves them
+/// non-blocking. Fails with a message naming the server; an unreachable
+/// server and refused credentials both end the run (exit 1).
+pub fn connect_all(addrs: &[Address], spec: &RunSpec) -> Result<Vec<Opened>, String> {
+    let mut out = Vec::with_capacity(addrs.len() * spec.connections);
     for (server, addr) in addrs.iter().enumerate() {
-        for _ in 0..per_server {
-            let stream = connect(addr, timeout).map_err(|e| {
+        for _ in 0..spec.connections {
+            let socket = connect(addr, spec.timeout).map_err(|e| {
                 format!(
-                    "cannot connect to memcached at {addr}: {e} (after {} open)",
+                    "cannot connect to the server at {addr}: {e} (after {} open)",
                     out.len()
                 )
             })?;
-            out.push((stream, server));
+            if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
+                auth::authenticate(&socket, spec.protocol, user, password)
+                    .map_err(|e| format!("{addr}: {e}"))?;
+            }
+            set_nonblocking(&socket).map_err(|e| format!("{addr}: {e}"))?;
+            out.push(Opened {
+                socket,
+                server,
+                datagram: addr.is_udp(),
+            });
         }
     }
     Ok(out)
 }
 
-fn connect(addr: &SocketAddr, timeout: Duration) -> std::io::Result<TcpStream> {
-    let socket = Socket::new(
-        Domain::for_address(*addr),
-        Type::STREAM,
-        Some(Protocol::TCP),
-    )?;
-    socket.connect_timeout(&(*addr).into(), timeout)?;
-    socket.set_nodelay(true)?;
-    socket.set_nonblocking(true)?;
+/// A blocking socket, connected, with `timeout` on reads and writes (for
+/// the authentication exchange).
+fn connect(addr: &Address, timeout: Duration) -> std::io::Result<OwnedFd> {
+    match addr {
+        Address::Tcp(a) => inet(a, Type::STREAM, Protocol::TCP, timeout),
+        Address::Udp(a) => inet(a, Type::DGRAM, Protocol::UDP, timeout),
+        Address::Unix(path) => {
+            let stream = UnixStream::connect(path)?;
+            stream.set_read_timeout(Some(timeout))?;
+            stream.set_write_timeout(Some(timeout))?;
+            Ok(stream.into())
+        }
+    }
+}
+
+fn inet(a: &SocketAddr, ty: Type, proto: Protocol, timeout: Duration) -> std::io::Result<OwnedFd> {
+    let socket = Socket::new(Domain::for_address(*a), ty, Some(proto))?;
+    if ty == Type::STREAM {
+        socket.connect_timeout(&(*a).into(), timeout)?;
+        socket.set_nodelay(true)?;
+    } else {
+        // A connected UDP socket only receives from its server.
+        socket.connect(&(*a).into())?;
+        // Room for a burst of replies while the worker is busy.
+        let _ = socket.set_recv_buffer_size(4 << 20);
+    }
+    socket.set_read_timeout(Some(timeout))?;
+    socket.set_write_timeout(Some(timeout))?;
     Ok(socket.into())
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> std::io::Result<()> {
+    socket2::SockRef::from(fd).set_nonblocking(true)
 }
 
 /// Which worker gets connection `i` of `total`: round-robin, so that each

@@ -4,6 +4,7 @@
 //! Knows sockets and timing; hands bytes to the codec and asks the workload
 //! what to send.
 
+mod auth;
 mod conn;
 mod connect;
 pub mod os;
@@ -18,7 +19,6 @@ use crate::stats::cpu::CpuTimes;
 use crate::stats::{Collector, IntervalSummary, Recorder, Snapshot};
 use crate::workload::{KeySpace, Workload};
 use crossbeam_channel::RecvTimeoutError;
-use std::net::SocketAddr;
 use std::ops::Range;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -115,7 +115,7 @@ pub struct Outcome {
 /// it completes.
 pub fn run(
     spec: &RunSpec,
-    addrs: &[SocketAddr],
+    addrs: &[crate::spec::Address],
     stop: Arc<AtomicUsize>,
     live: &mut dyn FnMut(&IntervalSummary),
 ) -> Result<Outcome, Failure> {
@@ -149,8 +149,7 @@ pub fn run(
         stop,
         recorders,
     });
-    let conns =
-        connect::connect_all(addrs, spec.connections, spec.timeout).map_err(Failure::run)?;
+    let conns = connect::connect_all(addrs, spec).map_err(Failure::run)?;
     let plans = plan_workers(spec, &shared.workload.keys, conns, nservers);
     let (tx, rx) = crossbeam_channel::unbounded();
     let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
@@ -214,7 +213,7 @@ fn done_failed(worker: usize, why: String) -> Message {
 fn plan_workers(
     spec: &RunSpec,
     keys: &KeySpace,
-    conns: Vec<(std::net::TcpStream, usize)>,
+    conns: Vec<connect::Opened>,
     nservers: usize,
 ) -> Vec<WorkerPlan> {
     let t = spec.threads;
@@ -255,7 +254,7 @@ fn plan_workers(
     if spec.load != LoadMode::NoLoad && spec.window.is_none() {
         for s in 0..nservers {
             let owners: Vec<usize> = (0..t)
-                .filter(|&w| plans[w].conns.iter().any(|(_, srv)| *srv == s))
+                .filter(|&w| plans[w].conns.iter().any(|o| o.server == s))
                 .collect();
             for (k, range) in split(keys.keys_on(s), owners.len()).into_iter().enumerate() {
                 plans[owners[k]].load.push((s, range));

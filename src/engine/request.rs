@@ -1,41 +1,81 @@
 //! Turning a workload `Request` into wire bytes: the one place where the
-//! engine hands a request to the codec.
+//! engine hands a request to the codec of the run's protocol.
 
 use crate::workload::{Cursor, OpKind, Request, Workload, MAX_KEY_LEN};
-use mcbench_proto::ascii::{self, Retrieve, Store};
+use mcbench_proto::{Expect, Protocol};
 use rand::Rng;
 
-/// Appends `req` to `out`; returns how many keys it asks for.
-#[inline]
-pub fn encode<R: Rng + ?Sized>(
-    out: &mut Vec<u8>,
-    req: Request,
-    workload: &Workload,
-    rng: &mut R,
-    server: usize,
-    cursor: &mut Cursor,
-) -> u32 {
-    let mut buf = [0u8; MAX_KEY_LEN];
-    let key = workload.keys.key(req.key, &mut buf);
-    match req.op {
-        OpKind::Get => {
-            ascii::get(out, Retrieve::Get, key);
-            1
+/// What every request of the run shares on the wire.
+#[derive(Debug, Clone, Copy)]
+pub struct WireOptions {
+    pub protocol: Protocol,
+    /// Expiry of storage commands, `gat` and `touch`, seconds.
+    pub expiry: u32,
+    /// Amount of `incr`/`decr`.
+    pub delta: u64,
+    /// Send the commands that allow it quiet, each fenced by a noop.
+    pub noreply: bool,
+}
+
+/// Encodes requests for one worker. Holds the buffer a multiget's keys are
+/// gathered in, so that encoding never allocates once warm.
+pub struct Encoder {
+    wire: WireOptions,
+    keys: Vec<u8>,
+}
+
+impl Encoder {
+    pub fn new(wire: WireOptions) -> Self {
+        Encoder {
+            wire,
+            keys: Vec::with_capacity(MAX_KEY_LEN + 1),
         }
-        OpKind::Set | OpKind::Fill => {
-            let value = workload.value(rng);
-            ascii::store(out, Store::Set, key, 0, 0, value, false);
-            1
-        }
-        OpKind::Mget => {
-            ascii::retrieval_begin(out, Retrieve::Get);
-            ascii::retrieval_key(out, key);
+    }
+
+    /// Appends `req` to `out`; returns what its reply must look like.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode<R: Rng + ?Sized>(
+        &mut self,
+        out: &mut Vec<u8>,
+        req: Request,
+        opaque: u32,
+        workload: &Workload,
+        rng: &mut R,
+        server: usize,
+        cursor: &mut Cursor,
+    ) -> Expect {
+        let mut buf = [0u8; MAX_KEY_LEN];
+        self.keys.clear();
+        self.keys
+            .extend_from_slice(workload.keys.key(req.key, &mut buf));
+        if req.op == OpKind::Mget {
             for _ in 1..workload.mget_keys() {
                 let id = workload.retrieval_key(rng, server, cursor);
-                ascii::retrieval_key(out, workload.keys.key(id, &mut buf));
+                self.keys.push(b' ');
+                self.keys.extend_from_slice(workload.keys.key(id, &mut buf));
             }
-            ascii::retrieval_end(out);
-            workload.mget_keys()
+        }
+        let cmd = req.op.cmd();
+        let mut wire = mcbench_proto::Request::new(cmd, &self.keys);
+        wire.exptime = self.wire.expiry;
+        wire.delta = self.wire.delta;
+        wire.cas = req.cas;
+        wire.opaque = opaque;
+        wire.noreply = self.wire.noreply && self.wire.protocol.supports_noreply(cmd);
+        if cmd.is_storage() {
+            wire.value = workload.value(rng);
+        }
+        self.wire.protocol.encode(out, &wire);
+        Expect {
+            cmd,
+            keys: if req.op == OpKind::Mget {
+                workload.mget_keys()
+            } else {
+                1
+            },
+            noreply: wire.noreply,
+            opaque,
         }
     }
 }

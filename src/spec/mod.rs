@@ -1,11 +1,14 @@
 //! `RunSpec`: one typed, serialisable description of a run, and its
 //! validation. Everything that reaches the engine has passed through here.
 
+mod address;
 pub mod units;
 
+pub use address::Address;
+
 use crate::workload::{ClientSlice, Distribution, KeySpace, Mix, MultiGet, Popularity};
+use mcbench_proto::Protocol;
 use serde::{Deserialize, Serialize};
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 /// Whether keys are written once before measuring.
@@ -80,7 +83,46 @@ pub struct RunSpec {
     /// Connect timeout, and how long to wait for answers once sending stops.
     #[serde(with = "units::seconds")]
     pub timeout: Duration,
+    /// The wire protocol.
+    #[serde(with = "protocol_name")]
+    pub protocol: Protocol,
+    /// Expiry of storage commands, `gat` and `touch`, seconds (0: never).
+    pub expiry: u32,
+    /// Amount of `incr`/`decr`.
+    pub delta: u64,
+    /// Send commands quiet (`noreply`), each fenced so it is still timed.
+    pub noreply: bool,
+    /// User to authenticate as (SASL PLAIN on binary, `-Y` text
+    /// authentication on ascii and meta, AUTH on RESP).
+    pub user: Option<String>,
+    /// Never written to reports.
+    #[serde(skip)]
+    pub password: Option<String>,
 }
+
+/// `Protocol` as its name in JSON and TOML.
+mod protocol_name {
+    use mcbench_proto::Protocol;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(p: &Protocol, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(p.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Protocol, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// The largest request datagram memcached reads, bytes (its replies use
+/// datagrams of this size too).
+const MAX_UDP_REQUEST: usize = 1400;
+/// UDP frame header, bytes.
+const UDP_HEADER: usize = 8;
+/// Room for a storage command line around its key, bytes.
+const REQUEST_LINE: usize = 64;
 
 /// The default largest value, in bytes: memcached's default item size
 /// limit (`-I 1m`).
@@ -164,7 +206,88 @@ impl RunSpec {
                 self.overwrite
             ));
         }
+        self.validate_protocol()?;
         self.key_space(1).map(|_| ())
+    }
+
+    /// The protocol must carry every op the run can send.
+    fn validate_protocol(&self) -> Result<(), String> {
+        let p = self.protocol;
+        for op in self.ops_sent() {
+            if !p.supports(op.cmd()) {
+                return Err(format!(
+                    "--protocol {} has no '{}' command; ops it can send: {}",
+                    p.name(),
+                    op.name(),
+                    crate::workload::OpKind::ALL
+                        .iter()
+                        .filter(|o| p.supports(o.cmd()) && **o != crate::workload::OpKind::Fill)
+                        .map(|o| o.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        if self.noreply && p == Protocol::Resp {
+            return Err("--noreply: RESP has no quiet mode".into());
+        }
+        if self.servers.iter().any(|s| s.trim().starts_with("udp:")) {
+            self.validate_udp()?;
+        }
+        if self.user.is_some() != self.password.is_some() {
+            return Err("--user and --password go together".into());
+        }
+        if self.user.is_some() && self.servers.is_empty() {
+            return Err(
+                "--user/--password need --server: the embedded memcached runs without authentication"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// What memcached's UDP transport can carry: one request per datagram,
+    /// text or binary, no authentication.
+    fn validate_udp(&self) -> Result<(), String> {
+        if self.protocol == Protocol::Resp {
+            return Err("RESP does not run over UDP".into());
+        }
+        if self.user.is_some() {
+            return Err("memcached has no authentication over UDP".into());
+        }
+        let (_, key_max) = self.key_size.support();
+        let request = UDP_HEADER + REQUEST_LINE + key_max.min(250.0) as usize;
+        let writes = self.ops_sent().iter().any(|op| op.writes());
+        let value_room = MAX_UDP_REQUEST.saturating_sub(request);
+        if writes && self.max_value_len() > value_room {
+            return Err(format!(
+                "over UDP a request must fit one {MAX_UDP_REQUEST}-byte datagram: values up to \
+                 {value_room} bytes with these keys, but --value-size allows {}",
+                self.max_value_len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every op type the run may send.
+    pub fn ops_sent(&self) -> Vec<crate::workload::OpKind> {
+        use crate::workload::OpKind;
+        let mut ops: Vec<OpKind> = OpKind::ALL
+            .into_iter()
+            .filter(|op| self.mix.share_of(*op) > 0.0)
+            .collect();
+        if self.multiget.share > 0.0 && self.mix.share_of(OpKind::Get) > 0.0 {
+            ops.push(OpKind::Mget);
+        }
+        if self.mix.share_of(OpKind::Cas) > 0.0 {
+            ops.push(OpKind::Gets);
+        }
+        if self.load != LoadMode::NoLoad || self.getset {
+            ops.push(OpKind::Set);
+        }
+        ops.sort_by_key(|op| op.index());
+        ops.dedup();
+        ops
     }
 
     /// The key space, shared by `servers` servers.
@@ -189,34 +312,5 @@ impl RunSpec {
     /// Total connections of the run.
     pub fn total_connections(&self, servers: usize) -> usize {
         self.connections * servers
-    }
-}
-
-/// Resolves `HOST:PORT` (a bare host gets memcached's port 11211).
-pub fn resolve_server(text: &str) -> Result<SocketAddr, String> {
-    let with_port = if text.starts_with('[') || text.matches(':').count() == 1 {
-        text.to_string()
-    } else if text.contains(':') {
-        format!("[{text}]:11211")
-    } else {
-        format!("{text}:11211")
-    };
-    with_port
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve server '{text}': {e}"))?
-        .next()
-        .ok_or_else(|| format!("cannot resolve server '{text}': no address"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn servers_resolve_with_default_port() {
-        assert_eq!(resolve_server("127.0.0.1:5").unwrap().port(), 5);
-        assert_eq!(resolve_server("127.0.0.1").unwrap().port(), 11211);
-        assert_eq!(resolve_server("[::1]:7").unwrap().port(), 7);
-        assert!(resolve_server("127.0.0.1:notaport").is_err());
     }
 }

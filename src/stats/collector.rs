@@ -1,7 +1,6 @@
 //! Merges the workers' interval snapshots into a time series and a total.
 
 use super::recorder::{quantile_us, Recorder};
-use crate::workload::OpKind;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -111,10 +110,10 @@ fn summarise(index: u64, start_ns: u64, end_ns: u64, r: &Recorder) -> IntervalSu
     let secs = (end_ns - start_ns) as f64 / 1e9;
     let mut ops = BTreeMap::new();
     let mut all = super::recorder::new_histogram();
-    for op in OpKind::ALL {
-        let h = &r.ops[op.index()].latency;
-        all.add(h).expect("same bounds");
-        ops.insert(op.name(), interval_op(h, secs));
+    // The op types this interval saw; `total` always.
+    for (op, rec) in r.ops().filter(|(_, rec)| rec.count() > 0) {
+        all.add(&rec.latency).expect("same bounds");
+        ops.insert(op.name(), interval_op(&rec.latency, secs));
     }
     ops.insert("total", interval_op(&all, secs));
     IntervalSummary {
@@ -140,6 +139,7 @@ fn interval_op(h: &hdrhistogram::Histogram<u64>, secs: f64) -> IntervalOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::OpKind;
 
     fn snap(worker: usize, index: u64, n: u64) -> Snapshot {
         let mut r = Recorder::default();

@@ -30,6 +30,8 @@ pub enum ErrorClass {
     Error,
     ClientError,
     ServerError,
+    /// The server refused a request for want of authentication.
+    Auth,
     /// A reply that does not parse or does not fit the request.
     Protocol,
     /// A request lost because its connection closed.
@@ -41,18 +43,29 @@ pub enum ErrorClass {
     /// An open-loop arrival dropped because too many already waited in the
     /// client: the client could not keep up with the rate.
     ClientOverload,
+    /// UDP: datagrams missing from a reply that never completed.
+    PacketDrop,
+    /// UDP: replies whose datagrams arrived out of order (reassembled, so
+    /// not a failed request; counted as memaslap does).
+    PacketDisorder,
+    /// UDP: a request whose reply did not come within a second.
+    UdpTimeout,
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 8] = [
+    pub const ALL: [ErrorClass; 12] = [
         ErrorClass::Error,
         ErrorClass::ClientError,
         ErrorClass::ServerError,
+        ErrorClass::Auth,
         ErrorClass::Protocol,
         ErrorClass::ConnectionLost,
         ErrorClass::Timeout,
         ErrorClass::NoConnection,
         ErrorClass::ClientOverload,
+        ErrorClass::PacketDrop,
+        ErrorClass::PacketDisorder,
+        ErrorClass::UdpTimeout,
     ];
 
     pub fn name(self) -> &'static str {
@@ -60,11 +73,15 @@ impl ErrorClass {
             ErrorClass::Error => "error",
             ErrorClass::ClientError => "client_error",
             ErrorClass::ServerError => "server_error",
+            ErrorClass::Auth => "auth",
             ErrorClass::Protocol => "protocol",
             ErrorClass::ConnectionLost => "connection_lost",
             ErrorClass::Timeout => "timeout",
             ErrorClass::NoConnection => "no_connection",
             ErrorClass::ClientOverload => "client_overload",
+            ErrorClass::PacketDrop => "packet_drop",
+            ErrorClass::PacketDisorder => "packet_disorder",
+            ErrorClass::UdpTimeout => "udp_timeout",
         }
     }
 
@@ -74,6 +91,8 @@ impl ErrorClass {
             ResponseClass::Error => Some(ErrorClass::Error),
             ResponseClass::ClientError => Some(ErrorClass::ClientError),
             ResponseClass::ServerError => Some(ErrorClass::ServerError),
+            ResponseClass::AuthError => Some(ErrorClass::Auth),
+            ResponseClass::RespError => Some(ErrorClass::Error),
             _ => None,
         }
     }
@@ -88,8 +107,14 @@ pub struct OpRecorder {
     pub service: Histogram<u64>,
 }
 
+impl Default for OpRecorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl OpRecorder {
-    fn new() -> Self {
+    pub fn new() -> Self {
         OpRecorder {
             latency: new_histogram(),
             service: new_histogram(),
@@ -104,7 +129,9 @@ impl OpRecorder {
 /// Everything one worker measured over one interval.
 #[derive(Debug, Clone)]
 pub struct Recorder {
-    pub ops: [OpRecorder; OpKind::COUNT],
+    /// Per op type, created at its first request: a run uses a few of the
+    /// sixteen op types, and each pair of histograms is ~0.5 MB.
+    ops: [Option<Box<OpRecorder>>; OpKind::COUNT],
     /// Open loop: intended send → the worker got to it, ns.
     pub send_lag: Histogram<u64>,
     pub hits: u64,
@@ -121,7 +148,7 @@ pub struct Recorder {
 impl Default for Recorder {
     fn default() -> Self {
         Recorder {
-            ops: std::array::from_fn(|_| OpRecorder::new()),
+            ops: std::array::from_fn(|_| None),
             send_lag: new_histogram(),
             hits: 0,
             misses: 0,
@@ -139,7 +166,7 @@ impl Recorder {
     /// Records one completed request. Times in ns.
     #[inline]
     pub fn record_op(&mut self, op: OpKind, latency_ns: u64, service_ns: u64) {
-        let r = &mut self.ops[op.index()];
+        let r = self.ops[op.index()].get_or_insert_with(|| Box::new(OpRecorder::new()));
         r.latency.saturating_record(latency_ns.max(1));
         r.service.saturating_record(service_ns.max(1));
     }
@@ -158,14 +185,31 @@ impl Recorder {
         self.errors[class as usize]
     }
 
+    /// The histograms of `op`, if it was ever recorded.
+    pub fn op(&self, op: OpKind) -> Option<&OpRecorder> {
+        self.ops[op.index()].as_deref()
+    }
+
+    /// The op types recorded, with their histograms.
+    pub fn ops(&self) -> impl Iterator<Item = (OpKind, &OpRecorder)> {
+        OpKind::ALL
+            .into_iter()
+            .filter_map(|op| self.op(op).map(|r| (op, r)))
+    }
+
+    /// Completed requests of `op`.
+    pub fn count(&self, op: OpKind) -> u64 {
+        self.op(op).map_or(0, OpRecorder::count)
+    }
+
     /// All completed requests.
     pub fn total_ops(&self) -> u64 {
-        self.ops.iter().map(OpRecorder::count).sum()
+        self.ops().map(|(_, r)| r.count()).sum()
     }
 
     /// Empties every histogram and counter, keeping the memory.
     pub fn reset(&mut self) {
-        for op in &mut self.ops {
+        for op in self.ops.iter_mut().flatten() {
             op.latency.reset();
             op.service.reset();
         }
@@ -183,6 +227,8 @@ impl Recorder {
     /// Adds `other` into `self`, losslessly.
     pub fn merge(&mut self, other: &Recorder) {
         for (a, b) in self.ops.iter_mut().zip(&other.ops) {
+            let Some(b) = b else { continue };
+            let a = a.get_or_insert_with(|| Box::new(OpRecorder::new()));
             a.latency.add(&b.latency).expect("same bounds");
             a.service.add(&b.service).expect("same bounds");
         }
@@ -221,11 +267,13 @@ mod tests {
         b.error(ErrorClass::Timeout, 2);
         let mut both = a.clone();
         both.merge(&b);
-        let lat = &both.ops[OpKind::Get.index()].latency;
+        let get = |r: &Recorder| r.op(OpKind::Get).unwrap().latency.clone();
+        let lat = get(&both);
         assert_eq!(lat.len(), 2000);
-        assert_eq!(lat.max(), b.ops[0].latency.max());
-        assert_eq!(lat.min(), a.ops[0].latency.min());
-        assert_eq!(both.ops[OpKind::Set.index()].count(), 1);
+        assert_eq!(lat.max(), get(&b).max());
+        assert_eq!(lat.min(), get(&a).min());
+        assert_eq!(both.count(OpKind::Set), 1);
+        assert!(both.op(OpKind::Delete).is_none());
         assert_eq!(both.hits, 3);
         assert_eq!(both.error_count(ErrorClass::Timeout), 2);
         assert_eq!(both.total_ops(), 2001);

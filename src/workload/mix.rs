@@ -1,5 +1,6 @@
 //! The operation mix: which command each request is.
 
+use mcbench_proto::Cmd;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -9,7 +10,21 @@ use std::fmt;
 #[serde(rename_all = "snake_case")]
 pub enum OpKind {
     Get,
+    Gets,
+    Gat,
+    Gats,
+    Touch,
     Set,
+    Add,
+    Replace,
+    Append,
+    Prepend,
+    /// A store that succeeds only if the cas unique is still the one a
+    /// `gets` on this connection returned.
+    Cas,
+    Incr,
+    Decr,
+    Delete,
     /// A get of several keys in one request.
     Mget,
     /// A set sent by `--getset` after a get missed.
@@ -17,15 +32,31 @@ pub enum OpKind {
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 4] = [OpKind::Get, OpKind::Set, OpKind::Mget, OpKind::Fill];
+    pub const ALL: [OpKind; 16] = [
+        OpKind::Get,
+        OpKind::Gets,
+        OpKind::Gat,
+        OpKind::Gats,
+        OpKind::Touch,
+        OpKind::Set,
+        OpKind::Add,
+        OpKind::Replace,
+        OpKind::Append,
+        OpKind::Prepend,
+        OpKind::Cas,
+        OpKind::Incr,
+        OpKind::Decr,
+        OpKind::Delete,
+        OpKind::Mget,
+        OpKind::Fill,
+    ];
     pub const COUNT: usize = Self::ALL.len();
 
     pub fn name(self) -> &'static str {
         match self {
-            OpKind::Get => "get",
-            OpKind::Set => "set",
             OpKind::Mget => "mget",
             OpKind::Fill => "fill",
+            op => op.cmd().name(),
         }
     }
 
@@ -33,9 +64,34 @@ impl OpKind {
         self as usize
     }
 
+    /// The protocol command that carries the op.
+    pub fn cmd(self) -> Cmd {
+        match self {
+            OpKind::Get | OpKind::Mget => Cmd::Get,
+            OpKind::Gets => Cmd::Gets,
+            OpKind::Gat => Cmd::Gat,
+            OpKind::Gats => Cmd::Gats,
+            OpKind::Touch => Cmd::Touch,
+            OpKind::Set | OpKind::Fill => Cmd::Set,
+            OpKind::Add => Cmd::Add,
+            OpKind::Replace => Cmd::Replace,
+            OpKind::Append => Cmd::Append,
+            OpKind::Prepend => Cmd::Prepend,
+            OpKind::Cas => Cmd::Cas,
+            OpKind::Incr => Cmd::Incr,
+            OpKind::Decr => Cmd::Decr,
+            OpKind::Delete => Cmd::Delete,
+        }
+    }
+
     /// Whether the op is a retrieval (its keys count as hits or misses).
     pub fn is_retrieval(self) -> bool {
-        matches!(self, OpKind::Get | OpKind::Mget)
+        self.cmd().is_retrieval()
+    }
+
+    /// Whether the op writes its key (and so moves the "latest" key).
+    pub fn writes(self) -> bool {
+        self.cmd().is_storage()
     }
 }
 
@@ -45,8 +101,13 @@ impl fmt::Display for OpKind {
     }
 }
 
-/// The ops a user can put in a mix (the others follow from options).
-const MIXABLE: [OpKind; 2] = [OpKind::Get, OpKind::Set];
+/// The ops a user can put in a mix: all but `fill`, which follows from
+/// `--getset`.
+fn mixable(name: &str) -> Option<OpKind> {
+    OpKind::ALL
+        .into_iter()
+        .find(|op| *op != OpKind::Fill && op.name() == name)
+}
 
 /// A weighted choice of operations. Shares sum to 1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,7 +154,7 @@ impl Mix {
     }
 }
 
-/// `get=90,set=10`: weights, normalised to shares.
+/// `get=90,set=10` (or `get:90,set:10`): weights, normalised to shares.
 impl std::str::FromStr for Mix {
     type Err = String;
 
@@ -102,17 +163,15 @@ impl std::str::FromStr for Mix {
         let mut shares: Vec<(OpKind, f64)> = Vec::new();
         for part in text.split(',') {
             let (name, weight) = part
-                .split_once('=')
+                .split_once(['=', ':'])
                 .ok_or_else(|| bad(format!("'{part}' is not OP=WEIGHT")))?;
-            let op = MIXABLE
-                .into_iter()
-                .find(|op| op.name() == name.trim())
-                .ok_or_else(|| {
-                    bad(format!(
-                        "unknown op '{}' (this version mixes get and set)",
-                        name.trim()
-                    ))
-                })?;
+            let op = mixable(name.trim()).ok_or_else(|| {
+                bad(format!(
+                    "unknown op '{}' (ops: get, gets, gat, gats, touch, set, add, replace, \
+                     append, prepend, cas, incr, decr, delete, mget)",
+                    name.trim()
+                ))
+            })?;
             let w: f64 = weight
                 .trim()
                 .parse()

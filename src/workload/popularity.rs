@@ -47,6 +47,9 @@ pub struct Cursor {
     pub lane: usize,
     /// Window mode: how many new keys this connection has written.
     pub written: u64,
+    /// The key and cas unique of the latest `gets`/`gats` answered on this
+    /// connection, for its next `cas`.
+    pub cas: Option<(u64, u64)>,
 }
 
 impl Cursor {

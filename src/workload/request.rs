@@ -10,6 +10,14 @@ use rand::Rng;
 pub struct Request {
     pub op: OpKind,
     pub key: u64,
+    /// The cas unique a `cas` must match; 0 for other ops.
+    pub cas: u64,
+}
+
+impl Request {
+    pub fn new(op: OpKind, key: u64) -> Self {
+        Request { op, key, cas: 0 }
+    }
 }
 
 /// memaslap's task window: each connection works on the last `size` keys it
@@ -68,6 +76,14 @@ impl Workload {
         {
             op = OpKind::Mget;
         }
+        // A cas needs the unique of an earlier gets on this connection;
+        // without one, the gets goes first.
+        if op == OpKind::Cas {
+            if let Some((key, cas)) = cursor.cas.take() {
+                return Request { op, key, cas };
+            }
+            op = OpKind::Gets;
+        }
         if let Some(window) = self.window {
             return self.next_in_window(rng, server, cursor, op, window);
         }
@@ -76,7 +92,7 @@ impl Workload {
         } else {
             self.keys.pick_on(rng, server, cursor)
         };
-        Request { op, key }
+        Request::new(op, key)
     }
 
     fn next_in_window<R: Rng + ?Sized>(
@@ -88,20 +104,21 @@ impl Workload {
         window: TaskWindow,
     ) -> Request {
         // Nothing to read yet: memaslap writes first.
-        if op.is_retrieval() && cursor.written == 0 {
+        if !op.writes() && cursor.written == 0 {
             op = OpKind::Set;
         }
         let overwrite = cursor.written > 0 && rng.gen::<f64>() < window.overwrite;
         let key = if op.is_retrieval() {
             self.retrieval_key(rng, server, cursor)
-        } else if overwrite {
+        } else if !op.writes() || overwrite {
+            // touch, incr, decr, delete and overwrites work on the window.
             self.window_pick(rng, server, cursor, window)
         } else {
             cursor.written += 1;
             self.keys
                 .window_key(cursor.lane, window.lanes, cursor.written - 1, server)
         };
-        Request { op, key }
+        Request::new(op, key)
     }
 
     /// A key of the connection's window (which must not be empty).

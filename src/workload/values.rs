@@ -17,7 +17,9 @@ impl ValueTable {
     /// A table that can serve values up to `max_len` bytes.
     pub fn new(max_len: usize, seed: u64) -> Self {
         let mut rng = SmallRng::seed_from_u64(seed);
-        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        // Decimal digits: a value of up to 19 bytes is then a number that
+        // incr and decr accept.
+        let alphabet = b"0123456789";
         let bytes = (0..max_len + SPREAD)
             .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
             .collect();

@@ -32,8 +32,27 @@ pub struct Memcached {
 
 impl Memcached {
     pub fn start(extra: &[&str]) -> Memcached {
+        Memcached::start_on(free_port(), extra)
+    }
+
+    /// A memcached that also listens for UDP on its TCP port number.
+    pub fn start_udp() -> Memcached {
         let port = free_port();
+        Memcached::start_on(port, &["-U", &port.to_string()])
+    }
+
+    /// A memcached with `env` added to its environment.
+    pub fn start_env(extra: &[&str], env: &[(&str, &std::path::Path)]) -> Memcached {
+        Memcached::start_full(free_port(), extra, env)
+    }
+
+    fn start_on(port: u16, extra: &[&str]) -> Memcached {
+        Memcached::start_full(port, extra, &[])
+    }
+
+    fn start_full(port: u16, extra: &[&str], env: &[(&str, &std::path::Path)]) -> Memcached {
         let mut cmd = Command::new("memcached");
+        cmd.envs(env.iter().copied());
         if unsafe { libc::geteuid() } == 0 {
             cmd.args(["-u", "root"]);
         }
@@ -47,6 +66,28 @@ impl Memcached {
         let m = Memcached { child, port };
         let deadline = Instant::now() + Duration::from_secs(5);
         while TcpStream::connect(m.addr()).is_err() {
+            assert!(Instant::now() < deadline, "memcached did not start");
+            thread::sleep(Duration::from_millis(20));
+        }
+        m
+    }
+
+    /// A memcached listening only on the unix socket `path` (`-s`).
+    pub fn start_unix(path: &std::path::Path) -> Memcached {
+        let mut cmd = Command::new("memcached");
+        if unsafe { libc::geteuid() } == 0 {
+            cmd.args(["-u", "root"]);
+        }
+        let child = cmd
+            .arg("-s")
+            .arg(path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("memcached must be installed (see .ci/run)");
+        let m = Memcached { child, port: 0 };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while std::os::unix::net::UnixStream::connect(path).is_err() {
             assert!(Instant::now() < deadline, "memcached did not start");
             thread::sleep(Duration::from_millis(20));
         }

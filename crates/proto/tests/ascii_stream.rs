@@ -32,10 +32,7 @@ fn stream() -> impl Strategy<Value = (Vec<u8>, Vec<Response>)> {
                 }
                 wire.extend_from_slice(b"END\r\n");
                 let n = values.len() as u32;
-                (
-                    wire,
-                    Response::hits(n, 0),
-                )
+                (wire, Response::hits(n, 0))
             }
         ),
     ];

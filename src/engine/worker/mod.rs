@@ -12,7 +12,7 @@ mod responses;
 use super::conn::{Conn, InFlight};
 use super::pacer::Pacer;
 use super::poller::{Poller, HANGUP, READABLE, WRITABLE};
-use super::request::encode;
+use super::request::{Encoder, WireOptions};
 use super::{clock_ns, Message, PhaseEnd, PhaseKind, Shared};
 use crate::stats::{cpu, ErrorClass, Recorder, Snapshot};
 use crate::workload::{Cursor, OpKind, Request};
@@ -50,7 +50,7 @@ const EVENTS: usize = 256;
 pub struct WorkerPlan {
     pub index: usize,
     /// Connected sockets and the server each goes to.
-    pub conns: Vec<(std::net::TcpStream, usize)>,
+    pub conns: Vec<super::connect::Opened>,
     /// Per connection: its number among all the run's connections.
     pub lanes: Vec<usize>,
     /// This worker's share of the target rate, ops/s; `None` is closed loop.
@@ -95,6 +95,12 @@ pub struct Worker {
     /// Keys whose get missed, to set now (`--getset`).
     fills: Vec<u64>,
     rng: SmallRng,
+    encoder: Encoder,
+    /// The last opaque a request carried (never 0); over UDP its low 16
+    /// bits are the request id.
+    opaque: u32,
+    /// Some connection is UDP: requests can be lost and must time out.
+    has_udp: bool,
     recorder: Box<Recorder>,
     scratch: Box<[u8]>,
     dirty: Vec<usize>,
@@ -128,8 +134,8 @@ impl Worker {
         let poller = Poller::new(EVENTS).map_err(|e| format!("epoll: {e}"))?;
         let nservers = shared.servers;
         let mut alive_on = vec![0; nservers];
-        for (_, s) in &plan.conns {
-            alive_on[*s] += 1;
+        for opened in &plan.conns {
+            alive_on[opened.server] += 1;
         }
         // One answer: a multiget's values with their headers, and slack.
         let max_pending =
@@ -137,7 +143,16 @@ impl Worker {
         let conns: Vec<Conn> = plan
             .conns
             .into_iter()
-            .map(|(stream, server)| Conn::new(stream, server, spec.depth, max_pending))
+            .map(|o| {
+                Conn::new(
+                    o.socket,
+                    spec.protocol,
+                    o.datagram,
+                    o.server,
+                    spec.depth,
+                    max_pending,
+                )
+            })
             .collect();
         for (i, c) in conns.iter().enumerate() {
             poller
@@ -145,6 +160,7 @@ impl Worker {
                 .map_err(|e| format!("epoll: {e}"))?;
         }
         let start = clock_ns();
+        let has_udp = conns.iter().any(|c| c.udp.is_some());
         Ok(Worker {
             index: plan.index,
             rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
@@ -160,6 +176,14 @@ impl Worker {
             alive_on,
             cursors: plan.lanes.iter().map(|&lane| Cursor::new(lane)).collect(),
             fills: Vec::new(),
+            encoder: Encoder::new(WireOptions {
+                protocol: spec.protocol,
+                expiry: spec.expiry,
+                delta: spec.delta,
+                noreply: spec.noreply,
+            }),
+            opaque: 0,
+            has_udp,
             poller,
             recorder: Box::default(),
             scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
@@ -283,6 +307,9 @@ impl Worker {
                 next_interval += interval;
             }
             self.flush_dirty(now);
+            if self.has_udp {
+                self.expire_datagrams(now);
+            }
             if !self.sending && self.outstanding() == 0 {
                 break PhaseEnd::Completed;
             }
@@ -385,10 +412,10 @@ impl Worker {
                     .iter_mut()
                     .find(|(s, r)| *s == server && !r.is_empty())?;
                 let rank = range.next()?;
-                Some(Request {
-                    op: OpKind::Set,
-                    key: self.shared.workload.keys.nth_on(server, rank),
-                })
+                Some(Request::new(
+                    OpKind::Set,
+                    self.shared.workload.keys.nth_on(server, rank),
+                ))
             }
             Source::Mix => None,
         };
@@ -411,15 +438,27 @@ impl Worker {
         let req = due
             .req
             .unwrap_or_else(|| workload.next(&mut self.rng, server, cursor));
-        let keys = encode(conn.out(), req, workload, &mut self.rng, server, cursor);
-        if matches!(req.op, OpKind::Set | OpKind::Fill) && workload.keys.contains(req.key) {
+        self.opaque = self.opaque.wrapping_add(1).max(1);
+        if conn.udp.is_some() {
+            mcbench_proto::udp::write_header(conn.out(), self.opaque as u16);
+        }
+        let expect = self.encoder.encode(
+            conn.out(),
+            req,
+            self.opaque,
+            workload,
+            &mut self.rng,
+            server,
+            cursor,
+        );
+        if req.op.writes() && workload.keys.contains(req.key) {
             cursor.set(workload.keys.rank_of(req.key));
         }
         self.in_flight += 1;
         conn.queued(InFlight {
             op: req.op,
             key: req.key,
-            keys,
+            expect,
             intended_ns: due.intended_ns,
             sent_ns: due.intended_ns,
             measured: due.measured,

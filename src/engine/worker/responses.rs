@@ -3,7 +3,7 @@
 
 use super::{Due, Source, Worker};
 use crate::engine::clock_ns;
-use crate::engine::conn::{InFlight, ReadOutcome};
+use crate::engine::conn::{InFlight, ReadOutcome, UdpState, UDP_TIMEOUT_NS};
 use crate::stats::{ErrorClass, Recorder};
 use crate::workload::{OpKind, Request};
 use mcbench_proto::ResponseClass;
@@ -17,6 +17,7 @@ impl Worker {
         let getset = self.shared.workload.getset && self.sending;
         let keys = &self.shared.workload.keys;
         let fills = &mut self.fills;
+        let cursor = &mut self.cursors[c];
         let mut mismatch = false;
         let mut last_now = 0;
         let conn = &mut self.conns[c];
@@ -34,6 +35,10 @@ impl Worker {
                 if req.measured {
                     record_response(rec, req, resp, now);
                 }
+                // The unique a later cas on this connection will send.
+                if req.op.cmd().wants_cas() && resp.values > 0 {
+                    cursor.cas = Some((req.key, resp.cas));
+                }
                 // A planned miss stays a miss: only the key space is filled.
                 if getset
                     && req.op == OpKind::Get
@@ -45,6 +50,9 @@ impl Worker {
             },
         );
         rec.bytes_rx += bytes_rx;
+        if let Some(udp) = conn.udp.as_deref_mut() {
+            drain_udp(rec, udp);
+        }
         let answered = before - conn.in_flight.len();
         self.in_flight -= answered;
         match outcome {
@@ -58,10 +66,7 @@ impl Worker {
         let mut fills = std::mem::take(&mut self.fills);
         if self.conns[c].alive {
             for &key in &fills {
-                let req = Request {
-                    op: OpKind::Fill,
-                    key,
-                };
+                let req = Request::new(OpKind::Fill, key);
                 self.issue(
                     c,
                     Due {
@@ -76,6 +81,30 @@ impl Worker {
         self.fills = fills;
         if answered > 0 && self.conns[c].alive {
             self.refill(c, last_now);
+        }
+    }
+
+    /// UDP: gives up on requests whose reply is overdue, and refills.
+    pub(super) fn expire_datagrams(&mut self, now: u64) {
+        for c in 0..self.conns.len() {
+            let conn = &mut self.conns[c];
+            if !conn.alive {
+                continue;
+            }
+            let Some(front) = conn.in_flight.front() else {
+                continue;
+            };
+            if now.saturating_sub(front.sent_ns) < UDP_TIMEOUT_NS {
+                continue;
+            }
+            let expired = conn.expire_datagrams(now);
+            self.in_flight -= expired;
+            if let Some(udp) = conn.udp.as_deref_mut() {
+                drain_udp(&mut self.recorder, udp);
+            }
+            if expired > 0 {
+                self.refill(c, now);
+            }
         }
     }
 
@@ -110,13 +139,30 @@ impl Worker {
     }
 }
 
+/// Moves a UDP connection's loss counts into the recorder.
+fn drain_udp(rec: &mut Recorder, udp: &mut UdpState) {
+    rec.error(ErrorClass::PacketDrop, std::mem::take(&mut udp.packet_drop));
+    rec.error(
+        ErrorClass::PacketDisorder,
+        std::mem::take(&mut udp.packet_disorder),
+    );
+    rec.error(ErrorClass::UdpTimeout, std::mem::take(&mut udp.udp_timeout));
+    rec.error(ErrorClass::Protocol, std::mem::take(&mut udp.garbled));
+}
+
 /// Whether a reply of `class` is a possible answer to `op`.
 fn fits(op: OpKind, class: ResponseClass) -> bool {
+    use mcbench_proto::Cmd;
     use ResponseClass::*;
     class.is_error()
-        || match op {
-            OpKind::Get | OpKind::Mget => matches!(class, Value | End),
-            OpKind::Set | OpKind::Fill => matches!(class, Stored | NotStored | Exists | NotFound),
+        || match op.cmd() {
+            Cmd::Get | Cmd::Gets | Cmd::Gat | Cmd::Gats | Cmd::Noop => matches!(class, Value | End),
+            Cmd::Touch => matches!(class, Touched | NotFound),
+            Cmd::Incr | Cmd::Decr => matches!(class, Num | NotFound),
+            Cmd::Delete => matches!(class, Deleted | NotFound),
+            Cmd::Set | Cmd::Add | Cmd::Replace | Cmd::Append | Cmd::Prepend | Cmd::Cas => {
+                matches!(class, Stored | NotStored | Exists | NotFound)
+            }
         }
 }
 
@@ -131,8 +177,9 @@ fn record_response(rec: &mut Recorder, req: InFlight, resp: mcbench_proto::Respo
         rec.error(err, 1);
     }
     if req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End) {
-        let hits = u64::from(resp.values.min(req.keys));
+        let keys = req.expect.keys;
+        let hits = u64::from(resp.values.min(keys));
         rec.hits += hits;
-        rec.misses += u64::from(req.keys) - hits;
+        rec.misses += u64::from(keys) - hits;
     }
 }

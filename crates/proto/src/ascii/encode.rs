@@ -65,9 +65,33 @@ pub fn encode(out: &mut Vec<u8>, req: &Request) {
         Cmd::Touch => touch(out, key, req.exptime, nr),
         Cmd::Set => store(out, Store::Set, key, req.flags, req.exptime, req.value, nr),
         Cmd::Add => store(out, Store::Add, key, req.flags, req.exptime, req.value, nr),
-        Cmd::Replace => store(out, Store::Replace, key, req.flags, req.exptime, req.value, nr),
-        Cmd::Append => store(out, Store::Append, key, req.flags, req.exptime, req.value, nr),
-        Cmd::Prepend => store(out, Store::Prepend, key, req.flags, req.exptime, req.value, nr),
+        Cmd::Replace => store(
+            out,
+            Store::Replace,
+            key,
+            req.flags,
+            req.exptime,
+            req.value,
+            nr,
+        ),
+        Cmd::Append => store(
+            out,
+            Store::Append,
+            key,
+            req.flags,
+            req.exptime,
+            req.value,
+            nr,
+        ),
+        Cmd::Prepend => store(
+            out,
+            Store::Prepend,
+            key,
+            req.flags,
+            req.exptime,
+            req.value,
+            nr,
+        ),
         Cmd::Cas => cas(out, key, req.flags, req.exptime, req.value, req.cas, nr),
         Cmd::Incr => arith(out, Arith::Incr, key, req.delta, nr),
         Cmd::Decr => arith(out, Arith::Decr, key, req.delta, nr),
@@ -77,6 +101,20 @@ pub fn encode(out: &mut Vec<u8>, req: &Request) {
     if nr && supports_noreply(req.cmd) {
         out.extend_from_slice(b"version\r\n");
     }
+}
+
+/// memcached's text-protocol authentication (a server started with `-Y`):
+/// a `set` whose data is `<user> <password>`; the key is ignored. The
+/// reply is `STORED`, or `CLIENT_ERROR authentication failure`.
+pub fn auth(out: &mut Vec<u8>, user: &[u8], password: &[u8]) {
+    let mut num = itoa::Buffer::new();
+    out.extend_from_slice(b"set auth 0 0 ");
+    out.extend_from_slice(num.format(user.len() + 1 + password.len()).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(user);
+    out.push(b' ');
+    out.extend_from_slice(password);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// The commands the text protocol has (every one but a noop).
@@ -265,6 +303,14 @@ mod tests {
         req.cmd = Cmd::Delete;
         req.noreply = true;
         assert_eq!(enc(req), b"delete n noreply\r\nversion\r\n");
+    }
+
+    #[test]
+    fn authentication() {
+        assert_eq!(
+            bytes(|o| auth(o, b"ann", b"s3cret")),
+            b"set auth 0 0 10\r\nann s3cret\r\n"
+        );
     }
 
     #[test]

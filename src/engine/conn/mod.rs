@@ -2,15 +2,17 @@
 //! and the unparsed tail of its incoming bytes. Knows sockets and ordering,
 //! and hands raw bytes to the codec; knows nothing of workloads.
 
+mod datagram;
+
+pub use datagram::{UdpState, UDP_TIMEOUT_NS};
+
 use crate::workload::OpKind;
-use mcbench_proto::ascii::{self, Progress};
-use mcbench_proto::Response;
+use mcbench_proto::{Expect, Progress, Protocol, Response};
 use rustix::buffer::spare_capacity;
 use rustix::net::{RecvFlags, SendFlags};
 use std::collections::VecDeque;
 use std::io;
-use std::net::TcpStream;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 /// A request that was sent (or is about to be) and awaits its response.
 #[derive(Debug, Clone, Copy)]
@@ -18,8 +20,8 @@ pub struct InFlight {
     pub op: OpKind,
     /// The (first) key asked for.
     pub key: u64,
-    /// Keys asked for (a multiget counts each as a hit or a miss).
-    pub keys: u32,
+    /// What the reply must look like (keys asked for, quiet, opaque).
+    pub expect: Expect,
     /// When the schedule wanted it sent, ns on the worker clock.
     pub intended_ns: u64,
     /// When its bytes were handed to the kernel, ns; set at flush.
@@ -43,7 +45,8 @@ pub enum ReadOutcome {
 
 pub struct Conn {
     /// `None` once closed (dropping the socket also removes it from epoll).
-    stream: Option<TcpStream>,
+    stream: Option<OwnedFd>,
+    protocol: Protocol,
     pub server: usize,
     /// Encoded requests not yet written, and how much of them was.
     out: Vec<u8>,
@@ -67,12 +70,22 @@ pub struct Conn {
     /// Open loop: free slots of this connection in the worker's ready list.
     pub listed: usize,
     pub alive: bool,
+    /// UDP: framing and loss state; `None` on a stream.
+    pub udp: Option<Box<UdpState>>,
 }
 
 impl Conn {
-    pub fn new(stream: TcpStream, server: usize, depth: usize, max_pending: usize) -> Self {
+    pub fn new(
+        stream: OwnedFd,
+        protocol: Protocol,
+        datagram: bool,
+        server: usize,
+        depth: usize,
+        max_pending: usize,
+    ) -> Self {
         Conn {
             stream: Some(stream),
+            protocol,
             server,
             out: Vec::new(),
             out_pos: 0,
@@ -86,6 +99,7 @@ impl Conn {
             dirty: false,
             listed: 0,
             alive: true,
+            udp: datagram.then(Box::default),
         }
     }
 
@@ -112,6 +126,9 @@ impl Conn {
     /// Writes what is pending. Returns the bytes written; a full kernel
     /// buffer is not an error (`has_output` stays true).
     pub fn flush(&mut self, now_ns: u64) -> io::Result<usize> {
+        if self.udp.is_some() {
+            return self.flush_datagrams(now_ns);
+        }
         let Some(stream) = self.stream.as_ref() else {
             return Err(io::ErrorKind::NotConnected.into());
         };
@@ -154,6 +171,9 @@ impl Conn {
         bytes_rx: &mut u64,
         mut done: impl FnMut(InFlight, Response, u64),
     ) -> ReadOutcome {
+        if self.udp.is_some() {
+            return self.receive_datagrams(scratch, clock, bytes_rx, done);
+        }
         let n = match self.read(scratch) {
             Ok(0) => return ReadOutcome::Closed,
             Ok(n) => n,
@@ -172,11 +192,15 @@ impl Conn {
             if used == buf.len() {
                 break ReadOutcome::Open;
             }
-            match ascii::parse_response_from(&buf[used..], &mut self.progress) {
+            let Some(&req) = self.in_flight.front() else {
+                break ReadOutcome::Broken;
+            };
+            match self
+                .protocol
+                .parse(&buf[used..], &mut self.progress, req.expect)
+            {
                 Ok(Some((resp, len))) => {
-                    let Some(req) = self.in_flight.pop_front() else {
-                        break ReadOutcome::Broken;
-                    };
+                    self.in_flight.pop_front();
                     used += len;
                     done(req, resp, now);
                 }
@@ -250,11 +274,11 @@ impl Conn {
 
 /// `send(2)` through rustix's raw syscall: unlike libc's wrapper it is no
 /// thread-cancellation point, which saves two calls per request.
-fn send(stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+fn send(stream: &OwnedFd, buf: &[u8]) -> io::Result<usize> {
     rustix::net::send(stream, buf, SendFlags::NOSIGNAL).map_err(io::Error::from)
 }
 
-fn recv(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+fn recv(stream: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
     rustix::net::recv(stream, buf, RecvFlags::empty())
         .map(|(n, _)| n)
         .map_err(io::Error::from)

@@ -1,0 +1,476 @@
+//! memcached 1.6's meta protocol (`mg`, `ms`, `md`, `ma`, `mn`), as the
+//! "Meta Commands" section of `doc/protocol.txt` defines it.
+//!
+//! Every request maps to meta commands whose replies the parser folds into
+//! exactly one [`Response`]:
+//!
+//! - a retrieval of one key is one `mg <key> v f`, answered `VA` or `EN`;
+//! - a retrieval of several keys (a multiget) is one quiet `mg` per key and
+//!   an `mn` fence: the hits' `VA` blocks come back, the misses are
+//!   silenced by `q`, and `MN` ends the response;
+//! - a `noreply` request is sent with `q` and fenced by `mn` the same way:
+//!   whatever reply comes before `MN` is its outcome, silence is the outcome
+//!   `q` suppresses.
+//!
+//! Like the text codec, nothing here allocates beyond growing the caller's
+//! buffer, and no input makes the parser panic.
+
+use crate::{Cmd, Expect, ParseError, Progress, Request, Response, ResponseClass};
+
+#[cfg(test)]
+mod tests;
+
+/// The largest value block accepted: memcached's item size ceiling (`-I`)
+/// cannot exceed 1 GiB.
+const MAX_VALUE: usize = 1 << 30;
+
+/// Encoder settings beyond the request itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Send each key base64-encoded with the `b` flag, so that keys may hold
+    /// any bytes but a space, which separates a multiget's keys. The encoded
+    /// key must still fit memcached's 250-byte key limit, so raw keys may be
+    /// at most 186 bytes.
+    pub base64_keys: bool,
+}
+
+/// Appends `req` as meta commands with default [`Options`].
+pub fn encode(out: &mut Vec<u8>, req: &Request) {
+    encode_with(out, req, Options::default());
+}
+
+/// Appends `req` as meta commands: one command, or for a multiget one `mg`
+/// per key, followed by an `mn` fence when the request is quiet.
+pub fn encode_with(out: &mut Vec<u8>, req: &Request, opts: Options) {
+    if req.cmd.is_retrieval() {
+        retrieval(out, req, opts);
+        return;
+    }
+    let quiet = req.noreply && supports_noreply(req.cmd);
+    match req.cmd {
+        Cmd::Touch => {
+            head(out, b"mg", req.keys, None, opts);
+            number_flag(out, b'T', u64::from(req.exptime));
+        }
+        Cmd::Incr | Cmd::Decr => {
+            head(out, b"ma", req.keys, None, opts);
+            number_flag(out, b'D', req.delta);
+            out.extend_from_slice(if req.cmd == Cmd::Incr { b" MI" } else { b" MD" });
+        }
+        Cmd::Delete => head(out, b"md", req.keys, None, opts),
+        Cmd::Noop => {
+            out.extend_from_slice(b"mn\r\n");
+            return;
+        }
+        _ => storage_flags(out, req, opts),
+    }
+    tail(out, quiet, req.opaque);
+    if req.cmd.is_storage() {
+        out.extend_from_slice(req.value);
+        out.extend_from_slice(b"\r\n");
+    }
+    if quiet {
+        out.extend_from_slice(b"mn\r\n");
+    }
+}
+
+/// Every command has a meta form (the noop is `mn`).
+pub fn supports(_cmd: Cmd) -> bool {
+    true
+}
+
+/// Every command but the noop, which is the fence itself. A quiet retrieval
+/// is fenced like a multiget: its miss is silenced, its hit still answers.
+pub fn supports_noreply(cmd: Cmd) -> bool {
+    cmd != Cmd::Noop
+}
+
+/// `mg <key> v f [q] [c] [T<exptime>] [O<opaque>]` per key. One key asked
+/// loud is answered `VA` or `EN`; anything else (several keys, none, or
+/// quiet) is sent with `q` and fenced, so misses cost no bytes. `k` is not
+/// asked for: replies come in request order and only the hits are counted.
+fn retrieval(out: &mut Vec<u8>, req: &Request, opts: Options) {
+    let mut keys = req.key_list();
+    let fenced = match (keys.next(), keys.next()) {
+        (Some(_), None) => req.noreply,
+        _ => true,
+    };
+    for key in req.key_list() {
+        head(out, b"mg", key, None, opts);
+        out.extend_from_slice(b" v f");
+        if fenced {
+            out.extend_from_slice(b" q");
+        }
+        if req.cmd.wants_cas() {
+            out.extend_from_slice(b" c");
+        }
+        if matches!(req.cmd, Cmd::Gat | Cmd::Gats) {
+            number_flag(out, b'T', u64::from(req.exptime));
+        }
+        tail(out, false, req.opaque);
+    }
+    if fenced {
+        out.extend_from_slice(b"mn\r\n");
+    }
+}
+
+/// `ms <key> <datalen> T<exptime> F<flags> M<mode> [C<cas>]`: the mode
+/// picks set/add/replace/append/prepend, and a cas is a set with `C`.
+fn storage_flags(out: &mut Vec<u8>, req: &Request, opts: Options) {
+    head(out, b"ms", req.keys, Some(req.value.len()), opts);
+    number_flag(out, b'T', u64::from(req.exptime));
+    number_flag(out, b'F', u64::from(req.flags));
+    out.extend_from_slice(match req.cmd {
+        Cmd::Add => b" ME",
+        Cmd::Replace => b" MR",
+        Cmd::Append => b" MA",
+        Cmd::Prepend => b" MP",
+        _ => b" MS",
+    });
+    if req.cmd == Cmd::Cas {
+        number_flag(out, b'C', req.cas);
+    }
+}
+
+/// `<verb> <key> [<datalen>] [b]`: the data length must be the token right
+/// after the key, so `b` comes after it.
+fn head(out: &mut Vec<u8>, verb: &[u8], key: &[u8], datalen: Option<usize>, opts: Options) {
+    out.extend_from_slice(verb);
+    out.push(b' ');
+    if opts.base64_keys {
+        base64(out, key);
+    } else {
+        out.extend_from_slice(key);
+    }
+    if let Some(len) = datalen {
+        out.push(b' ');
+        out.extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
+    }
+    if opts.base64_keys {
+        out.extend_from_slice(b" b");
+    }
+}
+
+/// ` <flag><n>`.
+fn number_flag(out: &mut Vec<u8>, flag: u8, n: u64) {
+    out.push(b' ');
+    out.push(flag);
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// `[q] [O<opaque>]\r\n`. An opaque of 0 means none and is not sent.
+fn tail(out: &mut Vec<u8>, quiet: bool, opaque: u32) {
+    if quiet {
+        out.extend_from_slice(b" q");
+    }
+    if opaque != 0 {
+        number_flag(out, b'O', u64::from(opaque));
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Standard padded base64, which is what memcached's decoder accepts.
+fn base64(out: &mut Vec<u8>, data: &[u8]) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for chunk in data.chunks(3) {
+        let byte = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let n = byte(0) << 16 | byte(1) << 8 | byte(2);
+        let chars = [18, 12, 6, 0].map(|shift| ALPHABET[(n >> shift) as usize & 63]);
+        out.extend_from_slice(&chars[..chunk.len() + 1]);
+        out.extend_from_slice(&b"=="[..3 - chunk.len()]);
+    }
+}
+
+/// Parses the reply to the request `expect` describes from the front of
+/// `buf`. A fenced request (see [`encode_with`]) is read up to its `MN`,
+/// resuming after the replies `progress` says were complete; `progress` is
+/// saved on `Ok(None)` and reset otherwise.
+pub fn parse(
+    buf: &[u8],
+    progress: &mut Progress,
+    expect: Expect,
+) -> Result<Option<(Response, usize)>, ParseError> {
+    let mut digits = itoa::Buffer::new();
+    let opaque = match expect.opaque {
+        0 => None,
+        n => Some(digits.format(n).as_bytes()),
+    };
+    let result = if is_fenced(expect) {
+        parse_fenced(buf, progress, expect.cmd, opaque)
+    } else {
+        parse_single(buf, expect.cmd, opaque)
+    };
+    if !matches!(result, Ok(None)) {
+        *progress = Progress::default();
+    }
+    result
+}
+
+/// Whether the encoder followed the request with an `mn` fence.
+fn is_fenced(expect: Expect) -> bool {
+    (expect.cmd.is_retrieval() && expect.keys != 1)
+        || (expect.noreply && supports_noreply(expect.cmd))
+}
+
+/// One reply, not fenced: a single element, its data block included.
+fn parse_single(
+    buf: &[u8],
+    cmd: Cmd,
+    opaque: Option<&[u8]>,
+) -> Result<Option<(Response, usize)>, ParseError> {
+    let Some((reply, used)) = next_reply(buf, opaque)? else {
+        return Ok(None);
+    };
+    let response = match reply {
+        Reply::Error(class) => Response::of(class),
+        Reply::Meta { code, cas } => match outcome(cmd, code)? {
+            ResponseClass::Value => Response::hits(1, cas),
+            class => Response::of(class),
+        },
+    };
+    Ok(Some((response, used)))
+}
+
+/// The replies up to and including `MN`. Errors do not end the response:
+/// each `mg` of a multiget is its own command, and the server goes on to
+/// the rest and the fence after one of them fails. Except `CLIENT_ERROR
+/// unauthenticated`: memcached sends one per read and drops the rest of
+/// what it read, fence included, so no `MN` will follow.
+fn parse_fenced(
+    buf: &[u8],
+    progress: &mut Progress,
+    cmd: Cmd,
+    opaque: Option<&[u8]>,
+) -> Result<Option<(Response, usize)>, ParseError> {
+    let mut pos = progress.offset.min(buf.len());
+    let Progress {
+        mut values,
+        mut cas,
+        mut seen,
+        ..
+    } = *progress;
+    loop {
+        let Some((reply, used)) = next_reply(&buf[pos..], opaque)? else {
+            *progress = Progress {
+                offset: pos,
+                values,
+                cas,
+                seen,
+            };
+            return Ok(None);
+        };
+        pos += used;
+        let class = match reply {
+            Reply::Meta { code: Code::Mn, .. } => {
+                return Ok(Some((fenced_response(cmd, values, cas, seen), pos)))
+            }
+            Reply::Error(ResponseClass::AuthError) => {
+                return Ok(Some((Response::of(ResponseClass::AuthError), pos)))
+            }
+            Reply::Error(class) => class,
+            Reply::Meta { code, cas: unique } => match outcome(cmd, code)? {
+                ResponseClass::Value => {
+                    values = values.saturating_add(1);
+                    cas = unique;
+                    continue;
+                }
+                // A miss that `q` should have hidden.
+                ResponseClass::End => continue,
+                class => class,
+            },
+        };
+        seen.get_or_insert(class);
+    }
+}
+
+/// The response of a fenced request once its `MN` arrived: the first reply
+/// that was not a hit or a miss (for a retrieval, only an error), else the
+/// hits, else what the silence means.
+fn fenced_response(cmd: Cmd, values: u32, cas: u64, seen: Option<ResponseClass>) -> Response {
+    match seen {
+        Some(class) => Response::of(class),
+        None if cmd.is_retrieval() => Response::hits(values, cas),
+        None => Response::of(quiet_outcome(cmd)),
+    }
+}
+
+/// What a quiet request's silence means. `q` hides `HD` for `ms`, `md` and
+/// `ma`, but for `mg` it hides the miss (`EN`) and still sends the hit's
+/// `HD` — so a quiet touch that says nothing did not find its key.
+fn quiet_outcome(cmd: Cmd) -> ResponseClass {
+    match cmd {
+        Cmd::Touch => ResponseClass::NotFound,
+        cmd => cmd.quiet_outcome(),
+    }
+}
+
+/// The two-letter meta reply codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Code {
+    Va,
+    Hd,
+    En,
+    Ns,
+    Ex,
+    Nf,
+    Mn,
+}
+
+/// One reply element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reply {
+    /// A meta status line (and for `VA`, its data block), with the `c`
+    /// return flag (0 if absent).
+    Meta { code: Code, cas: u64 },
+    /// `ERROR`, `CLIENT_ERROR ...` or `SERVER_ERROR ...`.
+    Error(ResponseClass),
+}
+
+/// What `code` means in reply to `cmd`; `Value` and `End` are a
+/// retrieval's hit and miss.
+fn outcome(cmd: Cmd, code: Code) -> Result<ResponseClass, ParseError> {
+    use ResponseClass as R;
+    let mutation = cmd.is_storage() || matches!(cmd, Cmd::Incr | Cmd::Decr | Cmd::Delete);
+    Ok(match (cmd, code) {
+        (Cmd::Noop, Code::Mn) => R::End,
+        // `HD` is a hit without a value; the encoder always asks for one.
+        (c, Code::Va | Code::Hd) if c.is_retrieval() => R::Value,
+        (c, Code::En) if c.is_retrieval() => R::End,
+        (Cmd::Touch, Code::Hd | Code::Va) => R::Touched,
+        (Cmd::Touch, Code::En) => R::NotFound,
+        (Cmd::Incr | Cmd::Decr, Code::Hd | Code::Va) => R::Num,
+        (Cmd::Delete, Code::Hd) => R::Deleted,
+        (c, Code::Hd) if c.is_storage() => R::Stored,
+        (c, Code::Ns) if mutation && c != Cmd::Delete => R::NotStored,
+        (_, Code::Ex) if mutation => R::Exists,
+        (_, Code::Nf) if mutation => R::NotFound,
+        _ => return Err(ParseError::UnexpectedReply),
+    })
+}
+
+/// The reply at the front of `buf` and the bytes it takes, `Ok(None)` if
+/// it is not all there yet. `opaque` is the `O` token the request sent.
+fn next_reply(buf: &[u8], opaque: Option<&[u8]>) -> Result<Option<(Reply, usize)>, ParseError> {
+    let Some(line) = next_line(buf)? else {
+        return Ok(None);
+    };
+    let after_line = line.len() + 2;
+    let Some(code) = meta_code(line) else {
+        return Ok(Some((Reply::Error(error_line(line)?), after_line)));
+    };
+    let mut tokens = line[2..].split(|&b| b == b' ').filter(|t| !t.is_empty());
+    let data = match code {
+        Code::Va => data_len(tokens.next())? + 2,
+        _ => 0,
+    };
+    let cas = return_flags(tokens, opaque)?;
+    let end = after_line + data;
+    if data > 0 {
+        match buf.get(end - 2..end) {
+            None => return Ok(None),
+            Some(b"\r\n") => {}
+            Some(_) => return Err(ParseError::BadValueTerminator),
+        }
+    }
+    Ok(Some((Reply::Meta { code, cas }, end)))
+}
+
+/// The next CRLF-terminated line of `buf`, without its terminator.
+fn next_line(buf: &[u8]) -> Result<Option<&[u8]>, ParseError> {
+    let window = &buf[..buf.len().min(crate::ascii::MAX_LINE)];
+    match memchr::memchr(b'\n', window) {
+        Some(0) => Err(ParseError::BadLineEnding),
+        Some(nl) if window[nl - 1] != b'\r' => Err(ParseError::BadLineEnding),
+        Some(nl) => Ok(Some(&buf[..nl - 1])),
+        None if window.len() == crate::ascii::MAX_LINE => Err(ParseError::LineTooLong),
+        None => Ok(None),
+    }
+}
+
+/// The meta code a line starts with, if it is a meta status line: two
+/// letters, alone or followed by a space.
+fn meta_code(line: &[u8]) -> Option<Code> {
+    if !matches!(line.get(2), None | Some(b' ')) {
+        return None;
+    }
+    Some(match line.get(..2)? {
+        b"VA" => Code::Va,
+        b"HD" => Code::Hd,
+        b"EN" => Code::En,
+        b"NS" => Code::Ns,
+        b"EX" => Code::Ex,
+        b"NF" => Code::Nf,
+        b"MN" => Code::Mn,
+        _ => return None,
+    })
+}
+
+/// The error lines, which the meta commands share with the text protocol.
+fn error_line(line: &[u8]) -> Result<ResponseClass, ParseError> {
+    let has_word =
+        |word: &[u8]| line.starts_with(word) && matches!(line.get(word.len()), None | Some(b' '));
+    let class = if line == b"CLIENT_ERROR unauthenticated" {
+        ResponseClass::AuthError
+    } else if has_word(b"ERROR") {
+        ResponseClass::Error
+    } else if has_word(b"CLIENT_ERROR") {
+        ResponseClass::ClientError
+    } else if has_word(b"SERVER_ERROR") {
+        ResponseClass::ServerError
+    } else {
+        return Err(ParseError::UnknownReply);
+    };
+    // The free-text message is the one place a stray CR could hide.
+    if line.contains(&b'\r') {
+        return Err(ParseError::BadLineEnding);
+    }
+    Ok(class)
+}
+
+/// The `<size>` of a `VA` line.
+fn data_len(token: Option<&[u8]>) -> Result<usize, ParseError> {
+    match token.and_then(parse_u64) {
+        Some(len) if len <= MAX_VALUE as u64 => Ok(len as usize),
+        _ => Err(ParseError::BadValueHeader),
+    }
+}
+
+/// Checks the return flags of a status line: each token is a flag letter
+/// and an optional argument. Returns the `c` flag's cas (0 if absent) and
+/// fails if an `O` flag does not echo `opaque`. Flags the encoder never
+/// asks for (`k`, `t`, `W`...) are accepted and ignored.
+fn return_flags<'a>(
+    tokens: impl Iterator<Item = &'a [u8]>,
+    opaque: Option<&[u8]>,
+) -> Result<u64, ParseError> {
+    let mut cas = 0;
+    for token in tokens {
+        if let Some(&bad) = token.iter().find(|&&b| b <= b' ' || b == 0x7f) {
+            return Err(match bad {
+                b'\r' => ParseError::BadLineEnding,
+                _ => ParseError::UnknownReply,
+            });
+        }
+        match token.split_first() {
+            Some((b'c', n)) => cas = parse_u64(n).ok_or(ParseError::BadNumber)?,
+            Some((b'O', echo)) if opaque.is_some_and(|o| o != echo) => {
+                return Err(ParseError::OpaqueMismatch)
+            }
+            _ => {}
+        }
+    }
+    Ok(cas)
+}
+
+/// A decimal u64: 1 to 20 digits, no sign, no overflow.
+fn parse_u64(field: &[u8]) -> Option<u64> {
+    if field.is_empty() || field.len() > 20 {
+        return None;
+    }
+    field.iter().try_fold(0u64, |acc, &b| {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    })
+}

@@ -1,0 +1,106 @@
+//! Authentication, once per connection before the run: SASL PLAIN over the
+//! binary protocol, memcached's `-Y` text authentication over ascii and
+//! meta, `AUTH` over RESP. Blocking, bounded by the socket timeouts the
+//! connection was opened with.
+
+use mcbench_proto::binary::{self, AuthOutcome};
+use mcbench_proto::{ascii, resp, Protocol};
+use rustix::net::{RecvFlags, SendFlags};
+use std::os::fd::OwnedFd;
+
+/// The most bytes an authentication reply may take.
+const MAX_REPLY: usize = 4096;
+
+/// Authenticates `socket` as `user`; the error says why it was refused.
+pub fn authenticate(
+    socket: &OwnedFd,
+    protocol: Protocol,
+    user: &str,
+    password: &str,
+) -> Result<(), String> {
+    let (user, password) = (user.as_bytes(), password.as_bytes());
+    let mut request = Vec::new();
+    match protocol {
+        Protocol::Binary => binary::sasl_auth_plain(&mut request, user, password),
+        Protocol::Ascii | Protocol::Meta => ascii::auth(&mut request, user, password),
+        Protocol::Resp => resp::auth(&mut request, user, password),
+    }
+    send_all(socket, &request)?;
+    let mut reply = Vec::new();
+    loop {
+        let verdict = match protocol {
+            Protocol::Binary => binary_verdict(&reply)?,
+            _ => text_verdict(&reply, protocol),
+        };
+        if let Some(verdict) = verdict {
+            return verdict;
+        }
+        if reply.len() > MAX_REPLY {
+            return Err("authentication reply too long".into());
+        }
+        read_more(socket, &mut reply)?;
+    }
+}
+
+fn binary_verdict(reply: &[u8]) -> Result<Option<Result<(), String>>, String> {
+    let parsed =
+        binary::parse_auth(reply).map_err(|e| format!("malformed authentication reply: {e}"))?;
+    Ok(parsed.map(|(outcome, _)| match outcome {
+        AuthOutcome::Accepted => Ok(()),
+        AuthOutcome::Refused => Err("authentication failed (SASL PLAIN refused)".into()),
+        AuthOutcome::Continue => {
+            Err("the server asked for another SASL step; only PLAIN is supported".into())
+        }
+        AuthOutcome::Other(status) => Err(format!(
+            "authentication failed: binary status {status:#06x} (is the server started with -S?)"
+        )),
+    }))
+}
+
+/// The first reply line decides: `STORED` / `+OK` accept.
+fn text_verdict(reply: &[u8], protocol: Protocol) -> Option<Result<(), String>> {
+    let end = reply.windows(2).position(|w| w == b"\r\n")?;
+    let line = String::from_utf8_lossy(&reply[..end]);
+    let accepted = match protocol {
+        Protocol::Resp => line == "+OK",
+        _ => line == "STORED",
+    };
+    Some(if accepted {
+        Ok(())
+    } else {
+        Err(format!(
+            "authentication failed: the server replied '{line}'"
+        ))
+    })
+}
+
+fn send_all(socket: &OwnedFd, mut bytes: &[u8]) -> Result<(), String> {
+    while !bytes.is_empty() {
+        match rustix::net::send(socket, bytes, SendFlags::NOSIGNAL) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(format!("sending the credentials: {e}")),
+        }
+    }
+    Ok(())
+}
+
+fn read_more(socket: &OwnedFd, reply: &mut Vec<u8>) -> Result<(), String> {
+    let mut buf = [0u8; 1024];
+    loop {
+        match rustix::net::recv(socket, &mut buf, RecvFlags::empty()) {
+            Ok((0, _)) => {
+                return Err("the server closed the connection during authentication".into())
+            }
+            Ok((n, _)) => {
+                reply.extend_from_slice(&buf[..n]);
+                return Ok(());
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::AGAIN) => {
+                return Err("no authentication reply within --timeout".into())
+            }
+            Err(e) => return Err(format!("reading the authentication reply: {e}")),
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! A connection over UDP: each request is one datagram behind memcached's
+//! 8-byte frame header; replies are matched by request id (they may be
+//! lost or come out of order), reassembled when they span datagrams, and
+//! given up on after `UDP_TIMEOUT_NS`.
+
+use super::{recv, send, Conn, InFlight, ReadOutcome};
+use mcbench_proto::udp::{self, Fed, Reassembly};
+use mcbench_proto::Progress;
+use std::io;
+
+/// How long a request over UDP waits for its reply before it counts as
+/// lost (`udp_timeout`), ns. Loopback answers in microseconds; a second
+/// is memaslap's order of magnitude and leaves no doubt.
+pub const UDP_TIMEOUT_NS: u64 = 1_000_000_000;
+
+/// What UDP adds to a connection: the reply being reassembled and the
+/// losses seen, which the worker drains into its recorder.
+#[derive(Default)]
+pub struct UdpState {
+    reassembly: Reassembly,
+    /// Datagrams missing from replies that never completed.
+    pub packet_drop: u64,
+    /// Replies whose datagrams came out of order.
+    pub packet_disorder: u64,
+    /// Measured requests given up on after `UDP_TIMEOUT_NS`.
+    pub udp_timeout: u64,
+    /// Datagrams or replies that did not parse.
+    pub garbled: u64,
+    /// Datagrams still missing from the reply being reassembled.
+    partial_missing: u64,
+    /// Replies begun but not yet whole, by request id (at most one per
+    /// request in flight), and emptied buffers to reuse.
+    partials: Vec<(u16, Vec<u8>)>,
+    spare: Vec<Vec<u8>>,
+}
+
+impl UdpState {
+    /// The buffer collecting request `id`'s reply.
+    fn partial_for(&mut self, id: u16) -> &mut Vec<u8> {
+        let i = match self.partials.iter().position(|(p, _)| *p == id) {
+            Some(i) => i,
+            None => {
+                let buf = self.spare.pop().unwrap_or_default();
+                self.partials.push((id, buf));
+                self.partials.len() - 1
+            }
+        };
+        &mut self.partials[i].1
+    }
+
+    /// Request `id`'s reply is done with: its buffer goes back for reuse.
+    fn finish_partial(&mut self, id: u16) {
+        if let Some(i) = self.partials.iter().position(|(p, _)| *p == id) {
+            let (_, mut buf) = self.partials.swap_remove(i);
+            buf.clear();
+            self.spare.push(buf);
+        }
+    }
+}
+
+impl Conn {
+    /// Writes each pending request as its own datagram.
+    pub(super) fn flush_datagrams(&mut self, now_ns: u64) -> io::Result<usize> {
+        let Some(stream) = self.stream.as_ref() else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        let mut written = 0;
+        let first = self.in_flight.len() - self.unsent;
+        for i in first..self.in_flight.len() {
+            let len = (self.in_flight[i].end_byte - self.written_bytes) as usize;
+            let datagram = &self.out[self.out_pos..self.out_pos + len];
+            match send(stream, datagram) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => break,
+                // The server's port is closed (ICMP): the datagram is lost,
+                // as UDP loses datagrams; its timeout will count it.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+                Err(e) => return Err(e),
+            }
+            self.out_pos += len;
+            self.written_bytes += len as u64;
+            written += len;
+            self.in_flight[i].sent_ns = now_ns;
+            self.unsent -= 1;
+        }
+        if self.out_pos == self.out.len() {
+            self.out.clear();
+            self.out_pos = 0;
+        }
+        Ok(written)
+    }
+
+    /// Reads every datagram waiting and hands each complete reply, with
+    /// the request it answers, to `done`.
+    pub(super) fn receive_datagrams(
+        &mut self,
+        scratch: &mut [u8],
+        clock: impl Fn() -> u64,
+        bytes_rx: &mut u64,
+        mut done: impl FnMut(InFlight, mcbench_proto::Response, u64),
+    ) -> ReadOutcome {
+        loop {
+            let Some(stream) = self.stream.as_ref() else {
+                return ReadOutcome::Closed;
+            };
+            let n = match recv(stream, scratch) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadOutcome::Open,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // An ICMP error for an earlier datagram: not fatal for UDP.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
+                Err(_) => return ReadOutcome::Closed,
+            };
+            *bytes_rx += n as u64;
+            let now = clock();
+            self.on_datagram(&scratch[..n], now, &mut done);
+        }
+    }
+
+    fn on_datagram(
+        &mut self,
+        datagram: &[u8],
+        now: u64,
+        done: &mut impl FnMut(InFlight, mcbench_proto::Response, u64),
+    ) {
+        let Ok((header, payload)) = udp::parse_header(datagram) else {
+            self.udp_mut().garbled += 1;
+            return;
+        };
+        // memcached 1.6 sends each part of a reply (each VALUE) as its own
+        // datagram marked "1 of 1"; older servers number the datagrams of
+        // one reply. Either way the pieces are joined until they parse.
+        if header.total == 1 {
+            self.accumulate(header.request_id, payload, now, done);
+            return;
+        }
+        let state = self.udp_mut();
+        let mut fed = state.reassembly.push(datagram);
+        if let Ok(Fed::Stray(id)) = fed {
+            // A new reply began: what is missing of the last one is lost.
+            state.packet_drop += state.partial_missing;
+            state.reassembly.start(id);
+            fed = state.reassembly.push(datagram);
+        }
+        match fed {
+            Ok(Fed::Partial) => state.partial_missing = u64::from(header.total) - 1,
+            Ok(Fed::Complete) => {
+                state.partial_missing = 0;
+                if state.reassembly.disordered() {
+                    state.packet_disorder += 1;
+                }
+                // Lent out while the reply is handled, then put back.
+                let whole = std::mem::take(&mut state.reassembly);
+                self.accumulate(header.request_id, whole.payload(), now, done);
+                self.udp_mut().reassembly = whole;
+            }
+            Ok(_) => {}
+            Err(_) => state.garbled += 1,
+        }
+    }
+
+    /// Adds `bytes` to the reply collected for request `id`; once it parses
+    /// as a whole reply, hands it over with its request. Bytes for a
+    /// request no longer in flight (given up on) are dropped.
+    fn accumulate(
+        &mut self,
+        id: u16,
+        bytes: &[u8],
+        now: u64,
+        done: &mut impl FnMut(InFlight, mcbench_proto::Response, u64),
+    ) {
+        let sent = self.in_flight.len() - self.unsent;
+        let Some(pos) = self
+            .in_flight
+            .iter()
+            .take(sent)
+            .position(|r| r.expect.opaque as u16 == id)
+        else {
+            return;
+        };
+        let expect = self.in_flight[pos].expect;
+        let state = self.udp.as_deref_mut().expect("datagram connection");
+        let slot = state.partial_for(id);
+        slot.extend_from_slice(bytes);
+        let parsed = self.protocol.parse(slot, &mut Progress::default(), expect);
+        let whole = slot.len();
+        let outcome = match parsed {
+            Ok(None) => return,
+            Ok(Some((resp, len))) if len == whole => Some(resp),
+            _ => None,
+        };
+        state.finish_partial(id);
+        let Some(req) = self.in_flight.remove(pos) else {
+            return;
+        };
+        match outcome {
+            Some(resp) => done(req, resp, now),
+            None => self.udp_mut().garbled += 1,
+        }
+    }
+
+    /// Gives up on requests unanswered for `UDP_TIMEOUT_NS`; returns how
+    /// many (the measured ones are counted in `udp_timeout`).
+    pub fn expire_datagrams(&mut self, now: u64) -> usize {
+        let mut expired = 0;
+        let mut i = 0;
+        // Only written requests wait for a reply; the unwritten are last.
+        while i < self.in_flight.len() - self.unsent {
+            if now.saturating_sub(self.in_flight[i].sent_ns) < UDP_TIMEOUT_NS {
+                i += 1;
+                continue;
+            }
+            if let Some(lost) = self.in_flight.remove(i) {
+                let state = self.udp_mut();
+                if lost.measured {
+                    state.udp_timeout += 1;
+                }
+                // Part of its reply came: the rest was lost on the way.
+                if state
+                    .partials
+                    .iter()
+                    .any(|(id, _)| *id == lost.expect.opaque as u16)
+                {
+                    state.packet_drop += 1;
+                    state.finish_partial(lost.expect.opaque as u16);
+                }
+                expired += 1;
+            }
+        }
+        expired
+    }
+
+    fn udp_mut(&mut self) -> &mut UdpState {
+        self.udp.as_mut().expect("datagram connection")
+    }
+}

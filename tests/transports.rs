@@ -1,0 +1,512 @@
+//! `mcbench run` over every protocol and transport, against a real
+//! memcached (and redis-server when installed): the run completes, every
+//! op of the mix gets its kind of reply, and the hits mcbench counts are
+//! the hits the server counted.
+
+mod support;
+
+use serde_json::Value;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::*;
+
+/// Every command of every memcached protocol. incr/decr need values of at
+/// most 20 digits, which appends would outgrow: they run in a mix of
+/// their own.
+const FULL_MIX: &str = "get=4,gets=1,gat=1,gats=1,touch=1,set=2,add=1,replace=1,cas=1,incr=1,\
+                        decr=1,delete=1,mget=1";
+const APPEND_MIX: &str = "get=2,append=1,prepend=1";
+
+fn count(j: &Value, path: &str) -> u64 {
+    f(j, path) as u64
+}
+
+/// A full-mix run: each op's kind of reply shows up and nothing fails.
+fn check_full_mix(j: &Value, what: &str) {
+    let errors: u64 = j["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(errors, 0, "{what}: errors {}", j["errors"]);
+    for class in [
+        "stored",
+        "not_stored",
+        "deleted",
+        "touched",
+        "num",
+        "value",
+        "end",
+    ] {
+        assert!(
+            count(j, &format!("responses.{class}")) > 0,
+            "{what}: no '{class}' replies: {}",
+            j["responses"]
+        );
+    }
+    for op in [
+        "get", "gets", "gat", "gats", "touch", "add", "replace", "cas", "incr", "decr", "delete",
+        "mget",
+    ] {
+        assert!(
+            count(j, &format!("ops.{op}.count")) > 0,
+            "{what}: no {op} ops"
+        );
+    }
+    // Each reply is one request: the classes add up to the ops.
+    let replies: u64 = j["responses"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(replies, count(j, "total.count"), "{what}");
+}
+
+fn full_mix_args<'a>(server: &'a str, protocol: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "-s",
+        server,
+        "--protocol",
+        protocol,
+        "-t",
+        "1s",
+        "-c",
+        "2",
+        "-d",
+        "4",
+        "-r",
+        "500",
+        "-V",
+        "8",
+        "--expiry",
+        "300",
+        "--mix",
+        FULL_MIX,
+        "--multiget",
+        "3",
+    ]
+}
+
+/// append and prepend store; nothing fails.
+fn check_appends(server: &str, protocol: &str) {
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        server,
+        "--protocol",
+        protocol,
+        "-x",
+        "600",
+        "-r",
+        "100",
+        "--mix",
+        APPEND_MIX,
+    ]);
+    assert!(out.status.success(), "{protocol}: {}", stderr(&out));
+    assert_eq!(
+        count(&j, "responses.stored"),
+        count(&j, "ops.append.count") + count(&j, "ops.prepend.count"),
+        "{protocol}: {}",
+        j["responses"]
+    );
+    assert_eq!(count(&j, "gets.misses"), 0, "{protocol}");
+}
+
+#[test]
+fn every_protocol_runs_the_full_mix_over_tcp() {
+    let _machine = shared_machine();
+    for protocol in ["ascii", "meta", "binary"] {
+        let m = Memcached::start(&[]);
+        let addr = m.addr();
+        let (out, j) = run_json(&full_mix_args(&addr, protocol));
+        assert!(out.status.success(), "{protocol}: {}", stderr(&out));
+        check_full_mix(&j, protocol);
+        assert_eq!(j["spec"]["protocol"], protocol);
+        // The server saw the hits mcbench counted (the load phase only sets).
+        assert_eq!(
+            count(&j, "gets.hits"),
+            m.stat("get_hits") + m.stat("touch_hits") - touches(&j),
+            "{protocol}"
+        );
+        check_appends(&addr, protocol);
+    }
+}
+
+/// Touches hit through `touch_hits` but are not retrievals.
+fn touches(j: &Value) -> u64 {
+    count(j, "responses.touched")
+}
+
+#[test]
+fn quiet_requests_are_fenced_and_timed() {
+    let _machine = shared_machine();
+    for protocol in ["ascii", "meta", "binary"] {
+        let m = Memcached::start(&[]);
+        let addr = m.addr();
+        let (out, j) = run_json(&[
+            "run",
+            "-s",
+            &addr,
+            "--protocol",
+            protocol,
+            "--noreply",
+            "-x",
+            "2000",
+            "-c",
+            "2",
+            "--mix",
+            "set=1,delete=1",
+            "-r",
+            "100",
+        ]);
+        assert!(out.status.success(), "{protocol}: {}", stderr(&out));
+        assert_eq!(count(&j, "total.count"), 2000, "{protocol}");
+        assert!(f(&j, "total.latency_us.p50") > 0.0, "{protocol}");
+        // The server did the work, quietly.
+        assert!(
+            m.stat("cmd_set") >= 1000 - 200,
+            "{protocol}: {}",
+            m.stat("cmd_set")
+        );
+    }
+}
+
+#[test]
+fn runs_over_a_unix_socket() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mc.sock");
+    let _m = Memcached::start_unix(&path);
+    let server = format!("unix:{}", path.display());
+    for protocol in ["ascii", "binary"] {
+        let (out, j) = run_json(&full_mix_args(&server, protocol));
+        assert!(out.status.success(), "{protocol}: {}", stderr(&out));
+        check_full_mix(&j, &format!("unix {protocol}"));
+    }
+}
+
+#[test]
+fn runs_over_udp_with_replies_in_several_datagrams() {
+    let _machine = shared_machine();
+    let m = Memcached::start_udp();
+    let server = format!("udp:127.0.0.1:{}", m.port);
+    // 4 keys of 1,000 bytes: each multiget reply spans three datagrams.
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &server,
+        "-t",
+        "1s",
+        "-c",
+        "2",
+        "-d",
+        "2",
+        "-r",
+        "200",
+        "-V",
+        "1000",
+        "--mix",
+        "get=3,set=1,delete=1",
+        "--multiget",
+        "4",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(count(&j, "ops.mget.count") > 100, "{}", j["ops"]);
+    assert!(count(&j, "gets.hits") > 0);
+    assert!(count(&j, "responses.deleted") > 0);
+    // Loopback loses nothing; every answer was counted, none timed out.
+    assert_eq!(count(&j, "errors.udp_timeout"), 0);
+    assert_eq!(count(&j, "errors.packet_drop"), 0);
+    assert_eq!(m.stat("get_hits"), count(&j, "gets.hits"));
+}
+
+#[test]
+fn udp_refuses_a_value_that_cannot_fit_a_datagram() {
+    let out = mcbench(&["run", "-s", "udp:127.0.0.1:9", "-V", "2000"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1400-byte datagram"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn udp_requests_without_a_reply_time_out_as_errors() {
+    let _machine = shared_machine();
+    // A UDP port nobody answers on.
+    let sink = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let server = format!("udp:{}", sink.local_addr().unwrap());
+    let (out, j) = run_json(&["run", "-s", &server, "--no-load", "-x", "20", "-c", "1"]);
+    assert_eq!(count(&j, "errors.udp_timeout"), 20, "{}", stderr(&out));
+    assert_eq!(
+        count(&j, "total.count"),
+        0,
+        "a lost request is no latency sample"
+    );
+}
+
+#[test]
+fn commands_a_protocol_lacks_are_refused_up_front() {
+    let out = mcbench(&[
+        "run",
+        "-s",
+        "127.0.0.1:9",
+        "--protocol",
+        "resp",
+        "--mix",
+        "get=1,touch=1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no 'touch' command"),
+        "{}",
+        stderr(&out)
+    );
+    let out = mcbench(&["run", "--protocol", "gopher"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown protocol 'gopher'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+// --- authentication ---------------------------------------------------
+
+#[test]
+fn text_authentication_with_memcached_y() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let auth = dir.path().join("auth");
+    std::fs::write(&auth, "bench:s3cret\n").unwrap();
+    let m = Memcached::start(&["-Y", auth.to_str().unwrap()]);
+    let addr = m.addr();
+    for protocol in ["ascii", "meta"] {
+        let (out, j) = run_json(&[
+            "run",
+            "-s",
+            &addr,
+            "--protocol",
+            protocol,
+            "-x",
+            "500",
+            "--user",
+            "bench",
+            "--password",
+            "s3cret",
+        ]);
+        assert!(out.status.success(), "{protocol}: {}", stderr(&out));
+        assert_eq!(
+            count(&j, "gets.hits") + count(&j, "gets.misses"),
+            count(&j, "ops.get.count")
+        );
+        assert_eq!(count(&j, "gets.misses"), 0, "{protocol}: loaded keys hit");
+        let out = mcbench(&[
+            "run",
+            "-s",
+            &addr,
+            "--protocol",
+            protocol,
+            "-x",
+            "10",
+            "--user",
+            "bench",
+            "--password",
+            "wrong",
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{protocol}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("authentication failed"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // Without credentials requests are refused, and the report says so.
+    let (_, j) = run_json(&["run", "-s", &addr, "--no-load", "-x", "10", "-c", "1"]);
+    assert!(count(&j, "errors.auth") > 0, "{}", j["errors"]);
+}
+
+/// memcached `-S` with a SASL database holding one PLAIN user; `None`
+/// when this machine lacks saslpasswd2 (sasl2-bin) — CI installs it.
+fn sasl_memcached(dir: &std::path::Path) -> Option<Memcached> {
+    let db = dir.join("sasldb2");
+    std::fs::write(
+        dir.join("memcached.conf"),
+        format!("mech_list: plain\nsasldb_path: {}\n", db.display()),
+    )
+    .unwrap();
+    let tool = ["/usr/sbin/saslpasswd2", "saslpasswd2"]
+        .into_iter()
+        .find(|t| Command::new(t).arg("-v").output().is_ok())?;
+    let mut child = Command::new(tool)
+        .args(["-p", "-a", "memcached", "-c", "-f"])
+        .arg(&db)
+        .arg("bench")
+        .stdin(Stdio::piped())
+        .spawn()
+        .ok()?;
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"s3cret").unwrap();
+    assert!(child.wait().unwrap().success(), "saslpasswd2 failed");
+    Some(Memcached::start_env(&["-S"], &[("SASL_CONF_PATH", dir)]))
+}
+
+#[test]
+fn sasl_plain_over_binary() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(m) = sasl_memcached(dir.path()) else {
+        assert!(std::env::var("CI").is_err(), "CI must install sasl2-bin");
+        eprintln!("skipped: saslpasswd2 is not installed");
+        return;
+    };
+    let addr = m.addr();
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "--protocol",
+        "binary",
+        "-x",
+        "500",
+        "-U",
+        "bench",
+        "-P",
+        "s3cret",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(count(&j, "gets.misses"), 0);
+    assert!(
+        j["spec"].get("password").is_none(),
+        "the password is never written"
+    );
+    let started = Instant::now();
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &addr,
+        "--protocol",
+        "binary",
+        "-x",
+        "10",
+        "-U",
+        "bench",
+        "-P",
+        "nope",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("authentication failed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "a refusal is no hang"
+    );
+}
+
+// --- RESP -------------------------------------------------------------
+
+struct Redis {
+    child: Child,
+    port: u16,
+}
+
+impl Redis {
+    fn start() -> Option<Redis> {
+        let port = free_port();
+        let child = Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .ok()?;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(Redis { child, port })
+    }
+
+    /// One field of `INFO stats`.
+    fn info(&self, field: &str) -> u64 {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.write_all(b"INFO stats\r\n").unwrap();
+        let mut text = String::new();
+        let mut buf = [0u8; 16384];
+        while !text.contains(&format!("{field}:")) || !text.ends_with("\r\n") {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0);
+            text.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        let prefix = format!("{field}:");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn resp_workload_against_redis_counts_hits_like_redis() {
+    let _machine = shared_machine();
+    let Some(redis) = Redis::start() else {
+        assert!(std::env::var("CI").is_err(), "CI must install redis-server");
+        eprintln!("skipped: redis-server is not installed");
+        return;
+    };
+    let server = format!("127.0.0.1:{}", redis.port);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &server,
+        "--protocol",
+        "resp",
+        "-t",
+        "1s",
+        "-c",
+        "4",
+        "-d",
+        "4",
+        "-r",
+        "1000",
+        "-V",
+        "8",
+        "--miss-ratio",
+        "0.2",
+        "--mix",
+        "get=6,set=1,delete=1,incr=1,append=1,mget=1",
+        "--multiget",
+        "3",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(count(&j, "gets.misses") > 0 && count(&j, "gets.hits") > 0);
+    assert_eq!(count(&j, "gets.hits"), redis.info("keyspace_hits"));
+    // GET and MGET are the only lookups of this mix that redis counts.
+    assert_eq!(count(&j, "gets.misses"), redis.info("keyspace_misses"));
+    assert!(count(&j, "responses.num") > 0 && count(&j, "responses.deleted") > 0);
+}
