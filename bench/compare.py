@@ -24,8 +24,17 @@ def free_port():
         return s.getsockname()[1]
 
 
-def stats(port):
-    with socket.create_connection(("127.0.0.1", port)) as s:
+def connect(where):
+    """A stream to a TCP port number or a unix socket path."""
+    if isinstance(where, str):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(where)
+        return s
+    return socket.create_connection(("127.0.0.1", where))
+
+
+def stats(where):
+    with connect(where) as s:
         s.sendall(b"stats\r\n")
         data = b""
         while not data.endswith(b"END\r\n"):
@@ -34,22 +43,35 @@ def stats(port):
 
 
 class Memcached:
-    def __init__(self, max_conns=1024):
+    """transport: "tcp", "udp" (also listens on UDP, same port number) or
+    "unix" (a socket path only: memcached -s turns the network off)."""
+
+    def __init__(self, max_conns=1024, transport="tcp"):
         self.port = free_port()
+        self.where = self.port
         user = ["-u", "root"] if os.geteuid() == 0 else []
-        self.proc = subprocess.Popen(["taskset", "-c", "0", "memcached", *user, "-t", "1", "-U", "0",
-                                      "-l", "127.0.0.1", "-p", str(self.port), "-m", "256",
-                                      "-c", str(max_conns)])
+        listen = ["-U", str(self.port) if transport == "udp" else "0",
+                  "-l", "127.0.0.1", "-p", str(self.port)]
+        if transport == "unix":
+            self.dir = tempfile.TemporaryDirectory()
+            self.where = os.path.join(self.dir.name, "mc.sock")
+            listen = ["-s", self.where]
+        self.proc = subprocess.Popen(["taskset", "-c", "0", "memcached", *user, "-t", "1", *listen,
+                                      "-m", "256", "-c", str(max_conns)])
+        self.addr = {"tcp": f"127.0.0.1:{self.port}", "udp": f"udp:127.0.0.1:{self.port}",
+                     "unix": f"unix:{self.where}"}[transport]
+        # Preloading goes over a stream.
+        self.load_addr = f"unix:{self.where}" if transport == "unix" else f"127.0.0.1:{self.port}"
         for _ in range(250):
             try:
-                socket.create_connection(("127.0.0.1", self.port)).close()
+                connect(self.where).close()
                 return
             except OSError:
                 time.sleep(0.02)
         raise SystemExit("memcached did not start")
 
     def ops(self):
-        s = stats(self.port)
+        s = stats(self.where)
         return int(s["cmd_get"]) + int(s["cmd_set"])
 
     def stop(self):
@@ -67,11 +89,52 @@ def timed(cmd):
     return ru.ru_utime, ru.ru_stime, out, ru.ru_maxrss
 
 
+class Redis:
+    """redis-server for the RESP row; ops are its commands processed."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.proc = subprocess.Popen(["taskset", "-c", "0", "redis-server", "--port", str(self.port),
+                                      "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                                     stdout=subprocess.DEVNULL)
+        self.addr = self.load_addr = f"127.0.0.1:{self.port}"
+        for _ in range(250):
+            try:
+                socket.create_connection(("127.0.0.1", self.port)).close()
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise SystemExit("redis-server did not start")
+
+    def ops(self):
+        with socket.create_connection(("127.0.0.1", self.port)) as s:
+            s.sendall(b"INFO stats\r\n")
+            data = b""
+            while b"total_commands_processed:" not in data or not data.endswith(b"\r\n"):
+                data += s.recv(65536)
+        line = next(l for l in data.decode().splitlines() if l.startswith("total_commands_processed:"))
+        return int(line.split(":")[1]) - 1  # not this INFO
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def server_for(tool, conns):
+    """mcbench:PROTOCOL:TRANSPORT rows get the server they need."""
+    parts = tool.split(":")
+    protocol = parts[1] if len(parts) > 1 else "ascii"
+    transport = parts[2] if len(parts) > 2 else "tcp"
+    if protocol == "resp":
+        return Redis(), protocol
+    return Memcached(max_conns=conns + 100, transport=transport), protocol
+
+
 def run_once(tool, workload, seconds):
     conns = workload.get("conns", 50)
-    m = Memcached(max_conns=conns + 100)
+    m, protocol = server_for(tool, conns)
     try:
-        subprocess.run([MCBENCH, "run", "-s", f"127.0.0.1:{m.port}", "--load-only", "-r", str(KEYS),
+        subprocess.run([MCBENCH, "run", "-s", m.load_addr, "--protocol", protocol, "--load-only", "-r", str(KEYS),
                         "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-c", "8"],
                        check=True, stdout=subprocess.DEVNULL)
         before = m.ops()
@@ -84,7 +147,7 @@ def run_once(tool, workload, seconds):
             if workload.get("multiget"):
                 cmd += ["-d", str(workload["multiget"])]
         else:
-            cmd = [MCBENCH, "run", "-s", f"127.0.0.1:{m.port}", "--no-load", "-r", str(KEYS),
+            cmd = [MCBENCH, "run", "-s", m.addr, "--protocol", protocol, "--no-load", "-r", str(KEYS),
                    "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-u", "0.1", "-T", "1",
                    "-c", str(conns), "-d", str(workload.get("depth", 1)), "-t", f"{seconds}s",
                    "--json", "-", *workload.get("extra", [])]
@@ -92,7 +155,7 @@ def run_once(tool, workload, seconds):
         ops = m.ops() - before
         row = {"ops_s": ops / seconds, "ns_op": (user + sys_) * 1e9 / ops,
                "user_ns_op": user * 1e9 / ops, "sys_ns_op": sys_ * 1e9 / ops, "rss_mib": rss_kb / 1024}
-        if tool == "mcbench":
+        if tool.startswith("mcbench"):
             j = json.loads(out)
             row["lag_p99_us"] = j["client"]["send_lag_us"]["p99"]
             row["p99_us"] = j["total"]["latency_us"]["p99"]
@@ -109,6 +172,10 @@ WORKLOADS = {
     "w2": ("open loop 20,000 ops/s, 50 conns", {"extra": ["-q", "20000"]}, ["mcbench"]),
     "w3": ("closed loop, 50 conns, depth 16", {"depth": 16}, ["mcbench"]),
     "w4": ("10,000 connections, open loop 10,000 ops/s", {"conns": 10000, "extra": ["-q", "10000"]}, ["mcbench"]),
+    # w1's workload in each protocol and transport (RESP against redis-server).
+    "protocols": ("closed loop, 50 conns, depth 1, per protocol", {},
+                  ["mcbench:ascii:tcp", "mcbench:meta:tcp", "mcbench:binary:tcp", "mcbench:resp:tcp",
+                   "mcbench:ascii:udp", "mcbench:ascii:unix"]),
 }
 
 
@@ -120,13 +187,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=5)
-    ap.add_argument("--only", default="w1,w2,w3,w4")
+    ap.add_argument("--only", default="w1,w2,w3,w4,protocols")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, max(20000, resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
     for name in args.only.split(","):
         title, wl, tools = WORKLOADS[name]
         print(f"\n## {name}: {title} ({args.runs} runs x {args.seconds} s, medians)")
-        print(f"{'tool':<10}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'p99 us':>9}{'lag p99':>9}")
+        print(f"{'tool':<20}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'p99 us':>9}{'lag p99':>9}")
         # Runs alternate between tools so that a noisy stretch of the host
         # hits both alike.
         rows = {tool: [] for tool in tools}
@@ -137,7 +204,7 @@ def main():
         for tool in tools:
             med = medians[tool] = median_row(rows[tool])
             extra = f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}"
-            print(f"{tool:<10}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
+            print(f"{tool:<20}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
                   f"{med['sys_ns_op']:>8.0f}{med['rss_mib']:>9.1f}{extra}")
         if len(medians) == 2:
             a, b = medians["mcbench"], medians["memcaslap"]

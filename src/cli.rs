@@ -112,7 +112,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "I/N", default_value = "0/1")]
     pub client: ClientSlice,
 
-    /// Send every get as a multiget of N keys (memaslap --division).
+    /// Send every get as a multiget of N keys (memaslap --division); with
+    /// mget in --mix, only the keys per mget.
     #[arg(long, value_name = "N", conflicts_with_all = ["getq_freq"])]
     pub multiget: Option<u32>,
 
@@ -203,7 +204,7 @@ pub struct RunArgs {
     pub udp: bool,
 
     /// memaslap's -B: the binary protocol (same as --protocol binary).
-    #[arg(short = 'B', long)]
+    #[arg(short = 'B', long, conflicts_with = "protocol")]
     pub binary: bool,
 
     /// Expiry of storage commands, gat and touch, in seconds (0: never).
@@ -248,6 +249,9 @@ impl RunArgs {
         } else {
             LoadMode::Load
         };
+        if self.udp && self.servers.iter().all(|s| s.trim().is_empty()) {
+            return Err("--udp needs --server: the embedded memcached listens on TCP only".into());
+        }
         let mix = match (self.update, &self.mix) {
             (Some(u), _) => Mix::from_update_ratio(u)?,
             (None, Some(mix)) => mix.clone(),

@@ -140,37 +140,58 @@ fn touches(j: &Value) -> u64 {
     count(j, "responses.touched")
 }
 
+/// `add` of keys that all exist: loud, every reply is NOT_STORED.
+fn adds_of_loaded_keys(server: &str, protocol: &str, quiet: bool) -> Value {
+    let mut args = vec![
+        "run",
+        "-s",
+        server,
+        "--protocol",
+        protocol,
+        "-x",
+        "1000",
+        "-c",
+        "2",
+        "--mix",
+        "add=1",
+        "-r",
+        "100",
+    ];
+    if quiet {
+        args.push("--noreply");
+    }
+    let (out, j) = run_json(&args);
+    assert!(out.status.success(), "{protocol}: {}", stderr(&out));
+    assert_eq!(count(&j, "total.count"), 1000, "{protocol}");
+    assert!(
+        f(&j, "total.latency_us.p50") > 0.0,
+        "{protocol}: quiet requests are timed"
+    );
+    j
+}
+
 #[test]
 fn quiet_requests_are_fenced_and_timed() {
     let _machine = shared_machine();
     for protocol in ["ascii", "meta", "binary"] {
         let m = Memcached::start(&[]);
         let addr = m.addr();
-        let (out, j) = run_json(&[
-            "run",
-            "-s",
-            &addr,
-            "--protocol",
-            protocol,
-            "--noreply",
-            "-x",
-            "2000",
-            "-c",
-            "2",
-            "--mix",
-            "set=1,delete=1",
-            "-r",
-            "100",
-        ]);
-        assert!(out.status.success(), "{protocol}: {}", stderr(&out));
-        assert_eq!(count(&j, "total.count"), 2000, "{protocol}");
-        assert!(f(&j, "total.latency_us.p50") > 0.0, "{protocol}");
-        // The server did the work, quietly.
-        assert!(
-            m.stat("cmd_set") >= 1000 - 200,
-            "{protocol}: {}",
-            m.stat("cmd_set")
-        );
+        let loud = adds_of_loaded_keys(&addr, protocol, false);
+        assert_eq!(count(&loud, "responses.not_stored"), 1000, "{protocol}");
+        let quiet = adds_of_loaded_keys(&addr, protocol, true);
+        if protocol == "ascii" {
+            // Text noreply hides failures too: nothing but the fence came.
+            assert_eq!(count(&quiet, "responses.stored"), 1000, "{protocol}");
+        } else {
+            // Meta and binary still report the failure, then the fence.
+            assert_eq!(count(&quiet, "responses.not_stored"), 1000, "{protocol}");
+            let per_op = |j: &Value| count(j, "bytes.rx") as f64 / 1000.0;
+            assert!(
+                // The fence's reply: `MN\r\n` or a 24-byte noop.
+                per_op(&quiet) >= per_op(&loud) + 3.9,
+                "{protocol}: no fence came back"
+            );
+        }
     }
 }
 
@@ -240,7 +261,18 @@ fn udp_requests_without_a_reply_time_out_as_errors() {
     // A UDP port nobody answers on.
     let sink = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let server = format!("udp:{}", sink.local_addr().unwrap());
-    let (out, j) = run_json(&["run", "-s", &server, "--no-load", "-x", "20", "-c", "1"]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &server,
+        "--no-load",
+        "-x",
+        "20",
+        "-c",
+        "1",
+        "-d",
+        "20",
+    ]);
     assert_eq!(count(&j, "errors.udp_timeout"), 20, "{}", stderr(&out));
     assert_eq!(
         count(&j, "total.count"),

@@ -51,12 +51,16 @@ pub struct Shared {
     /// which would stall a worker's loop for a millisecond; the main thread
     /// empties used ones and hands them back instead.
     pub recorders: crossbeam_channel::Receiver<Box<Recorder>>,
+    /// The op types the run sends, whose histograms every recorder holds.
+    pub ops: Vec<crate::workload::OpKind>,
 }
 
 impl Shared {
     /// An empty recorder: a recycled one if there is one.
     pub fn empty_recorder(&self) -> Box<Recorder> {
-        self.recorders.try_recv().unwrap_or_default()
+        let mut recorder = self.recorders.try_recv().unwrap_or_default();
+        recorder.prepare(&self.ops);
+        recorder
     }
 }
 
@@ -133,8 +137,11 @@ pub fn run(
     os::ensure_fd_limit((total_conns + spec.threads + 64) as u64).map_err(Failure::usage)?;
     let keys = spec.key_space(nservers).map_err(Failure::usage)?;
     let (pool, recorders) = crossbeam_channel::unbounded();
+    let ops = spec.ops_sent();
     for _ in 0..2 * spec.threads {
-        let _ = pool.send(Box::default());
+        let mut recorder = Box::<Recorder>::default();
+        recorder.prepare(&ops);
+        let _ = pool.send(recorder);
     }
     if (0..nservers).any(|s| keys.keys_on(s) == 0) {
         return Err(Failure::usage(format!(
@@ -148,6 +155,7 @@ pub fn run(
         servers: nservers,
         stop,
         recorders,
+        ops,
     });
     let conns = connect::connect_all(addrs, spec).map_err(Failure::run)?;
     let plans = plan_workers(spec, &shared.workload.keys, conns, nservers);

@@ -121,8 +121,8 @@ mod protocol_name {
 const MAX_UDP_REQUEST: usize = 1400;
 /// UDP frame header, bytes.
 const UDP_HEADER: usize = 8;
-/// Room for a storage command line around its key, bytes.
-const REQUEST_LINE: usize = 64;
+/// Room for a command line around its key (and a fence), bytes.
+const REQUEST_LINE: usize = 128;
 
 /// The default largest value, in bytes: memcached's default item size
 /// limit (`-I 1m`).
@@ -228,6 +228,9 @@ impl RunSpec {
                 ));
             }
         }
+        if self.servers.is_empty() && p == Protocol::Resp {
+            return Err("--protocol resp needs --server: the embedded server is memcached".into());
+        }
         if self.noreply && p == Protocol::Resp {
             return Err("--noreply: RESP has no quiet mode".into());
         }
@@ -256,8 +259,21 @@ impl RunSpec {
             return Err("memcached has no authentication over UDP".into());
         }
         let (_, key_max) = self.key_size.support();
-        let request = UDP_HEADER + REQUEST_LINE + key_max.min(250.0) as usize;
-        let writes = self.ops_sent().iter().any(|op| op.writes());
+        let key = key_max.min(250.0) as usize;
+        let ops = self.ops_sent();
+        if ops.contains(&crate::workload::OpKind::Mget) {
+            let multiget = UDP_HEADER + REQUEST_LINE + self.multiget.keys as usize * (key + 1);
+            if multiget > MAX_UDP_REQUEST {
+                return Err(format!(
+                    "over UDP a request must fit one {MAX_UDP_REQUEST}-byte datagram, but a \
+                     multiget of {} keys of up to {key} bytes takes {multiget} \
+                     (--multiget or --getq-size set the keys)",
+                    self.multiget.keys
+                ));
+            }
+        }
+        let request = UDP_HEADER + REQUEST_LINE + key;
+        let writes = ops.iter().any(|op| op.writes());
         let value_room = MAX_UDP_REQUEST.saturating_sub(request);
         if writes && self.max_value_len() > value_room {
             return Err(format!(
@@ -282,8 +298,11 @@ impl RunSpec {
         if self.mix.share_of(OpKind::Cas) > 0.0 {
             ops.push(OpKind::Gets);
         }
-        if self.load != LoadMode::NoLoad || self.getset {
+        if self.load != LoadMode::NoLoad {
             ops.push(OpKind::Set);
+        }
+        if self.getset {
+            ops.push(OpKind::Fill);
         }
         ops.sort_by_key(|op| op.index());
         ops.dedup();

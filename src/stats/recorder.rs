@@ -185,6 +185,14 @@ impl Recorder {
         self.errors[class as usize]
     }
 
+    /// Creates the histograms of `ops` now, so that recording never
+    /// allocates inside a worker's loop.
+    pub fn prepare(&mut self, ops: &[OpKind]) {
+        for op in ops {
+            self.ops[op.index()].get_or_insert_with(|| Box::new(OpRecorder::new()));
+        }
+    }
+
     /// The histograms of `op`, if it was ever recorded.
     pub fn op(&self, op: OpKind) -> Option<&OpRecorder> {
         self.ops[op.index()].as_deref()

@@ -28,6 +28,9 @@ pub struct UdpState {
     pub garbled: u64,
     /// Datagrams still missing from the reply being reassembled.
     partial_missing: u64,
+    /// The last request id used (ids are per connection, so that they
+    /// repeat only after 65,536 requests on it).
+    last_id: u16,
     /// Replies begun but not yet whole, by request id (at most one per
     /// request in flight), and emptied buffers to reuse.
     partials: Vec<(u16, Vec<u8>)>,
@@ -35,6 +38,12 @@ pub struct UdpState {
 }
 
 impl UdpState {
+    /// The request id (and opaque) for the next request: never 0.
+    pub fn next_id(&mut self) -> u16 {
+        self.last_id = self.last_id.wrapping_add(1).max(1);
+        self.last_id
+    }
+
     /// The buffer collecting request `id`'s reply.
     fn partial_for(&mut self, id: u16) -> &mut Vec<u8> {
         let i = match self.partials.iter().position(|(p, _)| *p == id) {
@@ -66,13 +75,18 @@ impl Conn {
         };
         let mut written = 0;
         let first = self.in_flight.len() - self.unsent;
-        for i in first..self.in_flight.len() {
+        'datagrams: for i in first..self.in_flight.len() {
             let len = (self.in_flight[i].end_byte - self.written_bytes) as usize;
             let datagram = &self.out[self.out_pos..self.out_pos + len];
-            match send(stream, datagram) {
+            let sent = loop {
+                match send(stream, datagram) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    other => break other,
+                }
+            };
+            match sent {
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => break,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break 'datagrams,
                 // The server's port is closed (ICMP): the datagram is lost,
                 // as UDP loses datagrams; its timeout will count it.
                 Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
@@ -135,16 +149,23 @@ impl Conn {
             self.accumulate(header.request_id, payload, now, done);
             return;
         }
+        if !self.awaits(header.request_id) {
+            return; // a late datagram of a request given up on
+        }
         let state = self.udp_mut();
         let mut fed = state.reassembly.push(datagram);
         if let Ok(Fed::Stray(id)) = fed {
             // A new reply began: what is missing of the last one is lost.
             state.packet_drop += state.partial_missing;
+            state.partial_missing = u64::from(header.total);
             state.reassembly.start(id);
             fed = state.reassembly.push(datagram);
         }
+        if matches!(fed, Ok(Fed::Partial | Fed::Complete)) {
+            state.partial_missing = state.partial_missing.saturating_sub(1);
+        }
         match fed {
-            Ok(Fed::Partial) => state.partial_missing = u64::from(header.total) - 1,
+            Ok(Fed::Partial) => {}
             Ok(Fed::Complete) => {
                 state.partial_missing = 0;
                 if state.reassembly.disordered() {
@@ -158,6 +179,15 @@ impl Conn {
             Ok(_) => {}
             Err(_) => state.garbled += 1,
         }
+    }
+
+    /// Whether request `id` was sent and is still unanswered.
+    fn awaits(&self, id: u16) -> bool {
+        let sent = self.in_flight.len() - self.unsent;
+        self.in_flight
+            .iter()
+            .take(sent)
+            .any(|r| r.expect.opaque as u16 == id)
     }
 
     /// Adds `bytes` to the reply collected for request `id`; once it parses
@@ -183,6 +213,12 @@ impl Conn {
         let state = self.udp.as_deref_mut().expect("datagram connection");
         let slot = state.partial_for(id);
         slot.extend_from_slice(bytes);
+        if slot.len() > self.max_pending {
+            state.finish_partial(id);
+            state.garbled += 1;
+            self.in_flight.remove(pos);
+            return;
+        }
         let parsed = self.protocol.parse(slot, &mut Progress::default(), expect);
         let whole = slot.len();
         let outcome = match parsed {

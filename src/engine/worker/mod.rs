@@ -439,13 +439,16 @@ impl Worker {
             .req
             .unwrap_or_else(|| workload.next(&mut self.rng, server, cursor));
         self.opaque = self.opaque.wrapping_add(1).max(1);
-        if conn.udp.is_some() {
-            mcbench_proto::udp::write_header(conn.out(), self.opaque as u16);
+        let mut opaque = self.opaque;
+        if let Some(udp) = conn.udp.as_deref_mut() {
+            let id = udp.next_id();
+            opaque = u32::from(id);
+            mcbench_proto::udp::write_header(conn.out(), id);
         }
         let expect = self.encoder.encode(
             conn.out(),
             req,
-            self.opaque,
+            opaque,
             workload,
             &mut self.rng,
             server,

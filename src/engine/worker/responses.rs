@@ -55,8 +55,12 @@ impl Worker {
         }
         let answered = before - conn.in_flight.len();
         self.in_flight -= answered;
+        // Over UDP a reply that fits no request is one lost datagram's
+        // worth of confusion, not a broken stream: counted, not closed.
+        let datagram = conn.udp.is_some();
         match outcome {
             ReadOutcome::Open if !mismatch => {}
+            ReadOutcome::Open if datagram => rec.error(ErrorClass::Protocol, 1),
             ReadOutcome::Open | ReadOutcome::Broken => {
                 rec.error(ErrorClass::Protocol, 1);
                 self.lose(c);
