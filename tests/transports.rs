@@ -542,3 +542,54 @@ fn resp_workload_against_redis_counts_hits_like_redis() {
     assert_eq!(count(&j, "gets.misses"), redis.info("keyspace_misses"));
     assert!(count(&j, "responses.num") > 0 && count(&j, "responses.deleted") > 0);
 }
+
+/// A UDP server that answers every get with one hit split over two
+/// numbered datagrams, sent in reverse order (as an older memcached could
+/// number them and a network could reorder them), plus a stray datagram.
+fn reordering_udp_server() -> String {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        while let Ok((n, peer)) = socket.recv_from(&mut buf) {
+            if n < 8 {
+                continue;
+            }
+            let id = [buf[0], buf[1]];
+            let frame = |seq: u8, total: u8, payload: &[u8]| {
+                let mut d = vec![id[0], id[1], 0, seq, 0, total, 0, 0];
+                d.extend_from_slice(payload);
+                d
+            };
+            let stray = [id[0] ^ 0x55, id[1], 0, 0, 0, 2, 0, 0, b'x'];
+            let _ = socket.send_to(&stray, peer);
+            let _ = socket.send_to(&frame(1, 2, b"llo\r\nEND\r\n"), peer);
+            let _ = socket.send_to(&frame(0, 2, b"VALUE k 0 5\r\nhe"), peer);
+        }
+    });
+    addr
+}
+
+#[test]
+fn udp_reassembles_numbered_datagrams_out_of_order() {
+    let _machine = shared_machine();
+    let server = format!("udp:{}", reordering_udp_server());
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &server,
+        "--no-load",
+        "-u",
+        "0",
+        "-x",
+        "200",
+        "-c",
+        "2",
+        "-d",
+        "4",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(count(&j, "gets.hits"), 200, "{}", j["errors"]);
+    assert_eq!(count(&j, "errors.packet_disorder"), 200);
+    assert_eq!(count(&j, "errors.udp_timeout"), 0);
+}
