@@ -7,6 +7,7 @@ pub mod units;
 pub use address::Address;
 
 use crate::workload::{ClientSlice, Distribution, KeySpace, Mix, MultiGet, Popularity};
+use mcbench_proto::udp::HEADER_LEN as UDP_HEADER;
 use mcbench_proto::Protocol;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -119,8 +120,6 @@ mod protocol_name {
 /// The largest request datagram memcached reads, bytes (its replies use
 /// datagrams of this size too).
 const MAX_UDP_REQUEST: usize = 1400;
-/// UDP frame header, bytes.
-const UDP_HEADER: usize = 8;
 /// Room for a command line around its key (and a fence), bytes.
 const REQUEST_LINE: usize = 128;
 

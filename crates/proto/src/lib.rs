@@ -98,7 +98,7 @@ impl Protocol {
             Protocol::Ascii => ascii::supports_noreply(cmd),
             Protocol::Meta => meta::supports_noreply(cmd),
             Protocol::Binary => binary::supports_noreply(cmd),
-            Protocol::Resp => false,
+            Protocol::Resp => resp::supports_noreply(cmd),
         }
     }
 }

@@ -6,8 +6,5 @@
 mod encode;
 mod parse;
 
-pub use encode::{
-    arith, auth, cas, delete, encode, gat, get, multi_get, retrieval_begin, retrieval_end,
-    retrieval_key, store, supports, supports_noreply, touch, Arith, Retrieve, Store,
-};
+pub use encode::{auth, encode, supports, supports_noreply};
 pub use parse::{parse, parse_response, parse_response_from, MAX_LINE};
