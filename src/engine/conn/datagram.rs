@@ -28,42 +28,40 @@ pub struct UdpState {
     pub garbled: u64,
     /// Datagrams still missing from the reply being reassembled.
     partial_missing: u64,
-    /// The last request id used (ids are per connection, so that they
-    /// repeat only after 65,536 requests on it).
-    last_id: u16,
-    /// Replies begun but not yet whole, by request id (at most one per
-    /// request in flight), and emptied buffers to reuse.
-    partials: Vec<(u16, Vec<u8>)>,
+    /// Replies begun but not yet whole (at most one per request in
+    /// flight), and emptied buffers to reuse.
+    partials: Vec<Partial>,
     spare: Vec<Vec<u8>>,
 }
 
+/// The first pieces of one request's reply, and how far they parsed.
+struct Partial {
+    id: u16,
+    bytes: Vec<u8>,
+    progress: Progress,
+}
+
 impl UdpState {
-    /// The request id (and opaque) for the next request: never 0.
-    pub fn next_id(&mut self) -> u16 {
-        self.last_id = self.last_id.wrapping_add(1).max(1);
-        self.last_id
+    fn partial(&self, id: u16) -> Option<usize> {
+        self.partials.iter().position(|p| p.id == id)
     }
 
-    /// The buffer collecting request `id`'s reply.
-    fn partial_for(&mut self, id: u16) -> &mut Vec<u8> {
-        let i = match self.partials.iter().position(|(p, _)| *p == id) {
-            Some(i) => i,
-            None => {
-                let buf = self.spare.pop().unwrap_or_default();
-                self.partials.push((id, buf));
-                self.partials.len() - 1
-            }
-        };
-        &mut self.partials[i].1
+    /// Keeps `bytes`, the incomplete start of request `id`'s reply.
+    fn begin_partial(&mut self, id: u16, bytes: &[u8], progress: Progress) {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.extend_from_slice(bytes);
+        self.partials.push(Partial {
+            id,
+            bytes: buf,
+            progress,
+        });
     }
 
-    /// Request `id`'s reply is done with: its buffer goes back for reuse.
-    fn finish_partial(&mut self, id: u16) {
-        if let Some(i) = self.partials.iter().position(|(p, _)| *p == id) {
-            let (_, mut buf) = self.partials.swap_remove(i);
-            buf.clear();
-            self.spare.push(buf);
-        }
+    /// Partial `i` is done with: its buffer goes back for reuse.
+    fn finish_partial(&mut self, i: usize) {
+        let mut done = self.partials.swap_remove(i);
+        done.bytes.clear();
+        self.spare.push(done.bytes);
     }
 }
 
@@ -149,7 +147,7 @@ impl Conn {
             self.accumulate(header.request_id, payload, now, done);
             return;
         }
-        if !self.awaits(header.request_id) {
+        if self.sent_position(header.request_id).is_none() {
             return; // a late datagram of a request given up on
         }
         let state = self.udp_mut();
@@ -181,17 +179,19 @@ impl Conn {
         }
     }
 
-    /// Whether request `id` was sent and is still unanswered.
-    fn awaits(&self, id: u16) -> bool {
+    /// Where request `id` is in flight, if it was sent and is unanswered.
+    fn sent_position(&self, id: u16) -> Option<usize> {
         let sent = self.in_flight.len() - self.unsent;
         self.in_flight
             .iter()
             .take(sent)
-            .any(|r| r.expect.opaque as u16 == id)
+            .position(|r| r.expect.opaque as u16 == id)
     }
 
-    /// Adds `bytes` to the reply collected for request `id`; once it parses
-    /// as a whole reply, hands it over with its request. Bytes for a
+    /// Adds `bytes` to request `id`'s reply; once it parses as a whole
+    /// reply, hands it over with its request. A reply in one piece (the
+    /// common case) is parsed where it lies; only an incomplete one is
+    /// copied, and resumes where its last parse stopped. Bytes for a
     /// request no longer in flight (given up on) are dropped.
     fn accumulate(
         &mut self,
@@ -200,33 +200,38 @@ impl Conn {
         now: u64,
         done: &mut impl FnMut(InFlight, mcbench_proto::Response, u64),
     ) {
-        let sent = self.in_flight.len() - self.unsent;
-        let Some(pos) = self
-            .in_flight
-            .iter()
-            .take(sent)
-            .position(|r| r.expect.opaque as u16 == id)
-        else {
+        let Some(pos) = self.sent_position(id) else {
             return;
         };
         let expect = self.in_flight[pos].expect;
         let state = self.udp.as_deref_mut().expect("datagram connection");
-        let slot = state.partial_for(id);
-        slot.extend_from_slice(bytes);
-        if slot.len() > self.max_pending {
-            state.finish_partial(id);
-            state.garbled += 1;
-            self.in_flight.remove(pos);
-            return;
-        }
-        let parsed = self.protocol.parse(slot, &mut Progress::default(), expect);
-        let whole = slot.len();
-        let outcome = match parsed {
-            Ok(None) => return,
-            Ok(Some((resp, len))) if len == whole => Some(resp),
-            _ => None,
+        let outcome = match state.partial(id) {
+            None => {
+                let mut progress = Progress::default();
+                match self.protocol.parse(bytes, &mut progress, expect) {
+                    Ok(None) => return state.begin_partial(id, bytes, progress),
+                    Ok(Some((resp, len))) if len == bytes.len() => Some(resp),
+                    _ => None,
+                }
+            }
+            Some(i) => {
+                let part = &mut state.partials[i];
+                part.bytes.extend_from_slice(bytes);
+                let parsed = if part.bytes.len() > self.max_pending {
+                    Err(mcbench_proto::ParseError::LineTooLong)
+                } else {
+                    self.protocol.parse(&part.bytes, &mut part.progress, expect)
+                };
+                let whole = part.bytes.len();
+                let outcome = match parsed {
+                    Ok(None) => return,
+                    Ok(Some((resp, len))) if len == whole => Some(resp),
+                    _ => None,
+                };
+                state.finish_partial(i);
+                outcome
+            }
         };
-        state.finish_partial(id);
         let Some(req) = self.in_flight.remove(pos) else {
             return;
         };
@@ -253,13 +258,9 @@ impl Conn {
                     state.udp_timeout += 1;
                 }
                 // Part of its reply came: the rest was lost on the way.
-                if state
-                    .partials
-                    .iter()
-                    .any(|(id, _)| *id == lost.expect.opaque as u16)
-                {
+                if let Some(part) = state.partial(lost.expect.opaque as u16) {
                     state.packet_drop += 1;
-                    state.finish_partial(lost.expect.opaque as u16);
+                    state.finish_partial(part);
                 }
                 expired += 1;
             }

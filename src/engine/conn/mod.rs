@@ -72,6 +72,9 @@ pub struct Conn {
     pub alive: bool,
     /// UDP: framing and loss state; `None` on a stream.
     pub udp: Option<Box<UdpState>>,
+    /// The last opaque a request carried (binary opaque, meta `O`, and over
+    /// UDP, in its low 16 bits, the request id).
+    opaque: u32,
 }
 
 impl Conn {
@@ -100,7 +103,15 @@ impl Conn {
             listed: 0,
             alive: true,
             udp: datagram.then(Box::default),
+            opaque: 0,
         }
+    }
+
+    /// The opaque for the next request, never 0. Over UDP the caller
+    /// writes the frame header with it before encoding the request.
+    pub fn next_opaque(&mut self) -> u32 {
+        self.opaque = self.opaque.wrapping_add(1).max(1);
+        self.opaque
     }
 
     pub fn fd(&self) -> RawFd {

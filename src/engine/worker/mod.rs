@@ -96,9 +96,6 @@ pub struct Worker {
     fills: Vec<u64>,
     rng: SmallRng,
     encoder: Encoder,
-    /// The last opaque a request carried (never 0); over UDP its low 16
-    /// bits are the request id.
-    opaque: u32,
     /// Some connection is UDP: requests can be lost and must time out.
     has_udp: bool,
     recorder: Box<Recorder>,
@@ -182,7 +179,6 @@ impl Worker {
                 delta: spec.delta,
                 noreply: spec.noreply,
             }),
-            opaque: 0,
             has_udp,
             poller,
             recorder: Box::default(),
@@ -438,12 +434,9 @@ impl Worker {
         let req = due
             .req
             .unwrap_or_else(|| workload.next(&mut self.rng, server, cursor));
-        self.opaque = self.opaque.wrapping_add(1).max(1);
-        let mut opaque = self.opaque;
-        if let Some(udp) = conn.udp.as_deref_mut() {
-            let id = udp.next_id();
-            opaque = u32::from(id);
-            mcbench_proto::udp::write_header(conn.out(), id);
+        let opaque = conn.next_opaque();
+        if conn.udp.is_some() {
+            mcbench_proto::udp::write_header(conn.out(), opaque as u16);
         }
         let expect = self.encoder.encode(
             conn.out(),
