@@ -206,7 +206,7 @@ def main():
             extra = f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}"
             print(f"{tool:<20}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
                   f"{med['sys_ns_op']:>8.0f}{med['rss_mib']:>9.1f}{extra}")
-        if len(medians) == 2:
+        if set(medians) == {"mcbench", "memcaslap"}:
             a, b = medians["mcbench"], medians["memcaslap"]
             print(f"ratio mcbench/memcaslap: ops/s {a['ops_s']/b['ops_s']:.2f}, ns/op {a['ns_op']/b['ns_op']:.2f}, "
                   f"user ns/op {a['user_ns_op']/b['user_ns_op']:.2f}")

@@ -103,8 +103,11 @@ impl Conn {
         Ok(written)
     }
 
-    /// Reads every datagram waiting and hands each complete reply, with
-    /// the request it answers, to `done`.
+    /// Reads one datagram and hands the reply it completes, if any, with
+    /// the request it answers, to `done`. One read per readiness event, as
+    /// on a stream: epoll is level-triggered and reports the socket again
+    /// while datagrams wait, so reading on until `EAGAIN` would only add a
+    /// failing `recv` per wake-up.
     pub(super) fn receive_datagrams(
         &mut self,
         scratch: &mut [u8],
@@ -112,22 +115,23 @@ impl Conn {
         bytes_rx: &mut u64,
         mut done: impl FnMut(InFlight, mcbench_proto::Response, u64),
     ) -> ReadOutcome {
-        loop {
+        let n = loop {
             let Some(stream) = self.stream.as_ref() else {
                 return ReadOutcome::Closed;
             };
-            let n = match recv(stream, scratch) {
-                Ok(n) => n,
+            match recv(stream, scratch) {
+                Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadOutcome::Open,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 // An ICMP error for an earlier datagram: not fatal for UDP.
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => return ReadOutcome::Open,
                 Err(_) => return ReadOutcome::Closed,
-            };
-            *bytes_rx += n as u64;
-            let now = clock();
-            self.on_datagram(&scratch[..n], now, &mut done);
-        }
+            }
+        };
+        *bytes_rx += n as u64;
+        let now = clock();
+        self.on_datagram(&scratch[..n], now, &mut done);
+        ReadOutcome::Open
     }
 
     fn on_datagram(
