@@ -309,12 +309,14 @@ impl RunArgs {
 impl RunArgs {
     /// `--udp` puts plain `HOST:PORT` servers on UDP.
     fn with_transport(&self, server: &str) -> String {
-        let plain =
-            !server.contains("udp:") && !server.contains("unix:") && !server.contains("tcp:");
+        let server = server.trim();
+        let plain = !["udp:", "unix:", "tcp:"]
+            .iter()
+            .any(|t| server.starts_with(t));
         if self.udp && plain {
-            format!("udp:{}", server.trim())
+            format!("udp:{server}")
         } else {
-            server.trim().to_string()
+            server.to_string()
         }
     }
 
@@ -324,6 +326,13 @@ impl RunArgs {
     /// multiget of N keys and `--getq-freq` a share of them.
     fn multiget_spec(&self, mix: &Mix) -> Result<MultiGet, String> {
         if mix.share_of(crate::workload::OpKind::Mget) > 0.0 {
+            if self.getq_freq.is_some() {
+                return Err(
+                    "--getq-freq has nothing to do with mget in --mix: the mix sets how many \
+                     requests are multigets"
+                        .into(),
+                );
+            }
             return Ok(MultiGet {
                 share: 0.0,
                 keys: self.multiget.unwrap_or(self.getq_size),

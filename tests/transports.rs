@@ -298,6 +298,9 @@ fn commands_a_protocol_lacks_are_refused_up_front() {
         "{}",
         stderr(&out)
     );
+    let out = mcbench(&["run", "--mix", "get=1,mget=1", "--getq-freq", "10"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--getq-freq"), "{}", stderr(&out));
     let out = mcbench(&["run", "--protocol", "gopher"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
@@ -541,6 +544,13 @@ fn resp_workload_against_redis_counts_hits_like_redis() {
     // GET and MGET are the only lookups of this mix that redis counts.
     assert_eq!(count(&j, "gets.misses"), redis.info("keyspace_misses"));
     assert!(count(&j, "responses.num") > 0 && count(&j, "responses.deleted") > 0);
+    // Appends outgrow what INCRBY takes as a number: redis's own errors.
+    assert!(count(&j, "responses.resp_error") > 0, "{}", j["responses"]);
+    assert_eq!(
+        count(&j, "errors.resp_error"),
+        count(&j, "responses.resp_error")
+    );
+    assert_eq!(count(&j, "errors.error"), 0, "{}", j["errors"]);
 }
 
 /// A UDP server that answers every get with one hit split over two

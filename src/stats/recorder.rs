@@ -32,6 +32,8 @@ pub enum ErrorClass {
     ServerError,
     /// The server refused a request for want of authentication.
     Auth,
+    /// A RESP error reply (`-ERR`, `-WRONGTYPE`, ...).
+    Resp,
     /// A reply that does not parse or does not fit the request.
     Protocol,
     /// A request lost because its connection closed.
@@ -53,11 +55,12 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 12] = [
+    pub const ALL: [ErrorClass; 13] = [
         ErrorClass::Error,
         ErrorClass::ClientError,
         ErrorClass::ServerError,
         ErrorClass::Auth,
+        ErrorClass::Resp,
         ErrorClass::Protocol,
         ErrorClass::ConnectionLost,
         ErrorClass::Timeout,
@@ -74,6 +77,7 @@ impl ErrorClass {
             ErrorClass::ClientError => "client_error",
             ErrorClass::ServerError => "server_error",
             ErrorClass::Auth => "auth",
+            ErrorClass::Resp => "resp_error",
             ErrorClass::Protocol => "protocol",
             ErrorClass::ConnectionLost => "connection_lost",
             ErrorClass::Timeout => "timeout",
@@ -92,7 +96,7 @@ impl ErrorClass {
             ResponseClass::ClientError => Some(ErrorClass::ClientError),
             ResponseClass::ServerError => Some(ErrorClass::ServerError),
             ResponseClass::AuthError => Some(ErrorClass::Auth),
-            ResponseClass::RespError => Some(ErrorClass::Error),
+            ResponseClass::RespError => Some(ErrorClass::Resp),
             _ => None,
         }
     }
