@@ -78,9 +78,10 @@ fn req(cmd: Cmd, keys: &'static [u8]) -> Request<'static> {
 }
 
 fn store(cmd: Cmd, key: &'static [u8], value: &'static [u8]) -> Request<'static> {
-    let mut r = Request::new(cmd, key);
-    r.value = value;
-    r
+    Request {
+        value,
+        ..req(cmd, key)
+    }
 }
 
 fn tcp(m: &Memcached) -> TcpStream {
@@ -89,177 +90,117 @@ fn tcp(m: &Memcached) -> TcpStream {
     s
 }
 
+/// Sends `r`; its reply must be of class `want`.
+fn check<S: Read + Write>(
+    c: &mut Client<S>,
+    r: Request,
+    want: ResponseClass,
+    what: &str,
+) -> Response {
+    let got = c.call(r);
+    assert_eq!(got.class, want, "{:?} {what}: {got:?}", c.protocol);
+    got
+}
+
 /// The commands every memcached protocol has, checked one by one.
 fn exercise<S: Read + Write>(c: &mut Client<S>) {
+    let incr = |key, delta| Request {
+        delta,
+        ..req(Cmd::Incr, key)
+    };
+    let ttl = |cmd, key| Request {
+        exptime: 100,
+        ..req(cmd, key)
+    };
+    let steps = [
+        (store(Cmd::Set, b"k1", b"hello"), Stored, "set"),
+        (req(Cmd::Get, b"nope"), End, "get miss"),
+        (store(Cmd::Add, b"k1", b"x"), NotStored, "add existing"),
+        (store(Cmd::Add, b"k2", b"x"), Stored, "add new"),
+        (
+            store(Cmd::Replace, b"nope", b"x"),
+            NotStored,
+            "replace missing",
+        ),
+        (store(Cmd::Replace, b"k2", b"y"), Stored, "replace"),
+        (store(Cmd::Append, b"k2", b"zz"), Stored, "append"),
+        (store(Cmd::Prepend, b"k2", b"aa"), Stored, "prepend"),
+        (
+            store(Cmd::Append, b"nope", b"zz"),
+            NotStored,
+            "append missing",
+        ),
+        (incr(b"nope", 1), NotFound, "incr missing"),
+        (store(Cmd::Set, b"n", b"10"), Stored, "set a number"),
+        (incr(b"n", 5), Num, "incr"),
+        (
+            Request {
+                delta: 3,
+                ..req(Cmd::Decr, b"n")
+            },
+            Num,
+            "decr",
+        ),
+        (incr(b"k1", 1), ClientError, "incr non-numeric"),
+        (ttl(Cmd::Touch, b"nope"), NotFound, "touch missing"),
+    ];
+    for (r, want, what) in steps {
+        check(c, r, want, what);
+    }
     let p = c.protocol;
-    assert_eq!(
-        c.class(store(Cmd::Set, b"k1", b"hello")),
-        Stored,
-        "{p:?} set"
-    );
-    assert_eq!(
-        c.call(req(Cmd::Get, b"k1")),
-        Response::hits(1, 0).with_cas_of(c, b"k1"),
-        "{p:?} get"
-    );
-    assert_eq!(c.class(req(Cmd::Get, b"nope")), End, "{p:?} get miss");
-    assert_eq!(
-        c.class(store(Cmd::Add, b"k1", b"x")),
-        NotStored,
-        "{p:?} add existing"
-    );
-    assert_eq!(
-        c.class(store(Cmd::Add, b"k2", b"x")),
-        Stored,
-        "{p:?} add new"
-    );
-    assert_eq!(
-        c.class(store(Cmd::Replace, b"nope", b"x")),
-        NotStored,
-        "{p:?} replace missing"
-    );
-    assert_eq!(
-        c.class(store(Cmd::Replace, b"k2", b"y")),
-        Stored,
-        "{p:?} replace"
-    );
-    assert_eq!(
-        c.class(store(Cmd::Append, b"k2", b"zz")),
-        Stored,
-        "{p:?} append"
-    );
-    assert_eq!(
-        c.class(store(Cmd::Prepend, b"k2", b"aa")),
-        Stored,
-        "{p:?} prepend"
-    );
-    assert_eq!(
-        c.class(store(Cmd::Append, b"nope", b"zz")),
-        NotStored,
-        "{p:?} append missing"
-    );
+    let hit = check(c, req(Cmd::Get, b"k1"), Value, "get");
+    assert_eq!(hit.values, 1, "{p:?} get");
     // A multiget of three keys, two present.
-    let multi = c.call(req(Cmd::Get, b"k1 nope k2"));
-    assert_eq!((multi.class, multi.values), (Value, 2), "{p:?} multiget");
-    let none = c.call(req(Cmd::Get, b"nope1 nope2"));
-    assert_eq!(
-        (none.class, none.values),
-        (End, 0),
-        "{p:?} multiget of misses"
-    );
+    let multi = check(c, req(Cmd::Get, b"k1 nope k2"), Value, "multiget");
+    assert_eq!(multi.values, 2, "{p:?} multiget");
+    check(c, req(Cmd::Get, b"nope1 nope2"), End, "multiget of misses");
     // cas: a fresh unique stores, a stale one is refused.
-    let gets = c.call(req(Cmd::Gets, b"k1"));
-    assert_eq!(gets.values, 1, "{p:?} gets");
+    let gets = check(c, req(Cmd::Gets, b"k1"), Value, "gets");
     assert_ne!(gets.cas, 0, "{p:?} gets returns a cas unique");
-    let mut fresh = store(Cmd::Cas, b"k1", b"v2");
-    fresh.cas = gets.cas;
-    assert_eq!(c.class(fresh), Stored, "{p:?} cas with the current unique");
-    assert_eq!(c.class(fresh), Exists, "{p:?} cas with a stale unique");
-    // incr/decr.
-    assert_eq!(
-        c.class(arith(Cmd::Incr, b"nope", 1)),
-        NotFound,
-        "{p:?} incr missing"
-    );
-    assert_eq!(c.class(store(Cmd::Set, b"n", b"10")), Stored);
-    assert_eq!(c.class(arith(Cmd::Incr, b"n", 5)), Num, "{p:?} incr");
-    assert_eq!(c.class(arith(Cmd::Decr, b"n", 3)), Num, "{p:?} decr");
-    assert_eq!(
-        c.class(arith(Cmd::Incr, b"k1", 1)),
-        ClientError,
-        "{p:?} incr non-numeric"
-    );
-    // delete.
-    assert_eq!(c.class(req(Cmd::Delete, b"k2")), Deleted, "{p:?} delete");
-    assert_eq!(
-        c.class(req(Cmd::Delete, b"k2")),
-        NotFound,
-        "{p:?} delete again"
-    );
-    // touch, gat, gats.
-    assert_eq!(
-        c.class(ttl(Cmd::Touch, b"nope", 100)),
-        NotFound,
-        "{p:?} touch missing"
-    );
-    let gat = c.call(ttl(Cmd::Gat, b"k1", 100));
-    assert_eq!((gat.class, gat.values), (Value, 1), "{p:?} gat");
-    let gats = c.call(ttl(Cmd::Gats, b"k1", 100));
-    assert!(gats.values == 1 && gats.cas != 0, "{p:?} gats: {gats:?}");
+    let fresh = Request {
+        cas: gets.cas,
+        ..store(Cmd::Cas, b"k1", b"v2")
+    };
+    check(c, fresh, Stored, "cas with the current unique");
+    check(c, fresh, Exists, "cas with a stale unique");
+    check(c, req(Cmd::Delete, b"k2"), Deleted, "delete");
+    check(c, req(Cmd::Delete, b"k2"), NotFound, "delete again");
+    check(c, ttl(Cmd::Gat, b"k1"), Value, "gat");
+    let gats = check(c, ttl(Cmd::Gats, b"k1"), Value, "gats");
+    assert_ne!(gats.cas, 0, "{p:?} gats returns a cas unique");
     // Quiet requests, fenced: success is silent, failure still reported.
-    let mut quiet = store(Cmd::Set, b"q1", b"quiet");
-    quiet.noreply = true;
-    assert_eq!(c.class(quiet), Stored, "{p:?} quiet set");
-    assert_eq!(
-        c.call(req(Cmd::Get, b"q1")).values,
-        1,
-        "{p:?} the quiet set stored"
+    let quiet = |r: Request<'static>| Request { noreply: true, ..r };
+    check(
+        c,
+        quiet(store(Cmd::Set, b"q1", b"quiet")),
+        Stored,
+        "quiet set",
     );
-    let mut quiet_add = store(Cmd::Add, b"q1", b"again");
-    quiet_add.noreply = true;
+    check(c, req(Cmd::Get, b"q1"), Value, "the quiet set stored");
     if p != Protocol::Ascii {
         // Text noreply hides failures too; meta and binary report them.
-        assert_eq!(
-            c.class(quiet_add),
-            NotStored,
-            "{p:?} quiet add of an existing key"
-        );
+        let again = quiet(store(Cmd::Add, b"q1", b"again"));
+        check(c, again, NotStored, "quiet add of an existing key");
     }
 }
 
 /// The touch that extends an item's life: set to expire in 1 s, touched to
 /// 100 s, still there after 2 s.
 fn touch_extends_ttl<S: Read + Write>(c: &mut Client<S>) {
-    let p = c.protocol;
-    let mut short = store(Cmd::Set, b"ttl", b"v");
-    short.exptime = 1;
-    assert_eq!(c.class(short), Stored);
-    assert_eq!(
-        c.class(ttl(Cmd::Touch, b"ttl", 100)),
-        Touched,
-        "{p:?} touch"
-    );
-    let mut gone = store(Cmd::Set, b"ttl2", b"v");
-    gone.exptime = 1;
-    assert_eq!(c.class(gone), Stored);
+    let short = |key| Request {
+        exptime: 1,
+        ..store(Cmd::Set, key, b"v")
+    };
+    check(c, short(b"ttl"), Stored, "set for 1 s");
+    check(c, short(b"ttl2"), Stored, "set for 1 s");
+    let touch = Request {
+        exptime: 100,
+        ..req(Cmd::Touch, b"ttl")
+    };
+    check(c, touch, Touched, "touch");
     std::thread::sleep(Duration::from_millis(2100));
-    assert_eq!(
-        c.call(req(Cmd::Get, b"ttl")).values,
-        1,
-        "{p:?} touched item lives on"
-    );
-    assert_eq!(
-        c.call(req(Cmd::Get, b"ttl2")).values,
-        0,
-        "{p:?} untouched item expired"
-    );
-}
-
-trait WithCas {
-    fn with_cas_of<S: Read + Write>(self, c: &mut Client<S>, key: &'static [u8]) -> Response;
-}
-
-impl WithCas for Response {
-    /// Binary replies always carry the cas; text and meta only when asked.
-    fn with_cas_of<S: Read + Write>(self, c: &mut Client<S>, key: &'static [u8]) -> Response {
-        if c.protocol == Protocol::Binary {
-            Response::hits(self.values, c.call(req(Cmd::Gets, key)).cas)
-        } else {
-            self
-        }
-    }
-}
-
-fn arith(cmd: Cmd, key: &'static [u8], delta: u64) -> Request<'static> {
-    let mut r = Request::new(cmd, key);
-    r.delta = delta;
-    r
-}
-
-fn ttl(cmd: Cmd, key: &'static [u8], exptime: u32) -> Request<'static> {
-    let mut r = Request::new(cmd, key);
-    r.exptime = exptime;
-    r
+    check(c, req(Cmd::Get, b"ttl"), Value, "the touched item lives on");
+    check(c, req(Cmd::Get, b"ttl2"), End, "the untouched item expired");
 }
 
 #[test]

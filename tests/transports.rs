@@ -469,11 +469,9 @@ impl Redis {
             .stdout(Stdio::null())
             .spawn()
             .ok()?;
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until_listening("redis-server", || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
         Some(Redis { child, port })
     }
 

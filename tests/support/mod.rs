@@ -5,6 +5,8 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -32,64 +34,50 @@ pub struct Memcached {
 
 impl Memcached {
     pub fn start(extra: &[&str]) -> Memcached {
-        Memcached::start_on(free_port(), extra)
+        Memcached::start_env(extra, &[])
+    }
+
+    /// A memcached with `env` added to its environment.
+    pub fn start_env(extra: &[&str], env: &[(&str, &Path)]) -> Memcached {
+        let port = free_port();
+        let listen = ["-l", "127.0.0.1", "-U", "0", "-p", &port.to_string()].map(String::from);
+        Memcached::launch(port, &listen, extra, env)
     }
 
     /// A memcached that also listens for UDP on its TCP port number.
     pub fn start_udp() -> Memcached {
         let port = free_port();
-        Memcached::start_on(port, &["-U", &port.to_string()])
+        let number = port.to_string();
+        let listen = ["-l", "127.0.0.1", "-U", &number, "-p", &number].map(String::from);
+        Memcached::launch(port, &listen, &[], &[])
     }
 
-    /// A memcached with `env` added to its environment.
-    pub fn start_env(extra: &[&str], env: &[(&str, &std::path::Path)]) -> Memcached {
-        Memcached::start_full(free_port(), extra, env)
+    /// A memcached listening only on the unix socket `path` (`-s`).
+    pub fn start_unix(path: &Path) -> Memcached {
+        let listen = ["-s".to_string(), path.display().to_string()];
+        let m = Memcached::launch(0, &listen, &[], &[]);
+        wait_until_listening("memcached", || UnixStream::connect(path).is_ok());
+        m
     }
 
-    fn start_on(port: u16, extra: &[&str]) -> Memcached {
-        Memcached::start_full(port, extra, &[])
-    }
-
-    fn start_full(port: u16, extra: &[&str], env: &[(&str, &std::path::Path)]) -> Memcached {
+    /// Starts memcached (as root when root must say so); waits for its TCP
+    /// port unless it has none (`port` 0).
+    fn launch(port: u16, listen: &[String], extra: &[&str], env: &[(&str, &Path)]) -> Memcached {
         let mut cmd = Command::new("memcached");
         cmd.envs(env.iter().copied());
         if unsafe { libc::geteuid() } == 0 {
             cmd.args(["-u", "root"]);
         }
         let child = cmd
-            .args(["-l", "127.0.0.1", "-U", "0", "-p", &port.to_string()])
+            .args(listen)
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("memcached must be installed (see .ci/run)");
         let m = Memcached { child, port };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while TcpStream::connect(m.addr()).is_err() {
-            assert!(Instant::now() < deadline, "memcached did not start");
-            thread::sleep(Duration::from_millis(20));
-        }
-        m
-    }
-
-    /// A memcached listening only on the unix socket `path` (`-s`).
-    pub fn start_unix(path: &std::path::Path) -> Memcached {
-        let mut cmd = Command::new("memcached");
-        if unsafe { libc::geteuid() } == 0 {
-            cmd.args(["-u", "root"]);
-        }
-        let child = cmd
-            .arg("-s")
-            .arg(path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("memcached must be installed (see .ci/run)");
-        let m = Memcached { child, port: 0 };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while std::os::unix::net::UnixStream::connect(path).is_err() {
-            assert!(Instant::now() < deadline, "memcached did not start");
-            thread::sleep(Duration::from_millis(20));
+        if port != 0 {
+            wait_until_listening("memcached", || TcpStream::connect(m.addr()).is_ok());
         }
         m
     }
@@ -123,6 +111,15 @@ impl Drop for Memcached {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Waits (up to 5 s) until `listening` says a server accepts connections.
+pub fn wait_until_listening(what: &str, listening: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !listening() {
+        assert!(Instant::now() < deadline, "{what} did not start");
+        thread::sleep(Duration::from_millis(20));
     }
 }
 
