@@ -14,6 +14,7 @@
 pub mod ascii;
 pub mod binary;
 mod command;
+mod line;
 pub mod meta;
 pub mod resp;
 mod response;

@@ -8,12 +8,8 @@
 //! the last attempt stopped (`parse_response_from` with a `Progress`), which
 //! keeps a multiget of thousands of values spread over many reads linear.
 
+use crate::line::{error_reply, next_line, parse_u64};
 use crate::{Expect, ParseError, Progress, Response, ResponseClass};
-
-/// The longest reply line accepted, in bytes, terminator included. A `VALUE`
-/// header is at most ~300 bytes (250-byte key and three numbers); the rest
-/// is room for server error messages.
-pub const MAX_LINE: usize = 2048;
 
 /// The largest value block accepted: memcached's own item size ceiling
 /// (`-I`) cannot exceed 1 GiB.
@@ -125,18 +121,6 @@ fn parse_at(buf: &[u8], progress: &mut Progress) -> Result<Option<(Response, usi
     }
 }
 
-/// The next CRLF-terminated line of `buf`, without its terminator.
-fn next_line(buf: &[u8]) -> Result<Option<&[u8]>, ParseError> {
-    let window = &buf[..buf.len().min(MAX_LINE)];
-    match memchr::memchr(b'\n', window) {
-        Some(0) => Err(ParseError::BadLineEnding),
-        Some(nl) if window[nl - 1] != b'\r' => Err(ParseError::BadLineEnding),
-        Some(nl) => Ok(Some(&buf[..nl - 1])),
-        None if window.len() == MAX_LINE => Err(ParseError::LineTooLong),
-        None => Ok(None),
-    }
-}
-
 /// The single-line replies.
 fn classify(line: &[u8]) -> Result<ResponseClass, ParseError> {
     let class = match line {
@@ -147,23 +131,10 @@ fn classify(line: &[u8]) -> Result<ResponseClass, ParseError> {
         b"DELETED" => ResponseClass::Deleted,
         b"TOUCHED" => ResponseClass::Touched,
         b"END" => ResponseClass::End,
-        b"CLIENT_ERROR unauthenticated" => ResponseClass::AuthError,
         _ if is_number(line) => ResponseClass::Num,
-        _ if has_word(line, b"ERROR") => ResponseClass::Error,
-        _ if has_word(line, b"CLIENT_ERROR") => ResponseClass::ClientError,
-        _ if has_word(line, b"SERVER_ERROR") => ResponseClass::ServerError,
-        _ => return Err(ParseError::UnknownReply),
+        _ => return error_reply(line).unwrap_or(Err(ParseError::UnknownReply)),
     };
-    // Only a free-text error message can hide a stray CR.
-    if class.is_error() && line.contains(&b'\r') {
-        return Err(ParseError::BadLineEnding);
-    }
     Ok(class)
-}
-
-/// `word` alone or followed by a space and a message.
-fn has_word(line: &[u8], word: &[u8]) -> bool {
-    line.starts_with(word) && matches!(line.get(word.len()), None | Some(b' '))
 }
 
 /// An incr/decr result: digits, which old servers pad with trailing spaces.
@@ -199,18 +170,6 @@ fn value_header(header: &[u8]) -> Result<(usize, u64), ParseError> {
         Some(cas) if flags <= u64::from(u32::MAX) && len <= MAX_VALUE => Ok((len as usize, cas)),
         _ => Err(bad),
     }
-}
-
-fn parse_u64(field: &[u8]) -> Option<u64> {
-    if field.is_empty() || field.len() > 20 {
-        return None;
-    }
-    field.iter().try_fold(0u64, |acc, &b| {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-    })
 }
 
 #[cfg(test)]
@@ -305,7 +264,7 @@ mod tests {
         for (wire, err) in cases {
             assert_eq!(parse_response(wire), Err(err.clone()), "{wire:?}");
         }
-        let long = vec![b'A'; MAX_LINE + 10];
+        let long = vec![b'A'; crate::line::MAX_LINE + 10];
         assert_eq!(parse_response(&long), Err(ParseError::LineTooLong));
     }
 }

@@ -15,6 +15,7 @@
 //! Like the text codec, nothing here allocates beyond growing the caller's
 //! buffer, and no input makes the parser panic.
 
+use crate::line::{error_reply, next_line, parse_u64};
 use crate::{Cmd, Expect, ParseError, Progress, Request, Response, ResponseClass};
 
 #[cfg(test)]
@@ -356,7 +357,8 @@ fn next_reply(buf: &[u8], opaque: Option<&[u8]>) -> Result<Option<(Reply, usize)
     };
     let after_line = line.len() + 2;
     let Some(code) = meta_code(line) else {
-        return Ok(Some((Reply::Error(error_line(line)?), after_line)));
+        let class = error_reply(line).unwrap_or(Err(ParseError::UnknownReply))?;
+        return Ok(Some((Reply::Error(class), after_line)));
     };
     let mut tokens = line[2..].split(|&b| b == b' ').filter(|t| !t.is_empty());
     let data = match code {
@@ -375,18 +377,6 @@ fn next_reply(buf: &[u8], opaque: Option<&[u8]>) -> Result<Option<(Reply, usize)
     Ok(Some((Reply::Meta { code, cas }, end)))
 }
 
-/// The next CRLF-terminated line of `buf`, without its terminator.
-fn next_line(buf: &[u8]) -> Result<Option<&[u8]>, ParseError> {
-    let window = &buf[..buf.len().min(crate::ascii::MAX_LINE)];
-    match memchr::memchr(b'\n', window) {
-        Some(0) => Err(ParseError::BadLineEnding),
-        Some(nl) if window[nl - 1] != b'\r' => Err(ParseError::BadLineEnding),
-        Some(nl) => Ok(Some(&buf[..nl - 1])),
-        None if window.len() == crate::ascii::MAX_LINE => Err(ParseError::LineTooLong),
-        None => Ok(None),
-    }
-}
-
 /// The meta code a line starts with, if it is a meta status line: two
 /// letters, alone or followed by a space.
 fn meta_code(line: &[u8]) -> Option<Code> {
@@ -403,28 +393,6 @@ fn meta_code(line: &[u8]) -> Option<Code> {
         b"MN" => Code::Mn,
         _ => return None,
     })
-}
-
-/// The error lines, which the meta commands share with the text protocol.
-fn error_line(line: &[u8]) -> Result<ResponseClass, ParseError> {
-    let has_word =
-        |word: &[u8]| line.starts_with(word) && matches!(line.get(word.len()), None | Some(b' '));
-    let class = if line == b"CLIENT_ERROR unauthenticated" {
-        ResponseClass::AuthError
-    } else if has_word(b"ERROR") {
-        ResponseClass::Error
-    } else if has_word(b"CLIENT_ERROR") {
-        ResponseClass::ClientError
-    } else if has_word(b"SERVER_ERROR") {
-        ResponseClass::ServerError
-    } else {
-        return Err(ParseError::UnknownReply);
-    };
-    // The free-text message is the one place a stray CR could hide.
-    if line.contains(&b'\r') {
-        return Err(ParseError::BadLineEnding);
-    }
-    Ok(class)
 }
 
 /// The `<size>` of a `VA` line.
@@ -460,17 +428,4 @@ fn return_flags<'a>(
         }
     }
     Ok(cas)
-}
-
-/// A decimal u64: 1 to 20 digits, no sign, no overflow.
-fn parse_u64(field: &[u8]) -> Option<u64> {
-    if field.is_empty() || field.len() > 20 {
-        return None;
-    }
-    field.iter().try_fold(0u64, |acc, &b| {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-    })
 }
