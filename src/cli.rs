@@ -215,6 +215,12 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub delta: u64,
 
+    /// Meta protocol: extra flags on retrievals, comma-separated: k (return
+    /// the key), t (the TTL), s (the size), b (base64 keys), N<ttl> (vivify
+    /// misses as stubs, which count as misses).
+    #[arg(long, value_name = "FLAGS")]
+    pub meta_flags: Option<String>,
+
     /// Send commands quiet (text noreply, meta q, binary quiet opcodes).
     /// Each is fenced by a noop so that it is still timed.
     #[arg(long)]
@@ -298,6 +304,7 @@ impl RunArgs {
             expiry: self.expiry,
             delta: self.delta,
             noreply: self.noreply,
+            meta_flags: self.meta_flags.clone(),
             user: self.user.clone(),
             password: self.password.clone(),
         };

@@ -196,6 +196,80 @@ fn quiet_requests_are_fenced_and_timed() {
 }
 
 #[test]
+fn meta_flags_base64_keys_and_vivify() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let addr = m.addr();
+    // Keys loaded in text, read back base64-encoded: every one hits.
+    let load = mcbench(&["run", "-s", &addr, "--load-only", "-r", "200"]);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "--protocol",
+        "meta",
+        "--meta-flags",
+        "b,k,t,s",
+        "--no-load",
+        "-u",
+        "0",
+        "-x",
+        "2000",
+        "-r",
+        "200",
+        "--mix",
+        "get=3,mget=1",
+        "--multiget",
+        "4",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        count(&j, "gets.misses"),
+        0,
+        "base64 keys name the loaded items"
+    );
+    assert!(count(&j, "gets.hits") >= 2000);
+    // Vivify on a fresh server: each miss leaves a stub, and a stub is a
+    // miss too.
+    let fresh = Memcached::start(&[]);
+    let fresh_addr = fresh.addr();
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &fresh_addr,
+        "--protocol",
+        "meta",
+        "--meta-flags",
+        "N30",
+        "--no-load",
+        "-u",
+        "0",
+        "-x",
+        "1000",
+        "-r",
+        "50",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        (count(&j, "gets.hits"), count(&j, "gets.misses")),
+        (0, 1000)
+    );
+    assert_eq!(
+        fresh.stat("curr_items"),
+        50,
+        "every key asked for was vivified"
+    );
+    let out = mcbench(&["run", "--meta-flags", "k"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--meta-flags are for --protocol meta"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn runs_over_a_unix_socket() {
     let _machine = shared_machine();
     let dir = tempfile::tempdir().unwrap();

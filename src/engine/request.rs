@@ -15,6 +15,8 @@ pub struct WireOptions {
     pub delta: u64,
     /// Send the commands that allow it quiet, each fenced by a noop.
     pub noreply: bool,
+    /// Meta protocol flags on retrievals.
+    pub meta: mcbench_proto::meta::Options,
 }
 
 /// Encodes requests for one worker. Holds the buffer a multiget's keys are
@@ -66,7 +68,7 @@ impl Encoder {
         if cmd.is_storage() {
             wire.value = workload.value(rng);
         }
-        self.wire.protocol.encode(out, &wire);
+        self.wire.protocol.encode_with(out, &wire, self.wire.meta);
         Expect {
             cmd,
             keys: if req.op == OpKind::Mget {

@@ -93,6 +93,8 @@ pub struct RunSpec {
     pub delta: u64,
     /// Send commands quiet (`noreply`), each fenced so it is still timed.
     pub noreply: bool,
+    /// Meta protocol flags on retrievals (`k,t,s,b,N<ttl>`), as given.
+    pub meta_flags: Option<String>,
     /// User to authenticate as (SASL PLAIN on binary, `-Y` text
     /// authentication on ascii and meta, AUTH on RESP).
     pub user: Option<String>,
@@ -230,6 +232,20 @@ impl RunSpec {
         if self.servers.is_empty() && p == Protocol::Resp {
             return Err("--protocol resp needs --server: the embedded server is memcached".into());
         }
+        if self.meta_flags.is_some() && p != Protocol::Meta {
+            return Err(format!(
+                "--meta-flags are for --protocol meta, not {}",
+                p.name()
+            ));
+        }
+        let (_, key_max) = self.key_size.support();
+        if self.meta_options()?.base64_keys && key_max > 186.0 {
+            return Err(
+                "--meta-flags b: a base64 key must fit memcached's 250 bytes, so keys of at most \
+                 186 bytes (see --key-size)"
+                    .into(),
+            );
+        }
         if self.noreply && p == Protocol::Resp {
             return Err("--noreply: RESP has no quiet mode".into());
         }
@@ -282,6 +298,15 @@ impl RunSpec {
             ));
         }
         Ok(())
+    }
+
+    /// The meta flags, parsed.
+    pub fn meta_options(&self) -> Result<mcbench_proto::meta::Options, String> {
+        self.meta_flags
+            .as_deref()
+            .map_or(Ok(Default::default()), |flags| {
+                flags.parse().map_err(|e| format!("--meta-flags: {e}"))
+            })
     }
 
     /// Every op type the run may send.

@@ -56,9 +56,16 @@ impl Protocol {
     /// Appends `req` in this protocol.
     #[inline]
     pub fn encode(self, out: &mut Vec<u8>, req: &Request) {
+        self.encode_with(out, req, meta::Options::default())
+    }
+
+    /// Appends `req`; the meta protocol with the flags of `meta`, which the
+    /// other protocols have no use for.
+    #[inline]
+    pub fn encode_with(self, out: &mut Vec<u8>, req: &Request, meta: meta::Options) {
         match self {
             Protocol::Ascii => ascii::encode(out, req),
-            Protocol::Meta => meta::encode(out, req),
+            Protocol::Meta => meta::encode_with(out, req, meta),
             Protocol::Binary => binary::encode(out, req),
             Protocol::Resp => resp::encode(out, req),
         }

@@ -178,6 +178,7 @@ impl Worker {
                 expiry: spec.expiry,
                 delta: spec.delta,
                 noreply: spec.noreply,
+                meta: spec.meta_options()?,
             }),
             has_udp,
             poller,

@@ -33,6 +33,43 @@ pub struct Options {
     /// key must still fit memcached's 250-byte key limit, so raw keys may be
     /// at most 186 bytes.
     pub base64_keys: bool,
+    /// Retrievals also ask for the key (`k`), the remaining TTL (`t`) and
+    /// the item size (`s`): what a client that uses them makes the server
+    /// format and send.
+    pub return_key: bool,
+    pub return_ttl: bool,
+    pub return_size: bool,
+    /// Retrievals vivify a missing item as a stub with this TTL (`N`),
+    /// seconds. A reply flagged `W` (this client won the recache) or `Z`
+    /// (another did) without data is that stub: it counts as a miss.
+    pub vivify: Option<u32>,
+}
+
+impl std::str::FromStr for Options {
+    type Err = String;
+
+    /// The meta flags as their letters, comma-separated: `k`, `t`, `s`,
+    /// `b` (base64 keys), `N<ttl>`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut opts = Options::default();
+        for flag in text.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+            match flag {
+                "k" => opts.return_key = true,
+                "t" => opts.return_ttl = true,
+                "s" => opts.return_size = true,
+                "b" => opts.base64_keys = true,
+                _ => match flag.strip_prefix('N').map(str::parse::<u32>) {
+                    Some(Ok(ttl)) => opts.vivify = Some(ttl),
+                    _ => {
+                        return Err(format!(
+                            "unknown meta flag '{flag}' (flags: k, t, s, b, N<ttl seconds>)"
+                        ))
+                    }
+                },
+            }
+        }
+        Ok(opts)
+    }
 }
 
 /// Appends `req` as meta commands with default [`Options`].
@@ -108,10 +145,27 @@ fn retrieval(out: &mut Vec<u8>, req: &Request, opts: Options) {
         if matches!(req.cmd, Cmd::Gat | Cmd::Gats) {
             number_flag(out, b'T', u64::from(req.exptime));
         }
+        retrieval_flags(out, opts);
         tail(out, false, req.opaque);
     }
     if fenced {
         out.extend_from_slice(b"mn\r\n");
+    }
+}
+
+/// The optional return flags and vivify of [`Options`].
+fn retrieval_flags(out: &mut Vec<u8>, opts: Options) {
+    for (on, flag) in [
+        (opts.return_key, b" k"),
+        (opts.return_ttl, b" t"),
+        (opts.return_size, b" s"),
+    ] {
+        if on {
+            out.extend_from_slice(flag);
+        }
+    }
+    if let Some(ttl) = opts.vivify {
+        number_flag(out, b'N', u64::from(ttl));
     }
 }
 
@@ -365,7 +419,14 @@ fn next_reply(buf: &[u8], opaque: Option<&[u8]>) -> Result<Option<(Reply, usize)
         Code::Va => data_len(tokens.next())? + 2,
         _ => 0,
     };
-    let cas = return_flags(tokens, opaque)?;
+    let (cas, stub) = return_flags(tokens, opaque)?;
+    // A vivified stub (`W`/`Z` and no data) is what a miss left behind.
+    // With data, `W`/`Z` are about recaching a real item: a hit.
+    let code = match code {
+        Code::Va if stub && data == 2 => Code::En,
+        Code::Hd if stub => Code::En,
+        code => code,
+    };
     let end = after_line + data;
     if data > 0 {
         match buf.get(end - 2..end) {
@@ -405,13 +466,15 @@ fn data_len(token: Option<&[u8]>) -> Result<usize, ParseError> {
 
 /// Checks the return flags of a status line: each token is a flag letter
 /// and an optional argument. Returns the `c` flag's cas (0 if absent) and
-/// fails if an `O` flag does not echo `opaque`. Flags the encoder never
-/// asks for (`k`, `t`, `W`...) are accepted and ignored.
+/// whether it carries `W` or `Z` (a stub, if no data came); fails if an `O` flag
+/// does not echo `opaque`. Other flags (`k`, `t`, `s`, `X`...) are
+/// accepted and ignored.
 fn return_flags<'a>(
     tokens: impl Iterator<Item = &'a [u8]>,
     opaque: Option<&[u8]>,
-) -> Result<u64, ParseError> {
+) -> Result<(u64, bool), ParseError> {
     let mut cas = 0;
+    let mut stub = false;
     for token in tokens {
         if let Some(&bad) = token.iter().find(|&&b| b <= b' ' || b == 0x7f) {
             return Err(match bad {
@@ -421,11 +484,12 @@ fn return_flags<'a>(
         }
         match token.split_first() {
             Some((b'c', n)) => cas = parse_u64(n).ok_or(ParseError::BadNumber)?,
+            Some((b'W' | b'Z', [])) => stub = true,
             Some((b'O', echo)) if opaque.is_some_and(|o| o != echo) => {
                 return Err(ParseError::OpaqueMismatch)
             }
             _ => {}
         }
     }
-    Ok(cas)
+    Ok((cas, stub))
 }

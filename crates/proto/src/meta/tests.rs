@@ -9,7 +9,11 @@ fn enc(req: Request) -> Vec<u8> {
 
 fn enc64(req: Request) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_with(&mut out, &req, Options { base64_keys: true });
+    let opts = Options {
+        base64_keys: true,
+        ..Options::default()
+    };
+    encode_with(&mut out, &req, opts);
     out
 }
 
@@ -623,4 +627,41 @@ fn progress_skips_complete_replies() {
     // An error resets the progress.
     assert!(parse(b"NS\r\nXX\r\n", &mut progress, quiet(Cmd::Add)).is_err());
     assert_eq!(progress, Progress::default());
+}
+
+#[test]
+fn encodes_return_flags_and_vivify() {
+    let opts: Options = "k, t,s,N30".parse().unwrap();
+    let mut out = Vec::new();
+    encode_with(&mut out, &req(Cmd::Get, b"a"), opts);
+    assert_eq!(out, b"mg a v f k t s N30\r\n");
+    out.clear();
+    encode_with(&mut out, &req(Cmd::Get, b"a b"), opts);
+    assert_eq!(
+        out,
+        b"mg a v f q k t s N30\r\nmg b v f q k t s N30\r\nmn\r\n"
+    );
+    // Only retrievals carry them.
+    out.clear();
+    encode_with(&mut out, &req(Cmd::Delete, b"a"), opts);
+    assert_eq!(out, b"md a\r\n");
+    assert!("b".parse::<Options>().unwrap().base64_keys);
+    for bad in ["x", "N", "Nx", "k,v"] {
+        let err = bad.parse::<Options>().unwrap_err();
+        assert!(err.contains("unknown meta flag"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn a_vivified_stub_is_a_miss() {
+    // Replies memcached 1.6.18 sent to `mg miss v f N30 k t s`.
+    let won = b"VA 0 f0 kmiss t30 s0 W\r\n\r\n";
+    assert_eq!(one(won, expect(Cmd::Get)), Response::hits(0, 0));
+    let other_won = b"VA 0 f0 kmiss t30 s0 Z\r\n\r\n";
+    assert_eq!(one(other_won, expect(Cmd::Get)), Response::hits(0, 0));
+    let hit = b"VA 2 f0 khit t-1 s2 c2\r\nhi\r\n";
+    assert_eq!(one(hit, expect(Cmd::Get)), Response::hits(1, 2));
+    // In a multiget, the stub is not counted among the hits.
+    let wire = b"VA 0 f0 W\r\n\r\nVA 2 f0\r\nhi\r\nMN\r\n";
+    assert_eq!(one(wire, multi(Cmd::Get, 2)), Response::hits(1, 0));
 }
