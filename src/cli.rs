@@ -215,6 +215,11 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub delta: u64,
 
+    /// memaslap's -R: open a lost connection again (after 0.1 s, doubling
+    /// up to 1.6 s while it keeps failing) instead of running on without it.
+    #[arg(short = 'R', long)]
+    pub reconnect: bool,
+
     /// Meta protocol: extra flags on retrievals, comma-separated: k (return
     /// the key), t (the TTL), s (the size), b (base64 keys), N<ttl> (vivify
     /// misses as stubs, which count as misses).
@@ -305,6 +310,7 @@ impl RunArgs {
             delta: self.delta,
             noreply: self.noreply,
             meta_flags: self.meta_flags.clone(),
+            reconnect: self.reconnect,
             user: self.user.clone(),
             password: self.password.clone(),
         };

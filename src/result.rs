@@ -84,6 +84,8 @@ pub struct Bytes {
 pub struct Connections {
     pub opened: usize,
     pub lost: u64,
+    /// Lost connections opened again (`--reconnect`).
+    pub reopened: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -182,6 +184,7 @@ impl RunResult {
             connections: Connections {
                 opened: out.connections,
                 lost: t.connections_lost,
+                reopened: t.connections_reopened,
             },
             client: Client {
                 cpu_user_s: out.cpu.user_ns as f64 / 1e9,

@@ -507,6 +507,31 @@ fn lost_connections_are_counted_and_the_last_ends_the_run() {
 }
 
 #[test]
+fn with_reconnect_lost_connections_are_opened_again_and_the_run_goes_on() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::CloseAfter(50));
+    let (out, j) = run_json(&["run", "-s", &addr, "-t", "2s", "-c", "2", "--no-load", "-R"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Each connection answers 50 requests, is closed, and reopened after
+    // 0.1 s: ~20 rounds each in 2 s (fewer when the host is slow).
+    let reopened = f(&j, "connections.reopened");
+    assert!(reopened >= 6.0, "{}", j["connections"]);
+    assert!(f(&j, "connections.lost") >= reopened);
+    assert!(
+        f(&j, "total.count") >= 50.0 * (reopened + 2.0) - 1.0,
+        "{}",
+        j["total"]
+    );
+    assert!(f(&j, "duration_s") >= 1.9);
+    // Garbage: each reply is a protocol error, the connection is reopened.
+    let addr = fake_server(Misbehaviour::Garbage);
+    let (out, j) = run_json(&["run", "-s", &addr, "-t", "1s", "-c", "1", "--no-load", "-R"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(f(&j, "errors.protocol") >= 3.0, "{}", j["errors"]);
+    assert_eq!(f(&j, "errors.protocol"), f(&j, "connections.lost"));
+}
+
+#[test]
 fn garbage_replies_are_protocol_errors() {
     let _machine = shared_machine();
     let addr = fake_server(Misbehaviour::Garbage);

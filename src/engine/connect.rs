@@ -25,17 +25,8 @@ pub fn connect_all(addrs: &[Address], spec: &RunSpec) -> Result<Vec<Opened>, Str
     let mut out = Vec::with_capacity(addrs.len() * spec.connections);
     for (server, addr) in addrs.iter().enumerate() {
         for _ in 0..spec.connections {
-            let socket = connect(addr, spec.timeout).map_err(|e| {
-                format!(
-                    "cannot connect to the server at {addr}: {e} (after {} open)",
-                    out.len()
-                )
-            })?;
-            if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
-                auth::authenticate(&socket, spec.protocol, user, password)
-                    .map_err(|e| format!("{addr}: {e}"))?;
-            }
-            set_nonblocking(&socket).map_err(|e| format!("{addr}: {e}"))?;
+            let socket =
+                connect_one(addr, spec).map_err(|e| format!("{e} (after {} open)", out.len()))?;
             out.push(Opened {
                 socket,
                 server,
@@ -44,6 +35,20 @@ pub fn connect_all(addrs: &[Address], spec: &RunSpec) -> Result<Vec<Opened>, Str
         }
     }
     Ok(out)
+}
+
+/// Opens one connection to `addr`, authenticated, non-blocking. Blocks
+/// for the connect and the authentication exchange (each bounded by
+/// `--timeout`).
+pub fn connect_one(addr: &Address, spec: &RunSpec) -> Result<OwnedFd, String> {
+    let socket = connect(addr, spec.timeout)
+        .map_err(|e| format!("cannot connect to the server at {addr}: {e}"))?;
+    if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
+        auth::authenticate(&socket, spec.protocol, user, password)
+            .map_err(|e| format!("{addr}: {e}"))?;
+    }
+    set_nonblocking(&socket).map_err(|e| format!("{addr}: {e}"))?;
+    Ok(socket)
 }
 
 /// A blocking socket, connected, with `timeout` on reads and writes (for

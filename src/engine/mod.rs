@@ -44,7 +44,8 @@ pub fn clock_ns() -> u64 {
 pub struct Shared {
     pub spec: RunSpec,
     pub workload: Workload,
-    pub servers: usize,
+    /// The servers, by number (`--reconnect` opens lost connections again).
+    pub addrs: Vec<crate::spec::Address>,
     /// 0 while running; the signal number once asked to stop.
     pub stop: Arc<AtomicUsize>,
     /// Empty recorders for the next interval. Creating one zeroes ~2.4 MB,
@@ -152,7 +153,7 @@ pub fn run(
     let shared = Arc::new(Shared {
         workload: Workload::new(spec, keys),
         spec: spec.clone(),
-        servers: nservers,
+        addrs: addrs.to_vec(),
         stop,
         recorders,
         ops,

@@ -203,13 +203,14 @@ fn counters(out: &mut String, r: &RunResult) {
     );
     let _ = writeln!(
         out,
-        "net: tx {} bytes ({:.2} MB/s), rx {} bytes ({:.2} MB/s); connections {} opened, {} lost",
+        "net: tx {} bytes ({:.2} MB/s), rx {} bytes ({:.2} MB/s); connections {} opened, {} lost, {} reopened",
         r.bytes.tx,
         r.bytes.tx_mb_s,
         r.bytes.rx,
         r.bytes.rx_mb_s,
         r.connections.opened,
-        r.connections.lost
+        r.connections.lost,
+        r.connections.reopened
     );
     let c = &r.client;
     let busy: Vec<String> = c

@@ -95,6 +95,8 @@ pub struct RunSpec {
     pub noreply: bool,
     /// Meta protocol flags on retrievals (`k,t,s,b,N<ttl>`), as given.
     pub meta_flags: Option<String>,
+    /// Open lost connections again.
+    pub reconnect: bool,
     /// User to authenticate as (SASL PLAIN on binary, `-Y` text
     /// authentication on ascii and meta, AUTH on RESP).
     pub user: Option<String>,

@@ -147,6 +147,8 @@ pub struct Recorder {
     /// Requests that found every connection at its depth and waited.
     pub client_waits: u64,
     pub connections_lost: u64,
+    /// Lost connections opened again (`--reconnect`).
+    pub connections_reopened: u64,
 }
 
 impl Default for Recorder {
@@ -162,6 +164,7 @@ impl Default for Recorder {
             bytes_rx: 0,
             client_waits: 0,
             connections_lost: 0,
+            connections_reopened: 0,
         }
     }
 }
@@ -234,6 +237,7 @@ impl Recorder {
         self.bytes_rx = 0;
         self.client_waits = 0;
         self.connections_lost = 0;
+        self.connections_reopened = 0;
     }
 
     /// Adds `other` into `self`, losslessly.
@@ -253,6 +257,7 @@ impl Recorder {
         self.bytes_rx += other.bytes_rx;
         self.client_waits += other.client_waits;
         self.connections_lost += other.connections_lost;
+        self.connections_reopened += other.connections_reopened;
     }
 }
 

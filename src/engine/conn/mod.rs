@@ -279,7 +279,19 @@ impl Conn {
         self.out.clear();
         self.out_pos = 0;
         self.unsent = 0;
+        self.partial.clear();
+        self.progress = Progress::default();
+        self.write_armed = false;
+        if let Some(udp) = self.udp.as_deref_mut() {
+            *udp = UdpState::default();
+        }
         lost
+    }
+
+    /// Takes `stream` as this (closed) connection's new socket.
+    pub fn reopen(&mut self, stream: OwnedFd) {
+        self.stream = Some(stream);
+        self.alive = true;
     }
 }
 

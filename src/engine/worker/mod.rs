@@ -7,6 +7,7 @@
 //! slot waits in the client, and that wait counts as latency).
 
 mod open_loop;
+mod reconnect;
 mod responses;
 
 use super::conn::{Conn, InFlight};
@@ -98,6 +99,8 @@ pub struct Worker {
     encoder: Encoder,
     /// Some connection is UDP: requests can be lost and must time out.
     has_udp: bool,
+    /// `--reconnect`: lost connections waiting to be opened again.
+    reopening: reconnect::Reopening,
     recorder: Box<Recorder>,
     scratch: Box<[u8]>,
     dirty: Vec<usize>,
@@ -129,7 +132,7 @@ impl Worker {
     ) -> Result<Self, String> {
         let spec = &shared.spec;
         let poller = Poller::new(EVENTS).map_err(|e| format!("epoll: {e}"))?;
-        let nservers = shared.servers;
+        let nservers = shared.addrs.len();
         let mut alive_on = vec![0; nservers];
         for opened in &plan.conns {
             alive_on[opened.server] += 1;
@@ -158,6 +161,7 @@ impl Worker {
         }
         let start = clock_ns();
         let has_udp = conns.iter().any(|c| c.udp.is_some());
+        let conns_len = conns.len();
         Ok(Worker {
             index: plan.index,
             rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
@@ -181,6 +185,7 @@ impl Worker {
                 meta: spec.meta_options()?,
             }),
             has_udp,
+            reopening: reconnect::Reopening::new(conns_len),
             poller,
             recorder: Box::default(),
             scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
@@ -307,10 +312,13 @@ impl Worker {
             if self.has_udp {
                 self.expire_datagrams(now);
             }
+            if self.sending {
+                self.reopen_due(now);
+            }
             if !self.sending && self.outstanding() == 0 {
                 break PhaseEnd::Completed;
             }
-            if self.alive == 0 {
+            if self.alive == 0 && !(self.sending && self.reopening.pending()) {
                 break PhaseEnd::AllLost;
             }
             if now >= drain_deadline {
@@ -326,6 +334,9 @@ impl Worker {
                 }
                 if let (true, Some(p)) = (open, &self.pacer) {
                     wake = wake.min(p.next());
+                }
+                if let Some(at) = self.reopening.next_at() {
+                    wake = wake.min(at);
                 }
             }
             if let Err(e) = self.poll(wake.saturating_sub(now)) {

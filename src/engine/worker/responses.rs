@@ -55,6 +55,9 @@ impl Worker {
         }
         let answered = before - conn.in_flight.len();
         self.in_flight -= answered;
+        if answered > 0 {
+            self.reopening.works(c);
+        }
         // Over UDP a reply that fits no request is one lost datagram's
         // worth of confusion, not a broken stream: counted, not closed.
         let datagram = conn.udp.is_some();
@@ -125,6 +128,9 @@ impl Worker {
         self.recorder.error(ErrorClass::ConnectionLost, lost);
         let server = self.conns[c].server;
         self.alive_on[server] -= 1;
+        if self.shared.spec.reconnect && self.sending {
+            self.reopening.schedule(c, clock_ns());
+        }
         if self.alive_on[server] == 0 {
             let stranded = self.backlog[server]
                 .drain(..)
