@@ -36,6 +36,10 @@ pub fn write_header(out: &mut Vec<u8>, request_id: u16) {
 /// Splits a datagram into its header and payload. Shorter than a header, a
 /// message of no datagrams, or a sequence number past the end is
 /// `BadFrame`. The reserved field is not checked: memcached ignores it too.
+///
+/// One exception: memcached 1.6 sends the empty parts of a reply (each miss
+/// of a multiget) as a bare header numbered 0 of 0. Such a datagram, with
+/// no payload, is returned with `total` 0: a piece of nothing.
 pub fn parse_header(datagram: &[u8]) -> Result<(Header, &[u8]), ParseError> {
     let Some((head, payload)) = datagram.split_first_chunk::<HEADER_LEN>() else {
         return Err(ParseError::BadFrame);
@@ -46,7 +50,8 @@ pub fn parse_header(datagram: &[u8]) -> Result<(Header, &[u8]), ParseError> {
         seq: u16::from_be_bytes([seq0, seq1]),
         total: u16::from_be_bytes([total0, total1]),
     };
-    if header.total == 0 || header.seq >= header.total {
+    let empty_piece = header.total == 0 && header.seq == 0 && payload.is_empty();
+    if !empty_piece && header.seq >= header.total {
         return Err(ParseError::BadFrame);
     }
     Ok((header, payload))
@@ -236,13 +241,18 @@ mod tests {
         let bad: &[&[u8]] = &[
             b"",
             b"\x00\x01\x00\x00\x00\x01\x00",
-            b"\x00\x01\x00\x00\x00\x00\x00\x00",
+            b"\x00\x01\x00\x00\x00\x00\x00\x00x",
+            b"\x00\x01\x00\x01\x00\x00\x00\x00",
             b"\x00\x01\x00\x01\x00\x01\x00\x00",
             b"\x00\x01\xff\xff\x00\x03\x00\x00",
         ];
         for wire in bad {
             assert_eq!(parse_header(wire), Err(ParseError::BadFrame), "{wire:?}");
         }
+        // What memcached 1.6.18 sent for the misses of `get a b c`.
+        let empty = parse_header(&[9, 97, 0, 0, 0, 0, 0, 0]).unwrap();
+        assert_eq!(empty.0.total, 0);
+        assert!(empty.1.is_empty());
     }
 
     #[test]

@@ -145,8 +145,12 @@ impl Conn {
             return;
         };
         // memcached 1.6 sends each part of a reply (each VALUE) as its own
-        // datagram marked "1 of 1"; older servers number the datagrams of
-        // one reply. Either way the pieces are joined until they parse.
+        // datagram marked "1 of 1", and an empty part (a multiget's miss) as
+        // a bare header "0 of 0"; older servers number the datagrams of one
+        // reply. Either way the pieces are joined until they parse.
+        if payload.is_empty() {
+            return;
+        }
         if header.total == 1 {
             self.accumulate(header.request_id, payload, now, done);
             return;
