@@ -532,6 +532,53 @@ fn with_reconnect_lost_connections_are_opened_again_and_the_run_goes_on() {
 }
 
 #[test]
+fn a_reopened_connection_starts_clean_and_sends_at_once() {
+    let _machine = shared_machine();
+    // Each connection ends with half a reply: the reopened one must not
+    // parse its next reply after those bytes.
+    let addr = fake_server(Misbehaviour::CutAfter(50));
+    let (out, j) = run_json(&["run", "-s", &addr, "-t", "1s", "-c", "1", "--no-load", "-R"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(f(&j, "connections.reopened") >= 3.0, "{}", j["connections"]);
+    assert_eq!(f(&j, "errors.protocol"), 0.0, "{}", j["errors"]);
+    // Requests queued on reopening go out in the same loop turn, not after
+    // the next wait (up to 50 ms with no other connection up).
+    assert!(f(&j, "total.latency_us.max") < 20_000.0, "{}", j["total"]);
+}
+
+#[test]
+fn with_reconnect_a_server_that_is_gone_still_ends_the_run() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let addr = m.addr();
+    let child = std::process::Command::new(BIN)
+        .args([
+            "run",
+            "-s",
+            &addr,
+            "-x",
+            "1000000000",
+            "-R",
+            "--timeout",
+            "1s",
+            "--no-load",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    drop(m); // stops the server
+    let out = wait_bounded(child, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("every connection was lost"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn garbage_replies_are_protocol_errors() {
     let _machine = shared_machine();
     let addr = fake_server(Misbehaviour::Garbage);

@@ -200,36 +200,52 @@ fn meta_flags_base64_keys_and_vivify() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
     let addr = m.addr();
-    // Keys loaded in text, read back base64-encoded: every one hits.
+    // Keys loaded in text, read back base64-encoded: every one hits, and
+    // the flags cost what they should on the wire.
     let load = mcbench(&["run", "-s", &addr, "--load-only", "-r", "200"]);
     assert!(load.status.success(), "{}", stderr(&load));
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
-        &addr,
-        "--protocol",
-        "meta",
-        "--meta-flags",
-        "b,k,t,s",
-        "--no-load",
-        "-u",
-        "0",
-        "-x",
-        "2000",
-        "-r",
-        "200",
-        "--mix",
-        "get=3,mget=1",
-        "--multiget",
-        "4",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        count(&j, "gets.misses"),
-        0,
-        "base64 keys name the loaded items"
+    let gets = |flags: &str| {
+        let mut args = vec![
+            "run",
+            "-s",
+            &addr,
+            "--protocol",
+            "meta",
+            "--no-load",
+            "-u",
+            "0",
+            "-x",
+            "2000",
+            "-r",
+            "200",
+        ];
+        if !flags.is_empty() {
+            args.extend(["--meta-flags", flags]);
+        }
+        let (out, j) = run_json(&args);
+        assert!(out.status.success(), "{flags}: {}", stderr(&out));
+        assert_eq!(
+            count(&j, "gets.misses"),
+            0,
+            "{flags}: every key names a loaded item"
+        );
+        let per_op = |what: &str| count(&j, what) as f64 / 2000.0;
+        (per_op("bytes.tx"), per_op("bytes.rx"))
+    };
+    let (plain_tx, plain_rx) = gets("");
+    let (b64_tx, _) = gets("b");
+    // A 30-byte key is 40 in base64, and ` b` is 2 more.
+    assert!(
+        (b64_tx - plain_tx - 12.0).abs() < 1.0,
+        "{plain_tx} -> {b64_tx}"
     );
-    assert!(count(&j, "gets.hits") >= 2000);
+    let (_, kts_rx) = gets("k,t,s");
+    // ` k<30-byte key>` (32), ` t-1` (4) and ` s200` (5) come back with
+    // every hit.
+    assert!(
+        (kts_rx - plain_rx - 41.0).abs() < 1.0,
+        "{plain_rx} -> {kts_rx}"
+    );
     // Vivify on a fresh server: each miss leaves a stub, and a stub is a
     // miss too.
     let fresh = Memcached::start(&[]);
@@ -335,6 +351,40 @@ fn every_memcached_protocol_runs_the_full_mix_over_udp() {
         assert!(out.status.success(), "{protocol}: {}", stderr(&out));
         check_full_mix(&j, &format!("udp {protocol}"));
     }
+}
+
+#[test]
+fn udp_measures_each_protocols_requests_against_the_datagram() {
+    // 20 keys of 50 bytes: ~1 KB as a text multiget, ~1.8 KB in meta.
+    let args = |protocol| {
+        vec![
+            "run",
+            "-s",
+            "udp:127.0.0.1:9",
+            "--protocol",
+            protocol,
+            "-K",
+            "50",
+            "--mix",
+            "get=1,mget=1",
+            "--multiget",
+            "20",
+            "--no-load",
+            "-x",
+            "1",
+            "--timeout",
+            "1s",
+        ]
+    };
+    let out = mcbench(&args("meta"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("multiget of 20 keys"),
+        "{}",
+        stderr(&out)
+    );
+    let out = mcbench(&args("ascii"));
+    assert!(!stderr(&out).contains("datagram"), "{}", stderr(&out));
 }
 
 #[test]

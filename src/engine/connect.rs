@@ -25,8 +25,8 @@ pub fn connect_all(addrs: &[Address], spec: &RunSpec) -> Result<Vec<Opened>, Str
     let mut out = Vec::with_capacity(addrs.len() * spec.connections);
     for (server, addr) in addrs.iter().enumerate() {
         for _ in 0..spec.connections {
-            let socket =
-                connect_one(addr, spec).map_err(|e| format!("{e} (after {} open)", out.len()))?;
+            let socket = connect_one(addr, spec, spec.timeout)
+                .map_err(|e| format!("{e} (after {} open)", out.len()))?;
             out.push(Opened {
                 socket,
                 server,
@@ -39,9 +39,9 @@ pub fn connect_all(addrs: &[Address], spec: &RunSpec) -> Result<Vec<Opened>, Str
 
 /// Opens one connection to `addr`, authenticated, non-blocking. Blocks
 /// for the connect and the authentication exchange (each bounded by
-/// `--timeout`).
-pub fn connect_one(addr: &Address, spec: &RunSpec) -> Result<OwnedFd, String> {
-    let socket = connect(addr, spec.timeout)
+/// `timeout`).
+pub fn connect_one(addr: &Address, spec: &RunSpec, timeout: Duration) -> Result<OwnedFd, String> {
+    let socket = connect(addr, timeout)
         .map_err(|e| format!("cannot connect to the server at {addr}: {e}"))?;
     if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
         auth::authenticate(&socket, spec.protocol, user, password)

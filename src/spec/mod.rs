@@ -124,8 +124,6 @@ mod protocol_name {
 /// The largest request datagram memcached reads, bytes (its replies use
 /// datagrams of this size too).
 const MAX_UDP_REQUEST: usize = 1400;
-/// Room for a command line around its key (and a fence), bytes.
-const REQUEST_LINE: usize = 128;
 
 /// The default largest value, in bytes: memcached's default item size
 /// limit (`-I 1m`).
@@ -275,29 +273,42 @@ impl RunSpec {
         if self.user.is_some() {
             return Err("memcached has no authentication over UDP".into());
         }
-        let (_, key_max) = self.key_size.support();
-        let key = key_max.min(250.0) as usize;
+        // The largest requests the run can send, measured by encoding them:
+        // every protocol frames them differently.
         let ops = self.ops_sent();
+        let (_, key_max) = self.key_size.support();
+        let key = vec![b'k'; key_max.min(250.0) as usize];
         if ops.contains(&crate::workload::OpKind::Mget) {
-            let multiget = UDP_HEADER + REQUEST_LINE + self.multiget.keys as usize * (key + 1);
-            if multiget > MAX_UDP_REQUEST {
+            let keys = vec![key.as_slice(); self.multiget.keys as usize].join(&b' ');
+            let size = self.largest_udp_request(mcbench_proto::Request::new(
+                mcbench_proto::Cmd::Gats,
+                &keys,
+            ))?;
+            if size > MAX_UDP_REQUEST {
                 return Err(format!(
                     "over UDP a request must fit one {MAX_UDP_REQUEST}-byte datagram, but a \
-                     multiget of {} keys of up to {key} bytes takes {multiget} \
+                     multiget of {} keys of up to {} bytes takes {size} \
                      (--multiget or --getq-size set the keys)",
-                    self.multiget.keys
+                    self.multiget.keys,
+                    key.len()
                 ));
             }
         }
-        let request = UDP_HEADER + REQUEST_LINE + key;
-        let writes = ops.iter().any(|op| op.writes());
-        let value_room = MAX_UDP_REQUEST.saturating_sub(request);
-        if writes && self.max_value_len() > value_room {
-            return Err(format!(
-                "over UDP a request must fit one {MAX_UDP_REQUEST}-byte datagram: values up to \
-                 {value_room} bytes with these keys, but --value-size allows {}",
-                self.max_value_len()
-            ));
+        if ops.iter().any(|op| op.writes()) {
+            let value = vec![b'0'; self.max_value_len()];
+            let store = mcbench_proto::Request {
+                value: &value,
+                ..mcbench_proto::Request::new(mcbench_proto::Cmd::Cas, &key)
+            };
+            let size = self.largest_udp_request(store)?;
+            if size > MAX_UDP_REQUEST {
+                return Err(format!(
+                    "over UDP a request must fit one {MAX_UDP_REQUEST}-byte datagram, but a \
+                     store of a {}-byte value under a {}-byte key takes {size} (see --value-size)",
+                    value.len(),
+                    key.len()
+                ));
+            }
         }
         Ok(())
     }
@@ -309,6 +320,24 @@ impl RunSpec {
             .map_or(Ok(Default::default()), |flags| {
                 flags.parse().map_err(|e| format!("--meta-flags: {e}"))
             })
+    }
+
+    /// The bytes of `req` as one UDP datagram of this run, with every
+    /// number at its widest.
+    fn largest_udp_request(&self, req: mcbench_proto::Request) -> Result<usize, String> {
+        let req = mcbench_proto::Request {
+            flags: u32::MAX,
+            exptime: u32::MAX,
+            cas: u64::MAX,
+            delta: u64::MAX,
+            opaque: u32::MAX,
+            noreply: self.noreply,
+            ..req
+        };
+        let mut out = Vec::new();
+        self.protocol
+            .encode_with(&mut out, &req, self.meta_options()?);
+        Ok(UDP_HEADER + out.len())
     }
 
     /// Every op type the run may send.

@@ -190,6 +190,8 @@ pub fn run_json(args: &[&str]) -> (Output, serde_json::Value) {
 pub enum Misbehaviour {
     /// Answers `count` requests correctly, then closes.
     CloseAfter(usize),
+    /// Answers `count` requests correctly, then half of a reply, and closes.
+    CutAfter(usize),
     /// Answers every request with bytes that are no memcached reply.
     Garbage,
     /// Reads requests and never answers.
@@ -227,13 +229,22 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
         }
         let text = String::from_utf8_lossy(&buf[..n]).into_owned();
         for line in text.split("\r\n") {
+            let request = line.starts_with("get ") || line.starts_with("set ");
             let reply: &[u8] = match how {
                 Misbehaviour::Stall | Misbehaviour::Flood => continue,
                 Misbehaviour::Garbage => b"HELLO THERE\r\n",
                 Misbehaviour::CloseAfter(k) if answered >= k => return,
-                Misbehaviour::CloseAfter(_) if line.starts_with("get ") => b"END\r\n",
-                Misbehaviour::CloseAfter(_) if line.starts_with("set ") => b"STORED\r\n",
-                Misbehaviour::CloseAfter(_) => continue,
+                // Half a reply, but only to a request: unasked bytes would
+                // be the server's error, not the client's.
+                Misbehaviour::CutAfter(k) if answered >= k && request => {
+                    let _ = s.write_all(b"VALUE k 0 5\r\nhe");
+                    return;
+                }
+                Misbehaviour::CloseAfter(_) | Misbehaviour::CutAfter(_) => match line {
+                    l if l.starts_with("get ") => b"END\r\n",
+                    l if l.starts_with("set ") => b"STORED\r\n",
+                    _ => continue,
+                },
             };
             answered += 1;
             if s.write_all(reply).is_err() {

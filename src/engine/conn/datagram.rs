@@ -42,6 +42,18 @@ struct Partial {
 }
 
 impl UdpState {
+    /// Forgets the replies in progress (their connection closed), counting
+    /// what they were missing as dropped; the loss counts stay to be
+    /// drained.
+    pub fn forget_replies(&mut self) {
+        self.packet_drop += self.partial_missing + self.partials.len() as u64;
+        self.partial_missing = 0;
+        self.reassembly = Reassembly::default();
+        while let Some(i) = self.partials.len().checked_sub(1) {
+            self.finish_partial(i);
+        }
+    }
+
     fn partial(&self, id: u16) -> Option<usize> {
         self.partials.iter().position(|p| p.id == id)
     }

@@ -283,7 +283,7 @@ impl Conn {
         self.progress = Progress::default();
         self.write_armed = false;
         if let Some(udp) = self.udp.as_deref_mut() {
-            *udp = UdpState::default();
+            udp.forget_replies();
         }
         lost
     }

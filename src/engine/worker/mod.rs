@@ -284,6 +284,8 @@ impl Worker {
         let mut interval_index = 0;
         let mut next_interval = self.record_from + interval;
         let mut drain_deadline = u64::MAX;
+        // When this worker last had no connection up.
+        let mut all_down_since: Option<u64> = None;
         let end = loop {
             let now = clock_ns();
             if self.stopped() {
@@ -308,18 +310,27 @@ impl Worker {
                 interval_index += 1;
                 next_interval += interval;
             }
-            self.flush_dirty(now);
+            // Expiry may refill connections: before the flush, so that what
+            // it queues goes out in this turn (reopening flushes its own).
             if self.has_udp {
                 self.expire_datagrams(now);
             }
             if self.sending {
                 self.reopen_due(now);
             }
+            self.flush_dirty(now);
             if !self.sending && self.outstanding() == 0 {
                 break PhaseEnd::Completed;
             }
-            if self.alive == 0 && !(self.sending && self.reopening.pending()) {
-                break PhaseEnd::AllLost;
+            if self.alive > 0 {
+                all_down_since = None;
+            } else {
+                // With --reconnect, keep trying for --timeout; then give up.
+                let since = *all_down_since.get_or_insert(now);
+                let retrying = self.sending && self.reopening.pending();
+                if !retrying || now - since >= timeout {
+                    break PhaseEnd::AllLost;
+                }
             }
             if now >= drain_deadline {
                 let unanswered = self.outstanding() as u64;

@@ -128,7 +128,7 @@ impl Worker {
         self.recorder.error(ErrorClass::ConnectionLost, lost);
         let server = self.conns[c].server;
         self.alive_on[server] -= 1;
-        if self.shared.spec.reconnect && self.sending {
+        if self.shared.spec.reconnect {
             self.reopening.schedule(c, clock_ns());
         }
         if self.alive_on[server] == 0 {

@@ -273,7 +273,7 @@ fn parse_single(
     cmd: Cmd,
     opaque: Option<&[u8]>,
 ) -> Result<Option<(Response, usize)>, ParseError> {
-    let Some((reply, used)) = next_reply(buf, opaque)? else {
+    let Some((reply, used)) = next_reply(buf, opaque, cmd.is_retrieval())? else {
         return Ok(None);
     };
     let response = match reply {
@@ -305,7 +305,7 @@ fn parse_fenced(
         ..
     } = *progress;
     loop {
-        let Some((reply, used)) = next_reply(&buf[pos..], opaque)? else {
+        let Some((reply, used)) = next_reply(&buf[pos..], opaque, cmd.is_retrieval())? else {
             *progress = Progress {
                 offset: pos,
                 values,
@@ -404,8 +404,13 @@ fn outcome(cmd: Cmd, code: Code) -> Result<ResponseClass, ParseError> {
 }
 
 /// The reply at the front of `buf` and the bytes it takes, `Ok(None)` if
-/// it is not all there yet. `opaque` is the `O` token the request sent.
-fn next_reply(buf: &[u8], opaque: Option<&[u8]>) -> Result<Option<(Reply, usize)>, ParseError> {
+/// it is not all there yet. `opaque` is the `O` token the request sent;
+/// `retrieval` says whether a stub reply means a miss.
+fn next_reply(
+    buf: &[u8],
+    opaque: Option<&[u8]>,
+    retrieval: bool,
+) -> Result<Option<(Reply, usize)>, ParseError> {
     let Some(line) = next_line(buf)? else {
         return Ok(None);
     };
@@ -420,11 +425,12 @@ fn next_reply(buf: &[u8], opaque: Option<&[u8]>) -> Result<Option<(Reply, usize)
         _ => 0,
     };
     let (cas, stub) = return_flags(tokens, opaque)?;
-    // A vivified stub (`W`/`Z` and no data) is what a miss left behind.
-    // With data, `W`/`Z` are about recaching a real item: a hit.
+    // A retrieval's vivified stub (`W`/`Z` and no data) is what a miss
+    // left behind. With data, `W`/`Z` are about recaching a real item: a
+    // hit.
     let code = match code {
-        Code::Va if stub && data == 2 => Code::En,
-        Code::Hd if stub => Code::En,
+        Code::Va if retrieval && stub && data == 2 => Code::En,
+        Code::Hd if retrieval && stub => Code::En,
         code => code,
     };
     let end = after_line + data;

@@ -661,6 +661,8 @@ fn a_vivified_stub_is_a_miss() {
     assert_eq!(one(other_won, expect(Cmd::Get)), Response::hits(0, 0));
     let hit = b"VA 2 f0 khit t-1 s2 c2\r\nhi\r\n";
     assert_eq!(one(hit, expect(Cmd::Get)), Response::hits(1, 2));
+    // A touch of a stub touched it.
+    assert_eq!(one(b"HD Z\r\n", expect(Cmd::Touch)), Response::of(Touched));
     // In a multiget, the stub is not counted among the hits.
     let wire = b"VA 0 f0 W\r\n\r\nVA 2 f0\r\nhi\r\nMN\r\n";
     assert_eq!(one(wire, multi(Cmd::Get, 2)), Response::hits(1, 0));
