@@ -7,14 +7,16 @@ tool's user+sys from the OS (wait4 rusage); ops are counted by the server
 (cmd_get + cmd_set delta), so every tool is judged by the same counter.
 Prints the median of --runs runs per row and the ratios.
 
-Usage: bench/compare.py [--runs 3] [--seconds 5] [--only w1,w2,w3,w4]
+Usage: bench/compare.py [--runs 3] [--seconds 5] [--only w1,w2,w3,w4,protocols,floors]
 Needs: memcached, memcaslap (apt-get install memcached libmemcached-tools),
-and a release build (cargo build --release).
+and a release build (cargo build --release). The `floors` rows also build
+bench/floor/floor.c (apt-get install gcc liburing-dev).
 """
 import argparse, json, os, resource, socket, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MCBENCH = os.path.join(ROOT, "target", "release", "mcbench")
+FLOOR = os.path.join(ROOT, "target", "floor")
 KEYS, KEY_SIZE, VALUE_SIZE = 10000, 30, 200
 
 
@@ -122,7 +124,7 @@ class Redis:
 
 def server_for(tool, conns):
     """mcbench:PROTOCOL:TRANSPORT rows get the server they need."""
-    parts = tool.split(":")
+    parts = tool.split(":") if tool.startswith("mcbench") else [tool]
     protocol = parts[1] if len(parts) > 1 else "ascii"
     transport = parts[2] if len(parts) > 2 else "tcp"
     if protocol == "resp":
@@ -130,13 +132,22 @@ def server_for(tool, conns):
     return Memcached(max_conns=conns + 100, transport=transport), protocol
 
 
+def build_floor():
+    """The parse-free reference client (bench/floor/floor.c)."""
+    src = os.path.join(ROOT, "bench", "floor", "floor.c")
+    subprocess.run(["gcc", "-O2", "-Wall", "-o", FLOOR, src, "-luring", "-lm"], check=True)
+
+
 def run_once(tool, workload, seconds):
     conns = workload.get("conns", 50)
     m, protocol = server_for(tool, conns)
     try:
-        subprocess.run([MCBENCH, "run", "-s", m.load_addr, "--protocol", protocol, "--load-only", "-r", str(KEYS),
-                        "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-c", "8"],
-                       check=True, stdout=subprocess.DEVNULL)
+        if tool.startswith("floor"):
+            subprocess.run([FLOOR, str(m.port), "load"], check=True)
+        else:
+            subprocess.run([MCBENCH, "run", "-s", m.load_addr, "--protocol", protocol, "--load-only",
+                            "-r", str(KEYS), "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-c", "8"],
+                           check=True, stdout=subprocess.DEVNULL)
         before = m.ops()
         if tool == "memcaslap":
             cfg = tempfile.NamedTemporaryFile("w", suffix=".cnf", delete=False)
@@ -146,6 +157,10 @@ def run_once(tool, workload, seconds):
                    "-F", cfg.name, "-t", f"{seconds}s"]
             if workload.get("multiget"):
                 cmd += ["-d", str(workload["multiget"])]
+        elif tool.startswith("floor"):
+            rate = workload.get("extra", ["-q", "0"])[1]
+            cmd = [FLOOR, str(m.port), str(conns), str(workload.get("depth", 1)), str(seconds), rate,
+                   tool.split(":")[1]]
         else:
             cmd = [MCBENCH, "run", "-s", m.addr, "--protocol", protocol, "--no-load", "-r", str(KEYS),
                    "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-u", "0.1", "-T", "1",
@@ -176,6 +191,13 @@ WORKLOADS = {
     "protocols": ("closed loop, 50 conns, depth 1, per protocol", {},
                   ["mcbench:ascii:tcp", "mcbench:meta:tcp", "mcbench:binary:tcp", "mcbench:resp:tcp",
                    "mcbench:ascii:udp", "mcbench:ascii:unix"]),
+    # w1-w3 against the parse-free floor client with each I/O back end.
+    "floor-w1": ("closed loop, 50 conns, depth 1, against the floor", {},
+                 ["mcbench", "floor:epoll", "floor:uring"]),
+    "floor-w2": ("open loop 20,000 ops/s, 50 conns, against the floor", {"extra": ["-q", "20000"]},
+                 ["mcbench", "floor:epoll", "floor:timer", "floor:uring"]),
+    "floor-w3": ("closed loop, 50 conns, depth 16, against the floor", {"depth": 16},
+                 ["mcbench", "floor:epoll", "floor:uring"]),
 }
 
 
@@ -190,7 +212,10 @@ def main():
     ap.add_argument("--only", default="w1,w2,w3,w4,protocols")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, max(20000, resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
-    for name in args.only.split(","):
+    names = args.only.replace("floors", "floor-w1,floor-w2,floor-w3").split(",")
+    if any(n.startswith("floor") for n in names):
+        build_floor()
+    for name in names:
         title, wl, tools = WORKLOADS[name]
         print(f"\n## {name}: {title} ({args.runs} runs x {args.seconds} s, medians)")
         print(f"{'tool':<20}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'p99 us':>9}{'lag p99':>9}")
