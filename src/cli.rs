@@ -220,6 +220,13 @@ pub struct RunArgs {
     #[arg(short = 'R', long)]
     pub reconnect: bool,
 
+    /// Closed loop: after each wake-up wait this long (e.g. 100us) before
+    /// reading, so that answers are read in batches: fewer reads and ACKs
+    /// for client and server, for peak-throughput runs. Every answer is
+    /// timed up to this much late. Off (0) by default; at most 10ms.
+    #[arg(long, value_parser = parse_duration, default_value = "0s", value_name = "D")]
+    pub read_delay: Duration,
+
     /// Meta protocol: extra flags on retrievals, comma-separated: k (return
     /// the key), t (the TTL), s (the size), b (base64 keys), N<ttl> (vivify
     /// misses as stubs, which count as misses).
@@ -311,6 +318,7 @@ impl RunArgs {
             noreply: self.noreply,
             meta_flags: self.meta_flags.clone(),
             reconnect: self.reconnect,
+            read_delay: self.read_delay,
             user: self.user.clone(),
             password: self.password.clone(),
         };

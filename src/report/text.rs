@@ -44,7 +44,11 @@ fn config(out: &mut String, r: &RunResult) {
             "open loop, {rate} ops/s target, gaps shaped {}",
             arrival_name(&s.arrival)
         ),
-        None => "closed loop".into(),
+        None if s.read_delay.is_zero() => "closed loop".into(),
+        None => {
+            let us = s.read_delay.as_secs_f64() * 1e6;
+            format!("closed loop, reads delayed {us:.0} µs (answers timed up to {us:.0} µs late)")
+        }
     };
     let stop = match s.stop {
         StopAfter::Duration(d) => format!("{:.2} s", d.as_secs_f64()),

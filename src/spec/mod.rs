@@ -97,6 +97,10 @@ pub struct RunSpec {
     pub meta_flags: Option<String>,
     /// Open lost connections again.
     pub reconnect: bool,
+    /// Closed loop: how long a worker waits after a wake-up before it
+    /// reads, so that answers pile up (zero: read at once).
+    #[serde(default, with = "units::seconds")]
+    pub read_delay: Duration,
     /// User to authenticate as (SASL PLAIN on binary, `-Y` text
     /// authentication on ascii and meta, AUTH on RESP).
     pub user: Option<String>,
@@ -120,6 +124,10 @@ mod protocol_name {
             .map_err(serde::de::Error::custom)
     }
 }
+
+/// The longest `--read-delay`: beyond it the delay would dominate the
+/// latencies of any server worth measuring.
+const MAX_READ_DELAY: Duration = Duration::from_millis(10);
 
 /// The largest request datagram memcached reads, bytes (its replies use
 /// datagrams of this size too).
@@ -148,6 +156,7 @@ impl RunSpec {
                 ));
             }
         }
+        self.validate_read_delay()?;
         match self.stop {
             StopAfter::Duration(d) if d.is_zero() => {
                 return Err("--duration must be longer than zero".into())
@@ -212,6 +221,25 @@ impl RunSpec {
     }
 
     /// The protocol must carry every op the run can send.
+    /// Delaying reads shifts every answer's timing by up to the delay: in
+    /// an open loop that would blur the schedule the latency is measured
+    /// against, so it is for closed loops; and it stays short.
+    fn validate_read_delay(&self) -> Result<(), String> {
+        if self.read_delay.is_zero() {
+            return Ok(());
+        }
+        if self.rate.is_some() {
+            return Err("--read-delay is for closed loops: with --rate answers are read as they arrive, so that each is timed against its schedule".into());
+        }
+        if self.read_delay > MAX_READ_DELAY {
+            return Err(format!(
+                "--read-delay must be at most 10ms, got {:?}",
+                self.read_delay
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_protocol(&self) -> Result<(), String> {
         let p = self.protocol;
         for op in self.ops_sent() {

@@ -106,6 +106,9 @@ pub struct Worker {
     dirty: Vec<usize>,
     /// Readiness events of the current wait: (connection, flags).
     events: Vec<(usize, u32)>,
+    /// `--read-delay`: the pause between a wake-up and the reads it
+    /// brings, so that answers are read in batches (zero: none).
+    read_delay: std::time::Duration,
     /// Requests written or queued on connections, not yet answered.
     in_flight: usize,
     /// Open loop: free slots per server (a connection appears once per slot).
@@ -191,6 +194,7 @@ impl Worker {
             scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
             dirty: Vec::new(),
             events: Vec::with_capacity(EVENTS),
+            read_delay: spec.read_delay,
             in_flight: 0,
             source: Source::Mix,
             cpu_start: 0,
@@ -527,15 +531,16 @@ impl Worker {
         }
     }
 
-    /// Waits for readiness and handles every event.
+    /// Waits for readiness and handles every event. With `--read-delay`,
+    /// a wake-up is followed by the pause and a second look, so that the
+    /// reads find every answer that came meanwhile.
     fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
         let mut events = std::mem::take(&mut self.events);
-        events.clear();
-        events.extend(
-            self.poller
-                .wait(timeout_ns)?
-                .map(|ev| (ev.token as usize, ev.flags)),
-        );
+        self.wait_into(&mut events, timeout_ns)?;
+        if !self.read_delay.is_zero() && !events.is_empty() {
+            std::thread::sleep(self.read_delay);
+            self.wait_into(&mut events, 0)?;
+        }
         for &(c, flags) in &events {
             if flags & WRITABLE != 0 {
                 self.flush(c, clock_ns());
@@ -545,6 +550,20 @@ impl Worker {
             }
         }
         self.events = events;
+        Ok(())
+    }
+
+    fn wait_into(
+        &mut self,
+        events: &mut Vec<(usize, u32)>,
+        timeout_ns: u64,
+    ) -> std::io::Result<()> {
+        events.clear();
+        events.extend(
+            self.poller
+                .wait(timeout_ns)?
+                .map(|ev| (ev.token as usize, ev.flags)),
+        );
         Ok(())
     }
 
