@@ -122,8 +122,15 @@ class Redis:
         self.proc.wait()
 
 
+def tool_flags(tool):
+    """`mcbench+read-delay=100us` is mcbench with `--read-delay 100us`."""
+    name, *flags = tool.split("+")
+    return name, [part for f in flags for part in (f"--{f.split('=')[0]}", f.split("=")[1])]
+
+
 def server_for(tool, conns):
     """mcbench:PROTOCOL:TRANSPORT rows get the server they need."""
+    tool = tool_flags(tool)[0]
     parts = tool.split(":") if tool.startswith("mcbench") else [tool]
     protocol = parts[1] if len(parts) > 1 else "ascii"
     transport = parts[2] if len(parts) > 2 else "tcp"
@@ -165,7 +172,7 @@ def run_once(tool, workload, seconds):
             cmd = [MCBENCH, "run", "-s", m.addr, "--protocol", protocol, "--no-load", "-r", str(KEYS),
                    "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-u", "0.1", "-T", "1",
                    "-c", str(conns), "-d", str(workload.get("depth", 1)), "-t", f"{seconds}s",
-                   "--json", "-", *workload.get("extra", [])]
+                   "--json", "-", *workload.get("extra", []), *tool_flags(tool)[1]]
         user, sys_, out, rss_kb = timed(cmd)
         ops = m.ops() - before
         row = {"ops_s": ops / seconds, "ns_op": (user + sys_) * 1e9 / ops,
@@ -191,6 +198,9 @@ WORKLOADS = {
     "protocols": ("closed loop, 50 conns, depth 1, per protocol", {},
                   ["mcbench:ascii:tcp", "mcbench:meta:tcp", "mcbench:binary:tcp", "mcbench:resp:tcp",
                    "mcbench:ascii:udp", "mcbench:ascii:unix"]),
+    # w3 with answers read in batches (README: --read-delay).
+    "w3-read-delay": ("closed loop, 50 conns, depth 16, reads delayed", {"depth": 16},
+                      ["mcbench", "mcbench+read-delay=50us", "mcbench+read-delay=100us"]),
     # w1-w3 against the parse-free floor client with each I/O back end.
     "floor-w1": ("closed loop, 50 conns, depth 1, against the floor", {},
                  ["mcbench", "floor:epoll", "floor:uring"]),
@@ -218,7 +228,7 @@ def main():
     for name in names:
         title, wl, tools = WORKLOADS[name]
         print(f"\n## {name}: {title} ({args.runs} runs x {args.seconds} s, medians)")
-        print(f"{'tool':<20}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'p99 us':>9}{'lag p99':>9}")
+        print(f"{'tool':<26}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'p99 us':>9}{'lag p99':>9}")
         # Runs alternate between tools so that a noisy stretch of the host
         # hits both alike.
         rows = {tool: [] for tool in tools}
@@ -229,7 +239,7 @@ def main():
         for tool in tools:
             med = medians[tool] = median_row(rows[tool])
             extra = f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}"
-            print(f"{tool:<20}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
+            print(f"{tool:<26}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
                   f"{med['sys_ns_op']:>8.0f}{med['rss_mib']:>9.1f}{extra}")
         if set(medians) == {"mcbench", "memcaslap"}:
             a, b = medians["mcbench"], medians["memcaslap"]

@@ -9,7 +9,7 @@
  * its two I/O back ends measure whether io_uring beats epoll here.
  *
  *   floor PORT load          sets the 10,000 keys, then exits
- *   floor PORT CONNS DEPTH SECONDS RATE IO
+ *   floor PORT CONNS DEPTH SECONDS RATE IO [READ_DELAY_US]
  *     RATE  0: closed loop (a connection is refilled once half its depth
  *           is answered, as mcbench does); else Poisson arrivals, ops/s.
  *     IO    epoll : level-triggered epoll, recv/send per connection;
@@ -18,6 +18,10 @@
  *                   (what harvesting with kernel receive timestamps costs);
  *           uring : io_uring, one recv always armed per connection, sends
  *                   queued, one io_uring_enter per loop turn.
+ *     READ_DELAY_US  closed loop, epoll: wait this long after a wake-up
+ *           before reading, so that answers pile up (what fewer, larger
+ *           reads would save; every answer's timing would be late by up
+ *           to this much).
  *
  * Prints one line: ops, CPU user and sys seconds (getrusage, the measured
  * window only), ns per op.
@@ -187,6 +191,10 @@ static struct conn *free_conn(struct conn *cs, int n) {
     return NULL; /* every slot taken: the floor skips the arrival */
 }
 
+/* Closed loop, epoll: after a wake-up, wait this long before reading, ns
+ * (0: read at once). What delaying reads would save, and cost. */
+static long long read_delay_ns;
+
 static long run_epoll(struct conn *cs, int n, long long end, double rate, int timer) {
     int ep = epoll_create1(0);
     for (int i = 0; i < n; i++) {
@@ -217,6 +225,11 @@ static long run_epoll(struct conn *cs, int n, long long end, double rate, int ti
             got = syscall(SYS_epoll_pwait2, ep, ev, 256, &zero, NULL, 0);
         } else {
             got = syscall(SYS_epoll_pwait2, ep, ev, 256, &ts, NULL, 0);
+            if (got > 0 && read_delay_ns > 0) {
+                struct timespec d = {0, read_delay_ns}, zero = {0, 0};
+                clock_nanosleep(CLOCK_MONOTONIC, 0, &d, NULL);
+                got = syscall(SYS_epoll_pwait2, ep, ev, 256, &zero, NULL, 0);
+            }
         }
         for (int i = 0; i < got; i++) {
             struct conn *c = &cs[ev[i].data.u32];
@@ -304,8 +317,9 @@ int main(int argc, char **argv) {
         preload(&loader);
         return 0;
     }
-    if (argc != 7) {
-        fprintf(stderr, "usage: floor PORT load | floor PORT CONNS DEPTH SECONDS RATE epoll|timer|uring\n");
+    if (argc == 8) read_delay_ns = atoll(argv[7]) * 1000;
+    if (argc != 7 && argc != 8) {
+        fprintf(stderr, "usage: floor PORT load | floor PORT CONNS DEPTH SECONDS RATE epoll|timer|uring [READ_DELAY_US]\n");
         return 2;
     }
     int port = atoi(argv[1]), n = atoi(argv[2]);
