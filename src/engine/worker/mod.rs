@@ -99,6 +99,8 @@ pub struct Worker {
     encoder: Encoder,
     /// Some connection is UDP: requests can be lost and must time out.
     has_udp: bool,
+    /// When UDP requests are next checked for expiry, ns.
+    next_udp_check: u64,
     /// `--reconnect`: lost connections waiting to be opened again.
     reopening: reconnect::Reopening,
     recorder: Box<Recorder>,
@@ -188,6 +190,7 @@ impl Worker {
                 meta: spec.meta_options()?,
             }),
             has_udp,
+            next_udp_check: 0,
             reopening: reconnect::Reopening::new(conns_len),
             poller,
             recorder: Box::default(),

@@ -22,17 +22,20 @@ const LONGEST_PAUSE_NS: u64 = 1_600_000_000;
 /// authentication), unless `--timeout` is shorter.
 const REOPEN_TIMEOUT: Duration = Duration::from_millis(250);
 
-/// Per connection: when to reopen it (if lost) and how long the next
-/// pause is.
+/// The lost connections waiting to be reopened, and per connection how
+/// long its next pause is. The event loop asks every turn, so the answers
+/// cost O(lost connections), never O(connections): a worker may hold ten
+/// thousand.
 pub struct Reopening {
-    at: Vec<Option<u64>>,
+    /// (when to reopen, connection), in no order; lost connections are few.
+    waiting: Vec<(u64, usize)>,
     pause_ns: Vec<u64>,
 }
 
 impl Reopening {
     pub fn new(conns: usize) -> Self {
         Reopening {
-            at: vec![None; conns],
+            waiting: Vec::new(),
             pause_ns: vec![FIRST_PAUSE_NS; conns],
         }
     }
@@ -40,8 +43,15 @@ impl Reopening {
     /// Connection `c` was lost at `now`: reopen it after its pause, and
     /// double the pause for the time after.
     pub fn schedule(&mut self, c: usize, now: u64) {
-        self.at[c] = Some(now + self.pause_ns[c]);
+        self.waiting.retain(|&(_, w)| w != c);
+        self.waiting.push((now + self.pause_ns[c], c));
         self.pause_ns[c] = (self.pause_ns[c] * 2).min(LONGEST_PAUSE_NS);
+    }
+
+    /// A connection whose pause is over at `now`, taken off the list.
+    fn take_due(&mut self, now: u64) -> Option<usize> {
+        let i = self.waiting.iter().position(|&(at, _)| at <= now)?;
+        Some(self.waiting.swap_remove(i).1)
     }
 
     /// Connection `c` answered: it works again, so its next loss waits
@@ -51,23 +61,21 @@ impl Reopening {
     }
 
     pub fn pending(&self) -> bool {
-        self.at.iter().any(Option::is_some)
+        !self.waiting.is_empty()
     }
 
     /// The earliest reopening, ns.
     pub fn next_at(&self) -> Option<u64> {
-        self.at.iter().flatten().min().copied()
+        self.waiting.iter().map(|&(at, _)| at).min()
     }
 }
 
 impl Worker {
     /// Opens again the lost connections whose pause is over.
     pub(super) fn reopen_due(&mut self, now: u64) {
-        for c in 0..self.conns.len() {
-            if self.reopening.at[c].is_some_and(|at| at <= now) {
-                self.reopening.at[c] = None;
-                self.reopen(c);
-            }
+        // A failed reopening schedules the next after a pause, so this ends.
+        while let Some(c) = self.reopening.take_due(now) {
+            self.reopen(c);
         }
     }
 
@@ -98,5 +106,33 @@ impl Worker {
         let now = clock_ns();
         self.refill(c, now);
         self.flush(c, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_connections_come_due_after_doubling_pauses() {
+        let mut r = Reopening::new(10_000);
+        assert!(!r.pending());
+        assert_eq!(r.next_at(), None);
+        r.schedule(7, 1_000);
+        r.schedule(3, 2_000);
+        assert!(r.pending());
+        assert_eq!(r.next_at(), Some(1_000 + FIRST_PAUSE_NS));
+        assert_eq!(r.take_due(1_000 + FIRST_PAUSE_NS - 1), None);
+        assert_eq!(r.take_due(2_000 + FIRST_PAUSE_NS), Some(7));
+        assert_eq!(r.take_due(2_000 + FIRST_PAUSE_NS), Some(3));
+        assert_eq!(r.take_due(u64::MAX), None);
+        // Failing again waits twice as long; a second loss replaces the first.
+        r.schedule(7, 0);
+        r.schedule(7, 0);
+        assert_eq!(r.next_at(), Some(4 * FIRST_PAUSE_NS));
+        r.works(7);
+        r.take_due(u64::MAX);
+        r.schedule(7, 0);
+        assert_eq!(r.next_at(), Some(FIRST_PAUSE_NS));
     }
 }

@@ -8,6 +8,9 @@ use crate::stats::{ErrorClass, Recorder};
 use crate::workload::{OpKind, Request};
 use mcbench_proto::ResponseClass;
 
+/// How often UDP requests are checked for expiry, ns: 1 % of the timeout.
+const UDP_CHECK_NS: u64 = UDP_TIMEOUT_NS / 100;
+
 impl Worker {
     pub(super) fn on_readable(&mut self, c: usize) {
         if !self.conns[c].alive {
@@ -92,7 +95,13 @@ impl Worker {
     }
 
     /// UDP: gives up on requests whose reply is overdue, and refills.
+    /// Every `UDP_CHECK_NS` at most: the scan covers every connection, and
+    /// a 1 s timeout need not be exact to the microsecond.
     pub(super) fn expire_datagrams(&mut self, now: u64) {
+        if now < self.next_udp_check {
+            return;
+        }
+        self.next_udp_check = now + UDP_CHECK_NS;
         for c in 0..self.conns.len() {
             let conn = &mut self.conns[c];
             if !conn.alive {
