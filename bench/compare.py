@@ -123,9 +123,20 @@ class Redis:
 
 
 def tool_flags(tool):
-    """`mcbench+read-delay=100us` is mcbench with `--read-delay 100us`."""
+    """`mcbench+read-delay=100us` is mcbench with `--read-delay 100us`;
+    `mcbench+reconnect` adds `--reconnect`."""
     name, *flags = tool.split("+")
-    return name, [part for f in flags for part in (f"--{f.split('=')[0]}", f.split("=")[1])]
+    args = []
+    for flag in flags:
+        key, has_value, value = flag.partition("=")
+        args += [f"--{key}"] + ([value] if has_value else [])
+    return name, args
+
+
+def rate_of(workload):
+    """The open-loop rate a row asks for (its `-q`), or 0 for a closed loop."""
+    extra = workload.get("extra", [])
+    return extra[extra.index("-q") + 1] if "-q" in extra else "0"
 
 
 def server_for(tool, conns):
@@ -165,9 +176,9 @@ def run_once(tool, workload, seconds):
             if workload.get("multiget"):
                 cmd += ["-d", str(workload["multiget"])]
         elif tool.startswith("floor"):
-            rate = workload.get("extra", ["-q", "0"])[1]
-            cmd = [FLOOR, str(m.port), str(conns), str(workload.get("depth", 1)), str(seconds), rate,
-                   tool.split(":")[1]]
+            # floor:IO[:READ_DELAY_US]
+            cmd = [FLOOR, str(m.port), str(conns), str(workload.get("depth", 1)), str(seconds), rate_of(workload),
+                   *tool.split(":")[1:]]
         else:
             cmd = [MCBENCH, "run", "-s", m.addr, "--protocol", protocol, "--no-load", "-r", str(KEYS),
                    "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-u", "0.1", "-T", "1",
@@ -200,7 +211,8 @@ WORKLOADS = {
                    "mcbench:ascii:udp", "mcbench:ascii:unix"]),
     # w3 with answers read in batches (README: --read-delay).
     "w3-read-delay": ("closed loop, 50 conns, depth 16, reads delayed", {"depth": 16},
-                      ["mcbench", "mcbench+read-delay=50us", "mcbench+read-delay=100us"]),
+                      ["mcbench", "mcbench+read-delay=50us", "mcbench+read-delay=100us",
+                       "floor:epoll", "floor:epoll:50"]),
     # w1-w3 against the parse-free floor client with each I/O back end.
     "floor-w1": ("closed loop, 50 conns, depth 1, against the floor", {},
                  ["mcbench", "floor:epoll", "floor:uring"]),
@@ -223,7 +235,7 @@ def main():
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, max(20000, resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
     names = args.only.replace("floors", "floor-w1,floor-w2,floor-w3").split(",")
-    if any(n.startswith("floor") for n in names):
+    if any(t.startswith("floor") for n in names for t in WORKLOADS[n][2]):
         build_floor()
     for name in names:
         title, wl, tools = WORKLOADS[name]

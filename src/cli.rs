@@ -220,10 +220,11 @@ pub struct RunArgs {
     #[arg(short = 'R', long)]
     pub reconnect: bool,
 
-    /// Closed loop: after each wake-up wait this long (e.g. 100us) before
-    /// reading, so that answers are read in batches: fewer reads and ACKs
-    /// for client and server, for peak-throughput runs. Every answer is
-    /// timed up to this much late. Off (0) by default; at most 10ms.
+    /// Closed loop over TCP or unix sockets: after each wake-up wait this
+    /// long (e.g. 50us) before reading, so that answers are read in
+    /// batches: fewer reads and ACKs for client and server, for
+    /// peak-throughput runs. Every answer is timed up to this much late.
+    /// Not applied to the preload. Off (0) by default; at most 10ms.
     #[arg(long, value_parser = parse_duration, default_value = "0s", value_name = "D")]
     pub read_delay: Duration,
 

@@ -5,8 +5,8 @@
  * It sends the rows' workload (30 B keys, 200 B values, get:set 9:1 over
  * 10,000 keys that `floor PORT load` sets) and counts answers by their known lengths
  * (every get hits), with no parsing, no timing, no histograms. So its CPU
- * per op is a lower bound for any client that keeps the same schedule, and
- * its two I/O back ends measure whether io_uring beats epoll here.
+ * per op is the reference cost of keeping that schedule on this machine,
+ * and its I/O back ends measure whether io_uring beats epoll here.
  *
  *   floor PORT load          sets the 10,000 keys, then exits
  *   floor PORT CONNS DEPTH SECONDS RATE IO [READ_DELAY_US]
@@ -15,10 +15,12 @@
  *     IO    epoll : level-triggered epoll, recv/send per connection;
  *           timer : open loop only; sleeps until the next arrival with
  *                   replies unwatched, reads them at the next arrival
- *                   (what harvesting with kernel receive timestamps costs);
+ *                   (what reading answers late costs, as a client timing
+ *                   them by kernel receive timestamps could; fetching the
+ *                   timestamps is left out);
  *           uring : io_uring, one recv always armed per connection, sends
  *                   queued, one io_uring_enter per loop turn.
- *     READ_DELAY_US  closed loop, epoll: wait this long after a wake-up
+ *     READ_DELAY_US  closed loop, epoll only, under 1 s: wait this long after a wake-up
  *           before reading, so that answers pile up (what fewer, larger
  *           reads would save; every answer's timing would be late by up
  *           to this much).
@@ -317,7 +319,6 @@ int main(int argc, char **argv) {
         preload(&loader);
         return 0;
     }
-    if (argc == 8) read_delay_ns = atoll(argv[7]) * 1000;
     if (argc != 7 && argc != 8) {
         fprintf(stderr, "usage: floor PORT load | floor PORT CONNS DEPTH SECONDS RATE epoll|timer|uring [READ_DELAY_US]\n");
         return 2;
@@ -326,7 +327,9 @@ int main(int argc, char **argv) {
     depth = atoi(argv[3]);
     double seconds = atof(argv[4]), rate = atof(argv[5]);
     enum io io = !strcmp(argv[6], "uring") ? IO_URING : !strcmp(argv[6], "timer") ? IO_TIMER : IO_EPOLL;
-    if (n < 1 || depth < 1 || depth > MAX_DEPTH || seconds <= 0 || (io == IO_TIMER && rate == 0)) {
+    if (argc == 8) read_delay_ns = atoll(argv[7]) * 1000;
+    if (n < 1 || depth < 1 || depth > MAX_DEPTH || seconds <= 0 || (io == IO_TIMER && rate == 0) ||
+        read_delay_ns < 0 || read_delay_ns >= 1000000000LL || (read_delay_ns && (rate > 0 || io != IO_EPOLL))) {
         fprintf(stderr, "floor: bad arguments\n");
         return 2;
     }

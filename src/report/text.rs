@@ -46,8 +46,11 @@ fn config(out: &mut String, r: &RunResult) {
         ),
         None if s.read_delay.is_zero() => "closed loop".into(),
         None => {
-            let us = s.read_delay.as_secs_f64() * 1e6;
-            format!("closed loop, reads delayed {us:.0} µs (answers timed up to {us:.0} µs late)")
+            let d = match s.read_delay.as_nanos() {
+                ns if ns < 1_000 => format!("{ns} ns"),
+                ns => format!("{:.0} µs", ns as f64 / 1e3),
+            };
+            format!("closed loop, reads delayed {d} (answers timed up to {d} late)")
         }
     };
     let stop = match s.stop {

@@ -220,16 +220,19 @@ impl RunSpec {
         self.key_space(1).map(|_| ())
     }
 
-    /// The protocol must carry every op the run can send.
     /// Delaying reads shifts every answer's timing by up to the delay: in
     /// an open loop that would blur the schedule the latency is measured
-    /// against, so it is for closed loops; and it stays short.
+    /// against, so it is for closed loops; and it stays short. Over UDP
+    /// each datagram is a wake-up of its own: there is nothing to batch.
     fn validate_read_delay(&self) -> Result<(), String> {
         if self.read_delay.is_zero() {
             return Ok(());
         }
         if self.rate.is_some() {
             return Err("--read-delay is for closed loops: with --rate answers are read as they arrive, so that each is timed against its schedule".into());
+        }
+        if self.servers.iter().any(|s| s.trim().starts_with("udp:")) {
+            return Err("--read-delay is for streams (TCP, unix sockets): a UDP socket is read one datagram per wake-up".into());
         }
         if self.read_delay > MAX_READ_DELAY {
             return Err(format!(
@@ -240,6 +243,7 @@ impl RunSpec {
         Ok(())
     }
 
+    /// The protocol must carry every op the run can send.
     fn validate_protocol(&self) -> Result<(), String> {
         let p = self.protocol;
         for op in self.ops_sent() {

@@ -75,6 +75,8 @@ pub struct Conn {
     /// The last opaque a request carried (binary opaque, meta `O`, and over
     /// UDP, in its low 16 bits, the request id).
     opaque: u32,
+    /// The last read filled its buffer: more may be waiting in the socket.
+    pub unread: bool,
 }
 
 impl Conn {
@@ -104,6 +106,7 @@ impl Conn {
             alive: true,
             udp: datagram.then(Box::default),
             opaque: 0,
+            unread: false,
         }
     }
 
@@ -242,22 +245,27 @@ impl Conn {
             return Ok(0);
         };
         loop {
-            let r = if self.partial.is_empty() {
-                recv(stream, scratch)
+            let (r, room) = if self.partial.is_empty() {
+                (recv(stream, scratch), scratch.len())
             } else {
                 // Append into spare capacity: no zero-filling per read.
                 self.partial.reserve(scratch.len());
-                rustix::net::recv(
+                let room = self.partial.capacity() - self.partial.len();
+                let r = rustix::net::recv(
                     stream,
                     spare_capacity(&mut self.partial),
                     RecvFlags::empty(),
                 )
                 .map(|(n, _)| n)
-                .map_err(io::Error::from)
+                .map_err(io::Error::from);
+                (r, room)
             };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                other => return other,
+                other => {
+                    self.unread = matches!(other, Ok(n) if n == room);
+                    return other;
+                }
             }
         }
     }

@@ -108,9 +108,12 @@ pub struct Worker {
     dirty: Vec<usize>,
     /// Readiness events of the current wait: (connection, flags).
     events: Vec<(usize, u32)>,
-    /// `--read-delay`: the pause between a wake-up and the reads it
-    /// brings, so that answers are read in batches (zero: none).
+    /// `--read-delay` in the measuring phase (never while preloading): the
+    /// pause between a wake-up and the reads it brings, so that answers
+    /// are read in batches (zero: none).
     read_delay: std::time::Duration,
+    /// The last turn may have left bytes in some socket.
+    left_unread: bool,
     /// Requests written or queued on connections, not yet answered.
     in_flight: usize,
     /// Open loop: free slots per server (a connection appears once per slot).
@@ -197,7 +200,8 @@ impl Worker {
             scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
             dirty: Vec::new(),
             events: Vec::with_capacity(EVENTS),
-            read_delay: spec.read_delay,
+            read_delay: std::time::Duration::ZERO,
+            left_unread: false,
             in_flight: 0,
             source: Source::Mix,
             cpu_start: 0,
@@ -279,6 +283,11 @@ impl Worker {
             Source::Load(self.load.clone())
         };
         self.sending = true;
+        self.read_delay = if measured_kind {
+            spec.read_delay
+        } else {
+            std::time::Duration::ZERO
+        };
         let mut warming = warmup > 0;
         let open = measured_kind && self.pacer.is_some();
         if open {
@@ -536,20 +545,25 @@ impl Worker {
 
     /// Waits for readiness and handles every event. With `--read-delay`,
     /// a wake-up is followed by the pause and a second look, so that the
-    /// reads find every answer that came meanwhile.
+    /// reads find every answer that came meanwhile; unless the last turn
+    /// left bytes behind (a read that filled its buffer, more ready sockets
+    /// than one wait returns), which are read at once: no answer waits for
+    /// more than one pause.
     fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
         let mut events = std::mem::take(&mut self.events);
         self.wait_into(&mut events, timeout_ns)?;
-        if !self.read_delay.is_zero() && !events.is_empty() {
+        if !self.read_delay.is_zero() && !events.is_empty() && !self.left_unread {
             std::thread::sleep(self.read_delay);
             self.wait_into(&mut events, 0)?;
         }
+        self.left_unread = events.len() == EVENTS;
         for &(c, flags) in &events {
             if flags & WRITABLE != 0 {
                 self.flush(c, clock_ns());
             }
             if flags & (READABLE | HANGUP) != 0 {
                 self.on_readable(c);
+                self.left_unread |= self.conns[c].unread;
             }
         }
         self.events = events;
