@@ -231,6 +231,9 @@ impl RunSpec {
         if self.rate.is_some() {
             return Err("--read-delay is for closed loops: with --rate answers are read as they arrive, so that each is timed against its schedule".into());
         }
+        if self.load == LoadMode::LoadOnly {
+            return Err("--read-delay applies to measured reads: --load-only measures the preload, which reads at once".into());
+        }
         if self.servers.iter().any(|s| s.trim().starts_with("udp:")) {
             return Err("--read-delay is for streams (TCP, unix sockets): a UDP socket is read one datagram per wake-up".into());
         }

@@ -137,6 +137,11 @@ impl Conn {
         self.out_pos < self.out.len()
     }
 
+    /// Part of an answer has been read, the rest not yet.
+    pub fn mid_answer(&self) -> bool {
+        !self.partial.is_empty()
+    }
+
     /// Writes what is pending. Returns the bytes written; a full kernel
     /// buffer is not an error (`has_output` stays true).
     pub fn flush(&mut self, now_ns: u64) -> io::Result<usize> {
@@ -290,6 +295,7 @@ impl Conn {
         self.partial.clear();
         self.progress = Progress::default();
         self.write_armed = false;
+        self.unread = false;
         if let Some(udp) = self.udp.as_deref_mut() {
             udp.forget_replies();
         }

@@ -545,14 +545,11 @@ impl Worker {
 
     /// Waits for readiness and handles every event. With `--read-delay`,
     /// a wake-up is followed by the pause and a second look, so that the
-    /// reads find every answer that came meanwhile; unless the last turn
-    /// left bytes behind (a read that filled its buffer, more ready sockets
-    /// than one wait returns), which are read at once: no answer waits for
-    /// more than one pause.
+    /// reads find every answer that came meanwhile (see `should_pause`).
     fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
         let mut events = std::mem::take(&mut self.events);
         self.wait_into(&mut events, timeout_ns)?;
-        if !self.read_delay.is_zero() && !events.is_empty() && !self.left_unread {
+        if self.should_pause(&events) {
             std::thread::sleep(self.read_delay);
             self.wait_into(&mut events, 0)?;
         }
@@ -568,6 +565,21 @@ impl Worker {
         }
         self.events = events;
         Ok(())
+    }
+
+    /// `--read-delay` pauses before reads that start answers, and only
+    /// those: not when the last turn left bytes unread (a read that filled
+    /// its buffer, more ready sockets than one wait returns), nor when a
+    /// waking socket holds the rest of an answer already begun, nor for a
+    /// socket that only became writable. So no answer waits for more than
+    /// one pause.
+    fn should_pause(&self, events: &[(usize, u32)]) -> bool {
+        !self.read_delay.is_zero()
+            && !self.left_unread
+            && events
+                .iter()
+                .any(|&(_, flags)| flags & (READABLE | HANGUP) != 0)
+            && !events.iter().any(|&(c, _)| self.conns[c].mid_answer())
     }
 
     fn wait_into(

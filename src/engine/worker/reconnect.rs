@@ -12,6 +12,8 @@
 use super::Worker;
 use crate::engine::poller::READABLE;
 use crate::engine::{clock_ns, connect};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::Duration;
 
 /// The first pause before a lost connection is opened again, ns.
@@ -23,19 +25,25 @@ const LONGEST_PAUSE_NS: u64 = 1_600_000_000;
 const REOPEN_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// The lost connections waiting to be reopened, and per connection how
-/// long its next pause is. The event loop asks every turn, so the answers
-/// cost O(lost connections), never O(connections): a worker may hold ten
-/// thousand.
+/// long its next pause is. The event loop asks every turn, and a worker may
+/// hold ten thousand connections, all lost when a server goes: a min-heap
+/// keeps each question O(log n) at most.
 pub struct Reopening {
-    /// (when to reopen, connection), in no order; lost connections are few.
-    waiting: Vec<(u64, usize)>,
+    /// (when to reopen, connection), earliest first. An entry whose time
+    /// is no longer its connection's `due` is stale and skipped.
+    queue: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Per connection: when it is due to be reopened, if lost.
+    due: Vec<Option<u64>>,
+    waiting: usize,
     pause_ns: Vec<u64>,
 }
 
 impl Reopening {
     pub fn new(conns: usize) -> Self {
         Reopening {
-            waiting: Vec::new(),
+            queue: BinaryHeap::new(),
+            due: vec![None; conns],
+            waiting: 0,
             pause_ns: vec![FIRST_PAUSE_NS; conns],
         }
     }
@@ -43,15 +51,24 @@ impl Reopening {
     /// Connection `c` was lost at `now`: reopen it after its pause, and
     /// double the pause for the time after.
     pub fn schedule(&mut self, c: usize, now: u64) {
-        self.waiting.retain(|&(_, w)| w != c);
-        self.waiting.push((now + self.pause_ns[c], c));
+        let at = now + self.pause_ns[c];
+        if self.due[c].replace(at).is_none() {
+            self.waiting += 1;
+        }
+        self.queue.push(Reverse((at, c)));
         self.pause_ns[c] = (self.pause_ns[c] * 2).min(LONGEST_PAUSE_NS);
     }
 
     /// A connection whose pause is over at `now`, taken off the list.
     fn take_due(&mut self, now: u64) -> Option<usize> {
-        let i = self.waiting.iter().position(|&(at, _)| at <= now)?;
-        Some(self.waiting.swap_remove(i).1)
+        let at = self.next_at()?;
+        if at > now {
+            return None;
+        }
+        let Reverse((_, c)) = self.queue.pop()?;
+        self.due[c] = None;
+        self.waiting -= 1;
+        Some(c)
     }
 
     /// Connection `c` answered: it works again, so its next loss waits
@@ -61,12 +78,18 @@ impl Reopening {
     }
 
     pub fn pending(&self) -> bool {
-        !self.waiting.is_empty()
+        self.waiting > 0
     }
 
-    /// The earliest reopening, ns.
-    pub fn next_at(&self) -> Option<u64> {
-        self.waiting.iter().map(|&(at, _)| at).min()
+    /// The earliest reopening, ns (dropping stale entries on the way).
+    pub fn next_at(&mut self) -> Option<u64> {
+        while let Some(&Reverse((at, c))) = self.queue.peek() {
+            if self.due[c] == Some(at) {
+                return Some(at);
+            }
+            self.queue.pop();
+        }
+        None
     }
 }
 
