@@ -9,10 +9,11 @@
 mod open_loop;
 mod reconnect;
 mod responses;
+mod wait;
 
 use super::conn::{Conn, InFlight};
 use super::pacer::Pacer;
-use super::poller::{Poller, HANGUP, READABLE, WRITABLE};
+use super::poller::{Poller, READABLE, WRITABLE};
 use super::request::{Encoder, WireOptions};
 use super::{clock_ns, Message, PhaseEnd, PhaseKind, Shared};
 use crate::stats::{cpu, ErrorClass, Recorder, Snapshot};
@@ -541,59 +542,6 @@ impl Worker {
             }
             Err(_) => self.lose(c),
         }
-    }
-
-    /// Waits for readiness and handles every event. With `--read-delay`,
-    /// a wake-up is followed by the pause and a second look, so that the
-    /// reads find every answer that came meanwhile (see `should_pause`).
-    fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
-        let mut events = std::mem::take(&mut self.events);
-        self.wait_into(&mut events, timeout_ns)?;
-        if self.should_pause(&events) {
-            std::thread::sleep(self.read_delay);
-            self.wait_into(&mut events, 0)?;
-        }
-        self.left_unread = events.len() == EVENTS;
-        for &(c, flags) in &events {
-            if flags & WRITABLE != 0 {
-                self.flush(c, clock_ns());
-            }
-            if flags & (READABLE | HANGUP) != 0 {
-                self.on_readable(c);
-                self.left_unread |= self.conns[c].unread;
-            }
-        }
-        self.events = events;
-        Ok(())
-    }
-
-    /// `--read-delay` pauses before reads that start answers, and only
-    /// those: not when the last turn left bytes unread (a read that filled
-    /// its buffer, more ready sockets than one wait returns), nor when a
-    /// waking socket holds the rest of an answer already begun, nor for a
-    /// socket that only became writable. So no answer waits for more than
-    /// one pause.
-    fn should_pause(&self, events: &[(usize, u32)]) -> bool {
-        !self.read_delay.is_zero()
-            && !self.left_unread
-            && events
-                .iter()
-                .any(|&(_, flags)| flags & (READABLE | HANGUP) != 0)
-            && !events.iter().any(|&(c, _)| self.conns[c].mid_answer())
-    }
-
-    fn wait_into(
-        &mut self,
-        events: &mut Vec<(usize, u32)>,
-        timeout_ns: u64,
-    ) -> std::io::Result<()> {
-        events.clear();
-        events.extend(
-            self.poller
-                .wait(timeout_ns)?
-                .map(|ev| (ev.token as usize, ev.flags)),
-        );
-        Ok(())
     }
 
     /// Sends the current recorder as interval `index` and starts a new one.

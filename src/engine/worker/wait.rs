@@ -1,0 +1,61 @@
+//! Where a worker blocks: the wait for readiness, and `--read-delay`'s
+//! pause between a wake-up and the reads it brings.
+
+use super::{Worker, EVENTS};
+use crate::engine::clock_ns;
+use crate::engine::poller::{HANGUP, READABLE, WRITABLE};
+
+impl Worker {
+    /// Waits for readiness and handles every event. With `--read-delay`,
+    /// a wake-up is followed by the pause and a second look, so that the
+    /// reads find every answer that came meanwhile (see `should_pause`).
+    pub(super) fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
+        let mut events = std::mem::take(&mut self.events);
+        self.wait_into(&mut events, timeout_ns)?;
+        if self.should_pause(&events) {
+            std::thread::sleep(self.read_delay);
+            self.wait_into(&mut events, 0)?;
+        }
+        self.left_unread = events.len() == EVENTS;
+        for &(c, flags) in &events {
+            if flags & WRITABLE != 0 {
+                self.flush(c, clock_ns());
+            }
+            if flags & (READABLE | HANGUP) != 0 {
+                self.on_readable(c);
+                self.left_unread |= self.conns[c].unread;
+            }
+        }
+        self.events = events;
+        Ok(())
+    }
+
+    /// `--read-delay` pauses before reads that start answers, and only
+    /// those: not when the last turn left bytes unread (a read that filled
+    /// its buffer, more ready sockets than one wait returns), nor when a
+    /// waking socket holds the rest of an answer already begun, nor for a
+    /// socket that only became writable. So no answer waits for more than
+    /// one pause.
+    fn should_pause(&self, events: &[(usize, u32)]) -> bool {
+        !self.read_delay.is_zero()
+            && !self.left_unread
+            && events
+                .iter()
+                .any(|&(_, flags)| flags & (READABLE | HANGUP) != 0)
+            && !events.iter().any(|&(c, _)| self.conns[c].mid_answer())
+    }
+
+    fn wait_into(
+        &mut self,
+        events: &mut Vec<(usize, u32)>,
+        timeout_ns: u64,
+    ) -> std::io::Result<()> {
+        events.clear();
+        events.extend(
+            self.poller
+                .wait(timeout_ns)?
+                .map(|ev| (ev.token as usize, ev.flags)),
+        );
+        Ok(())
+    }
+}
