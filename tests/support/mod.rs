@@ -137,17 +137,21 @@ pub fn mcbench(args: &[&str]) -> Output {
 }
 
 pub fn mcbench_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    wait_bounded(spawn_mcbench(args, env), Duration::from_secs(60))
+}
+
+/// Starts `mcbench args` with its output piped, for a test that acts on
+/// it while it runs (signals, stopping the server); `wait_bounded` ends it.
+pub fn spawn_mcbench(args: &[&str], env: &[(&str, &str)]) -> Child {
     let mut cmd = Command::new(BIN);
     cmd.args(args).env_remove("MEMCACHED_SERVERS");
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let child = cmd
-        .stdout(Stdio::piped())
+    cmd.stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    wait_bounded(child, Duration::from_secs(60))
+        .unwrap()
 }
 
 pub fn wait_bounded(mut child: Child, limit: Duration) -> Output {
@@ -168,6 +172,17 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A usage error, refused before any traffic: exit 2 with `needle` in the
+/// message.
+pub fn assert_usage_error(out: &Output, needle: &str) {
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(out));
+    assert!(
+        stderr(out).contains(needle),
+        "wanted '{needle}' in: {}",
+        stderr(out)
+    );
 }
 
 /// Runs with `--json -` and parses the JSON on stdout.
