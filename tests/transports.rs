@@ -421,6 +421,20 @@ fn commands_a_protocol_lacks_are_refused_up_front() {
         "get=1,touch=1",
     ]);
     assert_usage_error(&out, "no 'touch' command");
+    // A text get has no quiet form: --noreply would quiet only the preload.
+    let out = mcbench(&["run", "--mix", "get=1", "--noreply"]);
+    assert_usage_error(&out, "no command the run measures has a quiet form");
+    let out = mcbench(&[
+        "run",
+        "--protocol",
+        "binary",
+        "--mix",
+        "get=1",
+        "--noreply",
+        "-s",
+        "127.0.0.1:9",
+    ]);
+    assert!(!stderr(&out).contains("quiet form"), "{}", stderr(&out));
     let out = mcbench(&["run", "--mix", "get=1,mget=1", "--getq-freq", "10"]);
     assert_usage_error(&out, "--getq-freq");
     let out = mcbench(&["run", "--protocol", "gopher"]);

@@ -246,6 +246,36 @@ impl RunSpec {
         Ok(())
     }
 
+    /// `--noreply` must quiet some command the run measures: a text
+    /// protocol `get` has no quiet form, so `--mix get=1 --noreply` would
+    /// change nothing but the preload.
+    fn validate_noreply(&self) -> Result<(), String> {
+        use crate::workload::OpKind;
+        if !self.noreply {
+            return Ok(());
+        }
+        let p = self.protocol;
+        if p == Protocol::Resp {
+            return Err("--noreply: RESP has no quiet mode".into());
+        }
+        let preload_only = |op: OpKind| {
+            op == OpKind::Set
+                && self.mix.share_of(OpKind::Set) == 0.0
+                && self.load != LoadMode::LoadOnly
+        };
+        let quiet = self
+            .ops_sent()
+            .into_iter()
+            .any(|op| !preload_only(op) && p.supports_noreply(op.cmd()));
+        if !quiet {
+            return Err(format!(
+                "--noreply: no command the run measures has a quiet form in the {} protocol",
+                p.name()
+            ));
+        }
+        Ok(())
+    }
+
     /// The protocol must carry every op the run can send.
     fn validate_protocol(&self) -> Result<(), String> {
         let p = self.protocol;
@@ -281,9 +311,7 @@ impl RunSpec {
                     .into(),
             );
         }
-        if self.noreply && p == Protocol::Resp {
-            return Err("--noreply: RESP has no quiet mode".into());
-        }
+        self.validate_noreply()?;
         if self.servers.iter().any(|s| s.trim().starts_with("udp:")) {
             self.validate_udp()?;
         }
