@@ -180,7 +180,9 @@ def run_once(tool, workload, seconds):
             cmd = [FLOOR, str(m.port), str(conns), str(workload.get("depth", 1)), str(seconds), rate_of(workload),
                    *tool.split(":")[1:]]
         else:
-            cmd = [MCBENCH, "run", "-s", m.addr, "--protocol", protocol, "--no-load", "-r", str(KEYS),
+            # `mcbench-base` is an earlier build ($MCBENCH_BASE), for before/after rows.
+            binary = os.environ["MCBENCH_BASE"] if tool.startswith("mcbench-base") else MCBENCH
+            cmd = [binary, "run", "-s", m.addr, "--protocol", protocol, "--no-load", "-r", str(KEYS),
                    "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-u", "0.1", "-T", "1",
                    "-c", str(conns), "-d", str(workload.get("depth", 1)), "-t", f"{seconds}s",
                    "--json", "-", *workload.get("extra", []), *tool_flags(tool)[1]]
@@ -232,6 +234,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--only", default="w1,w2,w3,w4,protocols")
+    ap.add_argument("--tools", help="comma-separated tools for every row instead of the row's own "
+                    "(e.g. mcbench,mcbench-base with MCBENCH_BASE=path/to/an/earlier/mcbench)")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, max(20000, resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
     names = args.only.replace("floors", "floor-w1,floor-w2,floor-w3").split(",")
@@ -239,6 +243,8 @@ def main():
         build_floor()
     for name in names:
         title, wl, tools = WORKLOADS[name]
+        if args.tools:
+            tools = args.tools.split(",")
         print(f"\n## {name}: {title} ({args.runs} runs x {args.seconds} s, medians)")
         print(f"{'tool':<26}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'p99 us':>9}{'lag p99':>9}")
         # Runs alternate between tools so that a noisy stretch of the host

@@ -29,6 +29,102 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// List the workload profiles `run --profile` accepts, with what each sets.
     Profiles,
+    /// Render saved results (`run --json`) again: text, HTML, CSV, HdrHistogram log.
+    Report(ReportArgs),
+    /// Compare saved results side by side, each with its ratio to the first.
+    Compare(CompareArgs),
+}
+
+/// Where results go, for `run` and `report`.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Write the results as JSON to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write one CSV row per interval per op type to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Write a self-contained HTML report with charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Write the latency histograms as an HdrHistogram interval log to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+
+    /// Percentiles the text report, live line and CSV print, e.g.
+    /// 25,50,75,95,99,99.9 (default 50,90,99,99.9,99.99).
+    #[arg(long, value_name = "LIST")]
+    pub percentiles: Option<Percentiles>,
+}
+
+impl OutputArgs {
+    /// The files asked for, with their formats.
+    pub fn files(&self) -> Vec<(crate::report::Format, &std::path::Path)> {
+        use crate::report::Format;
+        [
+            (Format::Json, &self.json),
+            (Format::Csv, &self.csv),
+            (Format::Html, &self.html),
+            (Format::HdrLog, &self.hdr_log),
+        ]
+        .into_iter()
+        .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
+        .collect()
+    }
+}
+
+/// A list of percentiles, each above 0 and at most 100.
+#[derive(Debug, Clone)]
+pub struct Percentiles(pub Vec<f64>);
+
+impl std::str::FromStr for Percentiles {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let list = text
+            .split(',')
+            .map(|p| match p.trim().parse::<f64>() {
+                Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
+                _ => Err(format!(
+                    "'{p}' is not a percentile: give numbers above 0 and at most 100, like 50,99,99.9"
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Percentiles(list))
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results written by `mcbench run --json`.
+    #[arg(required = true, value_name = "RUN.json")]
+    pub runs: Vec<PathBuf>,
+
+    /// Merge the runs into one, as if one process had recorded every
+    /// request (runs of several processes or machines at the same time).
+    #[arg(long)]
+    pub merge: bool,
+
+    #[command(flatten)]
+    pub outputs: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Results written by `mcbench run --json`; the first is the baseline.
+    #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
+    pub runs: Vec<PathBuf>,
+
+    /// Compare even when the runs' workloads differ.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Percentiles to compare (default: the first run's).
+    #[arg(long, value_name = "LIST")]
+    pub percentiles: Option<Percentiles>,
 }
 
 #[derive(Debug, Args)]
@@ -82,7 +178,7 @@ pub struct RunArgs {
     #[arg(short = 'r', long, value_parser = parse_count, default_value = "10000")]
     pub keys: u64,
 
-    /// Key size in bytes (a distribution; fixed for now).
+    /// Key size in bytes (a distribution).
     #[arg(short = 'K', long, default_value = "30")]
     pub key_size: Distribution,
 
@@ -177,9 +273,17 @@ pub struct RunArgs {
     #[arg(short = 'i', long, value_parser = parse_duration)]
     pub interval: Option<Duration>,
 
-    /// Write the results as JSON to FILE (`-` for stdout).
+    #[command(flatten)]
+    pub outputs: OutputArgs,
+
+    /// Write every measured request (intended send, op, latency, service
+    /// time, reply) to FILE, tab-separated (docs/samples.md).
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub save: Option<PathBuf>,
+
+    /// With --save: the share of requests written (0..1), for high rates.
+    #[arg(long, value_name = "R")]
+    pub save_rate: Option<f64>,
 
     /// Pin worker threads to CPUs: alone, one CPU per thread in order;
     /// or a list such as `1,3`.
@@ -271,6 +375,9 @@ impl RunArgs {
         if self.udp && self.servers.iter().all(|s| s.trim().is_empty()) {
             return Err("--udp needs --server: the embedded memcached listens on TCP only".into());
         }
+        if self.save_rate.is_some() && self.save.is_none() {
+            return Err("--save-rate needs --save FILE".into());
+        }
         let mix = match (self.update, &self.mix) {
             (Some(u), _) => Mix::from_update_ratio(u)?,
             (None, Some(mix)) => mix.clone(),
@@ -320,6 +427,7 @@ impl RunArgs {
             meta_flags: self.meta_flags.clone(),
             reconnect: self.reconnect,
             read_delay: self.read_delay,
+            samples: self.save.as_ref().map(|_| self.save_rate.unwrap_or(1.0)),
             user: self.user.clone(),
             password: self.password.clone(),
         };

@@ -12,6 +12,8 @@ fn main() {
     let cli = Cli::parse_from(argv);
     let code = match cli.command {
         Command::Run(args) => mcbench::app::run(&args),
+        Command::Report(args) => mcbench::app::report(&args),
+        Command::Compare(args) => mcbench::app::compare(&args),
         Command::Profiles => {
             print!("{}", mcbench::config::profiles::listing());
             mcbench::error::exit::OK

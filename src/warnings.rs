@@ -1,7 +1,7 @@
 //! Every warning the user can see about the truth of the numbers, in one
 //! place, each with the words it prints.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Send-lag p99 above which the client is said to miss its schedule, µs.
@@ -9,7 +9,7 @@ pub const LAG_P99_LIMIT_US: f64 = 1000.0;
 /// Worker CPU share above which the worker is said to be saturated.
 pub const BUSY_LIMIT: f64 = 0.95;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     /// The client sent late: its schedule, not the server, set the pace.

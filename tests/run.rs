@@ -318,7 +318,7 @@ fn json_holds_every_documented_name() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("get "), "live lines on stderr");
     let j: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(j["schema"], "mcbench.run/1");
+    assert_eq!(j["schema"], "mcbench.run/2");
     assert_eq!(j["spec"]["rate"], 2000.0);
     f(&j, "duration_s");
     for op in ["ops.get", "ops.set", "total"] {
@@ -349,6 +349,13 @@ fn json_holds_every_documented_name() {
     assert!(intervals.len() >= 4, "{} intervals", intervals.len());
     f(&intervals[0], "ops.get.rate");
     f(&intervals[0], "ops.get.p99_us");
+    f(&intervals[0], "ops.get.max_us");
+    for op in ["ops.get", "ops.set", "total"] {
+        for k in ["latency_hdr", "service_time_hdr"] {
+            let at = op.split('.').fold(&j, |v, k| &v[k]);
+            assert!(at[k].as_str().is_some_and(|s| s.len() > 20), "{op}.{k}");
+        }
+    }
     // Rates are exact, not rounded to integers.
     assert!(f(&j, "total.rate").fract() != 0.0);
 }
@@ -457,6 +464,13 @@ fn sigterm_writes_partial_results_and_exits_143() {
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.json");
+    let file = |ext: &str| {
+        dir.path()
+            .join(format!("r.{ext}"))
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
     for (sig, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
         let child = spawn_mcbench(
             &[
@@ -465,8 +479,18 @@ fn sigterm_writes_partial_results_and_exits_143() {
                 &m.addr(),
                 "-t",
                 "60s",
+                "-q",
+                "2000",
                 "--json",
                 path.to_str().unwrap(),
+                "--csv",
+                &file("csv"),
+                "--html",
+                &file("html"),
+                "--hdr-log",
+                &file("hlog"),
+                "--save",
+                &file("tsv"),
             ],
             &[],
         );
@@ -479,6 +503,13 @@ fn sigterm_writes_partial_results_and_exits_143() {
         assert_eq!(j["completed"], false);
         assert!(f(&j, "duration_s") < 5.0);
         assert!(stdout(&out).contains("STOPPED by"));
+        // Every output holds the run so far.
+        let rows = |ext: &str| std::fs::read_to_string(file(ext)).unwrap().lines().count();
+        assert!(rows("csv") > 1 && rows("hlog") > 5);
+        assert_eq!(rows("tsv") as f64 - 1.0, f(&j, "total.count"));
+        assert!(std::fs::read_to_string(file("html"))
+            .unwrap()
+            .contains("</html>"));
     }
 }
 

@@ -16,7 +16,7 @@ mod worker;
 use crate::error::Failure;
 use crate::spec::{LoadMode, RunSpec, StopAfter};
 use crate::stats::cpu::CpuTimes;
-use crate::stats::{Collector, IntervalSummary, Recorder, Snapshot};
+use crate::stats::{Collector, IntervalSummary, Recorder, Sample, Snapshot};
 use crate::workload::{KeySpace, Workload};
 use crossbeam_channel::RecvTimeoutError;
 use std::ops::Range;
@@ -101,12 +101,23 @@ pub enum Message {
     },
 }
 
+/// What the caller sees while the run goes on (the main thread calls it).
+pub trait Observer {
+    /// An interval closed: every worker reported it.
+    fn interval(&mut self, summary: &IntervalSummary);
+    /// Requests chosen by `--save`. `start_ns` is the start of the
+    /// measured phase on the worker clock (`clock_ns`).
+    fn samples(&mut self, samples: &[Sample], start_ns: u64);
+}
+
 /// What the engine measured.
 pub struct Outcome {
     pub total: Recorder,
     pub intervals: Vec<IntervalSummary>,
     /// Length of the measured phase, s.
     pub duration_s: f64,
+    /// Start of the measured phase, s since the Unix epoch (wall clock).
+    pub started_unix_s: f64,
     /// Process CPU over the reported phase.
     pub cpu: CpuTimes,
     /// Per worker: thread CPU time / measured time.
@@ -116,13 +127,13 @@ pub struct Outcome {
     pub connections: usize,
 }
 
-/// Runs the whole benchmark against `addrs`. `live` sees each interval as
-/// it completes.
+/// Runs the whole benchmark against `addrs`. `observer` sees each interval
+/// as it completes, and the samples `--save` keeps.
 pub fn run(
     spec: &RunSpec,
     addrs: &[crate::spec::Address],
     stop: Arc<AtomicUsize>,
-    live: &mut dyn FnMut(&IntervalSummary),
+    observer: &mut dyn Observer,
 ) -> Result<Outcome, Failure> {
     let nservers = addrs.len();
     let total_conns = spec.total_connections(nservers);
@@ -172,7 +183,7 @@ pub fn run(
         handles.push(handle);
     }
     drop(tx);
-    let outcome = collect(spec, &rx, go_tx, live, total_conns, &pool);
+    let outcome = collect(spec, &rx, go_tx, observer, total_conns, &pool);
     for h in handles {
         let _ = h.join();
     }
@@ -287,7 +298,7 @@ fn collect(
     spec: &RunSpec,
     rx: &crossbeam_channel::Receiver<Message>,
     go: crossbeam_channel::Sender<()>,
-    live: &mut dyn FnMut(&IntervalSummary),
+    observer: &mut dyn Observer,
     connections: usize,
     pool: &crossbeam_channel::Sender<Box<Recorder>>,
 ) -> Result<Outcome, Failure> {
@@ -302,6 +313,7 @@ fn collect(
     let mut cpu_start = CpuTimes::process();
     // Process CPU is counted from the end of the warm-up, like everything else.
     let mut baseline_at: Option<Instant> = None;
+    let (mut start_ns, mut started_unix_s) = (0, 0.0);
     while ends.iter().any(Option::is_none) {
         let wait = baseline_at.map_or(Duration::from_millis(100), |t| {
             t.saturating_duration_since(Instant::now())
@@ -318,8 +330,11 @@ fn collect(
         };
         match msg {
             Message::Interval(snap) => {
+                if !snap.recorder.samples.is_empty() {
+                    observer.samples(&snap.recorder.samples, start_ns);
+                }
                 if let Some(summary) = collector.add(&snap) {
-                    live(&summary);
+                    observer.interval(&summary);
                 }
                 // Emptied here, off the workers' threads, for reuse.
                 let mut recorder = snap.recorder;
@@ -353,6 +368,8 @@ fn collect(
         if go.is_some() && reached.iter().all(|r| *r) {
             cpu_start = CpuTimes::process();
             baseline_at = Some(Instant::now() + spec.warmup);
+            start_ns = clock_ns() + spec.warmup.as_nanos() as u64;
+            started_unix_s = unix_now_s() + spec.warmup.as_secs_f64();
             go = None; // dropping the sender releases every worker
         }
     }
@@ -373,11 +390,19 @@ fn collect(
         total,
         intervals,
         duration_s: duration_ns as f64 / 1e9,
+        started_unix_s,
         cpu,
         worker_busy: busy,
         ends,
         connections,
     })
+}
+
+/// Wall-clock time, s since the Unix epoch.
+fn unix_now_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The JSON report: `RunResult` as it is, schema `mcbench.run/1`.
+//! The JSON report: `RunResult` as it is, schema `mcbench.run/2`.
 
 use super::Exporter;
 use crate::result::RunResult;
@@ -6,9 +6,9 @@ use crate::result::RunResult;
 pub struct JsonExporter;
 
 impl Exporter for JsonExporter {
-    fn render(&self, result: &RunResult) -> String {
-        let mut s = serde_json::to_string_pretty(result).expect("RunResult serialises");
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
+        let mut s = serde_json::to_string_pretty(&runs[0]).map_err(|e| e.to_string())?;
         s.push('\n');
-        s
+        Ok(s.into_bytes())
     }
 }

@@ -1,17 +1,182 @@
-//! Renderers of a `RunResult`, one file per format behind one trait, and the
-//! live per-interval line.
+//! Renderers of results, one file per format behind one trait, and the one
+//! manager that fans a result out to every output the user asked for.
+//!
+//! *When* is the manager's business (files are created before any traffic,
+//! written once at the end, or on a signal); *how* is each exporter's.
 
+mod compare;
+mod csv;
+mod hdr_log;
+mod html;
 mod json;
 mod live;
+mod samples;
 mod text;
 
-pub use json::JsonExporter;
+pub use compare::{compare, workload_differences};
 pub use live::live_line;
-pub use text::TextExporter;
+pub use samples::SampleWriter;
 
+use crate::error::Failure;
 use crate::result::RunResult;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// One output format.
 pub trait Exporter {
-    fn render(&self, result: &RunResult) -> String;
+    /// The output's bytes for these runs. A format that holds one run is
+    /// given exactly one (the manager sees to it).
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String>;
+
+    /// Whether the format can hold several runs (the HTML overlays them).
+    fn takes_several(&self) -> bool {
+        false
+    }
+}
+
+/// The formats, each with the flag that asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Csv,
+    Html,
+    HdrLog,
+}
+
+impl Format {
+    pub fn flag(self) -> &'static str {
+        match self {
+            Format::Text => "the text report",
+            Format::Json => "--json",
+            Format::Csv => "--csv",
+            Format::Html => "--html",
+            Format::HdrLog => "--hdr-log",
+        }
+    }
+
+    fn exporter(self) -> Box<dyn Exporter> {
+        match self {
+            Format::Text => Box::new(text::TextExporter),
+            Format::Json => Box::new(json::JsonExporter),
+            Format::Csv => Box::new(csv::CsvExporter),
+            Format::Html => Box::new(html::HtmlExporter),
+            Format::HdrLog => Box::new(hdr_log::HdrLogExporter),
+        }
+    }
+}
+
+enum Dest {
+    Stdout,
+    Stderr,
+    File(PathBuf, File),
+}
+
+struct Target {
+    format: Format,
+    exporter: Box<dyn Exporter>,
+    dest: Dest,
+}
+
+/// Every output of one invocation: the text report on stdout (on stderr
+/// when `-` sends another format to stdout) and each file asked for.
+pub struct ExportManager {
+    targets: Vec<Target>,
+}
+
+impl ExportManager {
+    /// Creates every output file now, so that an unwritable path is a
+    /// usage error before any traffic rather than a result lost after the
+    /// run. `several`: the outputs will be given several runs.
+    pub fn create(files: &[(Format, &Path)], several: bool) -> Result<Self, Failure> {
+        let to_stdout = files.iter().filter(|(_, p)| *p == Path::new("-")).count();
+        if to_stdout > 1 {
+            return Err(Failure::usage("only one output can go to stdout ('-')"));
+        }
+        let text_dest = if to_stdout == 1 {
+            Dest::Stderr
+        } else {
+            Dest::Stdout
+        };
+        let mut targets = vec![Target {
+            format: Format::Text,
+            exporter: Format::Text.exporter(),
+            dest: text_dest,
+        }];
+        for &(format, path) in files {
+            let exporter = format.exporter();
+            if several && !exporter.takes_several() {
+                return Err(Failure::usage(format!(
+                    "{} holds one run: give one result, or --merge them",
+                    format.flag()
+                )));
+            }
+            let dest = if path == Path::new("-") {
+                Dest::Stdout
+            } else {
+                Dest::File(path.to_path_buf(), create(format, path)?)
+            };
+            targets.push(Target {
+                format,
+                exporter,
+                dest,
+            });
+        }
+        Ok(ExportManager { targets })
+    }
+
+    /// Renders and writes every output. One that fails does not stop the
+    /// others; the first failure is returned (exit 1).
+    pub fn write(&mut self, runs: &[RunResult]) -> Result<(), Failure> {
+        let mut first = None;
+        for t in &mut self.targets {
+            if let Err(e) = write_one(t, runs) {
+                eprintln!("mcbench: error: {e}");
+                first.get_or_insert(Failure::run(e));
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+fn create(format: Format, path: &Path) -> Result<File, Failure> {
+    if path.is_dir() {
+        return Err(Failure::usage(format!(
+            "{} {}: is a directory",
+            format.flag(),
+            path.display()
+        )));
+    }
+    File::create(path).map_err(|e| {
+        Failure::usage(format!(
+            "{} {}: cannot create the file: {e}",
+            format.flag(),
+            path.display()
+        ))
+    })
+}
+
+fn write_one(t: &mut Target, runs: &[RunResult]) -> Result<(), String> {
+    let bytes = t
+        .exporter
+        .render(runs)
+        .map_err(|e| format!("{}: {e}", t.format.flag()))?;
+    let (what, res) = match &mut t.dest {
+        Dest::Stdout => (
+            "stdout".to_string(),
+            write_flush(std::io::stdout().lock(), &bytes),
+        ),
+        Dest::Stderr => (
+            "stderr".to_string(),
+            write_flush(std::io::stderr().lock(), &bytes),
+        ),
+        Dest::File(path, file) => (path.display().to_string(), write_flush(file, &bytes)),
+    };
+    res.map_err(|e| format!("cannot write {} to {what}: {e}", t.format.flag()))
+}
+
+fn write_flush(mut w: impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    w.write_all(bytes)?;
+    w.flush()
 }

@@ -1,36 +1,50 @@
 //! The human report: configuration, a latency and a service-time table per
-//! op type, counters, client self-measurement and warnings.
+//! op type (percentiles from the kept histograms), counters, client
+//! self-measurement and warnings.
 
 use super::Exporter;
-use crate::result::{OpSummary, Quantiles, RunResult};
+use crate::result::{percentile_label, percentile_us, OpSummary, RunResult};
 use crate::spec::{LoadMode, RunSpec, StopAfter};
+use crate::stats::Hdr;
 use crate::workload::Distribution;
 use std::fmt::Write;
 
 pub struct TextExporter;
 
 impl Exporter for TextExporter {
-    fn render(&self, r: &RunResult) -> String {
+    /// Several runs (`mcbench report A.json B.json`) follow one another.
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
         let mut out = String::new();
-        config(&mut out, r);
-        table(
-            &mut out,
-            r,
-            "Latency (intended send → response), µs",
-            |s| &s.latency_us,
-        );
-        table(
-            &mut out,
-            r,
-            "Service time (actual send → response), µs",
-            |s| &s.service_time_us,
-        );
-        counters(&mut out, r);
-        for w in &r.warnings {
-            let _ = writeln!(out, "WARNING: {w}");
+        for (i, r) in runs.iter().enumerate() {
+            if i > 0 {
+                out.push_str("\n────────\n\n");
+            }
+            render_one(&mut out, r)?;
         }
-        out
+        Ok(out.into_bytes())
     }
+
+    fn takes_several(&self) -> bool {
+        true
+    }
+}
+
+fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
+    config(out, r);
+    table(out, r, "Latency (intended send → response), µs", |s| {
+        &s.latency_hdr
+    })?;
+    table(
+        out,
+        r,
+        "Service time (actual send → response), µs",
+        |s| &s.service_time_hdr,
+    )?;
+    counters(out, r);
+    for w in &r.warnings {
+        let _ = writeln!(out, "WARNING: {w}");
+    }
+    Ok(())
 }
 
 fn config(out: &mut String, r: &RunResult) {
@@ -58,6 +72,7 @@ fn config(out: &mut String, r: &RunResult) {
         StopAfter::Ops(n) => format!("{n} ops"),
     };
     let _ = writeln!(out, "mcbench {} · server {server}", r.version);
+    wire(out, r);
     let _ = writeln!(
         out,
         "  {pace}; {} thread(s), {} connection(s)/server, depth {}",
@@ -77,6 +92,41 @@ fn config(out: &mut String, r: &RunResult) {
         r.duration_s,
     );
     out.push('\n');
+}
+
+/// Protocol, transport and the options that change what goes on the wire.
+fn wire(out: &mut String, r: &RunResult) {
+    let s = &r.spec;
+    let mut transports: Vec<&str> = r
+        .servers
+        .iter()
+        .map(|a| match a.split_once(':') {
+            Some(("udp", _)) => "UDP",
+            Some(("unix", _)) => "unix socket",
+            _ => "TCP",
+        })
+        .collect();
+    transports.dedup();
+    let expiry = match s.expiry {
+        0 => "never".to_string(),
+        e => format!("{e} s"),
+    };
+    let _ = writeln!(
+        out,
+        "  protocol {} over {}; reconnect {}; expiry {expiry}; noreply {}",
+        s.protocol.name(),
+        transports.join(" + "),
+        on_off(s.reconnect),
+        on_off(s.noreply),
+    );
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
 }
 
 /// Keys, values, mix and the options that reshape them.
@@ -144,36 +194,48 @@ fn arrival_name(d: &Distribution) -> String {
     }
 }
 
-fn table(out: &mut String, r: &RunResult, title: &str, pick: fn(&OpSummary) -> &Quantiles) {
+/// One row per op type and `total`: min, mean, stdev, the run's
+/// percentiles and max, each computed from the row's histogram.
+fn table(
+    out: &mut String,
+    r: &RunResult,
+    title: &str,
+    pick: fn(&OpSummary) -> &Hdr,
+) -> Result<(), String> {
     let _ = writeln!(out, "{title}");
-    let _ = writeln!(
-        out,
-        "{:<6}{:>11}{:>12}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
-        "op", "ops", "ops/s", "min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"
-    );
+    let _ = write!(out, "{:<8}{:>11}{:>12}", "op", "ops", "ops/s");
+    let mut heads = vec!["min".to_string(), "mean".into(), "stdev".into()];
+    heads.extend(r.percentiles.iter().map(|p| percentile_label(*p)));
+    heads.push("max".into());
+    for h in &heads {
+        let _ = write!(out, "{h:>9}");
+    }
+    out.push('\n');
     let rows = r
         .ops
         .iter()
-        .map(|(n, s)| (*n, s))
+        .map(|(n, s)| (n.as_str(), s))
         .chain([("total", &r.total)]);
     for (name, s) in rows {
-        let q = pick(s);
-        let _ = writeln!(
-            out,
-            "{name:<6}{:>11}{:>12.1}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
-            s.count,
-            s.rate,
-            us(q.min),
-            us(q.mean),
-            us(q.p50),
-            us(q.p90),
-            us(q.p99),
-            us(q.p999),
-            us(q.p9999),
-            us(q.max)
-        );
+        let h = pick(s).decode()?;
+        let _ = write!(out, "{name:<8}{:>11}{:>12.1}", s.count, s.rate);
+        let mut cells = vec![0.0; 3];
+        if !h.is_empty() {
+            cells = vec![h.min() as f64 / 1e3, h.mean() / 1e3, h.stdev() / 1e3];
+        }
+        cells.extend(r.percentiles.iter().map(|p| percentile_us(&h, *p)));
+        cells.push(if h.is_empty() {
+            0.0
+        } else {
+            h.max() as f64 / 1e3
+        });
+        for c in cells {
+            let _ = write!(out, "{:>9}", us(c));
+        }
+        out.push('\n');
     }
     out.push('\n');
+    Ok(())
 }
 
 /// µs with a precision that suits the magnitude.
@@ -192,6 +254,21 @@ fn counters(out: &mut String, r: &RunResult) {
         r.gets.hits,
         r.gets.misses,
         r.gets.hit_ratio * 100.0
+    );
+    let replies: Vec<String> = r
+        .responses
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "replies: {}",
+        if replies.is_empty() {
+            "none".into()
+        } else {
+            replies.join(", ")
+        }
     );
     let errors: Vec<String> = r
         .errors

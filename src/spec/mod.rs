@@ -101,6 +101,10 @@ pub struct RunSpec {
     /// reads, so that answers pile up (zero: read at once).
     #[serde(default, with = "units::seconds")]
     pub read_delay: Duration,
+    /// `--save`: the share of measured requests whose samples are kept
+    /// (`--save-rate`); `None` keeps none.
+    #[serde(default)]
+    pub samples: Option<f64>,
     /// User to authenticate as (SASL PLAIN on binary, `-Y` text
     /// authentication on ascii and meta, AUTH on RESP).
     pub user: Option<String>,
@@ -157,6 +161,13 @@ impl RunSpec {
             }
         }
         self.validate_read_delay()?;
+        if let Some(share) = self.samples {
+            if !(share > 0.0 && share <= 1.0) {
+                return Err(format!(
+                    "--save-rate is the share of requests saved, above 0 and at most 1; got {share}"
+                ));
+            }
+        }
         match self.stop {
             StopAfter::Duration(d) if d.is_zero() => {
                 return Err("--duration must be longer than zero".into())

@@ -1,7 +1,8 @@
 //! Merges the workers' interval snapshots into a time series and a total.
 
-use super::recorder::{quantile_us, Recorder};
-use serde::Serialize;
+use super::hdr::Hdr;
+use super::recorder::{quantile_us, OpRecorder, Recorder};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One worker's measurements over one interval.
@@ -16,25 +17,39 @@ pub struct Snapshot {
 }
 
 /// One interval of the whole run, as reported live and in JSON.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IntervalSummary {
     pub index: u64,
     /// End of the interval, seconds since measurement start.
     pub time_s: f64,
     pub duration_s: f64,
-    /// Per op type (and `total`): rate and latency quantiles.
-    pub ops: BTreeMap<&'static str, IntervalOp>,
+    /// Per op type (and `total`): rate, latency quantiles, histograms.
+    pub ops: BTreeMap<String, IntervalOp>,
     pub hits: u64,
     pub misses: u64,
+    /// Failed requests of the interval (every error class but
+    /// `packet_disorder`, whose replies were reassembled).
     pub errors: u64,
+    /// Intended send → the worker got to it, ns (open loop; empty in
+    /// closed loop).
+    pub send_lag_hdr: Hdr,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One op type (or `total`) over one interval.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IntervalOp {
     pub count: u64,
     pub rate: f64,
     pub p50_us: f64,
     pub p99_us: f64,
+    pub max_us: f64,
+    /// Keys found / not found; error replies (`total`: every error).
+    pub hits: u64,
+    pub misses: u64,
+    pub errors: u64,
+    /// Latency and service time, ns, HdrHistogram V2 compressed.
+    pub latency_hdr: Hdr,
+    pub service_time_hdr: Hdr,
 }
 
 struct Pending {
@@ -109,13 +124,17 @@ impl Collector {
 fn summarise(index: u64, start_ns: u64, end_ns: u64, r: &Recorder) -> IntervalSummary {
     let secs = (end_ns - start_ns) as f64 / 1e9;
     let mut ops = BTreeMap::new();
-    let mut all = super::recorder::new_histogram();
+    let mut all = OpRecorder::new();
     // The op types this interval saw; `total` always.
     for (op, rec) in r.ops().filter(|(_, rec)| rec.count() > 0) {
-        all.add(&rec.latency).expect("same bounds");
-        ops.insert(op.name(), interval_op(&rec.latency, secs));
+        all.latency.add(&rec.latency).expect("same bounds");
+        all.service.add(&rec.service).expect("same bounds");
+        ops.insert(op.name().to_string(), interval_op(rec, secs));
     }
-    ops.insert("total", interval_op(&all, secs));
+    all.hits = r.hits;
+    all.misses = r.misses;
+    all.errors = r.failures();
+    ops.insert("total".to_string(), interval_op(&all, secs));
     IntervalSummary {
         index,
         time_s: end_ns as f64 / 1e9,
@@ -123,16 +142,28 @@ fn summarise(index: u64, start_ns: u64, end_ns: u64, r: &Recorder) -> IntervalSu
         ops,
         hits: r.hits,
         misses: r.misses,
-        errors: r.errors.iter().sum(),
+        errors: all.errors,
+        send_lag_hdr: Hdr::encode(&r.send_lag),
     }
 }
 
-fn interval_op(h: &hdrhistogram::Histogram<u64>, secs: f64) -> IntervalOp {
+fn interval_op(r: &OpRecorder, secs: f64) -> IntervalOp {
+    let h = &r.latency;
     IntervalOp {
         count: h.len(),
         rate: h.len() as f64 / secs,
         p50_us: quantile_us(h, 0.5),
         p99_us: quantile_us(h, 0.99),
+        max_us: if h.is_empty() {
+            0.0
+        } else {
+            h.max() as f64 / 1e3
+        },
+        hits: r.hits,
+        misses: r.misses,
+        errors: r.errors,
+        latency_hdr: Hdr::encode(h),
+        service_time_hdr: Hdr::encode(&r.service),
     }
 }
 

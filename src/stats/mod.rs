@@ -3,7 +3,9 @@
 
 mod collector;
 pub mod cpu;
+mod hdr;
 mod recorder;
 
 pub use collector::{Collector, IntervalOp, IntervalSummary, Snapshot};
-pub use recorder::{new_histogram, quantile_us, ErrorClass, OpRecorder, Recorder};
+pub use hdr::Hdr;
+pub use recorder::{new_histogram, quantile_us, ErrorClass, OpRecorder, Recorder, Sample};

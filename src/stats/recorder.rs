@@ -102,13 +102,18 @@ impl ErrorClass {
     }
 }
 
-/// Latency and service time of one op type.
+/// Latency, service time and outcomes of one op type.
 #[derive(Debug, Clone)]
 pub struct OpRecorder {
     /// Intended send → response parsed, ns.
     pub latency: Histogram<u64>,
     /// Actual send → response parsed, ns.
     pub service: Histogram<u64>,
+    /// Keys found / not found (retrievals).
+    pub hits: u64,
+    pub misses: u64,
+    /// Error replies (`ERROR`, `CLIENT_ERROR`, ...) to this op.
+    pub errors: u64,
 }
 
 impl Default for OpRecorder {
@@ -122,12 +127,42 @@ impl OpRecorder {
         OpRecorder {
             latency: new_histogram(),
             service: new_histogram(),
+            hits: 0,
+            misses: 0,
+            errors: 0,
         }
     }
 
     pub fn count(&self) -> u64 {
         self.latency.len()
     }
+
+    fn reset(&mut self) {
+        self.latency.reset();
+        self.service.reset();
+        self.hits = 0;
+        self.misses = 0;
+        self.errors = 0;
+    }
+
+    fn merge(&mut self, other: &OpRecorder) {
+        self.latency.add(&other.latency).expect("same bounds");
+        self.service.add(&other.service).expect("same bounds");
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.errors += other.errors;
+    }
+}
+
+/// One measured request as `--save` writes it.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// Intended send, ns on the worker clock (`engine::clock_ns`).
+    pub intended_ns: u64,
+    pub op: OpKind,
+    pub latency_ns: u64,
+    pub service_ns: u64,
+    pub reply: ResponseClass,
 }
 
 /// Everything one worker measured over one interval.
@@ -149,6 +184,8 @@ pub struct Recorder {
     pub connections_lost: u64,
     /// Lost connections opened again (`--reconnect`).
     pub connections_reopened: u64,
+    /// `--save`: the requests of this interval chosen to be written.
+    pub samples: Vec<Sample>,
 }
 
 impl Default for Recorder {
@@ -165,6 +202,7 @@ impl Default for Recorder {
             client_waits: 0,
             connections_lost: 0,
             connections_reopened: 0,
+            samples: Vec::new(),
         }
     }
 }
@@ -172,10 +210,11 @@ impl Default for Recorder {
 impl Recorder {
     /// Records one completed request. Times in ns.
     #[inline]
-    pub fn record_op(&mut self, op: OpKind, latency_ns: u64, service_ns: u64) {
+    pub fn record_op(&mut self, op: OpKind, latency_ns: u64, service_ns: u64) -> &mut OpRecorder {
         let r = self.ops[op.index()].get_or_insert_with(|| Box::new(OpRecorder::new()));
         r.latency.saturating_record(latency_ns.max(1));
         r.service.saturating_record(service_ns.max(1));
+        r
     }
 
     #[inline]
@@ -190,6 +229,16 @@ impl Recorder {
 
     pub fn error_count(&self, class: ErrorClass) -> u64 {
         self.errors[class as usize]
+    }
+
+    /// Requests that failed, of every class but `packet_disorder` (whose
+    /// replies were reassembled and answered).
+    pub fn failures(&self) -> u64 {
+        ErrorClass::ALL
+            .iter()
+            .filter(|c| **c != ErrorClass::PacketDisorder)
+            .map(|c| self.error_count(*c))
+            .sum()
     }
 
     /// Creates the histograms of `ops` now, so that recording never
@@ -225,8 +274,7 @@ impl Recorder {
     /// Empties every histogram and counter, keeping the memory.
     pub fn reset(&mut self) {
         for op in self.ops.iter_mut().flatten() {
-            op.latency.reset();
-            op.service.reset();
+            op.reset();
         }
         self.send_lag.reset();
         self.hits = 0;
@@ -238,15 +286,15 @@ impl Recorder {
         self.client_waits = 0;
         self.connections_lost = 0;
         self.connections_reopened = 0;
+        self.samples.clear();
     }
 
     /// Adds `other` into `self`, losslessly.
     pub fn merge(&mut self, other: &Recorder) {
         for (a, b) in self.ops.iter_mut().zip(&other.ops) {
             let Some(b) = b else { continue };
-            let a = a.get_or_insert_with(|| Box::new(OpRecorder::new()));
-            a.latency.add(&b.latency).expect("same bounds");
-            a.service.add(&b.service).expect("same bounds");
+            a.get_or_insert_with(|| Box::new(OpRecorder::new()))
+                .merge(b);
         }
         self.send_lag.add(&other.send_lag).expect("same bounds");
         self.hits += other.hits;

@@ -154,16 +154,36 @@ pub fn spawn_mcbench(args: &[&str], env: &[(&str, &str)]) -> Child {
         .unwrap()
 }
 
+/// Waits for `child`, reading its pipes meanwhile (a result larger than a
+/// pipe's buffer would otherwise block it); kills it after `limit`.
 pub fn wait_bounded(mut child: Child, limit: Duration) -> Output {
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> thread::JoinHandle<Vec<u8>> {
+        thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    }
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
     let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if Instant::now() > deadline {
             let _ = child.kill();
             panic!("mcbench did not finish within {limit:?}");
         }
         thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
     }
-    child.wait_with_output().unwrap()
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -1,10 +1,11 @@
 //! The reading half of a worker: responses parsed, matched to their
 //! requests, recorded; connections that fail are dropped.
 
+use super::Sampler;
 use super::{Due, Source, Worker};
 use crate::engine::clock_ns;
 use crate::engine::conn::{InFlight, ReadOutcome, UdpState, UDP_TIMEOUT_NS};
-use crate::stats::{ErrorClass, Recorder};
+use crate::stats::{ErrorClass, Recorder, Sample};
 use crate::workload::{OpKind, Request};
 use mcbench_proto::ResponseClass;
 
@@ -17,6 +18,7 @@ impl Worker {
             return;
         }
         let rec = &mut *self.recorder;
+        let sampler = &mut self.sampler;
         let getset = self.shared.workload.getset && self.sending;
         let keys = &self.shared.workload.keys;
         let fills = &mut self.fills;
@@ -36,7 +38,7 @@ impl Worker {
                     mismatch = true;
                 }
                 if req.measured {
-                    record_response(rec, req, resp, now);
+                    record_response(rec, sampler, req, resp, now);
                 }
                 // The unique a later cas on this connection will send.
                 if req.op.cmd().wants_cas() && resp.values > 0 {
@@ -185,20 +187,39 @@ fn fits(op: OpKind, class: ResponseClass) -> bool {
         }
 }
 
-fn record_response(rec: &mut Recorder, req: InFlight, resp: mcbench_proto::Response, now: u64) {
-    rec.record_op(
-        req.op,
-        now.saturating_sub(req.intended_ns),
-        now.saturating_sub(req.sent_ns),
-    );
-    rec.responses[resp.class.index()] += 1;
-    if let Some(err) = ErrorClass::of_reply(resp.class) {
-        rec.error(err, 1);
-    }
+fn record_response(
+    rec: &mut Recorder,
+    sampler: &mut Sampler,
+    req: InFlight,
+    resp: mcbench_proto::Response,
+    now: u64,
+) {
+    let latency_ns = now.saturating_sub(req.intended_ns);
+    let service_ns = now.saturating_sub(req.sent_ns);
+    let op = rec.record_op(req.op, latency_ns, service_ns);
+    let (mut hits, mut misses) = (0, 0);
     if req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End) {
         let keys = req.expect.keys;
-        let hits = u64::from(resp.values.min(keys));
-        rec.hits += hits;
-        rec.misses += u64::from(keys) - hits;
+        hits = u64::from(resp.values.min(keys));
+        misses = u64::from(keys) - hits;
+    }
+    op.hits += hits;
+    op.misses += misses;
+    let err = ErrorClass::of_reply(resp.class);
+    op.errors += u64::from(err.is_some());
+    rec.hits += hits;
+    rec.misses += misses;
+    rec.responses[resp.class.index()] += 1;
+    if let Some(err) = err {
+        rec.error(err, 1);
+    }
+    if sampler.keep() {
+        rec.samples.push(Sample {
+            intended_ns: req.intended_ns,
+            op: req.op,
+            latency_ns,
+            service_ns,
+            reply: resp.class,
+        });
     }
 }

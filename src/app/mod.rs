@@ -1,16 +1,20 @@
-//! `mcbench run`: from parsed flags to written reports and an exit code.
+//! The subcommands: `mcbench run` from parsed flags to written reports and
+//! an exit code; `report` and `compare` over saved results (`saved`).
+
+mod saved;
+
+pub use saved::{compare, report};
 
 use crate::cli::RunArgs;
 use crate::embedded::EmbeddedMemcached;
 use crate::engine::{self, PhaseEnd};
 use crate::error::{exit, Failure};
-use crate::report::{live_line, Exporter, JsonExporter, TextExporter};
-use crate::result::{RunContext, RunResult};
+use crate::report::{live_line, ExportManager, SampleWriter};
+use crate::result::{RunContext, RunResult, DEFAULT_PERCENTILES};
 use crate::spec::{Address, RunSpec, StopAfter};
-use crate::stats::IntervalSummary;
+use crate::stats::{IntervalSummary, Sample};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -25,8 +29,52 @@ pub fn run(args: &RunArgs) -> i32 {
     }
 }
 
+/// What the main thread does while the engine runs: live lines or the
+/// progress bar, and `--save`'s samples.
+struct Watch<'a> {
+    spec: &'a RunSpec,
+    percentiles: &'a [f64],
+    progress: ProgressBar,
+    samples: Option<&'a mut SampleWriter>,
+}
+
+impl engine::Observer for Watch<'_> {
+    fn interval(&mut self, s: &IntervalSummary) {
+        if self.spec.live {
+            let line = live_line(s, self.percentiles);
+            self.progress.suspend(|| eprintln!("{line}"));
+        }
+        self.progress.inc(s.ops.get("total").map_or(0, |o| {
+            if is_ops_bound(self.spec) {
+                o.count
+            } else {
+                (s.duration_s * 1000.0) as u64
+            }
+        }));
+    }
+
+    fn samples(&mut self, samples: &[Sample], start_ns: u64) {
+        if let Some(w) = self.samples.as_deref_mut() {
+            w.write(samples, start_ns);
+        }
+    }
+}
+
 fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
     let spec = args.to_spec().map_err(Failure::usage)?;
+    let percentiles = args
+        .outputs
+        .percentiles
+        .as_ref()
+        .map_or(DEFAULT_PERCENTILES.to_vec(), |p| p.0.clone());
+    // Every output exists before any traffic: a bad path costs no run.
+    let mut outputs = ExportManager::create(&args.outputs.files(), false)?;
+    let mut samples = args
+        .save
+        .as_deref()
+        .map(SampleWriter::create)
+        .transpose()
+        .map_err(Failure::usage)?;
     let stop = install_signal_flag()?;
     let embedded = if spec.servers.is_empty() {
         Some(EmbeddedMemcached::start(&embedded_size(&spec))?)
@@ -42,21 +90,14 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
             .collect::<Result<_, _>>()
             .map_err(Failure::usage)?,
     };
-    let progress = progress_bar(&spec);
-    let mut live = |s: &IntervalSummary| {
-        if spec.live {
-            progress.suspend(|| eprintln!("{}", live_line(s)));
-        }
-        progress.inc(s.ops.get("total").map_or(0, |o| {
-            if is_ops_bound(&spec) {
-                o.count
-            } else {
-                (s.duration_s * 1000.0) as u64
-            }
-        }));
+    let mut watch = Watch {
+        spec: &spec,
+        percentiles: &percentiles,
+        progress: progress_bar(&spec),
+        samples: samples.as_mut(),
     };
-    let outcome = engine::run(&spec, &addrs, stop.clone(), &mut live)?;
-    progress.finish_and_clear();
+    let outcome = engine::run(&spec, &addrs, stop.clone(), &mut watch)?;
+    watch.progress.finish_and_clear();
     let stopped_by = match stop.load(Ordering::Relaxed) {
         0 => None,
         sig if sig == libc::SIGTERM as usize => Some("SIGTERM".to_string()),
@@ -66,11 +107,19 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
         servers: addrs.iter().map(ToString::to_string).collect(),
         embedded_server: embedded.as_ref().map(|e| e.version.clone()),
         stopped_by: stopped_by.clone(),
+        percentiles,
     };
     drop(embedded);
     let result = RunResult::build(&spec, &outcome, ctx);
-    write_reports(args.json.as_deref(), &result)?;
-    Ok(exit_code(&outcome.ends, stopped_by.as_deref()))
+    let mut written = outputs.write(std::slice::from_ref(&result));
+    if let Some(Err(e)) = samples.map(SampleWriter::finish) {
+        eprintln!("mcbench: error: {e}");
+        written = written.and(Err(Failure::run(e)));
+    }
+    match exit_code(&outcome.ends, stopped_by.as_deref()) {
+        exit::OK if written.is_err() => Ok(exit::FAILED),
+        code => Ok(code),
+    }
 }
 
 /// What the embedded memcached must hold: every connection, the key space
@@ -112,27 +161,6 @@ fn install_signal_flag() -> Result<Arc<AtomicUsize>, Failure> {
             .map_err(|e| Failure::run(format!("cannot install a signal handler: {e}")))?;
     }
     Ok(stop)
-}
-
-fn write_reports(json: Option<&Path>, result: &RunResult) -> Result<(), Failure> {
-    let text = TextExporter.render(result);
-    let json_to_stdout = json.is_some_and(|p| p == Path::new("-"));
-    if json_to_stdout {
-        eprint!("{text}");
-    } else {
-        print!("{text}");
-        let _ = std::io::stdout().flush();
-    }
-    if let Some(path) = json {
-        let body = JsonExporter.render(result);
-        if json_to_stdout {
-            print!("{body}");
-        } else {
-            std::fs::write(path, body)
-                .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
-        }
-    }
-    Ok(())
 }
 
 fn is_ops_bound(spec: &RunSpec) -> bool {

@@ -1,22 +1,32 @@
 //! `RunResult`: everything a run measured, in the shape of the JSON schema
-//! (`docs/json-schema.md`). Every report renders from this one value.
+//! (`docs/json-schema.md`). Every report renders from this one value, and
+//! a saved one loads back whole, histograms included, so that a report,
+//! a comparison or a merge can be made again from it.
+
+mod load;
+mod merge;
 
 use crate::engine::{Outcome, PhaseEnd};
 use crate::spec::RunSpec;
-use crate::stats::{cpu, quantile_us, ErrorClass, IntervalSummary, OpRecorder};
+use crate::stats::{cpu, quantile_us, ErrorClass, Hdr, IntervalSummary, OpRecorder};
 use crate::warnings::{Warning, BUSY_LIMIT, LAG_P99_LIMIT_US};
 use crate::workload::OpKind;
 use hdrhistogram::Histogram;
 use mcbench_proto::ResponseClass;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub const SCHEMA: &str = "mcbench.run/1";
+pub use merge::merge;
 
-#[derive(Debug, Serialize)]
+pub const SCHEMA: &str = "mcbench.run/2";
+
+/// The percentiles reports print unless told otherwise (`--percentiles`).
+pub const DEFAULT_PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
-    pub schema: &'static str,
-    pub version: &'static str,
+    pub schema: String,
+    pub version: String,
     pub spec: RunSpec,
     /// Addresses the run used.
     pub servers: Vec<String>,
@@ -24,15 +34,19 @@ pub struct RunResult {
     pub embedded_server: Option<String>,
     /// Measured time, s (after warm-up, until the last answer).
     pub duration_s: f64,
+    /// Start of the measured phase, s since the Unix epoch.
+    pub started_unix_s: f64,
     /// True when the run ran to its end (not stopped, not failed).
     pub completed: bool,
     /// `SIGINT`/`SIGTERM` when a signal stopped the run.
     pub stopped_by: Option<String>,
-    pub ops: BTreeMap<&'static str, OpSummary>,
+    /// The percentiles the text report, live line and CSV print.
+    pub percentiles: Vec<f64>,
+    pub ops: BTreeMap<String, OpSummary>,
     pub total: OpSummary,
     pub gets: Gets,
-    pub responses: BTreeMap<&'static str, u64>,
-    pub errors: BTreeMap<&'static str, u64>,
+    pub responses: BTreeMap<String, u64>,
+    pub errors: BTreeMap<String, u64>,
     pub bytes: Bytes,
     pub connections: Connections,
     pub client: Client,
@@ -40,17 +54,25 @@ pub struct RunResult {
     pub intervals: Vec<IntervalSummary>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpSummary {
     pub count: u64,
     /// ops/s over `duration_s`.
     pub rate: f64,
+    /// Keys found / not found (retrievals; `total`: every get).
+    pub hits: u64,
+    pub misses: u64,
+    /// Error replies to this op type (`total`: every error of the run).
+    pub errors: u64,
     pub latency_us: Quantiles,
     pub service_time_us: Quantiles,
+    /// The histograms the quantiles come from, ns.
+    pub latency_hdr: Hdr,
+    pub service_time_hdr: Hdr,
 }
 
 /// Summary of one histogram, µs.
-#[derive(Debug, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct Quantiles {
     pub min: f64,
     pub mean: f64,
@@ -63,7 +85,7 @@ pub struct Quantiles {
     pub max: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Gets {
     pub hits: u64,
     pub misses: u64,
@@ -71,7 +93,7 @@ pub struct Gets {
     pub hit_ratio: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Bytes {
     pub tx: u64,
     pub rx: u64,
@@ -80,7 +102,7 @@ pub struct Bytes {
     pub rx_mb_s: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Connections {
     pub opened: usize,
     pub lost: u64,
@@ -88,7 +110,7 @@ pub struct Connections {
     pub reopened: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Client {
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
@@ -101,6 +123,8 @@ pub struct Client {
     /// Intended send → the worker got to it (open loop; 0 in closed loop,
     /// where a request is intended when it is sent).
     pub send_lag_us: LagSummary,
+    /// The send-lag histogram, ns.
+    pub send_lag_hdr: Hdr,
     /// Whether the run had a schedule (and so a meaningful send lag).
     pub open_loop: bool,
     /// Requests that waited in the client for a free connection slot.
@@ -108,7 +132,7 @@ pub struct Client {
     pub peak_rss_bytes: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LagSummary {
     pub p50: f64,
     pub p99: f64,
@@ -120,6 +144,8 @@ pub struct RunContext {
     pub servers: Vec<String>,
     pub embedded_server: Option<String>,
     pub stopped_by: Option<String>,
+    /// The percentiles to print.
+    pub percentiles: Vec<f64>,
 }
 
 impl RunResult {
@@ -134,9 +160,12 @@ impl RunResult {
             all.latency.add(&r.latency).expect("same bounds");
             all.service.add(&r.service).expect("same bounds");
             if r.count() > 0 || spec.mix.share_of(op) > 0.0 {
-                ops.insert(op.name(), op_summary(r, secs));
+                ops.insert(op.name().to_string(), op_summary(r, secs));
             }
         }
+        all.hits = t.hits;
+        all.misses = t.misses;
+        all.errors = t.failures();
         let total_ops = t.total_ops();
         let open_loop = spec.rate.is_some();
         let send_lag_us = LagSummary {
@@ -147,15 +176,17 @@ impl RunResult {
         let warnings = warnings(out, open_loop.then_some(&send_lag_us), total_ops);
         let looked_up = t.hits + t.misses;
         RunResult {
-            schema: SCHEMA,
-            version: env!("CARGO_PKG_VERSION"),
+            schema: SCHEMA.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
             spec: spec.clone(),
             servers: ctx.servers,
             embedded_server: ctx.embedded_server,
             duration_s: out.duration_s,
+            started_unix_s: out.started_unix_s,
             completed: ctx.stopped_by.is_none()
                 && out.ends.iter().all(|e| *e == PhaseEnd::Completed),
             stopped_by: ctx.stopped_by,
+            percentiles: ctx.percentiles,
             ops,
             total: op_summary(&all, secs),
             gets: Gets {
@@ -169,11 +200,11 @@ impl RunResult {
             },
             responses: ResponseClass::ALL
                 .iter()
-                .map(|c| (c.name(), t.responses[c.index()]))
+                .map(|c| (c.name().to_string(), t.responses[c.index()]))
                 .collect(),
             errors: ErrorClass::ALL
                 .iter()
-                .map(|c| (c.name(), t.error_count(*c)))
+                .map(|c| (c.name().to_string(), t.error_count(*c)))
                 .collect(),
             bytes: Bytes {
                 tx: t.bytes_tx,
@@ -193,6 +224,7 @@ impl RunResult {
                 worker_busy: out.worker_busy.clone(),
                 client_bound: warnings.iter().any(Warning::client_bound),
                 send_lag_us,
+                send_lag_hdr: Hdr::encode(&t.send_lag),
                 open_loop,
                 waits: t.client_waits,
                 peak_rss_bytes: cpu::peak_rss_bytes(),
@@ -242,9 +274,30 @@ fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {
     OpSummary {
         count: r.count(),
         rate: r.count() as f64 / secs,
+        hits: r.hits,
+        misses: r.misses,
+        errors: r.errors,
         latency_us: quantiles(&r.latency),
         service_time_us: quantiles(&r.service),
+        latency_hdr: Hdr::encode(&r.latency),
+        service_time_hdr: Hdr::encode(&r.service),
     }
+}
+
+/// The value at `percent` (0..=100) of a histogram of ns, in µs.
+pub fn percentile_us(h: &Histogram<u64>, percent: f64) -> f64 {
+    quantile_us(h, percent / 100.0)
+}
+
+/// A percentile's column name: `p50`, `p99.9`, `p99.99`.
+pub fn percentile_label(percent: f64) -> String {
+    format!("p{}", percent_text(percent))
+}
+
+/// A percent as the user wrote it: `50`, `99.9` (no trailing zeros).
+pub fn percent_text(percent: f64) -> String {
+    let s = format!("{percent:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn quantiles(h: &Histogram<u64>) -> Quantiles {
@@ -280,6 +333,7 @@ mod tests {
             total,
             intervals: Vec::new(),
             duration_s: 1.0,
+            started_unix_s: 0.0,
             cpu: CpuTimes::default(),
             worker_busy: vec![busy],
             ends: vec![PhaseEnd::Completed],

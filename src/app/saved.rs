@@ -1,0 +1,90 @@
+//! `mcbench report` and `mcbench compare`: saved results rendered again,
+//! merged, or set side by side. Nothing here touches the network.
+
+use crate::cli::{CompareArgs, ReportArgs};
+use crate::error::{exit, Failure};
+use crate::report::{self, ExportManager};
+use crate::result::{self, RunResult};
+use std::path::PathBuf;
+
+/// `mcbench report RUN.json [...]`: returns the exit code.
+pub fn report(args: &ReportArgs) -> i32 {
+    finish(report_inner(args))
+}
+
+/// `mcbench compare A.json B.json [...]`: returns the exit code.
+pub fn compare(args: &CompareArgs) -> i32 {
+    finish(compare_inner(args))
+}
+
+fn finish(r: Result<(), Failure>) -> i32 {
+    match r {
+        Ok(()) => exit::OK,
+        Err(f) => {
+            if let Failure::Usage(m) = &f {
+                eprintln!("mcbench: error: {m}");
+            }
+            f.exit_code()
+        }
+    }
+}
+
+/// Every result, or the first that does not load (exit 2).
+fn load_all(paths: &[PathBuf]) -> Result<Vec<RunResult>, Failure> {
+    paths
+        .iter()
+        .map(|p| RunResult::load(p).map_err(Failure::usage))
+        .collect()
+}
+
+fn report_inner(args: &ReportArgs) -> Result<(), Failure> {
+    let several = args.runs.len() > 1 && !args.merge;
+    let mut outputs = ExportManager::create(&args.outputs.files(), several)?;
+    let mut runs = load_all(&args.runs)?;
+    if args.merge {
+        runs = vec![result::merge(&runs).map_err(Failure::usage)?];
+    }
+    if let Some(p) = &args.outputs.percentiles {
+        for r in &mut runs {
+            r.percentiles = p.0.clone();
+        }
+    }
+    outputs.write(&runs)
+}
+
+fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
+    let mut runs = load_all(&args.runs)?;
+    let mut differ = Vec::new();
+    for (path, r) in args.runs.iter().zip(&runs).skip(1) {
+        for d in report::workload_differences(&runs[0], r) {
+            differ.push(format!("  {}: {d}", path.display()));
+        }
+    }
+    if !differ.is_empty() {
+        let what = format!(
+            "the runs' workloads differ from {}'s:\n{}",
+            args.runs[0].display(),
+            differ.join("\n")
+        );
+        if !args.force {
+            return Err(Failure::usage(format!(
+                "{what}\n(--force compares them anyway)"
+            )));
+        }
+        eprintln!("mcbench: note: {what}");
+    }
+    if let Some(p) = &args.percentiles {
+        runs[0].percentiles = p.0.clone();
+    }
+    let labels: Vec<String> = args.runs.iter().map(|p| p.display().to_string()).collect();
+    let table = report::compare(&runs, &labels).map_err(Failure::run)?;
+    use std::io::Write;
+    std::io::stdout()
+        .lock()
+        .write_all(table.as_bytes())
+        .map_err(|e| {
+            let m = format!("cannot write to stdout: {e}");
+            eprintln!("mcbench: error: {m}");
+            Failure::run(m)
+        })
+}

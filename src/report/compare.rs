@@ -1,0 +1,179 @@
+//! `mcbench compare`: runs side by side, each with its ratio to the first,
+//! after checking that they ran the same workload.
+
+use crate::result::{percentile_label, percentile_us, OpSummary, RunResult};
+use std::fmt::Write;
+
+/// Spec fields that say where, how or how long the load was made, not
+/// what it was: runs may differ in them and still compare (rates and
+/// percentiles do not depend on a run's length).
+const NOT_WORKLOAD: [&str; 11] = [
+    "servers", "seed", "interval", "live", "affinity", "timeout", "user", "samples", "threads",
+    "stop", "warmup",
+];
+
+/// The workload fields in which `b` differs from `a`, as `name: a ≠ b`.
+pub fn workload_differences(a: &RunResult, b: &RunResult) -> Vec<String> {
+    let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
+        (serde_json::to_value(&a.spec), serde_json::to_value(&b.spec))
+    else {
+        return vec!["spec: not comparable".into()];
+    };
+    let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter(|n| !NOT_WORKLOAD.contains(&n.as_str()))
+        .filter_map(|n| {
+            let (x, y) = (a.get(n), b.get(n));
+            (x != y).then(|| format!("{n}: {} ≠ {}", show(x), show(y)))
+        })
+        .collect()
+}
+
+fn show(v: Option<&serde_json::Value>) -> String {
+    v.map_or("(absent)".into(), ToString::to_string)
+}
+
+/// The comparison table: one column per run, `value (ratio)` where the
+/// ratio is to the first run.
+pub fn compare(runs: &[RunResult], labels: &[String]) -> Result<String, String> {
+    let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
+    let first = &runs[0];
+    rows.push(("ops/s".into(), runs.iter().map(|r| r.total.rate).collect()));
+    latency_rows(&mut rows, "latency", runs, |r| Some(&r.total), first)?;
+    for op in first.ops.keys() {
+        if runs.iter().all(|r| r.ops.contains_key(op)) {
+            let name = format!("{op} latency");
+            rows.push((
+                format!("{op} ops/s"),
+                runs.iter().map(|r| r.ops[op].rate).collect(),
+            ));
+            latency_rows(&mut rows, &name, runs, |r| r.ops.get(op), first)?;
+        }
+    }
+    rows.push((
+        "errors".into(),
+        runs.iter().map(|r| r.total.errors as f64).collect(),
+    ));
+    rows.push((
+        "hit ratio %".into(),
+        runs.iter().map(|r| r.gets.hit_ratio * 100.0).collect(),
+    ));
+    rows.push((
+        "client CPU ns/op".into(),
+        runs.iter().map(|r| r.client.cpu_ns_per_op).collect(),
+    ));
+    Ok(render(&rows, runs, labels))
+}
+
+fn latency_rows(
+    rows: &mut Vec<(String, Vec<f64>)>,
+    name: &str,
+    runs: &[RunResult],
+    pick: impl Fn(&RunResult) -> Option<&OpSummary>,
+    first: &RunResult,
+) -> Result<(), String> {
+    let hists = runs
+        .iter()
+        .map(|r| {
+            pick(r).map_or(Ok(crate::stats::new_histogram()), |s| {
+                s.latency_hdr.decode()
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for p in &first.percentiles {
+        rows.push((
+            format!("{name} {} µs", percentile_label(*p)),
+            hists.iter().map(|h| percentile_us(h, *p)).collect(),
+        ));
+    }
+    rows.push((
+        format!("{name} max µs"),
+        hists
+            .iter()
+            .map(|h| {
+                if h.is_empty() {
+                    0.0
+                } else {
+                    h.max() as f64 / 1e3
+                }
+            })
+            .collect(),
+    ));
+    Ok(())
+}
+
+fn render(rows: &[(String, Vec<f64>)], runs: &[RunResult], labels: &[String]) -> String {
+    let width = rows
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    let col = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(22)
+        + 2;
+    let mut out = String::new();
+    let _ = write!(out, "{:<width$}", "");
+    for l in labels {
+        let _ = write!(out, "{l:>col$}");
+    }
+    out.push('\n');
+    for (name, values) in rows {
+        let _ = write!(out, "{name:<width$}");
+        for (i, v) in values.iter().enumerate() {
+            let cell = if i == 0 {
+                num(*v)
+            } else {
+                format!("{} ({})", num(*v), ratio(*v, values[0]))
+            };
+            let _ = write!(out, "{cell:>col$}");
+        }
+        out.push('\n');
+    }
+    let bound: Vec<&String> = labels
+        .iter()
+        .zip(runs)
+        .filter(|(_, r)| r.client.client_bound)
+        .map(|(l, _)| l)
+        .collect();
+    if !bound.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWARNING: CLIENT-BOUND runs measure the client, not the server: {}",
+            bound
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    out
+}
+
+fn num(v: f64) -> String {
+    if v.abs() >= 10_000.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// `1.05×` of the first run; `-` when the first is zero.
+fn ratio(v: f64, base: f64) -> String {
+    if base == 0.0 {
+        if v == 0.0 {
+            "=".into()
+        } else {
+            "-".into()
+        }
+    } else {
+        format!("{:.2}×", v / base)
+    }
+}

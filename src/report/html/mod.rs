@@ -1,0 +1,285 @@
+//! `--html`: one self-contained page (no script, font or style from the
+//! network): the configuration, the summary table, and charts as inline
+//! SVG. Several runs (`mcbench report A.json B.json --html F`) overlay in
+//! one set of charts, a colour per run.
+
+mod charts;
+
+use super::Exporter;
+use crate::result::{percentile_label, percentile_us, RunResult};
+use crate::stats::IntervalSummary;
+use charts::{Series, PALETTE};
+use std::fmt::Write;
+
+pub struct HtmlExporter;
+
+impl Exporter for HtmlExporter {
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
+        let mut page = String::new();
+        let _ = write!(page, "{HEAD}");
+        config_table(&mut page, runs);
+        summary_table(&mut page, runs)?;
+        page.push_str("<h2>Latency by percentile</h2>\n");
+        for op in op_names(runs) {
+            let svg = charts::spectrum(
+                &format!("{op}: latency by percentile"),
+                &spectra(runs, &op)?,
+            )?;
+            figure(&mut page, &svg);
+        }
+        page.push_str("<h2>Over time</h2>\n");
+        for svg in time_charts(runs)? {
+            figure(&mut page, &svg);
+        }
+        page.push_str("</body>\n</html>\n");
+        Ok(page.into_bytes())
+    }
+
+    fn takes_several(&self) -> bool {
+        true
+    }
+}
+
+const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+<title>mcbench report</title>\n<style>\n\
+body { font-family: sans-serif; margin: 1.5em; color: #222; }\n\
+table { border-collapse: collapse; margin-bottom: 1.5em; font-size: 0.9em; }\n\
+td, th { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }\n\
+th:first-child, td:first-child { text-align: left; }\n\
+figure { margin: 0.5em 0; display: inline-block; }\n\
+.warn { color: #a00; }\n</style>\n</head>\n<body>\n<h1>mcbench report</h1>\n";
+
+/// Labels runs `run 1`, `run 2`, ... with their servers.
+fn label(i: usize, r: &RunResult) -> String {
+    format!("run {} ({})", i + 1, r.servers.join(", "))
+}
+
+fn color(i: usize) -> plotters::style::RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+fn figure(page: &mut String, svg: &str) {
+    let _ = writeln!(page, "<figure class=\"chart\">{svg}</figure>");
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The resolved configuration, a column per run.
+fn config_table(page: &mut String, runs: &[RunResult]) {
+    page.push_str("<h2>Configuration</h2>\n<table>\n<tr><th>setting</th>");
+    for (i, r) in runs.iter().enumerate() {
+        let _ = write!(page, "<th>{}</th>", esc(&label(i, r)));
+    }
+    page.push_str("</tr>\n");
+    let specs: Vec<serde_json::Map<String, serde_json::Value>> = runs
+        .iter()
+        .map(|r| match serde_json::to_value(&r.spec) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        })
+        .collect();
+    let mut rows = vec![
+        (
+            "version".to_string(),
+            runs.iter().map(|r| r.version.clone()).collect::<Vec<_>>(),
+        ),
+        (
+            "measured, s".into(),
+            runs.iter()
+                .map(|r| format!("{:.3}", r.duration_s))
+                .collect(),
+        ),
+    ];
+    for key in specs[0].keys() {
+        rows.push((
+            key.clone(),
+            specs
+                .iter()
+                .map(|m| m.get(key).map_or(String::new(), ToString::to_string))
+                .collect(),
+        ));
+    }
+    for (name, cells) in rows {
+        let _ = write!(page, "<tr><td>{}</td>", esc(&name));
+        for c in cells {
+            let _ = write!(page, "<td>{}</td>", esc(&c));
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</table>\n");
+}
+
+/// Per run and op type: count, rate, the run's percentiles, max, errors.
+fn summary_table(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
+    let pcts = &runs[0].percentiles;
+    page.push_str(
+        "<h2>Summary</h2>\n<table>\n<tr><th>run</th><th>op</th><th>ops</th><th>ops/s</th>",
+    );
+    for p in pcts {
+        let _ = write!(page, "<th>{} µs</th>", percentile_label(*p));
+    }
+    page.push_str("<th>max µs</th><th>errors</th></tr>\n");
+    for (i, r) in runs.iter().enumerate() {
+        for (op, s) in r.ops.iter().chain([(&"total".to_string(), &r.total)]) {
+            let h = s.latency_hdr.decode()?;
+            let _ = write!(
+                page,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td>",
+                esc(&label(i, r)),
+                esc(op),
+                s.count,
+                s.rate
+            );
+            for p in pcts {
+                let _ = write!(page, "<td>{:.1}</td>", percentile_us(&h, *p));
+            }
+            let max = if h.is_empty() { 0 } else { h.max() };
+            let _ = writeln!(
+                page,
+                "<td>{:.1}</td><td>{}</td></tr>",
+                max as f64 / 1e3,
+                s.errors
+            );
+        }
+    }
+    page.push_str("</table>\n");
+    for (i, r) in runs.iter().enumerate() {
+        for w in &r.warnings {
+            let _ = writeln!(
+                page,
+                "<p class=\"warn\">{}: WARNING: {}</p>",
+                esc(&label(i, r)),
+                esc(&w.to_string())
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Op types with requests in any run, then `total`.
+fn op_names(runs: &[RunResult]) -> Vec<String> {
+    let mut names: Vec<String> = runs
+        .iter()
+        .flat_map(|r| {
+            r.ops
+                .iter()
+                .filter(|(_, s)| s.count > 0)
+                .map(|(n, _)| n.clone())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names.push("total".into());
+    names
+}
+
+/// Latency and service time of `op` in each run, as spectrum points.
+fn spectra(runs: &[RunResult], op: &str) -> Result<Vec<Series>, String> {
+    let mut out = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let s = if op == "total" {
+            Some(&r.total)
+        } else {
+            r.ops.get(op)
+        };
+        let Some(s) = s.filter(|s| s.count > 0) else {
+            continue;
+        };
+        let base = color(i);
+        out.push(Series {
+            label: format!("{}: latency", label(i, r)),
+            color: base,
+            points: spectrum_points(&s.latency_hdr.decode()?),
+        });
+        out.push(Series {
+            label: format!("{}: service time", label(i, r)),
+            color: plotters::style::RGBColor(base.0 / 2 + 100, base.1 / 2 + 100, base.2 / 2 + 100),
+            points: spectrum_points(&s.service_time_hdr.decode()?),
+        });
+    }
+    Ok(out)
+}
+
+/// (1/(1−p), µs) for p from 0 to 99.999 %, 20 points a decade, as far as
+/// the count supports (a tail beyond 1/N is the max again).
+fn spectrum_points(h: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f64)> {
+    let limit = (h.len() as f64).max(10.0);
+    (0..=100)
+        .map(|i| 10f64.powf(i as f64 / 20.0))
+        .take_while(|x| *x <= limit * 1.0001)
+        .map(|x| {
+            (
+                x,
+                (h.value_at_quantile(1.0 - 1.0 / x) as f64 / 1e3).max(1e-3),
+            )
+        })
+        .collect()
+}
+
+/// Throughput; p50 and p99; send lag p99 (open loop); errors per second.
+fn time_charts(runs: &[RunResult]) -> Result<Vec<String>, String> {
+    let mut rate = Vec::new();
+    let mut latency = Vec::new();
+    let mut lag = Vec::new();
+    let mut errors = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let name = label(i, r);
+        let total = |f: &dyn Fn(&IntervalSummary) -> Result<f64, String>| -> Result<Vec<(f64, f64)>, String> {
+            r.intervals.iter().map(|s| Ok((s.time_s, f(s)?))).collect()
+        };
+        let pct = |p: f64| {
+            move |s: &IntervalSummary| -> Result<f64, String> {
+                Ok(s.ops
+                    .get("total")
+                    .map(|o| o.latency_hdr.decode())
+                    .transpose()?
+                    .map_or(0.0, |h| percentile_us(&h, p)))
+            }
+        };
+        rate.push(Series {
+            label: name.clone(),
+            color: color(i),
+            points: total(&|s| Ok(s.ops.get("total").map_or(0.0, |o| o.rate)))?,
+        });
+        latency.push(Series {
+            label: format!("{name}: p50"),
+            color: color(i),
+            points: total(&pct(50.0))?,
+        });
+        latency.push(Series {
+            label: format!("{name}: p99"),
+            color: color(i + 3),
+            points: total(&pct(99.0))?,
+        });
+        if r.client.open_loop {
+            lag.push(Series {
+                label: format!("{name}: p99"),
+                color: color(i),
+                points: total(&|s| Ok(percentile_us(&s.send_lag_hdr.decode()?, 99.0)))?,
+            });
+        }
+        errors.push(Series {
+            label: name,
+            color: color(i),
+            points: total(&|s| Ok(s.errors as f64 / s.duration_s.max(1e-9)))?,
+        });
+    }
+    let mut out = vec![
+        charts::over_time("Throughput", "ops/s", &rate)?,
+        charts::over_time("Latency over time", "µs", &latency)?,
+    ];
+    if !lag.is_empty() {
+        out.push(charts::over_time(
+            "Send lag (intended send → sent), p99",
+            "µs",
+            &lag,
+        )?);
+    }
+    out.push(charts::over_time("Errors", "errors/s", &errors)?);
+    Ok(out)
+}

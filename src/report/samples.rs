@@ -1,0 +1,70 @@
+//! `--save`: raw samples, one measured request per line, streamed to the
+//! file as the intervals arrive (format: `docs/samples.md`).
+
+use crate::stats::Sample;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// The column names, the file's first line.
+pub const SAMPLES_HEADER: &str = "intended_ns\top\tlatency_ns\tservice_ns\treply\n";
+
+pub struct SampleWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    /// The first write error; later writes are skipped.
+    error: Option<std::io::Error>,
+    pub rows: u64,
+}
+
+impl SampleWriter {
+    /// Creates the file (before any traffic) and writes its header.
+    pub fn create(path: &Path) -> Result<SampleWriter, String> {
+        let fail =
+            |e: std::io::Error| format!("--save {}: cannot create the file: {e}", path.display());
+        if path.is_dir() {
+            return Err(format!("--save {}: is a directory", path.display()));
+        }
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(fail)?);
+        out.write_all(SAMPLES_HEADER.as_bytes()).map_err(fail)?;
+        Ok(SampleWriter {
+            path: path.to_path_buf(),
+            out,
+            error: None,
+            rows: 0,
+        })
+    }
+
+    /// Appends `samples`; `start_ns` is the measured phase's start on the
+    /// worker clock, the zero of `intended_ns`.
+    pub fn write(&mut self, samples: &[Sample], start_ns: u64) {
+        if self.error.is_some() {
+            return;
+        }
+        for s in samples {
+            let row = writeln!(
+                self.out,
+                "{}\t{}\t{}\t{}\t{}",
+                s.intended_ns.saturating_sub(start_ns),
+                s.op.name(),
+                s.latency_ns.max(1),
+                s.service_ns.max(1),
+                s.reply.name()
+            );
+            if let Err(e) = row {
+                self.error = Some(e);
+                return;
+            }
+            self.rows += 1;
+        }
+    }
+
+    /// Flushes the file; reports the first write error.
+    pub fn finish(mut self) -> Result<(), String> {
+        let flushed = self.out.flush();
+        match self.error.take().map_or(flushed, Err) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(format!("--save {}: {e}", self.path.display())),
+        }
+    }
+}

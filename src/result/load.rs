@@ -1,0 +1,47 @@
+//! Saved results read back: `mcbench report`, `compare` and merges start
+//! here.
+
+use super::{RunResult, SCHEMA};
+use std::io::Read;
+use std::path::Path;
+
+/// Larger files are not results: an hour at 1 s intervals is ~20 MB.
+const MAX_RESULT_BYTES: u64 = 1 << 30;
+
+impl RunResult {
+    /// Reads a result `mcbench run --json` wrote.
+    pub fn load(path: &Path) -> Result<RunResult, String> {
+        let name = path.display();
+        let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+        if !meta.is_file() {
+            return Err(format!("{name} is not a regular file"));
+        }
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_RESULT_BYTES + 1).read_to_string(&mut text))
+            .map_err(|e| format!("cannot read {name}: {e}"))?;
+        if text.len() as u64 > MAX_RESULT_BYTES {
+            return Err(format!(
+                "{name} is larger than 1 GiB: not an mcbench result"
+            ));
+        }
+        RunResult::parse(&text).map_err(|e| format!("{name}: {e}"))
+    }
+
+    /// Parses the JSON text of a result; refuses other schemas by name.
+    pub fn parse(text: &str) -> Result<RunResult, String> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => {}
+            Some(other) => {
+                return Err(format!(
+                    "schema {other}, but this mcbench reads {SCHEMA}; results of schema \
+                     mcbench.run/1 kept no histograms and cannot be rendered again"
+                ))
+            }
+            None => return Err("not an mcbench result (no \"schema\" field)".into()),
+        }
+        serde_json::from_value(value).map_err(|e| format!("not a valid {SCHEMA} result: {e}"))
+    }
+}

@@ -1,0 +1,201 @@
+//! Results of several processes (or machines) that ran at the same time,
+//! merged into one: histograms are added, never their percentiles, so the
+//! merged percentiles are those of one run that recorded every request.
+
+use super::{quantiles, Bytes, Client, Connections, Gets, LagSummary, OpSummary, RunResult};
+use crate::stats::{Hdr, IntervalOp, IntervalSummary};
+use std::collections::BTreeMap;
+
+/// One result of every request of `runs`. The spec, percentiles and
+/// version are the first run's; counts and histograms are sums; times are
+/// the longest.
+pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
+    let first = runs.first().ok_or("nothing to merge")?;
+    let secs = runs.iter().map(|r| r.duration_s).fold(0.0, f64::max);
+    let mut names: Vec<&String> = runs.iter().flat_map(|r| r.ops.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut ops = BTreeMap::new();
+    for name in names {
+        let parts: Vec<&OpSummary> = runs.iter().filter_map(|r| r.ops.get(name)).collect();
+        ops.insert(name.clone(), merge_op(&parts, secs)?);
+    }
+    let totals: Vec<&OpSummary> = runs.iter().map(|r| &r.total).collect();
+    let hits: u64 = runs.iter().map(|r| r.gets.hits).sum();
+    let misses: u64 = runs.iter().map(|r| r.gets.misses).sum();
+    Ok(RunResult {
+        schema: first.schema.clone(),
+        version: first.version.clone(),
+        spec: first.spec.clone(),
+        servers: union(runs.iter().flat_map(|r| r.servers.iter())),
+        embedded_server: first.embedded_server.clone(),
+        duration_s: secs,
+        started_unix_s: runs
+            .iter()
+            .map(|r| r.started_unix_s)
+            .fold(f64::INFINITY, f64::min),
+        completed: runs.iter().all(|r| r.completed),
+        stopped_by: runs.iter().find_map(|r| r.stopped_by.clone()),
+        percentiles: first.percentiles.clone(),
+        ops,
+        total: merge_op(&totals, secs)?,
+        gets: Gets {
+            hits,
+            misses,
+            hit_ratio: ratio(hits, hits + misses),
+        },
+        responses: sum_maps(runs.iter().map(|r| &r.responses)),
+        errors: sum_maps(runs.iter().map(|r| &r.errors)),
+        bytes: merge_bytes(runs, secs),
+        connections: Connections {
+            opened: runs.iter().map(|r| r.connections.opened).sum(),
+            lost: runs.iter().map(|r| r.connections.lost).sum(),
+            reopened: runs.iter().map(|r| r.connections.reopened).sum(),
+        },
+        client: merge_client(runs)?,
+        warnings: runs.iter().flat_map(|r| r.warnings.clone()).collect(),
+        intervals: merge_intervals(runs)?,
+    })
+}
+
+fn merge_op(parts: &[&OpSummary], secs: f64) -> Result<OpSummary, String> {
+    let latency = Hdr::sum(parts.iter().map(|p| &p.latency_hdr))?;
+    let service = Hdr::sum(parts.iter().map(|p| &p.service_time_hdr))?;
+    let count = latency.len();
+    Ok(OpSummary {
+        count,
+        rate: count as f64 / secs.max(1e-9),
+        hits: parts.iter().map(|p| p.hits).sum(),
+        misses: parts.iter().map(|p| p.misses).sum(),
+        errors: parts.iter().map(|p| p.errors).sum(),
+        latency_us: quantiles(&latency),
+        service_time_us: quantiles(&service),
+        latency_hdr: Hdr::encode(&latency),
+        service_time_hdr: Hdr::encode(&service),
+    })
+}
+
+fn merge_bytes(runs: &[RunResult], secs: f64) -> Bytes {
+    let tx: u64 = runs.iter().map(|r| r.bytes.tx).sum();
+    let rx: u64 = runs.iter().map(|r| r.bytes.rx).sum();
+    let secs = secs.max(1e-9);
+    Bytes {
+        tx,
+        rx,
+        tx_mb_s: tx as f64 / 1e6 / secs,
+        rx_mb_s: rx as f64 / 1e6 / secs,
+    }
+}
+
+fn merge_client(runs: &[RunResult]) -> Result<Client, String> {
+    let lag = Hdr::sum(runs.iter().map(|r| &r.client.send_lag_hdr))?;
+    let user: f64 = runs.iter().map(|r| r.client.cpu_user_s).sum();
+    let sys: f64 = runs.iter().map(|r| r.client.cpu_sys_s).sum();
+    let ops: u64 = runs.iter().map(|r| r.total.count).sum();
+    Ok(Client {
+        cpu_user_s: user,
+        cpu_sys_s: sys,
+        cpu_ns_per_op: (user + sys) * 1e9 / ops.max(1) as f64,
+        worker_busy: runs
+            .iter()
+            .flat_map(|r| r.client.worker_busy.clone())
+            .collect(),
+        client_bound: runs.iter().any(|r| r.client.client_bound),
+        send_lag_us: LagSummary {
+            p50: super::percentile_us(&lag, 50.0),
+            p99: super::percentile_us(&lag, 99.0),
+            max: if lag.is_empty() {
+                0.0
+            } else {
+                lag.max() as f64 / 1e3
+            },
+        },
+        send_lag_hdr: Hdr::encode(&lag),
+        open_loop: runs.iter().any(|r| r.client.open_loop),
+        waits: runs.iter().map(|r| r.client.waits).sum(),
+        peak_rss_bytes: runs
+            .iter()
+            .map(|r| r.client.peak_rss_bytes)
+            .max()
+            .unwrap_or(0),
+    })
+}
+
+/// Intervals of the same number are the same stretch of time in every run.
+fn merge_intervals(runs: &[RunResult]) -> Result<Vec<IntervalSummary>, String> {
+    let mut by_index: BTreeMap<u64, Vec<&IntervalSummary>> = BTreeMap::new();
+    for s in runs.iter().flat_map(|r| &r.intervals) {
+        by_index.entry(s.index).or_default().push(s);
+    }
+    by_index
+        .into_iter()
+        .map(|(index, parts)| merge_interval(index, &parts))
+        .collect()
+}
+
+fn merge_interval(index: u64, parts: &[&IntervalSummary]) -> Result<IntervalSummary, String> {
+    let secs = parts.iter().map(|p| p.duration_s).fold(0.0, f64::max);
+    let mut names: Vec<&String> = parts.iter().flat_map(|p| p.ops.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut ops = BTreeMap::new();
+    for name in names {
+        let ps: Vec<&IntervalOp> = parts.iter().filter_map(|p| p.ops.get(name)).collect();
+        let latency = Hdr::sum(ps.iter().map(|p| &p.latency_hdr))?;
+        let service = Hdr::sum(ps.iter().map(|p| &p.service_time_hdr))?;
+        let q = quantiles(&latency);
+        ops.insert(
+            name.clone(),
+            IntervalOp {
+                count: latency.len(),
+                rate: latency.len() as f64 / secs.max(1e-9),
+                p50_us: q.p50,
+                p99_us: q.p99,
+                max_us: q.max,
+                hits: ps.iter().map(|p| p.hits).sum(),
+                misses: ps.iter().map(|p| p.misses).sum(),
+                errors: ps.iter().map(|p| p.errors).sum(),
+                latency_hdr: Hdr::encode(&latency),
+                service_time_hdr: Hdr::encode(&service),
+            },
+        );
+    }
+    Ok(IntervalSummary {
+        index,
+        time_s: parts.iter().map(|p| p.time_s).fold(0.0, f64::max),
+        duration_s: secs,
+        ops,
+        hits: parts.iter().map(|p| p.hits).sum(),
+        misses: parts.iter().map(|p| p.misses).sum(),
+        errors: parts.iter().map(|p| p.errors).sum(),
+        send_lag_hdr: Hdr::encode(&Hdr::sum(parts.iter().map(|p| &p.send_lag_hdr))?),
+    })
+}
+
+fn sum_maps<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for m in maps {
+        for (k, v) in m {
+            *out.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+    out
+}
+
+fn union<'a>(items: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in items {
+        if !out.contains(s) {
+            out.push(s.clone());
+        }
+    }
+    out
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
