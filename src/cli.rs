@@ -427,7 +427,7 @@ impl RunArgs {
             meta_flags: self.meta_flags.clone(),
             reconnect: self.reconnect,
             read_delay: self.read_delay,
-            samples: self.save.as_ref().map(|_| self.save_rate.unwrap_or(1.0)),
+            save_rate: self.save.as_ref().map(|_| self.save_rate.unwrap_or(1.0)),
             user: self.user.clone(),
             password: self.password.clone(),
         };

@@ -33,6 +33,11 @@ pub enum Warning {
         waits: u64,
         share: f64,
     },
+    /// Open loop: the rate answered is not the rate asked for.
+    RateMissed {
+        target: f64,
+        achieved: f64,
+    },
 }
 
 impl Warning {
@@ -71,6 +76,12 @@ impl fmt::Display for Warning {
                 "{waits} requests ({:.1}%) found every connection at its depth and waited in the client; \
                  that wait is part of their latency. Add connections (-c) or depth (-d) if it is not what you meant.",
                 share * 100.0
+            ),
+            Warning::RateMissed { target, achieved } => write!(
+                f,
+                "the run asked for {target:.0} ops/s and got {achieved:.0} ops/s answered ({:+.1}%); \
+                 the latencies are those of the rate achieved",
+                (achieved / target - 1.0) * 100.0
             ),
         }
     }

@@ -505,7 +505,11 @@ fn sigterm_writes_partial_results_and_exits_143() {
         assert!(stdout(&out).contains("STOPPED by"));
         // Every output holds the run so far.
         let rows = |ext: &str| std::fs::read_to_string(file(ext)).unwrap().lines().count();
-        assert!(rows("csv") > 1 && rows("hlog") > 5);
+        assert!(rows("csv") > 1);
+        assert_eq!(
+            untagged_intervals(&file("hlog")),
+            j["intervals"].as_array().unwrap().len()
+        );
         assert_eq!(rows("tsv") as f64 - 1.0, f(&j, "total.count"));
         assert!(std::fs::read_to_string(file("html"))
             .unwrap()
@@ -546,10 +550,16 @@ fn with_reconnect_lost_connections_are_opened_again_and_the_run_goes_on() {
         j["total"]
     );
     assert!(f(&j, "duration_s") >= 1.9);
-    // Garbage: each reply is a protocol error, the connection is reopened.
+    // Garbage: each reply is a protocol error, the connection is reopened;
+    // no request was ever answered, so the run failed.
     let addr = fake_server(Misbehaviour::Garbage);
     let (out, j) = run_json(&["run", "-s", &addr, "-t", "1s", "-c", "1", "--no-load", "-R"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no request was answered (protocol"),
+        "{}",
+        stderr(&out)
+    );
     assert!(f(&j, "errors.protocol") >= 3.0, "{}", j["errors"]);
     assert_eq!(f(&j, "errors.protocol"), f(&j, "connections.lost"));
 }
@@ -648,8 +658,11 @@ fn a_stalled_server_ends_in_timeouts_not_a_hang() {
         "1s",
         "--no-load",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    // 1 s of sending and 1 s of waiting (--timeout), not the default 5 s.
+    // No answer for --timeout: the run failed, and says where.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let why = format!("measured run: no answer from {addr} for 1.0 s");
+    assert!(stderr(&out).contains(&why), "{}", stderr(&out));
+    // At most 1 s of sending and 1 s of waiting (--timeout), not the default 5 s.
     assert!(
         start.elapsed() < Duration::from_millis(3500),
         "{:?}",
@@ -846,4 +859,14 @@ fn max_value_size_admits_larger_values() {
     assert!(out.status.success(), "{}", stderr(&out));
     let key = format!("mcb:{:0>26}", 1);
     assert!(raw_get(&m, &key).starts_with(&format!("VALUE {key} 0 2000000\r\n")));
+}
+
+/// The untagged (all ops) histograms of an HdrHistogram interval log.
+fn untagged_intervals(path: &str) -> usize {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let log = std::fs::read(path).unwrap();
+    IntervalLogIterator::new(&log)
+        .map(|e| e.expect("a valid interval log"))
+        .filter(|e| matches!(e, LogEntry::Interval(i) if i.tag().is_none()))
+        .count()
 }

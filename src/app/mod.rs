@@ -7,7 +7,7 @@ pub use saved::{compare, report};
 
 use crate::cli::RunArgs;
 use crate::embedded::EmbeddedMemcached;
-use crate::engine::{self, PhaseEnd};
+use crate::engine;
 use crate::error::{exit, Failure};
 use crate::report::{live_line, ExportManager, SampleWriter};
 use crate::result::{RunContext, RunResult, DEFAULT_PERCENTILES};
@@ -68,7 +68,12 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
         .as_ref()
         .map_or(DEFAULT_PERCENTILES.to_vec(), |p| p.0.clone());
     // Every output exists before any traffic: a bad path costs no run.
-    let mut outputs = ExportManager::create(&args.outputs.files(), false)?;
+    let files = args.outputs.files();
+    let mut named: Vec<(&str, &std::path::Path)> =
+        files.iter().map(|(f, p)| (f.flag(), *p)).collect();
+    named.extend(args.save.as_deref().map(|p| ("--save", p)));
+    crate::report::refuse_same_file(&named).map_err(Failure::usage)?;
+    let mut outputs = ExportManager::create(&files, false)?;
     let mut samples = args
         .save
         .as_deref()
@@ -111,15 +116,20 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
     };
     drop(embedded);
     let result = RunResult::build(&spec, &outcome, ctx);
-    let mut written = outputs.write(std::slice::from_ref(&result));
-    if let Some(Err(e)) = samples.map(SampleWriter::finish) {
+    let written = outputs.write(std::slice::from_ref(&result));
+    let saved = samples.map_or(Ok(()), SampleWriter::finish);
+    let code = exit_code(&result);
+    // Results that could not be written are a failed run, whatever else
+    // happened: 130/143 promise the results so far were written.
+    if let Err(f) = written {
+        eprintln!("mcbench: error: {f}");
+        return Ok(exit::FAILED);
+    }
+    if let Err(e) = saved {
         eprintln!("mcbench: error: {e}");
-        written = written.and(Err(Failure::run(e)));
+        return Ok(exit::FAILED);
     }
-    match exit_code(&outcome.ends, stopped_by.as_deref()) {
-        exit::OK if written.is_err() => Ok(exit::FAILED),
-        code => Ok(code),
-    }
+    Ok(code)
 }
 
 /// What the embedded memcached must hold: every connection, the key space
@@ -135,21 +145,21 @@ fn embedded_size(spec: &RunSpec) -> crate::embedded::Sizing {
     }
 }
 
-fn exit_code(ends: &[PhaseEnd], stopped_by: Option<&str>) -> i32 {
-    match stopped_by {
+/// 130/143 after a signal (results so far written), 1 for a failed run,
+/// 0 otherwise.
+fn exit_code(result: &RunResult) -> i32 {
+    match result.stopped_by.as_deref() {
         Some("SIGTERM") => return exit::SIGTERM,
         Some(_) => return exit::SIGINT,
         None => {}
     }
-    if let Some(PhaseEnd::Failed(why)) = ends.iter().find(|e| matches!(e, PhaseEnd::Failed(_))) {
-        eprintln!("mcbench: error: {why}");
-        return exit::FAILED;
+    match &result.failure {
+        Some(why) => {
+            eprintln!("mcbench: error: {why}");
+            exit::FAILED
+        }
+        None => exit::OK,
     }
-    if ends.iter().all(|e| *e == PhaseEnd::AllLost) {
-        eprintln!("mcbench: error: every connection was lost; the run could not finish");
-        return exit::FAILED;
-    }
-    exit::OK
 }
 
 /// SIGINT and SIGTERM set the flag (to the signal number) instead of

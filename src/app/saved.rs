@@ -17,13 +17,13 @@ pub fn compare(args: &CompareArgs) -> i32 {
     finish(compare_inner(args))
 }
 
+/// The exit code; a failure's message is printed unless the exporters
+/// already did (`Failure::Run` from writing).
 fn finish(r: Result<(), Failure>) -> i32 {
     match r {
         Ok(()) => exit::OK,
         Err(f) => {
-            if let Failure::Usage(m) = &f {
-                eprintln!("mcbench: error: {m}");
-            }
+            eprintln!("mcbench: error: {f}");
             f.exit_code()
         }
     }
@@ -39,11 +39,27 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<RunResult>, Failure> {
 
 fn report_inner(args: &ReportArgs) -> Result<(), Failure> {
     let several = args.runs.len() > 1 && !args.merge;
-    let mut outputs = ExportManager::create(&args.outputs.files(), several)?;
+    // Inputs first: an output must never empty a result it is made from.
+    let files = args.outputs.files();
+    let mut named: Vec<(&str, &std::path::Path)> = args
+        .runs
+        .iter()
+        .map(|p| ("the result", p.as_path()))
+        .collect();
+    named.extend(files.iter().map(|(f, p)| (f.flag(), *p)));
+    report::refuse_same_file(&named).map_err(Failure::usage)?;
     let mut runs = load_all(&args.runs)?;
     if args.merge {
+        let spread = result::start_spread_s(&runs);
+        if spread >= runs[0].spec.interval.as_secs_f64() / 2.0 {
+            eprintln!(
+                "mcbench: note: the runs started {spread:.1} s apart: their intervals of the same \
+                 number are not the same stretch of time (the totals are unaffected)"
+            );
+        }
         runs = vec![result::merge(&runs).map_err(Failure::usage)?];
     }
+    let mut outputs = ExportManager::create(&files, several)?;
     if let Some(p) = &args.outputs.percentiles {
         for r in &mut runs {
             r.percentiles = p.0.clone();
@@ -82,9 +98,5 @@ fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
     std::io::stdout()
         .lock()
         .write_all(table.as_bytes())
-        .map_err(|e| {
-            let m = format!("cannot write to stdout: {e}");
-            eprintln!("mcbench: error: {m}");
-            Failure::run(m)
-        })
+        .map_err(|e| Failure::run(format!("cannot write to stdout: {e}")))
 }

@@ -54,6 +54,9 @@ pub struct Shared {
     pub recorders: crossbeam_channel::Receiver<Box<Recorder>>,
     /// The op types the run sends, whose histograms every recorder holds.
     pub ops: Vec<crate::workload::OpKind>,
+    /// Set before the workers are released when the preload failed: they
+    /// then measure nothing.
+    pub abort: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -98,6 +101,8 @@ pub enum Message {
         cpu_ns: u64,
         /// Measured time, ns (from the end of warm-up).
         elapsed_ns: u64,
+        /// The preload's replies (an unreported load phase).
+        counts: Option<Box<Recorder>>,
     },
 }
 
@@ -125,6 +130,10 @@ pub struct Outcome {
     /// How each worker's reported phase ended.
     pub ends: Vec<PhaseEnd>,
     pub connections: usize,
+    /// Why the preload failed, if it did (then nothing was measured).
+    pub preload_failure: Option<String>,
+    /// Whether a preload ran to its end (`None`: none ran).
+    pub preloaded: Option<bool>,
 }
 
 /// Runs the whole benchmark against `addrs`. `observer` sees each interval
@@ -168,6 +177,7 @@ pub fn run(
         stop,
         recorders,
         ops,
+        abort: std::sync::atomic::AtomicBool::new(false),
     });
     let conns = connect::connect_all(addrs, spec).map_err(Failure::run)?;
     let plans = plan_workers(spec, &shared.workload.keys, conns, nservers);
@@ -183,7 +193,15 @@ pub fn run(
         handles.push(handle);
     }
     drop(tx);
-    let outcome = collect(spec, &rx, go_tx, observer, total_conns, &pool);
+    let outcome = collect(
+        spec,
+        &rx,
+        go_tx,
+        observer,
+        total_conns,
+        &pool,
+        &shared.abort,
+    );
     for h in handles {
         let _ = h.join();
     }
@@ -226,6 +244,7 @@ fn done_failed(worker: usize, why: String) -> Message {
         end: PhaseEnd::Failed(why),
         cpu_ns: 0,
         elapsed_ns: 0,
+        counts: None,
     }
 }
 
@@ -301,6 +320,7 @@ fn collect(
     observer: &mut dyn Observer,
     connections: usize,
     pool: &crossbeam_channel::Sender<Box<Recorder>>,
+    abort: &std::sync::atomic::AtomicBool,
 ) -> Result<Outcome, Failure> {
     let workers = spec.threads;
     let mut reached = vec![false; workers];
@@ -308,6 +328,10 @@ fn collect(
     let mut busy = vec![0.0; workers];
     let mut duration_ns = 0u64;
     let mut load_failure = None;
+    let mut preload = Recorder::default();
+    let mut preload_failure = None;
+    // Whether every worker finished its preload (not stopped by a signal).
+    let mut ran_preload = spec.load == LoadMode::Load && spec.window.is_none();
     let mut collector = Collector::new(workers, spec.interval.as_nanos() as u64);
     let mut go = Some(go);
     let mut cpu_start = CpuTimes::process();
@@ -346,10 +370,15 @@ fn collect(
                 worker,
                 phase: PhaseKind::Load,
                 end,
+                counts,
                 ..
             } if !reached[worker] => {
+                ran_preload &= end != PhaseEnd::Stopped;
                 if end != PhaseEnd::Completed && end != PhaseEnd::Stopped {
                     load_failure.get_or_insert(end);
+                }
+                if let Some(c) = counts {
+                    preload.merge(&c);
                 }
             }
             Message::Done {
@@ -366,6 +395,11 @@ fn collect(
             }
         }
         if go.is_some() && reached.iter().all(|r| *r) {
+            preload_failure = judge_preload(load_failure.take(), &preload);
+            abort.store(
+                preload_failure.is_some(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
             cpu_start = CpuTimes::process();
             baseline_at = Some(Instant::now() + spec.warmup);
             start_ns = clock_ns() + spec.warmup.as_nanos() as u64;
@@ -379,13 +413,6 @@ fn collect(
         .into_iter()
         .map(|e| e.unwrap_or_else(|| PhaseEnd::Failed("worker exited without a report".into())))
         .collect();
-    if let (Some(PhaseEnd::AllLost), true) =
-        (&load_failure, ends.iter().all(|e| *e == PhaseEnd::AllLost))
-    {
-        return Err(Failure::run(
-            "every connection was lost while preloading the keys",
-        ));
-    }
     Ok(Outcome {
         total,
         intervals,
@@ -395,6 +422,30 @@ fn collect(
         worker_busy: busy,
         ends,
         connections,
+        preloaded: ran_preload.then_some(preload_failure.is_none()),
+        preload_failure,
+    })
+}
+
+/// Why the preload failed: a worker's phase failed, or more than 1 % of
+/// its sets got no reply or an error reply (the keys the run reads would
+/// not all be there).
+fn judge_preload(end: Option<PhaseEnd>, counts: &Recorder) -> Option<String> {
+    match end {
+        Some(PhaseEnd::Failed(why)) => return Some(why),
+        Some(PhaseEnd::AllLost) => {
+            return Some("preload: every connection was lost while preloading the keys".into())
+        }
+        _ => {}
+    }
+    let errors = counts.reply_errors() + counts.failures_without_reply();
+    let attempted = counts.total_ops() + counts.failures_without_reply();
+    (errors > 0 && errors * 100 > attempted).then(|| {
+        format!(
+            "preload: {errors} of {attempted} sets failed ({}); the keys the run reads are not \
+             all on the server",
+            counts.failure_summary()
+        )
     })
 }
 

@@ -8,8 +8,17 @@ use std::fmt::Write;
 /// what it was: runs may differ in them and still compare (rates and
 /// percentiles do not depend on a run's length).
 const NOT_WORKLOAD: [&str; 11] = [
-    "servers", "seed", "interval", "live", "affinity", "timeout", "user", "samples", "threads",
-    "stop", "warmup",
+    "servers",
+    "seed",
+    "interval",
+    "live",
+    "affinity",
+    "timeout",
+    "user",
+    "save_rate",
+    "threads",
+    "stop",
+    "warmup",
 ];
 
 /// The workload fields in which `b` differs from `a`, as `name: a ≠ b`.
@@ -91,16 +100,7 @@ fn latency_rows(
     }
     rows.push((
         format!("{name} max µs"),
-        hists
-            .iter()
-            .map(|h| {
-                if h.is_empty() {
-                    0.0
-                } else {
-                    h.max() as f64 / 1e3
-                }
-            })
-            .collect(),
+        hists.iter().map(crate::stats::max_us).collect(),
     ));
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 use super::Exporter;
 use crate::result::{percentile_label, percentile_us, RunResult};
+use crate::stats::max_us;
 use std::fmt::Write;
 
 pub struct CsvExporter;
@@ -29,11 +30,10 @@ impl Exporter for CsvExporter {
                 for p in &r.percentiles {
                     let _ = write!(out, ",{:.3}", percentile_us(&h, *p));
                 }
-                let max = if h.is_empty() { 0 } else { h.max() };
                 let _ = writeln!(
                     out,
                     ",{:.3},{},{},{}",
-                    max as f64 / 1e3,
+                    max_us(&h),
                     op.hits,
                     op.misses,
                     op.errors

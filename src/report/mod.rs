@@ -11,17 +11,20 @@ mod html;
 mod json;
 mod live;
 mod samples;
+mod staged;
 mod text;
 
 pub use compare::{compare, workload_differences};
 pub use live::live_line;
 pub use samples::SampleWriter;
+pub use staged::refuse_same_file;
 
 use crate::error::Failure;
 use crate::result::RunResult;
+use staged::StagedFile;
 use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// One output format.
 pub trait Exporter {
@@ -70,7 +73,7 @@ impl Format {
 enum Dest {
     Stdout,
     Stderr,
-    File(PathBuf, File),
+    File(Option<StagedFile>, File),
 }
 
 struct Target {
@@ -86,9 +89,10 @@ pub struct ExportManager {
 }
 
 impl ExportManager {
-    /// Creates every output file now, so that an unwritable path is a
-    /// usage error before any traffic rather than a result lost after the
-    /// run. `several`: the outputs will be given several runs.
+    /// Creates every output file now (as a temporary beside its path), so
+    /// that an unwritable path is a usage error before any traffic rather
+    /// than a result lost after the run. `several`: the outputs will be
+    /// given several runs.
     pub fn create(files: &[(Format, &Path)], several: bool) -> Result<Self, Failure> {
         let to_stdout = files.iter().filter(|(_, p)| *p == Path::new("-")).count();
         if to_stdout > 1 {
@@ -115,7 +119,9 @@ impl ExportManager {
             let dest = if path == Path::new("-") {
                 Dest::Stdout
             } else {
-                Dest::File(path.to_path_buf(), create(format, path)?)
+                let (staged, file) =
+                    StagedFile::create(format.flag(), path).map_err(Failure::usage)?;
+                Dest::File(Some(staged), file)
             };
             targets.push(Target {
                 format,
@@ -127,34 +133,19 @@ impl ExportManager {
     }
 
     /// Renders and writes every output. One that fails does not stop the
-    /// others; the first failure is returned (exit 1).
+    /// others; the failures come back together (exit 1).
     pub fn write(&mut self, runs: &[RunResult]) -> Result<(), Failure> {
-        let mut first = None;
-        for t in &mut self.targets {
-            if let Err(e) = write_one(t, runs) {
-                eprintln!("mcbench: error: {e}");
-                first.get_or_insert(Failure::run(e));
-            }
+        let failed: Vec<String> = self
+            .targets
+            .iter_mut()
+            .filter_map(|t| write_one(t, runs).err())
+            .collect();
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(Failure::run(failed.join("\nmcbench: error: ")))
         }
-        first.map_or(Ok(()), Err)
     }
-}
-
-fn create(format: Format, path: &Path) -> Result<File, Failure> {
-    if path.is_dir() {
-        return Err(Failure::usage(format!(
-            "{} {}: is a directory",
-            format.flag(),
-            path.display()
-        )));
-    }
-    File::create(path).map_err(|e| {
-        Failure::usage(format!(
-            "{} {}: cannot create the file: {e}",
-            format.flag(),
-            path.display()
-        ))
-    })
 }
 
 fn write_one(t: &mut Target, runs: &[RunResult]) -> Result<(), String> {
@@ -171,7 +162,14 @@ fn write_one(t: &mut Target, runs: &[RunResult]) -> Result<(), String> {
             "stderr".to_string(),
             write_flush(std::io::stderr().lock(), &bytes),
         ),
-        Dest::File(path, file) => (path.display().to_string(), write_flush(file, &bytes)),
+        Dest::File(staged, file) => {
+            let staged = staged.take().ok_or("written twice")?;
+            let what = staged.path().display().to_string();
+            (
+                what,
+                write_flush(file, &bytes).and_then(|()| staged.commit()),
+            )
+        }
     };
     res.map_err(|e| format!("cannot write {} to {what}: {e}", t.format.flag()))
 }

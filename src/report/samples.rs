@@ -1,16 +1,17 @@
 //! `--save`: raw samples, one measured request per line, streamed to the
 //! file as the intervals arrive (format: `docs/samples.md`).
 
+use super::staged::StagedFile;
 use crate::stats::Sample;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The column names, the file's first line.
 pub const SAMPLES_HEADER: &str = "intended_ns\top\tlatency_ns\tservice_ns\treply\n";
 
 pub struct SampleWriter {
-    path: PathBuf,
+    staged: StagedFile,
     out: BufWriter<File>,
     /// The first write error; later writes are skipped.
     error: Option<std::io::Error>,
@@ -20,15 +21,12 @@ pub struct SampleWriter {
 impl SampleWriter {
     /// Creates the file (before any traffic) and writes its header.
     pub fn create(path: &Path) -> Result<SampleWriter, String> {
-        let fail =
-            |e: std::io::Error| format!("--save {}: cannot create the file: {e}", path.display());
-        if path.is_dir() {
-            return Err(format!("--save {}: is a directory", path.display()));
-        }
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(fail)?);
-        out.write_all(SAMPLES_HEADER.as_bytes()).map_err(fail)?;
+        let (staged, file) = StagedFile::create("--save", path)?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        out.write_all(SAMPLES_HEADER.as_bytes())
+            .map_err(|e| format!("--save {}: {e}", path.display()))?;
         Ok(SampleWriter {
-            path: path.to_path_buf(),
+            staged,
             out,
             error: None,
             rows: 0,
@@ -59,12 +57,17 @@ impl SampleWriter {
         }
     }
 
-    /// Flushes the file; reports the first write error.
+    /// Flushes the file and puts it in place; reports the first write
+    /// error.
     pub fn finish(mut self) -> Result<(), String> {
         let flushed = self.out.flush();
+        let path = self.staged.path().display().to_string();
         match self.error.take().map_or(flushed, Err) {
-            Ok(()) => Ok(()),
-            Err(e) => Err(format!("--save {}: {e}", self.path.display())),
+            Ok(()) => self
+                .staged
+                .commit()
+                .map_err(|e| format!("--save {path}: {e}")),
+            Err(e) => Err(format!("--save {path}: {e}")),
         }
     }
 }

@@ -4,8 +4,8 @@
 
 use super::Exporter;
 use crate::result::{percentile_label, percentile_us, OpSummary, RunResult};
-use crate::spec::{LoadMode, RunSpec, StopAfter};
-use crate::stats::Hdr;
+use crate::spec::{LoadMode, StopAfter};
+use crate::stats::{max_us, Hdr};
 use crate::workload::Distribution;
 use std::fmt::Write;
 
@@ -78,11 +78,12 @@ fn config(out: &mut String, r: &RunResult) {
         "  {pace}; {} thread(s), {} connection(s)/server, depth {}",
         s.threads, s.connections, s.depth
     );
-    workload(out, s);
-    let status = match &r.stopped_by {
-        Some(sig) => format!(" (STOPPED by {sig}: partial results)"),
-        None if !r.completed => " (INCOMPLETE)".into(),
-        None => String::new(),
+    workload(out, r);
+    let status = match (&r.stopped_by, &r.failure) {
+        (Some(sig), _) => format!(" (STOPPED by {sig}: partial results)"),
+        (None, Some(_)) => " (FAILED)".into(),
+        (None, None) if !r.completed => " (INCOMPLETE)".into(),
+        (None, None) => String::new(),
     };
     let _ = writeln!(
         out,
@@ -130,11 +131,15 @@ fn on_off(b: bool) -> &'static str {
 }
 
 /// Keys, values, mix and the options that reshape them.
-fn workload(out: &mut String, s: &RunSpec) {
-    let load = match s.load {
-        LoadMode::Load => "preloaded",
-        LoadMode::NoLoad => "not preloaded",
-        LoadMode::LoadOnly => "load only",
+fn workload(out: &mut String, r: &RunResult) {
+    let s = &r.spec;
+    let load = match (s.load, r.preloaded) {
+        _ if s.window.is_some() => "not preloaded (each window fills as the run writes)",
+        (LoadMode::Load, Some(true)) => "preloaded",
+        (LoadMode::Load, Some(false)) => "preload FAILED",
+        (LoadMode::Load, None) => "preload not finished",
+        (LoadMode::NoLoad, _) => "not preloaded",
+        (LoadMode::LoadOnly, _) => "load only",
     };
     let mix: Vec<String> = s
         .mix
@@ -203,7 +208,7 @@ fn table(
     pick: fn(&OpSummary) -> &Hdr,
 ) -> Result<(), String> {
     let _ = writeln!(out, "{title}");
-    let _ = write!(out, "{:<8}{:>11}{:>12}", "op", "ops", "ops/s");
+    let _ = write!(out, "{:<8}{:>11}{:>12}{:>12}", "op", "ops", "ok/s", "err/s");
     let mut heads = vec!["min".to_string(), "mean".into(), "stdev".into()];
     heads.extend(r.percentiles.iter().map(|p| percentile_label(*p)));
     heads.push("max".into());
@@ -218,17 +223,17 @@ fn table(
         .chain([("total", &r.total)]);
     for (name, s) in rows {
         let h = pick(s).decode()?;
-        let _ = write!(out, "{name:<8}{:>11}{:>12.1}", s.count, s.rate);
+        let _ = write!(
+            out,
+            "{name:<8}{:>11} {:>11.1} {:>11.1}",
+            s.count, s.ok_rate, s.error_rate
+        );
         let mut cells = vec![0.0; 3];
         if !h.is_empty() {
             cells = vec![h.min() as f64 / 1e3, h.mean() / 1e3, h.stdev() / 1e3];
         }
         cells.extend(r.percentiles.iter().map(|p| percentile_us(&h, *p)));
-        cells.push(if h.is_empty() {
-            0.0
-        } else {
-            h.max() as f64 / 1e3
-        });
+        cells.push(max_us(&h));
         for c in cells {
             let _ = write!(out, "{:>9}", us(c));
         }
@@ -326,13 +331,12 @@ fn counters(out: &mut String, r: &RunResult) {
             );
         }
     }
-    let _ = writeln!(
-        out,
-        "verdict: {}",
-        if c.client_bound {
-            "CLIENT-BOUND — these numbers measure mcbench, not the server"
-        } else {
-            "the client kept up; these numbers measure the server"
+    let verdict = match &r.failure {
+        Some(why) => format!("the run FAILED ({why}); these numbers measure no server's capacity"),
+        None if c.client_bound => {
+            "CLIENT-BOUND — these numbers measure mcbench, not the server".into()
         }
-    );
+        None => "the client kept up; these numbers measure the server".into(),
+    };
+    let _ = writeln!(out, "verdict: {verdict}");
 }

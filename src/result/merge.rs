@@ -3,7 +3,7 @@
 //! merged percentiles are those of one run that recorded every request.
 
 use super::{quantiles, Bytes, Client, Connections, Gets, LagSummary, OpSummary, RunResult};
-use crate::stats::{Hdr, IntervalOp, IntervalSummary};
+use crate::stats::{Hdr, IntervalOp, IntervalSummary, OpRecorder};
 use std::collections::BTreeMap;
 
 /// One result of every request of `runs`. The spec, percentiles and
@@ -11,6 +11,12 @@ use std::collections::BTreeMap;
 /// the longest.
 pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
     let first = runs.first().ok_or("nothing to merge")?;
+    if let Some(r) = runs.iter().find(|r| r.spec.interval != first.spec.interval) {
+        return Err(format!(
+            "cannot merge runs with intervals of {:?} and {:?}: their time series do not line up",
+            first.spec.interval, r.spec.interval
+        ));
+    }
     let secs = runs.iter().map(|r| r.duration_s).fold(0.0, f64::max);
     let mut names: Vec<&String> = runs.iter().flat_map(|r| r.ops.keys()).collect();
     names.sort();
@@ -36,6 +42,13 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
             .fold(f64::INFINITY, f64::min),
         completed: runs.iter().all(|r| r.completed),
         stopped_by: runs.iter().find_map(|r| r.stopped_by.clone()),
+        failure: runs.iter().find_map(|r| r.failure.clone()),
+        // Preloaded when every run's preload finished.
+        preloaded: runs
+            .iter()
+            .map(|r| r.preloaded)
+            .collect::<Option<Vec<bool>>>()
+            .map(|all| all.iter().all(|p| *p)),
         percentiles: first.percentiles.clone(),
         ops,
         total: merge_op(&totals, secs)?,
@@ -58,16 +71,29 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
     })
 }
 
+/// How far apart the runs started, s: intervals of the same number are
+/// the same stretch of time only when this is well under an interval.
+pub fn start_spread_s(runs: &[RunResult]) -> f64 {
+    let starts = runs.iter().map(|r| r.started_unix_s);
+    starts.clone().fold(f64::NEG_INFINITY, f64::max) - starts.fold(f64::INFINITY, f64::min)
+}
+
 fn merge_op(parts: &[&OpSummary], secs: f64) -> Result<OpSummary, String> {
     let latency = Hdr::sum(parts.iter().map(|p| &p.latency_hdr))?;
     let service = Hdr::sum(parts.iter().map(|p| &p.service_time_hdr))?;
     let count = latency.len();
+    let ok: u64 = parts.iter().map(|p| p.ok).sum();
+    let errors: u64 = parts.iter().map(|p| p.errors).sum();
+    let secs = secs.max(1e-9);
     Ok(OpSummary {
         count,
-        rate: count as f64 / secs.max(1e-9),
+        rate: count as f64 / secs,
+        ok,
+        ok_rate: ok as f64 / secs,
+        error_rate: errors as f64 / secs,
         hits: parts.iter().map(|p| p.hits).sum(),
         misses: parts.iter().map(|p| p.misses).sum(),
-        errors: parts.iter().map(|p| p.errors).sum(),
+        errors,
         latency_us: quantiles(&latency),
         service_time_us: quantiles(&service),
         latency_hdr: Hdr::encode(&latency),
@@ -104,11 +130,7 @@ fn merge_client(runs: &[RunResult]) -> Result<Client, String> {
         send_lag_us: LagSummary {
             p50: super::percentile_us(&lag, 50.0),
             p99: super::percentile_us(&lag, 99.0),
-            max: if lag.is_empty() {
-                0.0
-            } else {
-                lag.max() as f64 / 1e3
-            },
+            max: crate::stats::max_us(&lag),
         },
         send_lag_hdr: Hdr::encode(&lag),
         open_loop: runs.iter().any(|r| r.client.open_loop),
@@ -143,22 +165,14 @@ fn merge_interval(index: u64, parts: &[&IntervalSummary]) -> Result<IntervalSumm
         let ps: Vec<&IntervalOp> = parts.iter().filter_map(|p| p.ops.get(name)).collect();
         let latency = Hdr::sum(ps.iter().map(|p| &p.latency_hdr))?;
         let service = Hdr::sum(ps.iter().map(|p| &p.service_time_hdr))?;
-        let q = quantiles(&latency);
-        ops.insert(
-            name.clone(),
-            IntervalOp {
-                count: latency.len(),
-                rate: latency.len() as f64 / secs.max(1e-9),
-                p50_us: q.p50,
-                p99_us: q.p99,
-                max_us: q.max,
-                hits: ps.iter().map(|p| p.hits).sum(),
-                misses: ps.iter().map(|p| p.misses).sum(),
-                errors: ps.iter().map(|p| p.errors).sum(),
-                latency_hdr: Hdr::encode(&latency),
-                service_time_hdr: Hdr::encode(&service),
-            },
-        );
+        let merged = OpRecorder {
+            latency,
+            service,
+            hits: ps.iter().map(|p| p.hits).sum(),
+            misses: ps.iter().map(|p| p.misses).sum(),
+            errors: ps.iter().map(|p| p.errors).sum(),
+        };
+        ops.insert(name.clone(), IntervalOp::new(&merged, secs.max(1e-9)));
     }
     Ok(IntervalSummary {
         index,

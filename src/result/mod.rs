@@ -5,18 +5,19 @@
 
 mod load;
 mod merge;
+mod verdict;
 
 use crate::engine::{Outcome, PhaseEnd};
 use crate::spec::RunSpec;
 use crate::stats::{cpu, quantile_us, ErrorClass, Hdr, IntervalSummary, OpRecorder};
-use crate::warnings::{Warning, BUSY_LIMIT, LAG_P99_LIMIT_US};
+use crate::warnings::Warning;
 use crate::workload::OpKind;
 use hdrhistogram::Histogram;
 use mcbench_proto::ResponseClass;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub use merge::merge;
+pub use merge::{merge, start_spread_s};
 
 pub const SCHEMA: &str = "mcbench.run/2";
 
@@ -38,6 +39,12 @@ pub struct RunResult {
     pub started_unix_s: f64,
     /// True when the run ran to its end (not stopped, not failed).
     pub completed: bool,
+    /// Why the run failed (exit 1), if it did: the preload failed, the
+    /// servers stopped answering, nearly every request failed.
+    pub failure: Option<String>,
+    /// Whether the keys were preloaded: null when no preload ran (`--no-load`,
+    /// `--window`, `--load-only`, or stopped before it), false when it failed.
+    pub preloaded: Option<bool>,
     /// `SIGINT`/`SIGTERM` when a signal stopped the run.
     pub stopped_by: Option<String>,
     /// The percentiles the text report, live line and CSV print.
@@ -59,6 +66,11 @@ pub struct OpSummary {
     pub count: u64,
     /// ops/s over `duration_s`.
     pub rate: f64,
+    /// Requests answered without an error reply, and their rate.
+    pub ok: u64,
+    pub ok_rate: f64,
+    /// `errors` per second.
+    pub error_rate: f64,
     /// Keys found / not found (retrievals; `total`: every get).
     pub hits: u64,
     pub misses: u64,
@@ -171,9 +183,10 @@ impl RunResult {
         let send_lag_us = LagSummary {
             p50: quantile_us(&t.send_lag, 0.5),
             p99: quantile_us(&t.send_lag, 0.99),
-            max: t.send_lag.max() as f64 / 1e3,
+            max: crate::stats::max_us(&t.send_lag),
         };
-        let warnings = warnings(out, open_loop.then_some(&send_lag_us), total_ops);
+        let warnings = verdict::warnings(spec, out, open_loop.then_some(&send_lag_us));
+        let failure = verdict::failure(spec, out, ctx.stopped_by.is_some());
         let looked_up = t.hits + t.misses;
         RunResult {
             schema: SCHEMA.to_string(),
@@ -184,11 +197,18 @@ impl RunResult {
             duration_s: out.duration_s,
             started_unix_s: out.started_unix_s,
             completed: ctx.stopped_by.is_none()
+                && failure.is_none()
                 && out.ends.iter().all(|e| *e == PhaseEnd::Completed),
+            failure,
+            preloaded: out.preloaded,
             stopped_by: ctx.stopped_by,
             percentiles: ctx.percentiles,
             ops,
-            total: op_summary(&all, secs),
+            total: OpSummary {
+                ok: all.count().saturating_sub(t.reply_errors()),
+                ok_rate: all.count().saturating_sub(t.reply_errors()) as f64 / secs,
+                ..op_summary(&all, secs)
+            },
             gets: Gets {
                 hits: t.hits,
                 misses: t.misses,
@@ -235,45 +255,13 @@ impl RunResult {
     }
 }
 
-fn warnings(out: &Outcome, lag: Option<&LagSummary>, total_ops: u64) -> Vec<Warning> {
-    let t = &out.total;
-    let mut w = Vec::new();
-    if let Some(lag) = lag.filter(|l| l.p99 > LAG_P99_LIMIT_US) {
-        w.push(Warning::LateSchedule {
-            send_lag_p99_us: lag.p99,
-        });
-    }
-    for (worker, &busy) in out.worker_busy.iter().enumerate() {
-        if busy >= BUSY_LIMIT {
-            w.push(Warning::WorkerSaturated { worker, busy });
-        }
-    }
-    if t.connections_lost > 0 {
-        w.push(Warning::ConnectionsLost {
-            lost: t.connections_lost,
-            of: out.connections,
-        });
-    }
-    let unanswered = t.error_count(ErrorClass::Timeout);
-    if unanswered > 0 {
-        w.push(Warning::Unanswered {
-            requests: unanswered,
-        });
-    }
-    if t.client_waits > 0 {
-        let share = t.client_waits as f64 / total_ops.max(1) as f64;
-        w.push(Warning::ClientWaits {
-            waits: t.client_waits,
-            share,
-        });
-    }
-    w
-}
-
 fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {
     OpSummary {
         count: r.count(),
         rate: r.count() as f64 / secs,
+        ok: r.count().saturating_sub(r.errors),
+        ok_rate: r.count().saturating_sub(r.errors) as f64 / secs,
+        error_rate: r.errors as f64 / secs,
         hits: r.hits,
         misses: r.misses,
         errors: r.errors,
@@ -314,64 +302,5 @@ fn quantiles(h: &Histogram<u64>) -> Quantiles {
         p999: quantile_us(h, 0.999),
         p9999: quantile_us(h, 0.9999),
         max: h.max() as f64 / 1e3,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::{cpu::CpuTimes, Recorder};
-
-    fn outcome(lag_ns: u64, waits: u64, busy: f64) -> Outcome {
-        let mut total = Recorder::default();
-        for _ in 0..1000 {
-            total.record_op(OpKind::Get, 1_000_000, 1000);
-            total.record_lag(lag_ns);
-        }
-        total.client_waits = waits;
-        Outcome {
-            total,
-            intervals: Vec::new(),
-            duration_s: 1.0,
-            started_unix_s: 0.0,
-            cpu: CpuTimes::default(),
-            worker_busy: vec![busy],
-            ends: vec![PhaseEnd::Completed],
-            connections: 1,
-        }
-    }
-
-    fn verdict(out: &Outcome, open_loop: bool) -> (bool, Vec<Warning>) {
-        let lag = LagSummary {
-            p50: quantile_us(&out.total.send_lag, 0.5),
-            p99: quantile_us(&out.total.send_lag, 0.99),
-            max: 0.0,
-        };
-        let w = warnings(out, open_loop.then_some(&lag), out.total.total_ops());
-        (w.iter().any(Warning::client_bound), w)
-    }
-
-    #[test]
-    fn a_server_stall_is_not_client_bound() {
-        // Every request waited for a slot, the worker was idle, lag small.
-        let (bound, w) = verdict(&outcome(20_000, 1000, 0.05), true);
-        assert!(!bound, "{w:?}");
-        assert!(w.iter().any(|w| matches!(w, Warning::ClientWaits { .. })));
-    }
-
-    #[test]
-    fn a_late_or_saturated_client_is_client_bound() {
-        let (bound, w) = verdict(&outcome(2_000_000, 0, 0.3), true);
-        assert!(
-            bound && matches!(w[0], Warning::LateSchedule { .. }),
-            "{w:?}"
-        );
-        let (bound, w) = verdict(&outcome(1000, 0, 0.99), false);
-        assert!(
-            bound && matches!(w[0], Warning::WorkerSaturated { .. }),
-            "{w:?}"
-        );
-        // Closed loop has no schedule: its lag is never judged.
-        assert!(!verdict(&outcome(2_000_000, 0, 0.3), false).0);
     }
 }

@@ -104,7 +104,7 @@ pub struct RunSpec {
     /// `--save`: the share of measured requests whose samples are kept
     /// (`--save-rate`); `None` keeps none.
     #[serde(default)]
-    pub samples: Option<f64>,
+    pub save_rate: Option<f64>,
     /// User to authenticate as (SASL PLAIN on binary, `-Y` text
     /// authentication on ascii and meta, AUTH on RESP).
     pub user: Option<String>,
@@ -161,7 +161,7 @@ impl RunSpec {
             }
         }
         self.validate_read_delay()?;
-        if let Some(share) = self.samples {
+        if let Some(share) = self.save_rate {
             if !(share > 0.0 && share <= 1.0) {
                 return Err(format!(
                     "--save-rate is the share of requests saved, above 0 and at most 1; got {share}"

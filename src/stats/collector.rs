@@ -1,7 +1,7 @@
 //! Merges the workers' interval snapshots into a time series and a total.
 
 use super::hdr::Hdr;
-use super::recorder::{quantile_us, OpRecorder, Recorder};
+use super::recorder::{max_us, quantile_us, OpRecorder, Recorder};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -148,22 +148,25 @@ fn summarise(index: u64, start_ns: u64, end_ns: u64, r: &Recorder) -> IntervalSu
 }
 
 fn interval_op(r: &OpRecorder, secs: f64) -> IntervalOp {
-    let h = &r.latency;
-    IntervalOp {
-        count: h.len(),
-        rate: h.len() as f64 / secs,
-        p50_us: quantile_us(h, 0.5),
-        p99_us: quantile_us(h, 0.99),
-        max_us: if h.is_empty() {
-            0.0
-        } else {
-            h.max() as f64 / 1e3
-        },
-        hits: r.hits,
-        misses: r.misses,
-        errors: r.errors,
-        latency_hdr: Hdr::encode(h),
-        service_time_hdr: Hdr::encode(&r.service),
+    IntervalOp::new(r, secs)
+}
+
+impl IntervalOp {
+    /// The summary of one op type's histograms and counts over `secs`.
+    pub fn new(r: &OpRecorder, secs: f64) -> IntervalOp {
+        let h = &r.latency;
+        IntervalOp {
+            count: h.len(),
+            rate: h.len() as f64 / secs,
+            p50_us: quantile_us(h, 0.5),
+            p99_us: quantile_us(h, 0.99),
+            max_us: max_us(h),
+            hits: r.hits,
+            misses: r.misses,
+            errors: r.errors,
+            latency_hdr: Hdr::encode(h),
+            service_time_hdr: Hdr::encode(&r.service),
+        }
     }
 }
 

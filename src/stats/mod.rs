@@ -8,4 +8,4 @@ mod recorder;
 
 pub use collector::{Collector, IntervalOp, IntervalSummary, Snapshot};
 pub use hdr::Hdr;
-pub use recorder::{new_histogram, quantile_us, ErrorClass, OpRecorder, Recorder, Sample};
+pub use recorder::{max_us, new_histogram, quantile_us, ErrorClass, OpRecorder, Recorder, Sample};

@@ -23,6 +23,15 @@ pub fn quantile_us(h: &Histogram<u64>, q: f64) -> f64 {
     }
 }
 
+/// The largest value of a histogram of ns, in µs; 0 when empty.
+pub fn max_us(h: &Histogram<u64>) -> f64 {
+    if h.is_empty() {
+        0.0
+    } else {
+        h.max() as f64 / 1e3
+    }
+}
+
 /// Failures that are not a normal reply, by class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
@@ -52,10 +61,13 @@ pub enum ErrorClass {
     PacketDisorder,
     /// UDP: a request whose reply did not come within a second.
     UdpTimeout,
+    /// A request still unanswered when a signal stopped the run: no
+    /// latency, and no failure of the server's either.
+    CutOff,
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 13] = [
+    pub const ALL: [ErrorClass; 14] = [
         ErrorClass::Error,
         ErrorClass::ClientError,
         ErrorClass::ServerError,
@@ -69,6 +81,7 @@ impl ErrorClass {
         ErrorClass::PacketDrop,
         ErrorClass::PacketDisorder,
         ErrorClass::UdpTimeout,
+        ErrorClass::CutOff,
     ];
 
     pub fn name(self) -> &'static str {
@@ -86,7 +99,25 @@ impl ErrorClass {
             ErrorClass::PacketDrop => "packet_drop",
             ErrorClass::PacketDisorder => "packet_disorder",
             ErrorClass::UdpTimeout => "udp_timeout",
+            ErrorClass::CutOff => "cut_off",
         }
+    }
+
+    /// Whether the class counts a failed request.
+    pub fn is_failure(self) -> bool {
+        !matches!(self, ErrorClass::PacketDisorder | ErrorClass::CutOff)
+    }
+
+    /// Whether the class counts error replies (a reply came).
+    pub fn is_reply(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::Error
+                | ErrorClass::ClientError
+                | ErrorClass::ServerError
+                | ErrorClass::Auth
+                | ErrorClass::Resp
+        )
     }
 
     /// The error class of a reply, if it is one.
@@ -232,13 +263,38 @@ impl Recorder {
     }
 
     /// Requests that failed, of every class but `packet_disorder` (whose
-    /// replies were reassembled and answered).
+    /// replies were reassembled and answered) and `cut_off` (stopped by a
+    /// signal, not failed).
     pub fn failures(&self) -> u64 {
         ErrorClass::ALL
             .iter()
-            .filter(|c| **c != ErrorClass::PacketDisorder)
+            .filter(|c| c.is_failure())
             .map(|c| self.error_count(*c))
             .sum()
+    }
+
+    /// Requests answered with an error reply.
+    pub fn reply_errors(&self) -> u64 {
+        ErrorClass::ALL
+            .iter()
+            .filter(|c| c.is_reply())
+            .map(|c| self.error_count(*c))
+            .sum()
+    }
+
+    /// Failed requests that got no reply at all (lost, timed out, ...).
+    pub fn failures_without_reply(&self) -> u64 {
+        self.failures() - self.reply_errors()
+    }
+
+    /// `auth 100, timeout 3`: the failures by class.
+    pub fn failure_summary(&self) -> String {
+        ErrorClass::ALL
+            .iter()
+            .filter(|c| c.is_failure() && self.error_count(**c) > 0)
+            .map(|c| format!("{} {}", c.name(), self.error_count(*c)))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Creates the histograms of `ops` now, so that recording never

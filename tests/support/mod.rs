@@ -3,6 +3,10 @@
 
 #![allow(dead_code)]
 
+use base64::Engine;
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
@@ -234,6 +238,17 @@ pub enum Misbehaviour {
     /// Answers the first request with the header of a ~900 MB value and
     /// streams bytes of it until the client hangs up.
     Flood,
+    /// Answers the first request with half a reply, then one byte of it
+    /// every 100 ms, never finishing.
+    Dribble,
+}
+
+/// A listener that never accepts: connections complete in the kernel's
+/// backlog and are never read. Keep the listener alive while it is used.
+pub fn silent_listener() -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    (listener, addr)
 }
 
 /// A fake server on a free port; its threads end when the test process does.
@@ -256,6 +271,13 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
+        if let Misbehaviour::Dribble = how {
+            let _ = s.write_all(b"VALUE k 0 100\r\nxx");
+            while s.write_all(b"x").is_ok() {
+                thread::sleep(Duration::from_millis(100));
+            }
+            return;
+        }
         if let Misbehaviour::Flood = how {
             let _ = s.write_all(b"VALUE k 0 900000000\r\n");
             let chunk = [b'x'; 65536];
@@ -266,7 +288,7 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
         for line in text.split("\r\n") {
             let request = line.starts_with("get ") || line.starts_with("set ");
             let reply: &[u8] = match how {
-                Misbehaviour::Stall | Misbehaviour::Flood => continue,
+                Misbehaviour::Stall | Misbehaviour::Flood | Misbehaviour::Dribble => continue,
                 Misbehaviour::Garbage => b"HELLO THERE\r\n",
                 Misbehaviour::CloseAfter(k) if answered >= k => return,
                 // Half a reply, but only to a request: unasked bytes would
@@ -295,4 +317,56 @@ pub fn f(v: &serde_json::Value, path: &str) -> f64 {
         .fold(v, |v, k| &v[k])
         .as_f64()
         .unwrap_or_else(|| panic!("{path} missing in {v}"))
+}
+
+/// A histogram as the JSON holds it, decoded by the hdrhistogram crate.
+pub fn hdr(v: &Value) -> Histogram<u64> {
+    let text = v.as_str().unwrap_or_else(|| panic!("no histogram in {v}"));
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .expect("base64");
+    Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .expect("a V2 compressed histogram")
+}
+
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+pub fn path_in(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+/// Runs `mcbench run -s addr args... --json DIR/name.json` and returns the
+/// output and the parsed JSON.
+pub fn run_to(dir: &Path, name: &str, addr: &str, args: &[&str]) -> (std::process::Output, Value) {
+    let json = path_in(dir, &format!("{name}.json"));
+    let mut all = vec!["run", "-s", addr, "--json", &json];
+    all.extend(args);
+    let out = mcbench(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = read_json(Path::new(&json));
+    (out, j)
+}
+
+/// The latencies of a `--save` file, each row checked for form.
+pub fn sample_latencies(path: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("intended_ns\top\tlatency_ns\tservice_ns\treply")
+    );
+    lines
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            assert_eq!(cols.len(), 5, "{l}");
+            let latency: u64 = cols[2].parse().unwrap();
+            let service: u64 = cols[3].parse().unwrap();
+            assert!(latency >= service, "{l}");
+            assert!(["get", "set"].contains(&cols[1]), "{l}");
+            latency
+        })
+        .collect()
 }

@@ -9,6 +9,8 @@
 mod open_loop;
 mod reconnect;
 mod responses;
+mod sampler;
+mod stall;
 mod wait;
 
 use super::conn::{Conn, InFlight};
@@ -20,6 +22,7 @@ use crate::stats::{cpu, ErrorClass, Recorder, Snapshot};
 use crate::workload::{Cursor, OpKind, Request};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
+use sampler::Sampler;
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
@@ -133,6 +136,16 @@ pub struct Worker {
     record_from: u64,
     sending: bool,
     quota_left: u64,
+    /// When the phase last made progress: an answer came, or nothing was
+    /// awaited. A phase whose servers stop answering ends `--timeout`
+    /// after it (`stall`).
+    last_progress_ns: u64,
+    /// When the last answer of the phase came.
+    last_answer_ns: u64,
+    /// End of the measured time: when sending stopped and the last answer
+    /// came, or the stop; the final wait for answers that never came is
+    /// not measured time.
+    measured_until: u64,
 }
 
 impl Worker {
@@ -176,7 +189,7 @@ impl Worker {
         Ok(Worker {
             index: plan.index,
             rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
-            sampler: Sampler::new(spec.samples, spec.seed ^ plan.index as u64),
+            sampler: Sampler::new(spec.save_rate, spec.seed ^ plan.index as u64),
             alive: conns.len(),
             ready: vec![VecDeque::with_capacity(conns.len() * spec.depth); nservers],
             backlog: vec![VecDeque::new(); nservers],
@@ -212,6 +225,9 @@ impl Worker {
             record_from: 0,
             sending: false,
             quota_left: u64::MAX,
+            last_progress_ns: 0,
+            last_answer_ns: 0,
+            measured_until: 0,
             shared,
             tx,
         })
@@ -223,12 +239,15 @@ impl Worker {
         use crate::spec::LoadMode;
         if spec.load == LoadMode::Load {
             let end = self.run_phase(PhaseKind::Load, false);
+            // The preload's replies, for the main thread to judge.
+            let counts = std::mem::replace(&mut self.recorder, self.shared.empty_recorder());
             self.send(Message::Done {
                 worker: self.index,
                 phase: PhaseKind::Load,
                 end,
                 cpu_ns: 0,
                 elapsed_ns: 0,
+                counts: Some(counts),
             });
         }
         self.send(Message::Ready { worker: self.index });
@@ -238,8 +257,16 @@ impl Worker {
         } else {
             PhaseKind::Measure
         };
-        let end = self.run_phase(kind, true);
-        let elapsed_ns = clock_ns().saturating_sub(self.record_from);
+        // A failed preload leaves nothing worth measuring.
+        let end = if self.shared.abort.load(Ordering::Relaxed) {
+            self.start_measuring();
+            self.measured_until = clock_ns();
+            self.record_from = self.measured_until;
+            PhaseEnd::Failed("not measured: the preload failed".into())
+        } else {
+            self.run_phase(kind, true)
+        };
+        let elapsed_ns = self.measured_until.saturating_sub(self.record_from);
         let cpu_ns = cpu::thread_cpu_ns().saturating_sub(self.cpu_start);
         self.send(Message::Done {
             worker: self.index,
@@ -247,6 +274,7 @@ impl Worker {
             end,
             cpu_ns,
             elapsed_ns,
+            counts: None,
         });
     }
 
@@ -294,6 +322,9 @@ impl Worker {
             std::time::Duration::ZERO
         };
         let mut warming = warmup > 0;
+        self.last_progress_ns = start;
+        self.last_answer_ns = start;
+        let mut sending_stopped = u64::MAX;
         let open = measured_kind && self.pacer.is_some();
         if open {
             self.start_open_loop(start);
@@ -310,6 +341,7 @@ impl Worker {
         let end = loop {
             let now = clock_ns();
             if self.stopped() {
+                self.cut_off();
                 break PhaseEnd::Stopped;
             }
             if warming && now >= self.record_from {
@@ -320,6 +352,7 @@ impl Worker {
                 && (now >= send_until || self.quota_left == 0 || self.source_exhausted())
             {
                 self.sending = false;
+                sending_stopped = now;
                 drain_deadline = now.saturating_add(timeout);
             }
             if open && self.sending {
@@ -353,12 +386,22 @@ impl Worker {
                     break PhaseEnd::AllLost;
                 }
             }
+            if self.outstanding() == 0 {
+                self.last_progress_ns = now;
+            } else if now.saturating_sub(self.last_progress_ns) >= timeout {
+                let why = self.stall_message(kind, report, now);
+                let unanswered = self.outstanding() as u64;
+                self.recorder.error(ErrorClass::Timeout, unanswered);
+                break PhaseEnd::Failed(why);
+            }
             if now >= drain_deadline {
                 let unanswered = self.outstanding() as u64;
                 self.recorder.error(ErrorClass::Timeout, unanswered);
                 break PhaseEnd::Completed;
             }
-            let mut wake = drain_deadline.min(now + MAX_WAIT_NS);
+            let mut wake = drain_deadline
+                .min(now + MAX_WAIT_NS)
+                .min(self.last_progress_ns.saturating_add(timeout));
             if self.sending {
                 wake = wake.min(send_until);
                 if report {
@@ -375,8 +418,12 @@ impl Worker {
                 break PhaseEnd::Failed(format!("event loop: {e}"));
             }
         };
+        self.measured_until = match end {
+            PhaseEnd::Completed => sending_stopped.max(self.last_answer_ns).min(clock_ns()),
+            _ => clock_ns(),
+        };
         if report {
-            let end_ns = clock_ns().saturating_sub(self.record_from);
+            let end_ns = self.measured_until.saturating_sub(self.record_from);
             self.emit(interval_index, end_ns);
         }
         self.end_phase();
@@ -557,48 +604,5 @@ impl Worker {
             end_ns,
             recorder,
         }));
-    }
-}
-
-/// Chooses the requests `--save` writes: each with probability `share`,
-/// from a generator of its own, so that saving never changes the request
-/// stream a seed gives.
-pub(crate) struct Sampler {
-    /// Keep a request when the next draw is below this (0: none).
-    below: u64,
-    state: u64,
-    /// Only reported phases are sampled (not an unreported preload).
-    active: bool,
-}
-
-impl Sampler {
-    fn new(share: Option<f64>, seed: u64) -> Sampler {
-        let below = match share {
-            None => 0,
-            Some(s) if s >= 1.0 => u64::MAX,
-            Some(s) => (s.max(0.0) * u64::MAX as f64) as u64,
-        };
-        Sampler {
-            below,
-            state: seed ^ 0x5DEE_CE66_D1CE_4E5B,
-            active: false,
-        }
-    }
-
-    /// Whether to keep the request just answered.
-    #[inline]
-    pub(crate) fn keep(&mut self) -> bool {
-        if self.below == 0 || !self.active {
-            return false;
-        }
-        if self.below == u64::MAX {
-            return true;
-        }
-        // splitmix64: one multiply-xorshift step per measured request.
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) < self.below
     }
 }

@@ -1,7 +1,7 @@
 //! The reading half of a worker: responses parsed, matched to their
 //! requests, recorded; connections that fail are dropped.
 
-use super::Sampler;
+use super::sampler::Sampler;
 use super::{Due, Source, Worker};
 use crate::engine::clock_ns;
 use crate::engine::conn::{InFlight, ReadOutcome, UdpState, UDP_TIMEOUT_NS};
@@ -62,6 +62,8 @@ impl Worker {
         self.in_flight -= answered;
         if answered > 0 {
             self.reopening.works(c);
+            self.last_progress_ns = last_now;
+            self.last_answer_ns = last_now;
         }
         // Over UDP a reply that fits no request is one lost datagram's
         // worth of confusion, not a broken stream: counted, not closed.

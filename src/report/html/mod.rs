@@ -7,7 +7,7 @@ mod charts;
 
 use super::Exporter;
 use crate::result::{percentile_label, percentile_us, RunResult};
-use crate::stats::IntervalSummary;
+use crate::stats::{max_us, IntervalSummary};
 use charts::{Series, PALETTE};
 use std::fmt::Write;
 
@@ -138,13 +138,8 @@ fn summary_table(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
             for p in pcts {
                 let _ = write!(page, "<td>{:.1}</td>", percentile_us(&h, *p));
             }
-            let max = if h.is_empty() { 0 } else { h.max() };
-            let _ = writeln!(
-                page,
-                "<td>{:.1}</td><td>{}</td></tr>",
-                max as f64 / 1e3,
-                s.errors
-            );
+            let max = max_us(&h);
+            let _ = writeln!(page, "<td>{max:.1}</td><td>{}</td></tr>", s.errors);
         }
     }
     page.push_str("</table>\n");

@@ -1,0 +1,61 @@
+//! The end of a phase whose servers stopped answering, and of requests a
+//! signal cut off: neither may hang the run or go uncounted.
+
+use super::Worker;
+use crate::engine::PhaseKind;
+use crate::stats::ErrorClass;
+
+impl Worker {
+    /// Why the phase ends: which servers hold requests that got no answer
+    /// for `--timeout`.
+    pub(super) fn stall_message(&self, kind: PhaseKind, report: bool, now: u64) -> String {
+        let phase = match (kind, report) {
+            (PhaseKind::Load, false) => "preload",
+            (PhaseKind::Load, true) => "preload (--load-only)",
+            (PhaseKind::Measure, _) => "measured run",
+        };
+        let mut waiting: Vec<usize> = self
+            .conns
+            .iter()
+            .filter(|c| c.alive && !c.in_flight.is_empty())
+            .map(|c| c.server)
+            .chain(
+                self.backlog
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, q)| !q.is_empty())
+                    .map(|(s, _)| s),
+            )
+            .collect();
+        waiting.sort_unstable();
+        waiting.dedup();
+        let servers: Vec<String> = waiting
+            .iter()
+            .map(|&s| self.shared.addrs[s].to_string())
+            .collect();
+        format!(
+            "{phase}: no answer from {} for {:.1} s (--timeout); {} requests unanswered",
+            servers.join(", "),
+            now.saturating_sub(self.last_progress_ns) as f64 / 1e9,
+            self.outstanding()
+        )
+    }
+
+    /// Counts the measured requests a signal left unanswered (`cut_off`):
+    /// no latency, but not lost from the books either.
+    pub(super) fn cut_off(&mut self) {
+        let waiting = self
+            .conns
+            .iter()
+            .flat_map(|c| c.in_flight.iter())
+            .filter(|r| r.measured)
+            .count()
+            + self
+                .backlog
+                .iter()
+                .flat_map(|q| q.iter())
+                .filter(|d| d.measured)
+                .count();
+        self.recorder.error(ErrorClass::CutOff, waiting as u64);
+    }
+}

@@ -1,0 +1,87 @@
+//! Output files written whole or not at all. Each is created as a
+//! temporary file beside its path before any traffic (so an unwritable
+//! path is found up front, and an older file of that name is not emptied
+//! by a run that then fails), and renamed over the path once complete.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+pub struct StagedFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    committed: bool,
+}
+
+impl StagedFile {
+    /// Creates the temporary file for `path`; `flag` names the output in
+    /// messages.
+    pub fn create(flag: &str, path: &Path) -> Result<(StagedFile, File), String> {
+        let shown = path.display();
+        if path.is_dir() {
+            return Err(format!("{flag} {shown}: is a directory"));
+        }
+        let name = path
+            .file_name()
+            .ok_or_else(|| format!("{flag} {shown}: not a file name"))?;
+        let tmp = path.with_file_name(format!(
+            ".{}.mcbench-{}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let file = File::create(&tmp)
+            .map_err(|e| format!("{flag} {shown}: cannot create the file: {e}"))?;
+        let staged = StagedFile {
+            path: path.to_path_buf(),
+            tmp,
+            committed: false,
+        };
+        Ok((staged, file))
+    }
+
+    /// Puts the finished file in place (its contents must be flushed).
+    pub fn commit(mut self) -> std::io::Result<()> {
+        std::fs::rename(&self.tmp, &self.path)?;
+        self.committed = true;
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for StagedFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// The file `path` names, for telling two names of one file apart from
+/// two files: its folder resolved, then its name.
+pub fn identity(path: &Path) -> PathBuf {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default();
+    std::fs::canonicalize(parent)
+        .unwrap_or_else(|_| parent.to_path_buf())
+        .join(name)
+}
+
+/// Refuses two outputs (or an output and an input) that are one file.
+pub fn refuse_same_file(paths: &[(&str, &Path)]) -> Result<(), String> {
+    for (i, (flag_a, a)) in paths.iter().enumerate() {
+        for (flag_b, b) in &paths[..i] {
+            if *a != Path::new("-") && identity(a) == identity(b) {
+                return Err(format!(
+                    "{flag_b} and {flag_a} name the same file {}: give each its own",
+                    a.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}

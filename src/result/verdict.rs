@@ -1,0 +1,244 @@
+//! What a run's figures mean: the warnings about their truth, and whether
+//! the run failed. A run whose requests (nearly) all failed, or that no
+//! server answered, measured nothing: it must not pass for throughput.
+
+use crate::engine::{Outcome, PhaseEnd};
+use crate::spec::{LoadMode, RunSpec};
+use crate::stats::ErrorClass;
+use crate::warnings::{Warning, BUSY_LIMIT, LAG_P99_LIMIT_US};
+
+use super::LagSummary;
+
+/// Share of failed requests at or above which a measured run failed.
+const FAILED_SHARE: f64 = 0.99;
+/// Share of failed sets above which a preload (`--load-only`) failed.
+const PRELOAD_FAILED_SHARE: f64 = 0.01;
+/// A phase shorter than this says nothing of how busy its worker was.
+const MIN_JUDGED_S: f64 = 0.05;
+
+/// Why the run failed, if it did (the process then exits 1).
+pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
+    if let Some(why) = &out.preload_failure {
+        return Some(why.clone());
+    }
+    if stopped {
+        return None;
+    }
+    if let Some(PhaseEnd::Failed(why)) = out.ends.iter().find(|e| matches!(e, PhaseEnd::Failed(_)))
+    {
+        return Some(why.clone());
+    }
+    if out.ends.iter().all(|e| *e == PhaseEnd::AllLost) {
+        return Some("every connection was lost; the run could not finish".into());
+    }
+    let t = &out.total;
+    // Arrivals the client dropped were never sent: the client's failure
+    // (CLIENT-BOUND says so), not the server's.
+    let dropped = t.error_count(ErrorClass::ClientOverload);
+    let failed = t.failures() - dropped;
+    let attempted = t.total_ops() + t.failures_without_reply() - dropped;
+    if attempted == 0 || t.total_ops() == 0 {
+        return Some(format!(
+            "no request was answered{}",
+            summary_suffix(&t.failure_summary())
+        ));
+    }
+    let share = failed as f64 / attempted as f64;
+    let limit = if spec.load == LoadMode::LoadOnly {
+        share > PRELOAD_FAILED_SHARE
+    } else {
+        share >= FAILED_SHARE
+    };
+    limit.then(|| {
+        let hint = if t.error_count(ErrorClass::Auth) > 0 && spec.user.is_none() {
+            "; the server asks for authentication: give --user and --password"
+        } else {
+            ""
+        };
+        format!(
+            "{failed} of {attempted} requests failed ({}){hint}",
+            t.failure_summary()
+        )
+    })
+}
+
+fn summary_suffix(summary: &str) -> String {
+    if summary.is_empty() {
+        String::new()
+    } else {
+        format!(" ({summary})")
+    }
+}
+
+pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<Warning> {
+    let t = &out.total;
+    let total_ops = t.total_ops();
+    let mut w = Vec::new();
+    if let Some(lag) = lag.filter(|l| l.p99 > LAG_P99_LIMIT_US) {
+        w.push(Warning::LateSchedule {
+            send_lag_p99_us: lag.p99,
+        });
+    }
+    if out.duration_s >= MIN_JUDGED_S {
+        for (worker, &busy) in out.worker_busy.iter().enumerate() {
+            if busy >= BUSY_LIMIT {
+                w.push(Warning::WorkerSaturated { worker, busy });
+            }
+        }
+    }
+    if let Some(missed) = missed_rate(spec, out) {
+        w.push(missed);
+    }
+    if t.connections_lost > 0 {
+        w.push(Warning::ConnectionsLost {
+            lost: t.connections_lost,
+            of: out.connections,
+        });
+    }
+    let unanswered = t.error_count(ErrorClass::Timeout);
+    if unanswered > 0 {
+        w.push(Warning::Unanswered {
+            requests: unanswered,
+        });
+    }
+    if t.client_waits > 0 {
+        let share = t.client_waits as f64 / total_ops.max(1) as f64;
+        w.push(Warning::ClientWaits {
+            waits: t.client_waits,
+            share,
+        });
+    }
+    w
+}
+
+/// Open loop: the rate answered missed the target by more than 1 % and
+/// by more than the Poisson count's own noise (3 standard deviations of
+/// the requests expected over the run).
+fn missed_rate(spec: &RunSpec, out: &Outcome) -> Option<Warning> {
+    let target = spec.rate?;
+    if out.duration_s < MIN_JUDGED_S {
+        return None;
+    }
+    let expected = target * out.duration_s;
+    let achieved = out.total.total_ops() as f64 / out.duration_s;
+    let tolerance = 0.01f64.max(3.0 / expected.max(1.0).sqrt());
+    ((achieved - target).abs() > tolerance * target)
+        .then_some(Warning::RateMissed { target, achieved })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{cpu::CpuTimes, quantile_us, Recorder};
+    use crate::workload::OpKind;
+    use clap::Parser;
+
+    fn spec(args: &[&str]) -> RunSpec {
+        let argv = ["mcbench", "run"].iter().chain(args);
+        match crate::cli::Cli::parse_from(argv).command {
+            crate::cli::Command::Run(a) => a.to_spec().unwrap(),
+            _ => unreachable!(),
+        }
+    }
+
+    fn outcome(lag_ns: u64, waits: u64, busy: f64) -> Outcome {
+        let mut total = Recorder::default();
+        for _ in 0..1000 {
+            total.record_op(OpKind::Get, 1_000_000, 1000);
+            total.record_lag(lag_ns);
+        }
+        total.client_waits = waits;
+        Outcome {
+            total,
+            intervals: Vec::new(),
+            duration_s: 1.0,
+            started_unix_s: 0.0,
+            cpu: CpuTimes::default(),
+            worker_busy: vec![busy],
+            ends: vec![PhaseEnd::Completed],
+            connections: 1,
+            preload_failure: None,
+            preloaded: None,
+        }
+    }
+
+    fn verdict(out: &Outcome, open_loop: bool) -> (bool, Vec<Warning>) {
+        let lag = LagSummary {
+            p50: quantile_us(&out.total.send_lag, 0.5),
+            p99: quantile_us(&out.total.send_lag, 0.99),
+            max: 0.0,
+        };
+        let w = warnings(&spec(&[]), out, open_loop.then_some(&lag));
+        (w.iter().any(Warning::client_bound), w)
+    }
+
+    #[test]
+    fn a_server_stall_is_not_client_bound() {
+        // Every request waited for a slot, the worker was idle, lag small.
+        let (bound, w) = verdict(&outcome(20_000, 1000, 0.05), true);
+        assert!(!bound, "{w:?}");
+        assert!(w.iter().any(|w| matches!(w, Warning::ClientWaits { .. })));
+    }
+
+    #[test]
+    fn a_late_or_saturated_client_is_client_bound() {
+        let (bound, w) = verdict(&outcome(2_000_000, 0, 0.3), true);
+        assert!(
+            bound && matches!(w[0], Warning::LateSchedule { .. }),
+            "{w:?}"
+        );
+        let (bound, w) = verdict(&outcome(1000, 0, 0.99), false);
+        assert!(
+            bound && matches!(w[0], Warning::WorkerSaturated { .. }),
+            "{w:?}"
+        );
+        // Closed loop has no schedule: its lag is never judged.
+        assert!(!verdict(&outcome(2_000_000, 0, 0.3), false).0);
+    }
+
+    #[test]
+    fn runs_that_measured_nothing_fail() {
+        let answered = outcome(1000, 0, 0.1);
+        assert_eq!(failure(&spec(&[]), &answered, false), None);
+        // Every request answered with an authentication error.
+        let mut refused = outcome(1000, 0, 0.1);
+        refused.total.error(ErrorClass::Auth, 1000);
+        let why = failure(&spec(&[]), &refused, false).unwrap();
+        assert!(
+            why.contains("1000 of 1000") && why.contains("--user"),
+            "{why}"
+        );
+        // No answer at all.
+        let mut silent = outcome(1000, 0, 0.1);
+        silent.total = Recorder::default();
+        silent.total.error(ErrorClass::Timeout, 40);
+        let why = failure(&spec(&[]), &silent, false).unwrap();
+        assert!(
+            why.contains("no request was answered (timeout 40)"),
+            "{why}"
+        );
+        // A signal is no failure.
+        assert_eq!(failure(&spec(&[]), &silent, true), None);
+        // 2 % of a --load-only preload failed; 2 % of a measured run did not.
+        let mut some = outcome(1000, 0, 0.1);
+        some.total.error(ErrorClass::ServerError, 20);
+        assert!(failure(&spec(&["--load-only"]), &some, false).is_some());
+        assert_eq!(failure(&spec(&[]), &some, false), None);
+    }
+
+    #[test]
+    fn a_missed_rate_is_said_beyond_its_noise() {
+        // 1000 answered in 1 s.
+        let out = outcome(1000, 0, 0.1);
+        let missed = |rate: &str| {
+            warnings(&spec(&["-q", rate]), &out, None)
+                .iter()
+                .any(|w| matches!(w, Warning::RateMissed { .. }))
+        };
+        // 1000 expected: Poisson noise is 3.2 % at 1000, so 1050 is noise...
+        assert!(!missed("1050"));
+        // ...and 1200 is not.
+        assert!(missed("1200"));
+        assert!(missed("500"));
+    }
+}

@@ -1,0 +1,392 @@
+//! Each export read back by a reader that is not mcbench's: the
+//! hdrhistogram crate's log reader, Python's csv, Chromium; `--save`'s
+//! samples; and outputs that exist before any traffic and survive a
+//! failing stdout.
+
+mod support;
+
+use base64::Engine;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use support::*;
+
+#[test]
+fn save_rate_keeps_the_share_asked() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, j) = run_to(
+        d,
+        "r",
+        &m.addr(),
+        &[
+            "-x",
+            "20000",
+            "--save",
+            &path_in(d, "s.tsv"),
+            "--save-rate",
+            "0.1",
+        ],
+    );
+    let n = f(&j, "total.count");
+    let kept = sample_latencies(&d.join("s.tsv")).len() as f64;
+    // Binomial(20000, 0.1): mean 2000, sd 42; 6 sd either side.
+    assert!(
+        (kept - n * 0.1).abs() < 6.0 * (n * 0.1 * 0.9).sqrt(),
+        "{kept} of {n}"
+    );
+    assert_usage_error(
+        &mcbench(&["run", "--save-rate", "0.5"]),
+        "--save-rate needs --save",
+    );
+    for bad in ["0", "1.5", "-1"] {
+        let rate = format!("--save-rate={bad}");
+        let out = mcbench(&["run", "--save", &path_in(d, "x.tsv"), &rate]);
+        assert_usage_error(&out, "--save-rate");
+    }
+}
+
+#[test]
+fn hdr_log_reads_back_with_the_hdrhistogram_log_reader() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, j) = run_to(
+        d,
+        "r",
+        &m.addr(),
+        &[
+            "-t",
+            "3s",
+            "-i",
+            "1s",
+            "-q",
+            "2000",
+            "--hdr-log",
+            &path_in(d, "r.hlog"),
+        ],
+    );
+    let log = std::fs::read(d.join("r.hlog")).unwrap();
+    let (mut untagged, mut tagged_get, mut starts) = (Vec::new(), 0u64, 0);
+    for entry in IntervalLogIterator::new(&log) {
+        match entry.expect("a valid interval log") {
+            LogEntry::StartTime(_) | LogEntry::BaseTime(_) => starts += 1,
+            LogEntry::Interval(i) => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(i.encoded_histogram())
+                    .unwrap();
+                let h: Histogram<u64> = Deserializer::new()
+                    .deserialize(&mut bytes.as_slice())
+                    .unwrap();
+                match i.tag().map(|t| t.as_str().to_string()) {
+                    None => untagged.push(h),
+                    Some(t) if t == "get" => tagged_get += h.len(),
+                    Some(t) => assert_eq!(t, "set"),
+                }
+            }
+        }
+    }
+    assert_eq!(starts, 2, "StartTime and BaseTime");
+    let intervals = j["intervals"].as_array().unwrap();
+    assert_eq!(untagged.len(), intervals.len());
+    let total: u64 = untagged.iter().map(Histogram::len).sum();
+    assert_eq!(total as f64, f(&j, "total.count"));
+    assert_eq!(tagged_get as f64, f(&j, "ops.get.count"));
+    for (h, s) in untagged.iter().zip(intervals) {
+        assert_eq!(
+            h.value_at_quantile(0.99) as f64 / 1e3,
+            f(s, "ops.total.p99_us")
+        );
+    }
+}
+
+#[test]
+fn csv_reads_back_with_python_csv() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, j) = run_to(
+        d,
+        "r",
+        &m.addr(),
+        &[
+            "-t",
+            "3s",
+            "-i",
+            "1s",
+            "-q",
+            "2000",
+            "--percentiles",
+            "50,99,99.9",
+            "--csv",
+            &path_in(d, "r.csv"),
+        ],
+    );
+    let script = r#"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+total = [r for r in rows if r["op"] == "total"]
+print(json.dumps({
+    "fields": list(rows[0].keys()),
+    "count": sum(int(r["count"]) for r in total),
+    "get_hits": sum(int(r["hits"]) for r in rows if r["op"] == "get"),
+    "p99": [float(r["p99_us"]) for r in total],
+    "time": [float(r["time_s"]) for r in total],
+}))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, &path_in(d, "r.csv")])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let py: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fields: Vec<&str> = py["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "time_s",
+            "interval_s",
+            "op",
+            "count",
+            "rate",
+            "p50_us",
+            "p99_us",
+            "p99.9_us",
+            "max_us",
+            "hits",
+            "misses",
+            "errors"
+        ]
+    );
+    assert_eq!(f(&py, "count"), f(&j, "total.count"));
+    assert_eq!(f(&py, "get_hits"), f(&j, "gets.hits"));
+    let intervals = j["intervals"].as_array().unwrap();
+    for (i, s) in intervals.iter().enumerate() {
+        let csv_p99 = py["p99"][i].as_f64().unwrap();
+        assert!((csv_p99 - f(s, "ops.total.p99_us")).abs() < 1e-3);
+        assert!((py["time"][i].as_f64().unwrap() - f(s, "time_s")).abs() < 1e-6);
+    }
+}
+
+/// Chromium, or a failure saying how to get it: the HTML test must not
+/// pass without it.
+fn chromium() -> PathBuf {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|b| {
+            let ok = Command::new(b)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            ok.then(|| PathBuf::from(b))
+        })
+        .expect("the HTML test needs Chromium: apt-get install chromium (see .ci/run)")
+}
+
+/// Headless Chromium with `args`, killed if it takes over a minute.
+fn in_chromium(args: &[String]) -> std::process::Output {
+    let child = Command::new(chromium())
+        .args(["--headless", "--no-sandbox", "--disable-gpu"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_bounded(child, std::time::Duration::from_secs(60))
+}
+
+/// Renders `page` in headless Chromium with a probe script added, and
+/// returns, per chart, its data lines (polylines of 3+ points that laid
+/// out with a width) and their colours.
+fn drawn_charts(page: &Path) -> Vec<(usize, Vec<String>)> {
+    let probe = r#"<script>
+const charts = [...document.querySelectorAll('figure.chart svg')].map(svg => {
+  const lines = [...svg.querySelectorAll('polyline')]
+    .filter(l => l.points.numberOfItems >= 3 && l.getBBox().width > 0);
+  return [lines.length, [...new Set(lines.map(l => l.getAttribute('stroke')))]];
+});
+document.body.setAttribute('data-drawn', JSON.stringify(charts));
+</script></body>"#;
+    let html = std::fs::read_to_string(page).unwrap();
+    let probed = page.with_extension("probe.html");
+    std::fs::write(&probed, html.replace("</body>", probe)).unwrap();
+    let out = in_chromium(&["--dump-dom".into(), format!("file://{}", probed.display())]);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let at = dom.find("data-drawn=\"").expect("Chromium ran the probe") + 12;
+    let json = dom[at..].split('"').next().unwrap().replace("&quot;", "\"");
+    serde_json::from_str(&json).unwrap()
+}
+
+fn screenshot(page: &Path, name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join(name);
+    let _ = std::fs::remove_file(&png);
+    let out = in_chromium(&[
+        "--hide-scrollbars".into(),
+        "--window-size=1600,3000".into(),
+        format!("--screenshot={}", png.display()),
+        format!("file://{}", page.display()),
+    ]);
+    let size = std::fs::metadata(&png).map_or(0, |m| m.len());
+    assert!(
+        size > 20_000,
+        "screenshot {size} bytes: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    png
+}
+
+#[test]
+fn html_report_draws_every_chart_in_chromium() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let html = d.join("a.html");
+    run_to(
+        d,
+        "a",
+        &m.addr(),
+        &[
+            "-t",
+            "3s",
+            "-i",
+            "1s",
+            "-q",
+            "2000",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    run_to(d, "b", &m.addr(), &["-t", "3s", "-i", "1s", "-q", "3000"]);
+    let text = std::fs::read_to_string(&html).unwrap();
+    // Self-contained: nothing is fetched when the page is opened.
+    for needle in ["<script", " src=", " href=", "url(", "@import"] {
+        assert!(!text.contains(needle), "the page refers out: {needle}");
+    }
+    // Spectra of get, set and total; throughput, latency, send lag, errors.
+    let charts = drawn_charts(&html);
+    assert_eq!(charts.len(), 7, "{charts:?}");
+    for (i, (lines, _)) in charts.iter().enumerate() {
+        assert!(*lines >= 1, "chart {i} drew no data: {charts:?}");
+    }
+    screenshot(&html, "run.png");
+    // Two runs overlay in one set of charts, a colour each.
+    let both = d.join("both.html");
+    let out = mcbench(&[
+        "report",
+        &path_in(d, "a.json"),
+        &path_in(d, "b.json"),
+        "--html",
+        both.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let charts = drawn_charts(&both);
+    assert_eq!(charts.len(), 7);
+    // Run 1 draws in #1F77B4, run 2 in #FF7F0E (the palette's first two).
+    for (i, (_, colours)) in charts.iter().enumerate() {
+        for run in ["#1F77B4", "#FF7F0E"] {
+            assert!(
+                colours.iter().any(|c| c == run),
+                "chart {i} lacks {run}: {charts:?}"
+            );
+        }
+    }
+    screenshot(&both, "two-runs.png");
+}
+
+#[test]
+fn outputs_are_created_before_any_traffic() {
+    let _machine = shared_machine();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = path_in(dir.path(), "no/such/dir/f");
+    let folder = dir.path().to_str().unwrap().to_string();
+    for flag in ["--json", "--csv", "--html", "--hdr-log", "--save"] {
+        for path in [&missing, &folder] {
+            let out = mcbench(&["run", "-s", &addr, "-t", "1s", flag, path]);
+            assert_usage_error(&out, flag);
+        }
+    }
+    assert!(
+        listener.accept().is_err(),
+        "a refused output must not connect to the server"
+    );
+}
+
+#[test]
+fn outputs_never_share_a_file_and_a_failed_run_empties_none() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let r = path_in(dir.path(), "r.json");
+    let out = mcbench(&["run", "-t", "1s", "--json", &r, "--csv", &r]);
+    assert_usage_error(&out, "the same file");
+    let out = mcbench(&[
+        "run",
+        "-t",
+        "1s",
+        "--html",
+        &r,
+        "--save",
+        &format!("{}/./r.json", dir.path().display()),
+    ]);
+    assert_usage_error(&out, "the same file");
+    // A run that fails (nothing listens) leaves an older result whole.
+    std::fs::write(&r, "older results").unwrap();
+    let port = free_port().to_string();
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &format!("127.0.0.1:{port}"),
+        "-t",
+        "1s",
+        "--json",
+        &r,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&r).unwrap(), "older results");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "temporary files left: {left:?}");
+}
+
+#[test]
+fn a_failing_stdout_still_writes_the_files() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "r.json");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "-s", &m.addr(), "-t", "1s", "--json", &json])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("stdout"), "{}", stderr(&out));
+    assert!(f(&read_json(Path::new(&json)), "total.count") > 0.0);
+}

@@ -1,0 +1,96 @@
+//! Servers that stop answering, refuse every request or answer nothing
+//! useful: every phase ends within `--timeout` of its last progress, with
+//! exit 1, a message naming the phase and the server, and the counts so
+//! far; error replies never pass for throughput.
+
+mod support;
+
+use std::time::{Duration, Instant};
+use support::*;
+
+/// The three phases that refill only when answers come.
+const PHASES: [(&str, &[&str]); 3] = [
+    ("preload", &["-t", "1s"]),
+    ("preload (--load-only)", &["--load-only"]),
+    ("measured run", &["--no-load", "-x", "100"]),
+];
+
+fn assert_stall_ends(addr: &str, reconnect: bool) {
+    for (phase, flags) in PHASES {
+        let mut args = vec!["run", "-s", addr, "--timeout", "1s", "-r", "100", "-c", "2"];
+        args.extend(flags);
+        if reconnect {
+            args.push("-R");
+        }
+        let start = Instant::now();
+        let (out, j) = run_json(&args);
+        let took = start.elapsed();
+        assert_eq!(out.status.code(), Some(1), "{phase}: {}", stderr(&out));
+        let why = format!("{phase}: no answer from {addr}");
+        assert!(stderr(&out).contains(&why), "{phase}: {}", stderr(&out));
+        assert!(took < Duration::from_secs(4), "{phase}: took {took:?}");
+        // The report is there, failed, with its counts.
+        assert_eq!(j["completed"], false);
+        assert!(j["failure"].as_str().unwrap().contains(&why));
+        assert_eq!(f(&j, "total.count"), 0.0);
+        assert!(stdout(&out).is_empty() || !stdout(&out).contains("kept up"));
+    }
+}
+
+#[test]
+fn a_listener_that_never_accepts_ends_every_phase() {
+    let _machine = shared_machine();
+    let (_listener, addr) = silent_listener();
+    assert_stall_ends(&addr, false);
+    assert_stall_ends(&addr, true);
+}
+
+#[test]
+fn a_server_that_reads_and_never_answers_ends_every_phase() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::Stall);
+    assert_stall_ends(&addr, false);
+    assert_stall_ends(&addr, true);
+}
+
+#[test]
+fn a_server_that_dribbles_half_an_answer_ends_every_phase() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::Dribble);
+    assert_stall_ends(&addr, false);
+    assert_stall_ends(&addr, true);
+}
+
+#[test]
+fn a_server_that_refuses_everything_fails_the_run() {
+    let _machine = shared_machine();
+    // memcached -Y asks for authentication; no credentials are given.
+    let dir = tempfile::tempdir().unwrap();
+    let auth = dir.path().join("auth");
+    std::fs::write(&auth, "bench:secret\n").unwrap();
+    let m = Memcached::start(&["-Y", auth.to_str().unwrap()]);
+    // The preload is refused: a failed run, nothing measured.
+    let (out, j) = run_json(&["run", "-s", &m.addr(), "-t", "1s", "-r", "100"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(text.contains("preload: 100 of 100 sets failed"), "{text}");
+    assert!(
+        !text.contains("kept up") && !text.contains("keys preloaded"),
+        "{text}"
+    );
+    assert_eq!(f(&j, "total.count"), 0.0);
+    // Without the preload every request is refused: ok/s is 0, not the rate.
+    let (out, j) = run_json(&["run", "-s", &m.addr(), "-t", "1s", "--no-load"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--user and --password"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(f(&j, "total.count") > 100.0);
+    assert_eq!(f(&j, "total.ok_rate"), 0.0);
+    assert!(f(&j, "total.error_rate") > 100.0);
+    // Gets are refused as unauthenticated, sets as client errors: all fail.
+    assert_eq!(f(&j, "total.errors"), f(&j, "total.count"));
+    assert!(f(&j, "errors.auth") > 0.0);
+}
