@@ -1,7 +1,7 @@
 //! Command-line definitions of the native subcommands, and their mapping
 //! onto a `RunSpec`.
 
-use crate::spec::units::{parse_count, parse_duration};
+use crate::spec::units::{parse_count, parse_duration, parse_rate};
 use crate::spec::{LoadMode, RunSpec, StopAfter, DEFAULT_MAX_VALUE};
 use crate::workload::{ClientSlice, Distribution, Mix, MultiGet, Popularity};
 use clap::{Args, Parser, Subcommand};
@@ -153,8 +153,9 @@ pub struct RunArgs {
     #[arg(short = 'd', long, default_value_t = 1)]
     pub depth: usize,
 
-    /// Target aggregate rate in ops/s (open loop). Without it: closed loop.
-    #[arg(short = 'q', long)]
+    /// Target aggregate rate in ops/s (open loop; 20000, 20k). Without
+    /// it: closed loop.
+    #[arg(short = 'q', long, value_parser = parse_rate)]
     pub rate: Option<f64>,
 
     /// Shape of open-loop inter-arrival gaps, rescaled to the rate:
@@ -258,15 +259,15 @@ pub struct RunArgs {
     pub cfg_cmd: Option<PathBuf>,
 
     /// Preload every key before measuring, so gets hit (default).
-    #[arg(long, overrides_with_all = ["no_load", "load_only"])]
+    #[arg(long, conflicts_with_all = ["no_load", "load_only"])]
     pub load: bool,
 
     /// Do not preload.
-    #[arg(long, overrides_with_all = ["load", "load_only"])]
+    #[arg(long, conflicts_with_all = ["load", "load_only"])]
     pub no_load: bool,
 
     /// Preload every key, report the load, and stop.
-    #[arg(long, overrides_with_all = ["load", "no_load"])]
+    #[arg(long, conflicts_with_all = ["load", "no_load"])]
     pub load_only: bool,
 
     /// Print a live line per interval on stderr (1s, 500ms).
@@ -372,7 +373,7 @@ impl RunArgs {
         } else {
             LoadMode::Load
         };
-        if self.udp && self.servers.iter().all(|s| s.trim().is_empty()) {
+        if self.udp && self.servers.is_empty() {
             return Err("--udp needs --server: the embedded memcached listens on TCP only".into());
         }
         if self.save_rate.is_some() && self.save.is_none() {
@@ -387,7 +388,6 @@ impl RunArgs {
             servers: self
                 .servers
                 .iter()
-                .filter(|s| !s.trim().is_empty())
                 .map(|s| self.with_transport(s))
                 .collect(),
             threads: self.threads,

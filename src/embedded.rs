@@ -21,6 +21,11 @@ pub struct Sizing {
     pub max_item_bytes: usize,
 }
 
+/// The embedded memcached's connection limit (`-c`) for `connections`.
+pub fn max_conns(connections: usize) -> usize {
+    (connections + 64).max(1024)
+}
+
 /// A memcached this process started; stopped (by its PID) on drop.
 pub struct EmbeddedMemcached {
     child: Child,
@@ -68,7 +73,7 @@ impl EmbeddedMemcached {
         let child = cmd
             .args(["-l", "127.0.0.1", "-U", "0"])
             .args(["-p", &port.to_string()])
-            .args(["-c", &(size.connections + 64).max(1024).to_string()])
+            .args(["-c", &max_conns(size.connections).to_string()])
             .args(["-m", &memory_mb.to_string()])
             .args(["-I", &format!("{item_limit_mb}m")])
             .stdin(Stdio::null())

@@ -94,3 +94,31 @@ fn a_server_that_refuses_everything_fails_the_run() {
     assert_eq!(f(&j, "total.errors"), f(&j, "total.count"));
     assert!(f(&j, "errors.auth") > 0.0);
 }
+
+#[test]
+fn a_value_longer_than_any_the_run_stores_is_a_protocol_error() {
+    let _machine = shared_machine();
+    // The flood's header claims a 900 MB value; the run stores at most
+    // 1 MB. Before, each connection's budget (1000 keys × 1 MB) let one
+    // server grow the client to 2 GB.
+    let addr = fake_server(Misbehaviour::Flood);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "-t",
+        "2s",
+        "-c",
+        "2",
+        "--multiget",
+        "1000",
+        "-V",
+        "1000000",
+        "-u",
+        "0",
+        "--no-load",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(f(&j, "errors.protocol"), 2.0, "{}", j["errors"]);
+    assert!(f(&j, "client.peak_rss_bytes") < 100e6, "{}", j["client"]);
+}

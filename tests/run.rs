@@ -30,7 +30,9 @@ fn closed_loop_with_load_hits_every_get() {
     assert_eq!(j["completed"], true);
     // Every key was written once by the load, then sets came from the mix.
     assert!(m.stat("cmd_set") as f64 >= 2000.0 + f(&j, "ops.set.count"));
-    assert!(f(&j, "total.latency_us.p50") > 0.0);
+    // Latencies are measured, not floored: a loopback round trip to
+    // memcached takes microseconds (a sample clamped to 1 ns is 0.001).
+    assert!(f(&j, "total.latency_us.p50") > 5.0, "{}", j["total"]);
     let text = stderr(&out);
     assert!(text.contains("Latency (intended send"), "{text}");
     assert!(text.contains("p99.99"), "{text}");
@@ -398,10 +400,7 @@ fn bad_flags_exit_2_with_a_message() {
             &["run", "-T", "4", "-c", "2", "-s", "127.0.0.1:1"],
             "--threads 4",
         ),
-        (
-            &["run", "-s", "no.such.host.invalid:11211"],
-            "cannot resolve",
-        ),
+        (&["run", "-s", "no.such.host:port"], "no server address"),
     ];
     for (args, needle) in cases {
         let out = mcbench(args);
@@ -566,7 +565,7 @@ fn with_reconnect_lost_connections_are_opened_again_and_the_run_goes_on() {
 
 #[test]
 fn a_reopened_connection_starts_clean_and_sends_at_once() {
-    let _machine = shared_machine();
+    let _machine = quiet_machine();
     // Each connection ends with half a reply: the reopened one must not
     // parse its next reply after those bytes.
     let addr = fake_server(Misbehaviour::CutAfter(50));
@@ -575,8 +574,9 @@ fn a_reopened_connection_starts_clean_and_sends_at_once() {
     assert!(f(&j, "connections.reopened") >= 3.0, "{}", j["connections"]);
     assert_eq!(f(&j, "errors.protocol"), 0.0, "{}", j["errors"]);
     // Requests queued on reopening go out in the same loop turn, not after
-    // the next wait (up to 50 ms with no other connection up).
-    assert!(f(&j, "total.latency_us.max") < 20_000.0, "{}", j["total"]);
+    // the next wait (50 ms with no other connection up): timed alone on
+    // the machine, with room for its noise.
+    assert!(f(&j, "total.latency_us.max") < 35_000.0, "{}", j["total"]);
 }
 
 #[test]
@@ -720,20 +720,6 @@ fn too_few_descriptors_is_refused_up_front() {
 }
 
 /// Sends one text-protocol request and returns the reply up to `END`.
-fn raw_get(m: &Memcached, key: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(m.addr()).unwrap();
-    s.write_all(format!("get {key}\r\n").as_bytes()).unwrap();
-    let mut reply = Vec::new();
-    let mut buf = [0u8; 65536];
-    while !reply.ends_with(b"END\r\n") {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0);
-        reply.extend_from_slice(&buf[..n]);
-    }
-    String::from_utf8_lossy(&reply).into_owned()
-}
-
 #[test]
 fn prefix_and_sizes_shape_the_stored_items() {
     let _machine = shared_machine();

@@ -164,7 +164,7 @@ fn adds_of_loaded_keys(server: &str, protocol: &str, quiet: bool) -> Value {
     assert!(out.status.success(), "{protocol}: {}", stderr(&out));
     assert_eq!(count(&j, "total.count"), 1000, "{protocol}");
     assert!(
-        f(&j, "total.latency_us.p50") > 0.0,
+        f(&j, "total.latency_us.p50") > 5.0,
         "{protocol}: quiet requests are timed"
     );
     j
@@ -525,11 +525,8 @@ fn sasl_memcached(dir: &std::path::Path) -> Option<Memcached> {
 fn sasl_plain_over_binary() {
     let _machine = shared_machine();
     let dir = tempfile::tempdir().unwrap();
-    let Some(m) = sasl_memcached(dir.path()) else {
-        assert!(std::env::var("CI").is_err(), "CI must install sasl2-bin");
-        eprintln!("skipped: saslpasswd2 is not installed");
-        return;
-    };
+    let m = sasl_memcached(dir.path())
+        .expect("saslpasswd2 is missing: scripts/deps installs sasl2-bin");
     let addr = m.addr();
     let (out, j) = run_json(&[
         "run",
@@ -638,11 +635,7 @@ impl Drop for Redis {
 #[test]
 fn resp_workload_against_redis_counts_hits_like_redis() {
     let _machine = shared_machine();
-    let Some(redis) = Redis::start() else {
-        assert!(std::env::var("CI").is_err(), "CI must install redis-server");
-        eprintln!("skipped: redis-server is not installed");
-        return;
-    };
+    let redis = Redis::start().expect("redis-server is missing: scripts/deps installs it");
     let server = format!("127.0.0.1:{}", redis.port);
     let (out, j) = run_json(&[
         "run",

@@ -93,7 +93,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
             .iter()
             .map(|s| Address::resolve(s))
             .collect::<Result<_, _>>()
-            .map_err(Failure::usage)?,
+            .map_err(Failure::run)?,
     };
     let mut watch = Watch {
         spec: &spec,
@@ -141,7 +141,7 @@ fn embedded_size(spec: &RunSpec) -> crate::embedded::Sizing {
     crate::embedded::Sizing {
         connections: spec.connections,
         data_bytes: (spec.keys as f64 * item) as u64,
-        max_item_bytes: spec.max_value_len() + 512,
+        max_item_bytes: spec.largest_stored_value() + 512,
     }
 }
 

@@ -2,7 +2,9 @@
 //! file, then a memaslap config file, then the flags typed. Each layer is
 //! turned into flags and put before the typed ones, so a later layer wins
 //! (clap keeps the last value of a flag) and every layer accepts exactly
-//! what the command line does.
+//! what the command line does. Flags that exclude one another (`--duration`
+//! and `--ops`, say) are refused when given together in one layer; a later
+//! layer's choice replaces an earlier layer's (`EXCLUSIVE`).
 
 mod memaslap;
 pub mod profiles;
@@ -20,16 +22,40 @@ pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
         return Ok(argv);
     };
     let typed = &args[run_at + 1..];
-    let mut layered = Vec::new();
+    // Beneath the typed flags, lowest first.
+    let mut layers: Vec<Vec<String>> = Vec::new();
     if let Some(name) = value_of(typed, &["--profile"]) {
-        layered.extend(profiles::lookup(&name)?.args.iter().map(|a| a.to_string()));
+        layers.push(
+            profiles::lookup(&name)?
+                .args
+                .iter()
+                .map(|a| a.to_string())
+                .collect(),
+        );
     }
     if let Some(path) = value_of(typed, &["--config"]) {
-        layered.extend(run_file::to_args(&read(&path)?, &path)?);
+        let file = run_file::to_args(&read(&path)?, &path)?;
+        run_file::check_values(&file, &path)?;
+        layers.push(file);
     }
     if let Some(path) = value_of(typed, &["-F", "--cfg-cmd"]) {
-        layered.extend(memaslap::to_args(&read(&path)?, &path)?);
+        layers.push(memaslap::to_args(&read(&path)?, &path)?);
     }
+    for i in 0..layers.len() {
+        let above: Vec<String> = layers[i + 1..]
+            .concat()
+            .into_iter()
+            .chain(typed.iter().cloned())
+            .collect();
+        for group in EXCLUSIVE {
+            if group.iter().any(|f| f.given_in(&above)) {
+                for f in *group {
+                    layers[i] = f.drop_from(std::mem::take(&mut layers[i]));
+                }
+            }
+        }
+    }
+    let mut layered = layers.concat();
     // Servers accumulate; typed ones replace the layers' rather than add.
     if value_of(typed, &["-s", "--server"]).is_some() {
         layered = drop_flag(layered, "--server");
@@ -59,6 +85,73 @@ fn value_of(args: &[String], names: &[&str]) -> Option<String> {
     found
 }
 
+/// A flag of an exclusive group: its names and whether it takes a value.
+struct Flag {
+    long: &'static str,
+    short: Option<&'static str>,
+    takes_value: bool,
+}
+
+impl Flag {
+    const fn new(long: &'static str, short: Option<&'static str>, takes_value: bool) -> Flag {
+        Flag {
+            long,
+            short,
+            takes_value,
+        }
+    }
+
+    /// Whether `args` (as typed: `--x V`, `--x=V`, `-xV`) give this flag.
+    fn given_in(&self, args: &[String]) -> bool {
+        args.iter().any(|a| {
+            a == self.long
+                || a.starts_with(&format!("{}=", self.long))
+                || self.short.is_some_and(|s| {
+                    a == s || (self.takes_value && a.starts_with(s) && !a.starts_with("--"))
+                })
+        })
+    }
+
+    /// `args` (a layer, in `--long V` form) without this flag.
+    fn drop_from(&self, args: Vec<String>) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut it = args.into_iter();
+        while let Some(a) = it.next() {
+            if a == self.long {
+                if self.takes_value {
+                    it.next();
+                }
+            } else if !a.starts_with(&format!("{}=", self.long)) {
+                out.push(a);
+            }
+        }
+        out
+    }
+}
+
+/// Flags of which a run takes one: a later layer's replaces an earlier
+/// layer's (a run file's `duration` and a typed `-x`), and clap refuses
+/// two given in one layer.
+const EXCLUSIVE: &[&[Flag]] = &[
+    &[
+        Flag::new("--duration", Some("-t"), true),
+        Flag::new("--ops", Some("-x"), true),
+    ],
+    &[
+        Flag::new("--protocol", None, true),
+        Flag::new("--binary", Some("-B"), false),
+    ],
+    &[
+        Flag::new("--load", None, false),
+        Flag::new("--no-load", None, false),
+        Flag::new("--load-only", None, false),
+    ],
+    &[
+        Flag::new("--multiget", None, true),
+        Flag::new("--getq-freq", None, true),
+    ],
+];
+
 fn drop_flag(args: Vec<String>, flag: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut it = args.into_iter();
@@ -72,8 +165,27 @@ fn drop_flag(args: Vec<String>, flag: &str) -> Vec<String> {
     out
 }
 
+/// Larger files are no configuration.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// A configuration file: a regular file (not a FIFO or a device, which
+/// could block or never end) of at most 1 MiB.
 fn read(path: &str) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{path} is not a regular file"));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| format!("cannot read {path}: {e}"))?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(format!(
+            "{path} is larger than 1 MiB: not a configuration file"
+        ));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

@@ -28,6 +28,35 @@ pub fn to_args(text: &str, origin: &str) -> Result<Vec<String>, String> {
     Ok(args)
 }
 
+/// Parses each of the file's flags alone, so that a bad value is reported
+/// with the file and the key that hold it, not as a flag the user never
+/// typed.
+pub fn check_values(args: &[String], origin: &str) -> Result<(), String> {
+    use clap::Parser;
+    let mut i = 0;
+    while i < args.len() {
+        let flag = &args[i];
+        let value = args.get(i + 1).filter(|v| !v.starts_with("--"));
+        let mut argv = vec!["mcbench", "run", flag.as_str()];
+        argv.extend(value.map(String::as_str));
+        i += 1 + usize::from(value.is_some());
+        if let Err(e) = crate::cli::Cli::try_parse_from(&argv) {
+            let first = e
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ")
+                .to_string();
+            return Err(format!(
+                "{origin}: key '{}': {first}",
+                flag.trim_start_matches("--")
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn scalar(key: &str, value: &toml::Value, origin: &str) -> Result<String, String> {
     match value {
         toml::Value::String(s) => Ok(s.clone()),

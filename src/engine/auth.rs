@@ -3,8 +3,7 @@
 //! meta, `AUTH` over RESP. Blocking, bounded by the socket timeouts the
 //! connection was opened with.
 
-use mcbench_proto::binary::{self, AuthOutcome};
-use mcbench_proto::{ascii, resp, Protocol};
+use mcbench_proto::{AuthOutcome, Protocol};
 use rustix::net::{RecvFlags, SendFlags};
 use std::os::fd::OwnedFd;
 
@@ -12,28 +11,23 @@ use std::os::fd::OwnedFd;
 const MAX_REPLY: usize = 4096;
 
 /// Authenticates `socket` as `user`; the error says why it was refused.
+/// What to send and what the reply means are the codec's.
 pub fn authenticate(
     socket: &OwnedFd,
     protocol: Protocol,
     user: &str,
     password: &str,
 ) -> Result<(), String> {
-    let (user, password) = (user.as_bytes(), password.as_bytes());
     let mut request = Vec::new();
-    match protocol {
-        Protocol::Binary => binary::sasl_auth_plain(&mut request, user, password),
-        Protocol::Ascii | Protocol::Meta => ascii::auth(&mut request, user, password),
-        Protocol::Resp => resp::auth(&mut request, user, password),
-    }
+    protocol.encode_auth(&mut request, user.as_bytes(), password.as_bytes());
     send_all(socket, &request)?;
     let mut reply = Vec::new();
     loop {
-        let verdict = match protocol {
-            Protocol::Binary => binary_verdict(&reply)?,
-            _ => text_verdict(&reply, protocol),
-        };
-        if let Some(verdict) = verdict {
-            return verdict;
+        let parsed = protocol
+            .parse_auth(&reply)
+            .map_err(|e| format!("malformed authentication reply: {e}"))?;
+        if let Some((outcome, _)) = parsed {
+            return verdict(outcome);
         }
         if reply.len() > MAX_REPLY {
             return Err("authentication reply too long".into());
@@ -42,10 +36,8 @@ pub fn authenticate(
     }
 }
 
-fn binary_verdict(reply: &[u8]) -> Result<Option<Result<(), String>>, String> {
-    let parsed =
-        binary::parse_auth(reply).map_err(|e| format!("malformed authentication reply: {e}"))?;
-    Ok(parsed.map(|(outcome, _)| match outcome {
+fn verdict(outcome: AuthOutcome) -> Result<(), String> {
+    match outcome {
         AuthOutcome::Accepted => Ok(()),
         AuthOutcome::Refused => Err("authentication failed (SASL PLAIN refused)".into()),
         AuthOutcome::Continue => {
@@ -54,24 +46,10 @@ fn binary_verdict(reply: &[u8]) -> Result<Option<Result<(), String>>, String> {
         AuthOutcome::Other(status) => Err(format!(
             "authentication failed: binary status {status:#06x} (is the server started with -S?)"
         )),
-    }))
-}
-
-/// The first reply line decides: `STORED` / `+OK` accept.
-fn text_verdict(reply: &[u8], protocol: Protocol) -> Option<Result<(), String>> {
-    let end = reply.windows(2).position(|w| w == b"\r\n")?;
-    let line = String::from_utf8_lossy(&reply[..end]);
-    let accepted = match protocol {
-        Protocol::Resp => line == "+OK",
-        _ => line == "STORED",
-    };
-    Some(if accepted {
-        Ok(())
-    } else {
-        Err(format!(
+        AuthOutcome::Declined(line) => Err(format!(
             "authentication failed: the server replied '{line}'"
-        ))
-    })
+        )),
+    }
 }
 
 fn send_all(socket: &OwnedFd, mut bytes: &[u8]) -> Result<(), String> {

@@ -144,18 +144,9 @@ pub fn run(
     stop: Arc<AtomicUsize>,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, Failure> {
+    // RunSpec::validate has checked connections, keys and descriptors.
     let nservers = addrs.len();
     let total_conns = spec.total_connections(nservers);
-    if total_conns < spec.threads {
-        return Err(Failure::usage(format!(
-            "--threads {} needs at least as many connections, but the run has {total_conns} \
-             ({} per server × {nservers} server(s))",
-            spec.threads, spec.connections
-        )));
-    }
-    // Descriptors: one per connection, one epoll per worker, and headroom for
-    // stdio, the output file, the embedded server's pipes.
-    os::ensure_fd_limit((total_conns + spec.threads + 64) as u64).map_err(Failure::usage)?;
     let keys = spec.key_space(nservers).map_err(Failure::usage)?;
     let (pool, recorders) = crossbeam_channel::unbounded();
     let ops = spec.ops_sent();
@@ -163,12 +154,6 @@ pub fn run(
         let mut recorder = Box::<Recorder>::default();
         recorder.prepare(&ops);
         let _ = pool.send(recorder);
-    }
-    if (0..nservers).any(|s| keys.keys_on(s) == 0) {
-        return Err(Failure::usage(format!(
-            "--keys {} gives some of the {nservers} servers no key; use at least one key per server",
-            spec.keys
-        )));
     }
     let shared = Arc::new(Shared {
         workload: Workload::new(spec, keys),

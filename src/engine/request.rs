@@ -17,6 +17,8 @@ pub struct WireOptions {
     pub noreply: bool,
     /// Meta protocol flags on retrievals.
     pub meta: mcbench_proto::meta::Options,
+    /// The longest value a reply may carry (`RunSpec::largest_stored_value`).
+    pub max_value: u32,
 }
 
 /// Encodes requests for one worker. Holds the buffer a multiget's keys are
@@ -78,6 +80,7 @@ impl Encoder {
             },
             noreply: wire.noreply,
             opaque,
+            max_value: self.wire.max_value,
         }
     }
 }

@@ -13,23 +13,50 @@ pub enum Address {
     Unix(PathBuf),
 }
 
+/// An address as written, checked but not yet resolved.
+enum Written<'a> {
+    Unix(&'a str),
+    Udp(&'a str, u16),
+    Tcp(&'a str, u16),
+}
+
 impl Address {
-    /// Parses and resolves `text`; a host without a port gets memcached's
-    /// 11211.
-    pub fn resolve(text: &str) -> Result<Address, String> {
+    /// Checks the form of `text` without resolving it (usage errors, found
+    /// before anything starts).
+    pub fn check(text: &str) -> Result<(), String> {
+        Address::parse(text).map(|_| ())
+    }
+
+    fn parse(text: &str) -> Result<Written<'_>, String> {
         let text = text.trim();
+        if text.is_empty() {
+            return Err("an empty server address (-s '' or MEMCACHED_SERVERS='')".into());
+        }
         if let Some(path) = text.strip_prefix("unix:") {
             if path.is_empty() {
                 return Err(format!(
                     "'{text}' names no socket path (unix:/path/to/socket)"
                 ));
             }
-            return Ok(Address::Unix(PathBuf::from(path)));
+            return Ok(Written::Unix(path));
         }
         if let Some(host) = text.strip_prefix("udp:") {
-            return resolve_inet(host).map(Address::Udp);
+            let (h, p) = host_port(host)?;
+            return Ok(Written::Udp(h, p));
         }
-        resolve_inet(text.strip_prefix("tcp:").unwrap_or(text)).map(Address::Tcp)
+        let (h, p) = host_port(text.strip_prefix("tcp:").unwrap_or(text))?;
+        Ok(Written::Tcp(h, p))
+    }
+
+    /// Parses and resolves `text`; a host without a port gets memcached's
+    /// 11211. A name that does not resolve is a failed run (the network's
+    /// answer), not a usage error: `check` has judged the form already.
+    pub fn resolve(text: &str) -> Result<Address, String> {
+        match Address::parse(text)? {
+            Written::Unix(path) => Ok(Address::Unix(PathBuf::from(path))),
+            Written::Udp(h, p) => resolve_inet(h, p).map(Address::Udp),
+            Written::Tcp(h, p) => resolve_inet(h, p).map(Address::Tcp),
+        }
     }
 
     pub fn is_udp(&self) -> bool {
@@ -47,19 +74,38 @@ impl fmt::Display for Address {
     }
 }
 
-fn resolve_inet(text: &str) -> Result<SocketAddr, String> {
-    let with_port = if text.starts_with('[') || text.matches(':').count() == 1 {
-        text.to_string()
-    } else if text.contains(':') {
-        format!("[{text}]:11211")
+/// `host:port`, `[v6]:port`, a bare host or a bare IPv6 address.
+fn host_port(text: &str) -> Result<(&str, u16), String> {
+    let bad =
+        || format!("'{text}' is no server address (HOST:PORT, [IPv6]:PORT, udp:..., unix:/path)");
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or_else(bad)?;
+        match after {
+            "" => (host, None),
+            p => (host, Some(p.strip_prefix(':').ok_or_else(bad)?)),
+        }
+    } else if text.matches(':').count() == 1 {
+        let (h, p) = text.split_once(':').ok_or_else(bad)?;
+        (h, Some(p))
     } else {
-        format!("{text}:11211")
+        (text, None)
     };
-    with_port
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(bad());
+    }
+    let port = match port {
+        None => 11211,
+        Some(p) => p.parse::<u16>().map_err(|_| bad())?,
+    };
+    Ok((host, port))
+}
+
+fn resolve_inet(host: &str, port: u16) -> Result<SocketAddr, String> {
+    (host, port)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve server '{text}': {e}"))?
+        .map_err(|e| format!("cannot resolve server '{host}': {e}"))?
         .next()
-        .ok_or_else(|| format!("cannot resolve server '{text}': no address"))
+        .ok_or_else(|| format!("cannot resolve server '{host}': no address"))
 }
 
 #[cfg(test)]
@@ -90,5 +136,12 @@ mod tests {
         );
         assert!(Address::resolve("127.0.0.1:notaport").is_err());
         assert!(Address::resolve("unix:").is_err());
+        for bad in ["", " ", ":11211", "a b:1", "[::1", "[::1]x", "h:70000"] {
+            assert!(Address::check(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(port("::1"), 11211);
+        // Well formed, unknown: refused only when resolved.
+        assert!(Address::check("no-such-host.invalid:1").is_ok());
+        assert!(Address::resolve("no-such-host.invalid:1").is_err());
     }
 }

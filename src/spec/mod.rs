@@ -2,6 +2,7 @@
 //! validation. Everything that reaches the engine has passed through here.
 
 mod address;
+mod checks;
 pub mod units;
 
 pub use address::Address;
@@ -188,6 +189,14 @@ impl RunSpec {
                 self.value_size
             ));
         }
+        let (gap_lo, _) = self.arrival.support();
+        if gap_lo < 0.0 {
+            return Err(format!(
+                "--arrival {} can draw negative gaps (down to {gap_lo}); a gap shape must be of \
+                 non-negative values (exponential, fixed, uniform:0,2, fb_ia, ...)",
+                self.arrival
+            ));
+        }
         let gap = self.arrival.mean();
         if !(gap.is_finite() && gap > 0.0) {
             return Err(format!(
@@ -228,7 +237,9 @@ impl RunSpec {
             ));
         }
         self.validate_protocol()?;
-        self.key_space(1).map(|_| ())
+        self.validate_servers()?;
+        self.validate_bounds()?;
+        self.validate_resources()
     }
 
     /// Delaying reads shifts every answer's timing by up to the delay: in
@@ -455,6 +466,23 @@ impl RunSpec {
     pub fn max_value_len(&self) -> usize {
         let (_, hi) = self.value_size.support();
         (hi.ceil().max(1.0) as usize).min(self.max_value_size)
+    }
+
+    /// The longest value a reply of this run can carry, bytes: the largest
+    /// the run writes, or with `append`/`prepend` in the mix (values grow)
+    /// the server's item limit, `--max-value-size`. A reply claiming more
+    /// is a protocol error; with the keys per request, it bounds what one
+    /// connection may buffer.
+    pub fn largest_stored_value(&self) -> usize {
+        use crate::workload::OpKind;
+        let grows = [OpKind::Append, OpKind::Prepend]
+            .iter()
+            .any(|op| self.mix.share_of(*op) > 0.0);
+        if grows {
+            self.max_value_size
+        } else {
+            self.max_value_len()
+        }
     }
 
     /// Total connections of the run.

@@ -48,6 +48,23 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("invalid count '{text}': expected e.g. 10000, 10k, 1M"))
 }
 
+/// Parses a rate in ops/s: a number, or a count with a suffix (`4k`,
+/// `1.5M`), as `--keys` and `--ops` take them.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let t = text.trim().replace('_', "");
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('G') => (&t[..t.len() - 1], 1e9),
+        _ => (t.as_str(), 1.0),
+    };
+    num.parse::<f64>()
+        .ok()
+        .map(|n| n * mult)
+        .filter(|r| r.is_finite())
+        .ok_or_else(|| format!("invalid rate '{text}': expected ops/s, e.g. 20000, 20k, 1.5M"))
+}
+
 /// Serde helper: a `Duration` as floating-point seconds.
 pub mod seconds {
     use serde::{Deserialize, Deserializer, Serializer};

@@ -85,8 +85,10 @@ impl KeySpace {
         seed: u64,
         servers: usize,
     ) -> Result<Self, String> {
-        let first = total * slice.index / slice.of;
-        let count = total * (slice.index + 1) / slice.of - first;
+        // In u128: total × index overflows u64 for large key spaces.
+        let cut = |i: u64| (u128::from(total) * u128::from(i) / u128::from(slice.of)) as u64;
+        let first = cut(slice.index);
+        let count = cut(slice.index + 1) - first;
         if count == 0 {
             return Err(format!(
                 "the key space must hold at least one key per client (--keys {total})"
@@ -179,7 +181,8 @@ impl KeySpace {
                 self.size.sample(&mut rng)
             }
         };
-        (wanted.round().max(0.0) as usize).clamp(self.min_len, MAX_KEY_LEN)
+        // Whole bytes, truncated (see `Workload::value`).
+        (wanted.floor().max(0.0) as usize).clamp(self.min_len, MAX_KEY_LEN)
     }
 
     /// Key `id`: from the table of formatted keys when it has one, else

@@ -163,7 +163,9 @@ impl Workload {
             Some(v) => v,
             None => self.value_size.sample(rng),
         };
-        let len = (v.round().max(1.0) as usize).min(self.max_value);
+        // Whole bytes, truncated as mutilate and twemperf do: uniform:A,B
+        // and twemperf's uA,B give A..B-1, each equally likely.
+        let len = (v.floor().max(1.0) as usize).min(self.max_value);
         self.values.value(rng, len)
     }
 }

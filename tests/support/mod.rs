@@ -241,6 +241,8 @@ pub enum Misbehaviour {
     /// Answers the first request with half a reply, then one byte of it
     /// every 100 ms, never finishing.
     Dribble,
+    /// Answers `count` requests correctly, then reads and never answers.
+    StallAfter(usize),
 }
 
 /// A listener that never accepts: connections complete in the kernel's
@@ -291,13 +293,16 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
                 Misbehaviour::Stall | Misbehaviour::Flood | Misbehaviour::Dribble => continue,
                 Misbehaviour::Garbage => b"HELLO THERE\r\n",
                 Misbehaviour::CloseAfter(k) if answered >= k => return,
+                Misbehaviour::StallAfter(k) if answered >= k => continue,
                 // Half a reply, but only to a request: unasked bytes would
                 // be the server's error, not the client's.
                 Misbehaviour::CutAfter(k) if answered >= k && request => {
                     let _ = s.write_all(b"VALUE k 0 5\r\nhe");
                     return;
                 }
-                Misbehaviour::CloseAfter(_) | Misbehaviour::CutAfter(_) => match line {
+                Misbehaviour::CloseAfter(_)
+                | Misbehaviour::CutAfter(_)
+                | Misbehaviour::StallAfter(_) => match line {
                     l if l.starts_with("get ") => b"END\r\n",
                     l if l.starts_with("set ") => b"STORED\r\n",
                     _ => continue,
@@ -369,4 +374,18 @@ pub fn sample_latencies(path: &Path) -> Vec<u64> {
             latency
         })
         .collect()
+}
+
+/// memcached's reply to `get key`, read to its END.
+pub fn raw_get(m: &Memcached, key: &str) -> String {
+    let mut s = std::net::TcpStream::connect(m.addr()).unwrap();
+    s.write_all(format!("get {key}\r\n").as_bytes()).unwrap();
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 65536];
+    while !reply.ends_with(b"END\r\n") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0);
+        reply.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&reply).into_owned()
 }

@@ -88,6 +88,24 @@ impl Cmd {
         )
     }
 
+    /// Whether a reply of `class` can answer this command (an error reply
+    /// answers any).
+    pub fn accepts(self, class: crate::ResponseClass) -> bool {
+        use crate::ResponseClass::*;
+        class.is_error()
+            || match self {
+                Cmd::Get | Cmd::Gets | Cmd::Gat | Cmd::Gats | Cmd::Noop => {
+                    matches!(class, Value | End)
+                }
+                Cmd::Touch => matches!(class, Touched | NotFound),
+                Cmd::Incr | Cmd::Decr => matches!(class, Num | NotFound),
+                Cmd::Delete => matches!(class, Deleted | NotFound),
+                Cmd::Set | Cmd::Add | Cmd::Replace | Cmd::Append | Cmd::Prepend | Cmd::Cas => {
+                    matches!(class, Stored | NotStored | Exists | NotFound)
+                }
+            }
+    }
+
     /// The outcome of a quiet request the server did not answer before its
     /// fence: quiet mode suppresses success (and a retrieval's misses).
     pub fn quiet_outcome(self) -> crate::ResponseClass {
@@ -167,6 +185,7 @@ impl<'a> Request<'a> {
             keys: self.key_count(),
             noreply: self.noreply,
             opaque: self.opaque,
+            max_value: u32::MAX,
         }
     }
 }
@@ -183,4 +202,21 @@ pub struct Expect {
     pub noreply: bool,
     /// The opaque the request carried.
     pub opaque: u32,
+    /// The longest value a reply may carry, bytes (the caller's largest
+    /// possible value): a longer one is `ValueTooLong`, found from its
+    /// header, before its bytes are awaited. `u32::MAX`: the protocol's
+    /// own ceiling.
+    pub max_value: u32,
+}
+
+impl Expect {
+    /// The same, with values longer than `max_value` bytes refused.
+    pub fn with_max_value(self, max_value: u32) -> Expect {
+        Expect { max_value, ..self }
+    }
+
+    /// Whether a value of `len` bytes exceeds the caller's limit.
+    pub(crate) fn too_long(&self, len: u64) -> bool {
+        len > u64::from(self.max_value)
+    }
 }

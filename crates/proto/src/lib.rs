@@ -12,6 +12,7 @@
 //! `parse` and `supports` — and [`Protocol`] picks one at run time.
 
 pub mod ascii;
+mod auth;
 pub mod binary;
 mod command;
 mod line;
@@ -20,6 +21,7 @@ pub mod resp;
 mod response;
 pub mod udp;
 
+pub use auth::AuthOutcome;
 pub use command::{Cmd, Expect, Request};
 pub use response::{ParseError, Progress, Response, ResponseClass};
 

@@ -157,6 +157,9 @@ pub enum ParseError {
     UnexpectedReply,
     /// A number field that does not parse.
     BadNumber,
+    /// A value longer than any the caller can have stored
+    /// (`Expect::max_value`): a hostile or confused server.
+    ValueTooLong,
 }
 
 impl fmt::Display for ParseError {
@@ -171,6 +174,7 @@ impl fmt::Display for ParseError {
             ParseError::OpaqueMismatch => "reply opaque does not match its request",
             ParseError::UnexpectedReply => "reply does not answer the request",
             ParseError::BadNumber => "malformed number",
+            ParseError::ValueTooLong => "value longer than any the run stores",
         };
         f.write_str(what)
     }

@@ -108,3 +108,28 @@ proptest! {
         prop_assert!(pos <= wire.len());
     }
 }
+
+#[test]
+fn a_reply_that_cannot_answer_its_request_is_refused() {
+    use mcbench_proto::{Cmd, ParseError, Progress, Protocol, Request};
+    let parse = |cmd: Cmd, wire: &[u8]| {
+        let expect = Request::new(cmd, b"k").expect();
+        Protocol::Ascii.parse(wire, &mut Progress::default(), expect)
+    };
+    assert_eq!(
+        parse(Cmd::Get, b"STORED\r\n"),
+        Err(ParseError::UnexpectedReply)
+    );
+    assert_eq!(
+        parse(Cmd::Set, b"END\r\n"),
+        Err(ParseError::UnexpectedReply)
+    );
+    assert_eq!(
+        parse(Cmd::Incr, b"DELETED\r\n"),
+        Err(ParseError::UnexpectedReply)
+    );
+    // Errors answer anything; the right replies parse.
+    assert!(parse(Cmd::Get, b"SERVER_ERROR busy\r\n").unwrap().is_some());
+    assert!(parse(Cmd::Set, b"NOT_STORED\r\n").unwrap().is_some());
+    assert!(parse(Cmd::Incr, b"42\r\n").unwrap().is_some());
+}

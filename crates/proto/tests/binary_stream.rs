@@ -8,7 +8,7 @@
 //!
 //! Without them the live tests pass without doing anything.
 
-use mcbench_proto::binary::{self, AuthOutcome};
+use mcbench_proto::binary;
 use mcbench_proto::{Cmd, Expect, ParseError, Progress, Request, Response, ResponseClass};
 use proptest::prelude::*;
 use std::io::{Read, Write};
@@ -45,6 +45,7 @@ fn expect(cmd: Cmd, keys: u32, noreply: bool, opaque: u32) -> Expect {
         keys,
         noreply,
         opaque,
+        max_value: u32::MAX,
     }
 }
 
@@ -357,14 +358,54 @@ fn quiet(req: Request) -> Request {
     }
 }
 
-/// Every command, single, multi-key and quiet, against a real memcached.
+/// A memcached started for the test on a free loopback port, stopped on
+/// drop (by its PID).
+struct Server(std::process::Child, String);
+
+impl Server {
+    fn start() -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut cmd = std::process::Command::new("memcached");
+        if unsafe { libc::geteuid() } == 0 {
+            cmd.args(["-u", "root"]);
+        }
+        let child = cmd
+            .args(["-l", "127.0.0.1", "-U", "0", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("memcached must be installed (see .ci/run)");
+        let addr = format!("127.0.0.1:{port}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "memcached did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Server(child, addr)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Every command, single, multi-key and quiet, against a real memcached
+/// (SASL is tested end to end in the main crate's tests/transports.rs).
 #[test]
 fn live_memcached() {
-    let Ok(addr) = std::env::var("MCBENCH_TEST_MEMCACHED") else {
-        return;
-    };
     use ResponseClass::*;
-    let mut mc = Live::connect(&addr);
+    let server = Server::start();
+    let mut mc = Live::connect(&server.1);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     let tag = format!(
         "mcbench-binary-{}-{}",
@@ -483,43 +524,4 @@ fn live_memcached() {
     let too_large = vec![b'x'; 2 << 20];
     assert_eq!(class(mc.call(store(Cmd::Set, &k, &too_large))), ServerError);
     assert_eq!(class(mc.call(r(Cmd::Noop, b""))), End);
-}
-
-/// SASL PLAIN against a memcached started with `-S`.
-#[test]
-fn live_sasl() {
-    let Ok(spec) = std::env::var("MCBENCH_TEST_MEMCACHED_SASL") else {
-        return;
-    };
-    let [addr, user, password] = spec.split(' ').collect::<Vec<_>>()[..] else {
-        panic!("MCBENCH_TEST_MEMCACHED_SASL is \"host:port user password\"");
-    };
-    let auth = |password: &str| {
-        let mut mc = Live::connect(addr);
-        let mut out = Vec::new();
-        binary::sasl_auth_plain(&mut out, user.as_bytes(), password.as_bytes());
-        mc.socket.write_all(&out).unwrap();
-        let (mut reply, mut chunk) = (Vec::new(), [0u8; 512]);
-        loop {
-            if let Some((outcome, used)) = binary::parse_auth(&reply).unwrap() {
-                assert_eq!(used, reply.len());
-                return (outcome, mc);
-            }
-            let n = mc.socket.read(&mut chunk).unwrap();
-            assert!(n > 0, "connection closed");
-            reply.extend_from_slice(&chunk[..n]);
-        }
-    };
-    let wrong = format!("{password}-wrong");
-    assert_eq!(auth(&wrong).0, AuthOutcome::Refused);
-    let (outcome, mut mc) = auth(password);
-    assert_eq!(outcome, AuthOutcome::Accepted);
-    let set = Request {
-        value: b"v",
-        ..Request::new(Cmd::Set, b"mcbench-sasl")
-    };
-    assert_eq!(mc.call(set).class, ResponseClass::Stored);
-    // Unauthenticated, the server refuses (and then hangs up).
-    let mut anonymous = Live::connect(addr);
-    assert_eq!(anonymous.call(set).class, ResponseClass::AuthError);
 }

@@ -13,6 +13,7 @@ fn expect(cmd: Cmd, keys: u32, noreply: bool, opaque: u32) -> Expect {
         keys,
         noreply,
         opaque,
+        max_value: u32::MAX,
     }
 }
 

@@ -12,6 +12,7 @@ fn expect(cmd: Cmd, keys: u32) -> Expect {
         keys,
         noreply: false,
         opaque: 0,
+        max_value: u32::MAX,
     }
 }
 

@@ -157,9 +157,10 @@ impl Conn {
             return;
         };
         // memcached 1.6 sends each part of a reply (each VALUE) as its own
-        // datagram marked "1 of 1", and an empty part (a multiget's miss) as
-        // a bare header "0 of 0"; older servers number the datagrams of one
-        // reply. Either way the pieces are joined until they parse.
+        // message, "1 of 1" or numbered datagrams when a value is larger
+        // than one, and an empty part (a multiget's miss) as a bare header
+        // "0 of 0"; older servers number the datagrams of the whole reply.
+        // Either way the messages are joined until they parse.
         if payload.is_empty() {
             return;
         }
@@ -189,9 +190,13 @@ impl Conn {
                 if state.reassembly.disordered() {
                     state.packet_disorder += 1;
                 }
-                // Lent out while the reply is handled, then put back.
-                let whole = std::mem::take(&mut state.reassembly);
+                // Lent out while the reply is handled, then put back. It
+                // starts again for the same id: memcached 1.6 numbers the
+                // datagrams of each value of a multiget afresh ("0 of 2",
+                // "1 of 2", then "0 of 2" again for the next value).
+                let mut whole = std::mem::take(&mut state.reassembly);
                 self.accumulate(header.request_id, whole.payload(), now, done);
+                whole.start(header.request_id);
                 self.udp_mut().reassembly = whole;
             }
             Ok(_) => {}

@@ -163,7 +163,7 @@ impl Worker {
         }
         // One answer: a multiget's values with their headers, and slack.
         let max_pending =
-            (spec.max_value_len() + 512) * spec.multiget.keys.max(1) as usize + SCRATCH_LEN;
+            (spec.largest_stored_value() + 512) * spec.multiget.keys.max(1) as usize + SCRATCH_LEN;
         let conns: Vec<Conn> = plan
             .conns
             .into_iter()
@@ -208,6 +208,7 @@ impl Worker {
                 delta: spec.delta,
                 noreply: spec.noreply,
                 meta: spec.meta_options()?,
+                max_value: u32::try_from(spec.largest_stored_value()).unwrap_or(u32::MAX),
             }),
             has_udp,
             next_udp_check: 0,
@@ -418,9 +419,15 @@ impl Worker {
                 break PhaseEnd::Failed(format!("event loop: {e}"));
             }
         };
+        // Measured time ends when sending stopped and the last answer came:
+        // the wait for answers that never came is not measured time. A
+        // stop (signal, every connection lost) ends it there and then.
+        let now = clock_ns();
         self.measured_until = match end {
-            PhaseEnd::Completed => sending_stopped.max(self.last_answer_ns).min(clock_ns()),
-            _ => clock_ns(),
+            PhaseEnd::Completed | PhaseEnd::Failed(_) => {
+                sending_stopped.min(now).max(self.last_answer_ns).min(now)
+            }
+            PhaseEnd::Stopped | PhaseEnd::AllLost => now,
         };
         if report {
             let end_ns = self.measured_until.saturating_sub(self.record_from);

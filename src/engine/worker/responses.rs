@@ -23,7 +23,6 @@ impl Worker {
         let keys = &self.shared.workload.keys;
         let fills = &mut self.fills;
         let cursor = &mut self.cursors[c];
-        let mut mismatch = false;
         let mut last_now = 0;
         let conn = &mut self.conns[c];
         let before = conn.in_flight.len();
@@ -34,9 +33,6 @@ impl Worker {
             &mut bytes_rx,
             |req, resp, now| {
                 last_now = now;
-                if !fits(req.op, resp.class) {
-                    mismatch = true;
-                }
                 if req.measured {
                     record_response(rec, sampler, req, resp, now);
                 }
@@ -62,16 +58,20 @@ impl Worker {
         self.in_flight -= answered;
         if answered > 0 {
             self.reopening.works(c);
-            self.last_progress_ns = last_now;
-            self.last_answer_ns = last_now;
+            // A UDP reply that did not parse leaves the flight unanswered
+            // (`last_now` unset): still a sign of life from the server.
+            self.last_progress_ns = if last_now > 0 {
+                self.last_answer_ns = last_now;
+                last_now
+            } else {
+                clock_ns()
+            };
         }
-        // Over UDP a reply that fits no request is one lost datagram's
-        // worth of confusion, not a broken stream: counted, not closed.
-        let datagram = conn.udp.is_some();
+        // The codec refuses a reply that cannot answer its request
+        // (`Broken`); over UDP that is counted where the datagram is read.
         match outcome {
-            ReadOutcome::Open if !mismatch => {}
-            ReadOutcome::Open if datagram => rec.error(ErrorClass::Protocol, 1),
-            ReadOutcome::Open | ReadOutcome::Broken => {
+            ReadOutcome::Open => {}
+            ReadOutcome::Broken => {
                 rec.error(ErrorClass::Protocol, 1);
                 self.lose(c);
             }
@@ -171,22 +171,6 @@ fn drain_udp(rec: &mut Recorder, udp: &mut UdpState) {
     );
     rec.error(ErrorClass::UdpTimeout, std::mem::take(&mut udp.udp_timeout));
     rec.error(ErrorClass::Protocol, std::mem::take(&mut udp.garbled));
-}
-
-/// Whether a reply of `class` is a possible answer to `op`.
-fn fits(op: OpKind, class: ResponseClass) -> bool {
-    use mcbench_proto::Cmd;
-    use ResponseClass::*;
-    class.is_error()
-        || match op.cmd() {
-            Cmd::Get | Cmd::Gets | Cmd::Gat | Cmd::Gats | Cmd::Noop => matches!(class, Value | End),
-            Cmd::Touch => matches!(class, Touched | NotFound),
-            Cmd::Incr | Cmd::Decr => matches!(class, Num | NotFound),
-            Cmd::Delete => matches!(class, Deleted | NotFound),
-            Cmd::Set | Cmd::Add | Cmd::Replace | Cmd::Append | Cmd::Prepend | Cmd::Cas => {
-                matches!(class, Stored | NotStored | Exists | NotFound)
-            }
-        }
 }
 
 fn record_response(

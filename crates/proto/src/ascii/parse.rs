@@ -25,7 +25,7 @@ pub fn parse(
     expect: Expect,
 ) -> Result<Option<(Response, usize)>, ParseError> {
     if !expect.noreply {
-        return parse_response_from(buf, progress);
+        return finish(parse_at(buf, progress, expect, Some(expect.cmd)), progress);
     }
     let mut pos = progress.offset.min(buf.len());
     loop {
@@ -57,14 +57,47 @@ pub fn parse_response_from(
     buf: &[u8],
     progress: &mut Progress,
 ) -> Result<Option<(Response, usize)>, ParseError> {
-    let result = parse_at(buf, progress);
+    let any = Expect {
+        cmd: crate::Cmd::Get,
+        keys: u32::MAX,
+        noreply: false,
+        opaque: 0,
+        max_value: u32::MAX,
+    };
+    finish(parse_at(buf, progress, any, None), progress)
+}
+
+/// Resets `progress` once a response is complete or broken.
+fn finish(
+    result: Result<Option<(Response, usize)>, ParseError>,
+    progress: &mut Progress,
+) -> Result<Option<(Response, usize)>, ParseError> {
     if !matches!(result, Ok(None)) {
         *progress = Progress::default();
     }
     result
 }
 
-fn parse_at(buf: &[u8], progress: &mut Progress) -> Result<Option<(Response, usize)>, ParseError> {
+/// The response at `progress`; with `answering`, one that cannot answer
+/// that command is `UnexpectedReply` (the stream is out of step).
+fn parse_at(
+    buf: &[u8],
+    progress: &mut Progress,
+    expect: Expect,
+    answering: Option<crate::Cmd>,
+) -> Result<Option<(Response, usize)>, ParseError> {
+    let result = parse_any(buf, progress, expect)?;
+    match (result, answering) {
+        (Some((r, _)), Some(cmd)) if !cmd.accepts(r.class) => Err(ParseError::UnexpectedReply),
+        (result, _) => Ok(result),
+    }
+}
+
+fn parse_any(
+    buf: &[u8],
+    progress: &mut Progress,
+    expect: Expect,
+) -> Result<Option<(Response, usize)>, ParseError> {
     // The commonest whole replies, without a line scan.
     if progress.offset == 0 {
         if buf.starts_with(b"END\r\n") {
@@ -90,6 +123,9 @@ fn parse_at(buf: &[u8], progress: &mut Progress) -> Result<Option<(Response, usi
         let after_line = pos + line.len() + 2;
         if let Some(header) = line.strip_prefix(b"VALUE ") {
             let (len, unique) = value_header(header)?;
+            if expect.too_long(len as u64) {
+                return Err(ParseError::ValueTooLong);
+            }
             let data_end = after_line + len;
             let Some(terminator) = buf.get(data_end..data_end + 2) else {
                 *progress = Progress {

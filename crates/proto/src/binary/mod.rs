@@ -313,25 +313,14 @@ pub fn sasl_auth_plain(out: &mut Vec<u8>, user: &[u8], password: &[u8]) {
     out.extend_from_slice(password);
 }
 
-/// What the server made of a SASL authentication request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuthOutcome {
-    /// Status 0: the connection is authenticated.
-    Accepted,
-    /// Status 0x20: wrong user or password.
-    Refused,
-    /// Status 0x21: the mechanism wants another step (never for `PLAIN`).
-    Continue,
-    /// Any other status, e.g. 0x81 from a server started without `-S`.
-    Other(u16),
-}
+pub use crate::auth::AuthOutcome;
 
 /// Parses the reply to [`sasl_auth_plain`] from the front of `buf`: the
 /// outcome and the bytes it took, `Ok(None)` if incomplete, an error if
 /// the bytes are not a reply to a SASL authentication. Its opaque is not
 /// checked: nothing else is in flight during authentication.
 pub fn parse_auth(buf: &[u8]) -> Result<Option<(AuthOutcome, usize)>, ParseError> {
-    let Some(frame) = next_frame(buf, None)? else {
+    let Some(frame) = next_frame(buf, None, u64::MAX)? else {
         return Ok(None);
     };
     if frame.opcode != op::SASL_AUTH {
@@ -360,7 +349,11 @@ struct Frame {
 /// there; with `opaque`, the frame must carry it. A bad magic byte fails at
 /// once, a bad header as soon as it is complete: garbage is reported
 /// without waiting for a body it claims.
-fn next_frame(buf: &[u8], opaque: Option<u32>) -> Result<Option<Frame>, ParseError> {
+fn next_frame(
+    buf: &[u8],
+    opaque: Option<u32>,
+    max_value: u64,
+) -> Result<Option<Frame>, ParseError> {
     match buf.first() {
         None => return Ok(None),
         Some(&RESPONSE_MAGIC) => {}
@@ -384,13 +377,18 @@ fn next_frame(buf: &[u8], opaque: Option<u32>) -> Result<Option<Frame>, ParseErr
     if opaque.is_some_and(|opaque| opaque.to_be_bytes() != [o0, o1, o2, o3]) {
         return Err(ParseError::OpaqueMismatch);
     }
+    // Only a success carries a value; an error's body is its message.
+    let status = u16::from_be_bytes([s0, s1]);
+    if status == status::SUCCESS && u64::from(body - u32::from(extras_len) - key_len) > max_value {
+        return Err(ParseError::ValueTooLong);
+    }
     let len = HEADER_LEN + body as usize;
     if buf.len() < len {
         return Ok(None);
     }
     Ok(Some(Frame {
         opcode,
-        status: u16::from_be_bytes([s0, s1]),
+        status,
         cas: u64::from_be_bytes([c0, c1, c2, c3, c4, c5, c6, c7]),
         len,
     }))
@@ -418,7 +416,7 @@ pub fn parse(
 
 /// The reply to a one-frame request.
 fn single(buf: &[u8], op: u8, expect: &Expect) -> Result<Option<(Response, usize)>, ParseError> {
-    let Some(frame) = next_frame(buf, Some(expect.opaque))? else {
+    let Some(frame) = next_frame(buf, Some(expect.opaque), u64::from(expect.max_value))? else {
         return Ok(None);
     };
     if frame.opcode != op {
@@ -454,7 +452,12 @@ fn fenced(
     } = *progress;
     pos = pos.min(buf.len());
     loop {
-        let Some(frame) = next_frame(&buf[pos..], Some(expect.opaque))? else {
+        let Some(frame) = next_frame(
+            &buf[pos..],
+            Some(expect.opaque),
+            u64::from(expect.max_value),
+        )?
+        else {
             *progress = Progress {
                 offset: pos,
                 values,

@@ -241,6 +241,7 @@ fn many(cmd: Cmd, keys: u32) -> Expect {
         keys,
         noreply: false,
         opaque: 0x2a,
+        max_value: u32::MAX,
     }
 }
 

@@ -251,9 +251,9 @@ pub fn parse(
         n => Some(digits.format(n).as_bytes()),
     };
     let result = if is_fenced(expect) {
-        parse_fenced(buf, progress, expect.cmd, opaque)
+        parse_fenced(buf, progress, expect, opaque)
     } else {
-        parse_single(buf, expect.cmd, opaque)
+        parse_single(buf, expect, opaque)
     };
     if !matches!(result, Ok(None)) {
         *progress = Progress::default();
@@ -270,10 +270,11 @@ fn is_fenced(expect: Expect) -> bool {
 /// One reply, not fenced: a single element, its data block included.
 fn parse_single(
     buf: &[u8],
-    cmd: Cmd,
+    expect: Expect,
     opaque: Option<&[u8]>,
 ) -> Result<Option<(Response, usize)>, ParseError> {
-    let Some((reply, used)) = next_reply(buf, opaque, cmd.is_retrieval())? else {
+    let cmd = expect.cmd;
+    let Some((reply, used)) = next_reply(buf, opaque, expect)? else {
         return Ok(None);
     };
     let response = match reply {
@@ -294,9 +295,10 @@ fn parse_single(
 fn parse_fenced(
     buf: &[u8],
     progress: &mut Progress,
-    cmd: Cmd,
+    expect: Expect,
     opaque: Option<&[u8]>,
 ) -> Result<Option<(Response, usize)>, ParseError> {
+    let cmd = expect.cmd;
     let mut pos = progress.offset.min(buf.len());
     let Progress {
         mut values,
@@ -305,7 +307,7 @@ fn parse_fenced(
         ..
     } = *progress;
     loop {
-        let Some((reply, used)) = next_reply(&buf[pos..], opaque, cmd.is_retrieval())? else {
+        let Some((reply, used)) = next_reply(&buf[pos..], opaque, expect)? else {
             *progress = Progress {
                 offset: pos,
                 values,
@@ -409,8 +411,9 @@ fn outcome(cmd: Cmd, code: Code) -> Result<ResponseClass, ParseError> {
 fn next_reply(
     buf: &[u8],
     opaque: Option<&[u8]>,
-    retrieval: bool,
+    expect: Expect,
 ) -> Result<Option<(Reply, usize)>, ParseError> {
+    let retrieval = expect.cmd.is_retrieval();
     let Some(line) = next_line(buf)? else {
         return Ok(None);
     };
@@ -421,7 +424,10 @@ fn next_reply(
     };
     let mut tokens = line[2..].split(|&b| b == b' ').filter(|t| !t.is_empty());
     let data = match code {
-        Code::Va => data_len(tokens.next())? + 2,
+        Code::Va => match data_len(tokens.next())? {
+            len if expect.too_long(len as u64) => return Err(ParseError::ValueTooLong),
+            len => len + 2,
+        },
         _ => 0,
     };
     let (cas, stub) = return_flags(tokens, opaque)?;

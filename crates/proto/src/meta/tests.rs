@@ -27,6 +27,7 @@ fn expect(cmd: Cmd) -> Expect {
         keys: 1,
         noreply: false,
         opaque: 0,
+        max_value: u32::MAX,
     }
 }
 

@@ -184,7 +184,7 @@ fn parse_at(
     };
     let end = match item {
         Item::Array(count) if count > 0 => return array(buf, head, count, progress, expect),
-        Item::Bulk(len) => match bulk_end(buf, head, len)? {
+        Item::Bulk(len) => match bulk_end(buf, head, len, expect)? {
             Some(end) => end,
             None => return Ok(None),
         },
@@ -220,7 +220,7 @@ fn array(
         (pos, done, values) = (progress.offset, saved, progress.values);
     }
     while done < count {
-        let Some((item, end)) = value_end(buf, pos, MAX_DEPTH - 1)? else {
+        let Some((item, end)) = value_end(buf, pos, MAX_DEPTH - 1, expect)? else {
             *progress = Progress {
                 offset: pos,
                 values,
@@ -335,10 +335,18 @@ fn number(text: &[u8]) -> Result<i64, ParseError> {
 
 /// The end of a bulk string of `len` bytes (nil if -1) whose data starts
 /// at `start`, once its data and CRLF are all in `buf`.
-fn bulk_end(buf: &[u8], start: usize, len: i64) -> Result<Option<usize>, ParseError> {
+fn bulk_end(
+    buf: &[u8],
+    start: usize,
+    len: i64,
+    expect: Expect,
+) -> Result<Option<usize>, ParseError> {
     let Ok(len) = usize::try_from(len) else {
         return Ok(Some(start));
     };
+    if expect.too_long(len as u64) {
+        return Err(ParseError::ValueTooLong);
+    }
     let end = start.saturating_add(len);
     match buf.get(end..end.saturating_add(2)) {
         Some(b"\r\n") => Ok(Some(end + 2)),
@@ -354,6 +362,7 @@ fn value_end(
     buf: &[u8],
     start: usize,
     levels: usize,
+    expect: Expect,
 ) -> Result<Option<(Item<'_>, usize)>, ParseError> {
     // Elements still owed by each open array, innermost last.
     let mut owed = [0i64; MAX_DEPTH];
@@ -367,7 +376,7 @@ fn value_end(
         first.get_or_insert(item);
         pos += len;
         match item {
-            Item::Bulk(len) => match bulk_end(buf, pos, len)? {
+            Item::Bulk(len) => match bulk_end(buf, pos, len, expect)? {
                 Some(end) => pos = end,
                 None => return Ok(None),
             },

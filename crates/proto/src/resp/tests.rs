@@ -173,13 +173,18 @@ fn generic_values() {
         for cut in 0..wire.len() {
             assert_eq!(one(&wire[..cut], Set, 1), Ok(None), "{wire:?} cut at {cut}");
         }
-        let (_, end) = value_end(&stream, 0, MAX_DEPTH).unwrap().unwrap();
+        let (_, end) = value_end(&stream, 0, MAX_DEPTH, expect(Cmd::Get, 1))
+            .unwrap()
+            .unwrap();
         assert_eq!(end, wire.len(), "{wire:?}");
     }
     let nested = b"*3\r\n:1\r\n*2\r\n+a\r\n*-1\r\n$2\r\nbc\r\n";
     let whole = Ok(Some((Item::Array(3), nested.len())));
-    assert_eq!(value_end(nested, 0, MAX_DEPTH), whole);
-    assert_eq!(value_end(nested, 0, 1), Err(ParseError::BadFrame));
+    assert_eq!(value_end(nested, 0, MAX_DEPTH, expect(Cmd::Get, 1)), whole);
+    assert_eq!(
+        value_end(nested, 0, 1, expect(Cmd::Get, 1)),
+        Err(ParseError::BadFrame)
+    );
 }
 
 #[test]

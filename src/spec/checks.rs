@@ -1,0 +1,76 @@
+//! The checks of `RunSpec::validate` that bound what the machine must
+//! hold: servers as written, sizes, threads, descriptors, the key space
+//! per server. Run before anything starts, so a run that cannot be done is
+//! a usage error (exit 2), never a failure half-way.
+
+use super::{Address, RunSpec};
+
+/// Worker threads at most: each holds ~7 MB of recorders.
+pub const MAX_THREADS: usize = 256;
+/// The largest value memcached can store (`-I` up to 1 GiB).
+pub const MAX_VALUE_SIZE: usize = 1 << 30;
+/// Keys at most: ids up to twice the key space (planned misses) must fit
+/// a u64 with room to spare.
+pub const MAX_KEYS: u64 = 1 << 62;
+
+impl RunSpec {
+    /// Every server's address is well formed (resolved later: an unknown
+    /// name is the network's answer, a failed run).
+    pub(super) fn validate_servers(&self) -> Result<(), String> {
+        for s in &self.servers {
+            Address::check(s)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn validate_bounds(&self) -> Result<(), String> {
+        if self.threads > MAX_THREADS {
+            return Err(format!(
+                "--threads must be at most {MAX_THREADS}, got {}",
+                self.threads
+            ));
+        }
+        if self.max_value_size == 0 || self.max_value_size > MAX_VALUE_SIZE {
+            return Err(format!(
+                "--max-value-size must be between 1 byte and 1 GiB (memcached's largest -I), got {}",
+                self.max_value_size
+            ));
+        }
+        if self.keys > MAX_KEYS {
+            return Err(format!("--keys must be at most 2^62, got {}", self.keys));
+        }
+        if self.timeout.is_zero() {
+            return Err("--timeout must be longer than zero".into());
+        }
+        Ok(())
+    }
+
+    /// What the run needs of the machine and of each server: connections
+    /// for every thread, a key on every server, and file descriptors (the
+    /// embedded memcached's too, which inherits this process's limit).
+    pub(super) fn validate_resources(&self) -> Result<(), String> {
+        let nservers = self.servers.len().max(1);
+        let total_conns = self.total_connections(nservers);
+        if total_conns < self.threads {
+            return Err(format!(
+                "--threads {} needs at least as many connections, but the run has {total_conns} \
+                 ({} per server × {nservers} server(s))",
+                self.threads, self.connections
+            ));
+        }
+        let keys = self.key_space(nservers)?;
+        if (0..nservers).any(|s| keys.keys_on(s) == 0) {
+            return Err(format!(
+                "--keys {} gives some of the {nservers} servers no key; use at least one key per server",
+                self.keys
+            ));
+        }
+        // One per connection, one epoll per worker, and headroom for stdio,
+        // the output files, the embedded server's pipes.
+        let mut needed = (total_conns + self.threads + 64) as u64;
+        if self.servers.is_empty() {
+            needed = needed.max(crate::embedded::max_conns(self.connections) as u64 + 64);
+        }
+        crate::engine::os::ensure_fd_limit(needed)
+    }
+}

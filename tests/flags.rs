@@ -1,0 +1,198 @@
+//! Flags that had no test failing when they did nothing: each is checked
+//! against what the server saw or what the request stream was.
+
+mod support;
+
+use std::path::Path;
+use support::*;
+
+/// Coefficient of variation of the gaps between intended sends.
+fn gap_dispersion(samples: &Path) -> f64 {
+    let text = std::fs::read_to_string(samples).unwrap();
+    let mut at: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').next().unwrap().parse().unwrap())
+        .collect();
+    at.sort_by(f64::total_cmp);
+    let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+    var.sqrt() / mean
+}
+
+#[test]
+fn fixed_arrivals_are_even_and_exponential_ones_are_poisson() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cv = Vec::new();
+    for arrival in ["fixed", "exponential"] {
+        let save = path_in(dir.path(), &format!("{arrival}.tsv"));
+        let args = [
+            "-q",
+            "2000",
+            "-x",
+            "2000",
+            "-c",
+            "1",
+            "--seed",
+            "3",
+            "--arrival",
+            arrival,
+            "--save",
+            &save,
+        ];
+        run_to(dir.path(), arrival, &m.addr(), &args);
+        cv.push(gap_dispersion(Path::new(&save)));
+    }
+    // Even gaps vary not at all; exponential ones as much as their mean.
+    assert!(cv[0] < 0.05, "fixed: cv {}", cv[0]);
+    assert!((0.85..1.15).contains(&cv[1]), "exponential: cv {}", cv[1]);
+}
+
+#[test]
+fn threads_run_as_many_workers() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (out, j) = run_json(&["run", "-s", &m.addr(), "-T", "3", "-c", "3", "-t", "1s"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let busy = j["client"]["worker_busy"].as_array().unwrap();
+    assert_eq!(busy.len(), 3);
+    assert!(busy.iter().all(|b| b.as_f64().unwrap() > 0.0), "{busy:?}");
+    assert!(m.stat("total_connections") >= 3);
+}
+
+#[test]
+fn expiry_is_sent_with_every_store() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    for (expiry, name) in [("1", "short"), ("0", "never")] {
+        let prefix = format!("{name}:");
+        let out = mcbench(&[
+            "run",
+            "-s",
+            &m.addr(),
+            "--load-only",
+            "-r",
+            "10",
+            "--expiry",
+            expiry,
+            "--key-prefix",
+            &prefix,
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let key = |prefix: &str| format!("{prefix}{:0>width$}", 3, width = 30 - prefix.len());
+    assert_eq!(raw_get(&m, &key("short:")), "END\r\n");
+    assert!(raw_get(&m, &key("never:")).starts_with("VALUE"));
+}
+
+#[test]
+fn delta_is_the_amount_of_incr() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let load = mcbench(&["run", "-s", &m.addr(), "--load-only", "-r", "1", "-V", "4"]);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let key = format!("mcb:{:0>26}", 0);
+    let value = |reply: String| -> u64 { reply.lines().nth(1).unwrap().parse().unwrap() };
+    let before = value(raw_get(&m, &key));
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--no-load",
+        "-r",
+        "1",
+        "-c",
+        "1",
+        "--mix",
+        "incr=1",
+        "--delta",
+        "7",
+        "-x",
+        "10",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(value(raw_get(&m, &key)), before + 70);
+}
+
+#[test]
+fn binary_flag_speaks_binary() {
+    let _machine = shared_machine();
+    // A memcached that speaks only the text protocol refuses -B's frames.
+    let m = Memcached::start(&["-B", "ascii"]);
+    let (out, _) = run_json(&["run", "-s", &m.addr(), "-B", "-t", "1s", "--no-load"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let (out, _) = run_json(&["run", "-s", &m.addr(), "-t", "1s", "--no-load"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn udp_flag_sends_plain_addresses_over_udp() {
+    let _machine = shared_machine();
+    // UDP on one port, TCP on another: the UDP port answers only datagrams.
+    let udp_port = free_port();
+    let m = Memcached::start(&["-U", &udp_port.to_string()]);
+    let plain = format!("127.0.0.1:{udp_port}");
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &plain,
+        "--udp",
+        "-t",
+        "1s",
+        "--no-load",
+        "-u",
+        "0",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(j["servers"][0], format!("udp:{plain}"));
+    assert_eq!(m.stat("cmd_get") as f64, f(&j, "total.count"));
+    let out = mcbench(&["run", "-s", &plain, "-t", "1s", "--no-load"]);
+    assert_eq!(out.status.code(), Some(1), "over TCP nothing listens there");
+}
+
+#[test]
+fn load_flag_preloads_every_key() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--load",
+        "-r",
+        "500",
+        "-x",
+        "1000",
+        "-u",
+        "0",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(m.stat("cmd_set"), 500);
+    assert_eq!(f(&j, "gets.misses"), 0.0);
+}
+
+#[test]
+fn credentials_come_from_the_environment() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let auth = dir.path().join("auth");
+    std::fs::write(&auth, "bench:secret\n").unwrap();
+    let m = Memcached::start(&["-Y", auth.to_str().unwrap()]);
+    let args = ["run", "-s", &m.addr(), "-t", "1s", "-r", "100"];
+    let right = [("MCBENCH_USER", "bench"), ("MCBENCH_PASSWORD", "secret")];
+    let out = mcbench_env(&args, &right);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let wrong = [("MCBENCH_USER", "bench"), ("MCBENCH_PASSWORD", "nope")];
+    let out = mcbench_env(&args, &wrong);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("authentication failed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("nope") && !stdout(&out).contains("nope"));
+}
