@@ -10,6 +10,16 @@ mod memaslap;
 pub mod profiles;
 mod run_file;
 
+/// The flags a TOML run file stands for (`origin` names it in messages).
+pub fn run_file_flags(text: &str, origin: &str) -> Result<Vec<String>, String> {
+    run_file::to_args(text, origin)
+}
+
+/// The flags a memaslap `-F` configuration file stands for.
+pub fn memaslap_flags(text: &str, origin: &str) -> Result<Vec<String>, String> {
+    memaslap::to_args(text, origin)
+}
+
 use std::ffi::OsString;
 
 /// `argv` with the layers its `run` command names expanded in place.

@@ -151,6 +151,30 @@ pub struct LagSummary {
     pub max: f64,
 }
 
+impl Client {
+    /// The client's self-measurement over the measured phase.
+    fn build(
+        out: &Outcome,
+        warnings: &[Warning],
+        send_lag_us: LagSummary,
+        open_loop: bool,
+    ) -> Client {
+        let t = &out.total;
+        Client {
+            cpu_user_s: out.cpu.user_ns as f64 / 1e9,
+            cpu_sys_s: out.cpu.sys_ns as f64 / 1e9,
+            cpu_ns_per_op: out.cpu.total_ns() as f64 / t.total_ops().max(1) as f64,
+            worker_busy: out.worker_busy.clone(),
+            client_bound: warnings.iter().any(Warning::client_bound),
+            send_lag_us,
+            send_lag_hdr: Hdr::encode(&t.send_lag),
+            open_loop,
+            waits: t.client_waits,
+            peak_rss_bytes: cpu::peak_rss_bytes(),
+        }
+    }
+}
+
 /// What the caller knows beyond the engine's outcome.
 pub struct RunContext {
     pub servers: Vec<String>,
@@ -178,7 +202,6 @@ impl RunResult {
         all.hits = t.hits;
         all.misses = t.misses;
         all.errors = t.failures();
-        let total_ops = t.total_ops();
         let open_loop = spec.rate.is_some();
         let send_lag_us = LagSummary {
             p50: quantile_us(&t.send_lag, 0.5),
@@ -237,18 +260,7 @@ impl RunResult {
                 lost: t.connections_lost,
                 reopened: t.connections_reopened,
             },
-            client: Client {
-                cpu_user_s: out.cpu.user_ns as f64 / 1e9,
-                cpu_sys_s: out.cpu.sys_ns as f64 / 1e9,
-                cpu_ns_per_op: out.cpu.total_ns() as f64 / total_ops.max(1) as f64,
-                worker_busy: out.worker_busy.clone(),
-                client_bound: warnings.iter().any(Warning::client_bound),
-                send_lag_us,
-                send_lag_hdr: Hdr::encode(&t.send_lag),
-                open_loop,
-                waits: t.client_waits,
-                peak_rss_bytes: cpu::peak_rss_bytes(),
-            },
+            client: Client::build(out, &warnings, send_lag_us, open_loop),
             warnings,
             intervals: out.intervals.clone(),
         }

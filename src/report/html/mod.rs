@@ -216,53 +216,60 @@ fn spectrum_points(h: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// One value per interval of `r`, at the interval's end.
+fn per_interval(
+    r: &RunResult,
+    value: impl Fn(&IntervalSummary) -> Result<f64, String>,
+) -> Result<Vec<(f64, f64)>, String> {
+    r.intervals
+        .iter()
+        .map(|s| Ok((s.time_s, value(s)?)))
+        .collect()
+}
+
+/// The interval's latency at `percent`, all ops together, µs.
+fn interval_percentile(s: &IntervalSummary, percent: f64) -> Result<f64, String> {
+    match s.ops.get("total") {
+        Some(o) => Ok(percentile_us(&o.latency_hdr.decode()?, percent)),
+        None => Ok(0.0),
+    }
+}
+
 /// Throughput; p50 and p99; send lag p99 (open loop); errors per second.
 fn time_charts(runs: &[RunResult]) -> Result<Vec<String>, String> {
-    let mut rate = Vec::new();
-    let mut latency = Vec::new();
-    let mut lag = Vec::new();
-    let mut errors = Vec::new();
+    let (mut rate, mut latency, mut lag, mut errors) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, r) in runs.iter().enumerate() {
         let name = label(i, r);
-        let total = |f: &dyn Fn(&IntervalSummary) -> Result<f64, String>| -> Result<Vec<(f64, f64)>, String> {
-            r.intervals.iter().map(|s| Ok((s.time_s, f(s)?))).collect()
+        let series = |label: String, color, points| Series {
+            label,
+            color,
+            points,
         };
-        let pct = |p: f64| {
-            move |s: &IntervalSummary| -> Result<f64, String> {
-                Ok(s.ops
-                    .get("total")
-                    .map(|o| o.latency_hdr.decode())
-                    .transpose()?
-                    .map_or(0.0, |h| percentile_us(&h, p)))
-            }
-        };
-        rate.push(Series {
-            label: name.clone(),
-            color: color(i),
-            points: total(&|s| Ok(s.ops.get("total").map_or(0.0, |o| o.rate)))?,
-        });
-        latency.push(Series {
-            label: format!("{name}: p50"),
-            color: color(i),
-            points: total(&pct(50.0))?,
-        });
-        latency.push(Series {
-            label: format!("{name}: p99"),
-            color: color(i + 3),
-            points: total(&pct(99.0))?,
-        });
-        if r.client.open_loop {
-            lag.push(Series {
-                label: format!("{name}: p99"),
-                color: color(i),
-                points: total(&|s| Ok(percentile_us(&s.send_lag_hdr.decode()?, 99.0)))?,
-            });
+        rate.push(series(
+            name.clone(),
+            color(i),
+            per_interval(r, |s| Ok(s.ops.get("total").map_or(0.0, |o| o.rate)))?,
+        ));
+        for (p, shade) in [(50.0, i), (99.0, i + 3)] {
+            latency.push(series(
+                format!("{name}: p{p}"),
+                color(shade),
+                per_interval(r, |s| interval_percentile(s, p))?,
+            ));
         }
-        errors.push(Series {
-            label: name,
-            color: color(i),
-            points: total(&|s| Ok(s.errors as f64 / s.duration_s.max(1e-9)))?,
-        });
+        if r.client.open_loop {
+            lag.push(series(
+                format!("{name}: p99"),
+                color(i),
+                per_interval(r, |s| Ok(percentile_us(&s.send_lag_hdr.decode()?, 99.0)))?,
+            ));
+        }
+        errors.push(series(
+            name,
+            color(i),
+            per_interval(r, |s| Ok(s.errors as f64 / s.duration_s.max(1e-9)))?,
+        ));
     }
     let mut out = vec![
         charts::over_time("Throughput", "ops/s", &rate)?,

@@ -1,0 +1,24 @@
+//! memaslap's configuration file (`-F`): never panics; what it accepts is
+//! flags, each a `--name` followed by its value (the size tables as
+//! distributions mcbench reads), and every refusal names the file.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    match mcbench::config::memaslap_flags(text, "f.cnf") {
+        Ok(args) => {
+            assert!(args.len() % 2 == 0, "{args:?}");
+            for pair in args.chunks(2) {
+                assert!(pair[0].starts_with("--"), "{args:?}");
+                // The sizes it writes are distributions mcbench reads.
+                if pair[0].ends_with("-size") {
+                    let parsed = pair[1].parse::<mcbench::workload::Distribution>();
+                    assert!(parsed.is_ok(), "{}: {parsed:?}", pair[1]);
+                }
+            }
+        }
+        Err(e) => assert!(e.starts_with("f.cnf"), "{e}"),
+    }
+});

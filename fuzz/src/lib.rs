@@ -1,0 +1,83 @@
+//! What every response parser promises, checked on arbitrary bytes by the
+//! fuzz targets: no panic; a reply's length is judged against the bytes
+//! there are (never trusted); and a parse resumed after a partial read
+//! gives what one parse of the whole gives.
+
+use mcbench_proto::{Cmd, Expect, ParseError, Progress, Protocol, Response};
+
+type Parsed = Result<Option<(Response, usize)>, ParseError>;
+
+const CMDS: [Cmd; 16] = [
+    Cmd::Get,
+    Cmd::Gets,
+    Cmd::Gat,
+    Cmd::Gats,
+    Cmd::Touch,
+    Cmd::Set,
+    Cmd::Add,
+    Cmd::Replace,
+    Cmd::Append,
+    Cmd::Prepend,
+    Cmd::Cas,
+    Cmd::Incr,
+    Cmd::Decr,
+    Cmd::Delete,
+    Cmd::Noop,
+    Cmd::Get,
+];
+
+/// An `Expect` drawn from the first 4 bytes (command, keys, quiet, opaque,
+/// value limit): every shape of request the engine sends.
+pub fn expect_from(head: &[u8; 4]) -> Expect {
+    let cmd = CMDS[usize::from(head[0] & 15)];
+    let keys = u32::from(head[1] % 5).max(1);
+    let max_value = match head[3] & 3 {
+        0 => u32::MAX,
+        1 => 0,
+        2 => 8,
+        _ => 4096,
+    };
+    let mut e = mcbench_proto::Request::new(cmd, b"k").expect();
+    e.keys = if cmd.is_retrieval() { keys } else { 1 };
+    e.noreply = head[2] & 1 == 1;
+    e.opaque = u32::from(head[2] >> 1);
+    e.with_max_value(max_value)
+}
+
+/// The parser's promises for `protocol` on `data`: first 4 bytes pick the
+/// request, the 5th where a read is cut, the rest is the server's stream.
+pub fn check_responses(protocol: Protocol, data: &[u8]) {
+    let Some((head, rest)) = data.split_first_chunk::<5>() else {
+        return;
+    };
+    let expect = expect_from(&[head[0], head[1], head[2], head[3]]);
+    let whole = protocol.parse(rest, &mut Progress::default(), expect);
+    judge_lengths(&whole, rest.len());
+    // The same reply, read in two pieces.
+    let cut = usize::from(head[4]).min(rest.len());
+    let mut progress = Progress::default();
+    let first = protocol.parse(&rest[..cut], &mut progress, expect);
+    judge_lengths(&first, cut);
+    match first {
+        Ok(None) => {
+            let resumed = protocol.parse(rest, &mut progress, expect);
+            assert_eq!(resumed, whole, "{protocol:?}: a resumed parse differs");
+        }
+        Ok(Some(done)) => assert_eq!(
+            Ok(Some(done)),
+            whole,
+            "{protocol:?}: a prefix's reply differs"
+        ),
+        Err(_) => assert!(
+            whole.is_err(),
+            "{protocol:?}: a prefix fails, the whole does not"
+        ),
+    }
+}
+
+/// A reply takes bytes that are there, and at least one.
+fn judge_lengths(parsed: &Parsed, len: usize) {
+    if let Ok(Some((_, used))) = parsed {
+        assert!(*used > 0 && *used <= len, "used {used} of {len} bytes");
+    }
+}
