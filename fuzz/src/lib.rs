@@ -7,29 +7,10 @@ use mcbench_proto::{Cmd, Expect, ParseError, Progress, Protocol, Response};
 
 type Parsed = Result<Option<(Response, usize)>, ParseError>;
 
-const CMDS: [Cmd; 16] = [
-    Cmd::Get,
-    Cmd::Gets,
-    Cmd::Gat,
-    Cmd::Gats,
-    Cmd::Touch,
-    Cmd::Set,
-    Cmd::Add,
-    Cmd::Replace,
-    Cmd::Append,
-    Cmd::Prepend,
-    Cmd::Cas,
-    Cmd::Incr,
-    Cmd::Decr,
-    Cmd::Delete,
-    Cmd::Noop,
-    Cmd::Get,
-];
-
 /// An `Expect` drawn from the first 4 bytes (command, keys, quiet, opaque,
 /// value limit): every shape of request the engine sends.
 pub fn expect_from(head: &[u8; 4]) -> Expect {
-    let cmd = CMDS[usize::from(head[0] & 15)];
+    let cmd = Cmd::ALL[usize::from(head[0]) % Cmd::ALL.len()];
     let keys = u32::from(head[1] % 5).max(1);
     let max_value = match head[3] & 3 {
         0 => u32::MAX,

@@ -181,18 +181,35 @@ const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// A configuration file: a regular file (not a FIFO or a device, which
 /// could block or never end) of at most 1 MiB.
 fn read(path: &str) -> Result<String, String> {
+    read_text_file(
+        std::path::Path::new(path),
+        MAX_CONFIG_BYTES,
+        "a configuration file",
+    )
+}
+
+/// The text of a regular file (not a FIFO or a device, which could block
+/// or never end) of at most `max_bytes`; `what` names it in the message
+/// when it is larger.
+pub fn read_text_file(
+    path: &std::path::Path,
+    max_bytes: u64,
+    what: &str,
+) -> Result<String, String> {
     use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let name = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {name}: {e}"))?;
     if !meta.is_file() {
-        return Err(format!("{path} is not a regular file"));
+        return Err(format!("{name} is not a regular file"));
     }
     let mut text = String::new();
     std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text))
-        .map_err(|e| format!("cannot read {path}: {e}"))?;
-    if text.len() as u64 > MAX_CONFIG_BYTES {
+        .and_then(|f| f.take(max_bytes + 1).read_to_string(&mut text))
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    if text.len() as u64 > max_bytes {
         return Err(format!(
-            "{path} is larger than 1 MiB: not a configuration file"
+            "{name} is larger than {} MiB: not {what}",
+            max_bytes >> 20
         ));
     }
     Ok(text)

@@ -260,36 +260,8 @@ fn counters(out: &mut String, r: &RunResult) {
         r.gets.misses,
         r.gets.hit_ratio * 100.0
     );
-    let replies: Vec<String> = r
-        .responses
-        .iter()
-        .filter(|(_, n)| **n > 0)
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
-    let _ = writeln!(
-        out,
-        "replies: {}",
-        if replies.is_empty() {
-            "none".into()
-        } else {
-            replies.join(", ")
-        }
-    );
-    let errors: Vec<String> = r
-        .errors
-        .iter()
-        .filter(|(_, n)| **n > 0)
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
-    let _ = writeln!(
-        out,
-        "errors: {}",
-        if errors.is_empty() {
-            "none".into()
-        } else {
-            errors.join(", ")
-        }
-    );
+    let _ = writeln!(out, "replies: {}", nonzero(&r.responses));
+    let _ = writeln!(out, "errors: {}", nonzero(&r.errors));
     let _ = writeln!(
         out,
         "net: tx {} bytes ({:.2} MB/s), rx {} bytes ({:.2} MB/s); connections {} opened, {} lost, {} reopened",
@@ -339,4 +311,18 @@ fn counters(out: &mut String, r: &RunResult) {
         None => "the client kept up; these numbers measure the server".into(),
     };
     let _ = writeln!(out, "verdict: {verdict}");
+}
+
+/// `stored 10, value 90`: the counts that are not zero, or `none`.
+fn nonzero(counts: &std::collections::BTreeMap<String, u64>) -> String {
+    let listed: Vec<String> = counts
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    if listed.is_empty() {
+        "none".into()
+    } else {
+        listed.join(", ")
+    }
 }

@@ -2,7 +2,6 @@
 //! here.
 
 use super::{RunResult, SCHEMA};
-use std::io::Read;
 use std::path::Path;
 
 /// Larger files are not results: an hour at 1 s intervals is ~20 MB.
@@ -11,21 +10,8 @@ const MAX_RESULT_BYTES: u64 = 1 << 30;
 impl RunResult {
     /// Reads a result `mcbench run --json` wrote.
     pub fn load(path: &Path) -> Result<RunResult, String> {
-        let name = path.display();
-        let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-        if !meta.is_file() {
-            return Err(format!("{name} is not a regular file"));
-        }
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_RESULT_BYTES + 1).read_to_string(&mut text))
-            .map_err(|e| format!("cannot read {name}: {e}"))?;
-        if text.len() as u64 > MAX_RESULT_BYTES {
-            return Err(format!(
-                "{name} is larger than 1 GiB: not an mcbench result"
-            ));
-        }
-        RunResult::parse(&text).map_err(|e| format!("{name}: {e}"))
+        let text = crate::config::read_text_file(path, MAX_RESULT_BYTES, "an mcbench result")?;
+        RunResult::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// Parses the JSON text of a result; refuses other schemas by name.
