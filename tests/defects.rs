@@ -328,3 +328,95 @@ fn the_embedded_server_needs_descriptors_checked_up_front() {
         .unwrap();
     assert_usage_error(&out, "file descriptors");
 }
+
+#[test]
+fn the_value_limit_admits_what_servers_legitimately_return() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    // incr lengthens 1-byte digit values; binary incr answers 8 bytes.
+    for protocol in ["ascii", "binary", "meta"] {
+        let (out, j) = run_json(&[
+            "run",
+            "-s",
+            &m.addr(),
+            "--protocol",
+            protocol,
+            "-V",
+            "1",
+            "-r",
+            "5",
+            "--mix",
+            "get=1,incr=1",
+            "--delta",
+            "1000",
+            "-x",
+            "400",
+            "-c",
+            "1",
+        ]);
+        assert!(out.status.success(), "{protocol}: {}", stderr(&out));
+        assert_eq!(f(&j, "errors.protocol"), 0.0, "{protocol}: {}", j["errors"]);
+        assert!(
+            f(&j, "responses.num") > 100.0,
+            "{protocol}: {}",
+            j["responses"]
+        );
+    }
+    // Without a preload the keys may hold larger values other runs wrote.
+    let load = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--load-only",
+        "-r",
+        "50",
+        "-V",
+        "5000",
+    ]);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--no-load",
+        "-r",
+        "50",
+        "-V",
+        "10",
+        "-u",
+        "0",
+        "-x",
+        "200",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(f(&j, "errors.protocol"), 0.0, "{}", j["errors"]);
+    assert_eq!(f(&j, "gets.hits"), 200.0);
+}
+
+#[test]
+fn a_rate_too_low_to_send_anything_is_no_failure() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    // 0.1 ops/s for 1 s: most likely no arrival at all.
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-q",
+        "0.1",
+        "--arrival",
+        "fixed",
+        "-t",
+        "1s",
+        "--no-load",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(f(&j, "total.count"), 0.0);
+    assert_eq!(j["failure"], serde_json::Value::Null);
+    let missed = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "rate_missed");
+    assert!(missed, "{}", j["warnings"]);
+}

@@ -130,6 +130,10 @@ mod protocol_name {
     }
 }
 
+/// Replies may always carry values this long, whatever the run writes: an
+/// incr result of up to 20 digits.
+const MIN_VALUE_LIMIT: usize = 32;
+
 /// The longest `--read-delay`: beyond it the delay would dominate the
 /// latencies of any server worth measuring.
 const MAX_READ_DELAY: Duration = Duration::from_millis(10);
@@ -478,11 +482,16 @@ impl RunSpec {
         let grows = [OpKind::Append, OpKind::Prepend]
             .iter()
             .any(|op| self.mix.share_of(*op) > 0.0);
-        if grows {
+        // Without a preload the keys may hold what other runs wrote.
+        let foreign = self.load == LoadMode::NoLoad;
+        let largest = if grows || foreign {
             self.max_value_size
         } else {
             self.max_value_len()
-        }
+        };
+        // An incr result is up to 20 digits (a binary one, 8 bytes): a
+        // value of 1 byte may come back longer.
+        largest.max(MIN_VALUE_LIMIT)
     }
 
     /// Total connections of the run.

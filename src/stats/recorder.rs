@@ -103,9 +103,14 @@ impl ErrorClass {
         }
     }
 
-    /// Whether the class counts a failed request.
+    /// Whether the class counts a failed request. UDP's `packet_drop` and
+    /// `packet_disorder` count datagrams: the request itself is counted
+    /// once, as `udp_timeout` if it never completed.
     pub fn is_failure(self) -> bool {
-        !matches!(self, ErrorClass::PacketDisorder | ErrorClass::CutOff)
+        !matches!(
+            self,
+            ErrorClass::PacketDisorder | ErrorClass::PacketDrop | ErrorClass::CutOff
+        )
     }
 
     /// Whether the class counts error replies (a reply came).
@@ -262,9 +267,9 @@ impl Recorder {
         self.errors[class as usize]
     }
 
-    /// Requests that failed, of every class but `packet_disorder` (whose
-    /// replies were reassembled and answered) and `cut_off` (stopped by a
-    /// signal, not failed).
+    /// Requests that failed, of every class but `packet_disorder` and
+    /// `packet_drop` (datagram counts) and `cut_off` (stopped by a signal,
+    /// not failed).
     pub fn failures(&self) -> u64 {
         ErrorClass::ALL
             .iter()

@@ -18,7 +18,7 @@ use super::pacer::Pacer;
 use super::poller::{Poller, READABLE, WRITABLE};
 use super::request::{Encoder, WireOptions};
 use super::{clock_ns, Message, PhaseEnd, PhaseKind, Shared};
-use crate::stats::{cpu, ErrorClass, Recorder, Snapshot};
+use crate::stats::{cpu, Recorder, Snapshot};
 use crate::workload::{Cursor, OpKind, Request};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -301,6 +301,13 @@ impl Worker {
         };
         let interval = spec.interval.as_nanos() as u64;
         let timeout = spec.timeout.as_nanos() as u64;
+        // Over UDP a lost reply is given up on after UDP_TIMEOUT_NS: no
+        // phase is declared stalled before a reply could have expired.
+        let stall_after = if self.has_udp {
+            timeout.max(super::conn::UDP_TIMEOUT_NS)
+        } else {
+            timeout
+        };
         self.record_from = start + warmup;
         let send_until = match (measured_kind, spec.stop) {
             (true, crate::spec::StopAfter::Duration(d)) => self.record_from + d.as_nanos() as u64,
@@ -389,20 +396,18 @@ impl Worker {
             }
             if self.outstanding() == 0 {
                 self.last_progress_ns = now;
-            } else if now.saturating_sub(self.last_progress_ns) >= timeout {
+            } else if now.saturating_sub(self.last_progress_ns) >= stall_after {
                 let why = self.stall_message(kind, report, now);
-                let unanswered = self.outstanding() as u64;
-                self.recorder.error(ErrorClass::Timeout, unanswered);
+                self.time_out_waiting();
                 break PhaseEnd::Failed(why);
             }
             if now >= drain_deadline {
-                let unanswered = self.outstanding() as u64;
-                self.recorder.error(ErrorClass::Timeout, unanswered);
+                self.time_out_waiting();
                 break PhaseEnd::Completed;
             }
             let mut wake = drain_deadline
                 .min(now + MAX_WAIT_NS)
-                .min(self.last_progress_ns.saturating_add(timeout));
+                .min(self.last_progress_ns.saturating_add(stall_after));
             if self.sending {
                 wake = wake.min(send_until);
                 if report {
@@ -423,6 +428,8 @@ impl Worker {
         // the wait for answers that never came is not measured time. A
         // stop (signal, every connection lost) ends it there and then.
         let now = clock_ns();
+        // While sending, the load was offered, answered or not: that time
+        // is measured; the wait after it for answers that never came is not.
         self.measured_until = match end {
             PhaseEnd::Completed | PhaseEnd::Failed(_) => {
                 sending_stopped.min(now).max(self.last_answer_ns).min(now)

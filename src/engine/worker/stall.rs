@@ -44,6 +44,20 @@ impl Worker {
     /// Counts the measured requests a signal left unanswered (`cut_off`):
     /// no latency, but not lost from the books either.
     pub(super) fn cut_off(&mut self) {
+        let waiting = self.waiting_measured();
+        self.recorder.error(ErrorClass::CutOff, waiting);
+    }
+
+    /// Counts the measured requests still waiting when the phase stopped
+    /// waiting for them (`timeout`). Requests of an earlier phase or of the
+    /// warm-up are not this phase's to count.
+    pub(super) fn time_out_waiting(&mut self) {
+        let waiting = self.waiting_measured();
+        self.recorder.error(ErrorClass::Timeout, waiting);
+    }
+
+    /// Measured requests sent or queued, not yet answered.
+    fn waiting_measured(&self) -> u64 {
         let waiting = self
             .conns
             .iter()
@@ -56,6 +70,6 @@ impl Worker {
                 .flat_map(|q| q.iter())
                 .filter(|d| d.measured)
                 .count();
-        self.recorder.error(ErrorClass::CutOff, waiting as u64);
+        waiting as u64
     }
 }
