@@ -412,26 +412,16 @@ fn collect(
     })
 }
 
-/// Why the preload failed: a worker's phase failed, or more than 1 % of
-/// its sets got no reply or an error reply (the keys the run reads would
-/// not all be there).
+/// Why the preload failed: a worker's phase failed, or its replies did
+/// (`result::preload_failure`).
 fn judge_preload(end: Option<PhaseEnd>, counts: &Recorder) -> Option<String> {
     match end {
-        Some(PhaseEnd::Failed(why)) => return Some(why),
+        Some(PhaseEnd::Failed(why)) => Some(why),
         Some(PhaseEnd::AllLost) => {
-            return Some("preload: every connection was lost while preloading the keys".into())
+            Some("preload: every connection was lost while preloading the keys".into())
         }
-        _ => {}
+        _ => crate::result::preload_failure(counts),
     }
-    let errors = counts.reply_errors() + counts.failures_without_reply();
-    let attempted = counts.total_ops() + counts.failures_without_reply();
-    (errors > 0 && errors * 100 > attempted).then(|| {
-        format!(
-            "preload: {errors} of {attempted} sets failed ({}); the keys the run reads are not \
-             all on the server",
-            counts.failure_summary()
-        )
-    })
 }
 
 /// Wall-clock time, s since the Unix epoch.

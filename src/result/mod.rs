@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub use merge::{merge, start_spread_s};
+pub use verdict::preload_failure;
 
 pub const SCHEMA: &str = "mcbench.run/2";
 

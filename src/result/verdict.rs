@@ -4,14 +4,15 @@
 
 use crate::engine::{Outcome, PhaseEnd};
 use crate::spec::{LoadMode, RunSpec};
-use crate::stats::ErrorClass;
+use crate::stats::{ErrorClass, Recorder};
 use crate::warnings::{Warning, BUSY_LIMIT, LAG_P99_LIMIT_US};
 
 use super::LagSummary;
 
 /// Share of failed requests at or above which a measured run failed.
 const FAILED_SHARE: f64 = 0.99;
-/// Share of failed sets above which a preload (`--load-only`) failed.
+/// Share of failed sets above which a preload (`--load-only` too) failed:
+/// the keys the run reads would not all be on the server.
 const PRELOAD_FAILED_SHARE: f64 = 0.01;
 /// A phase shorter than this says nothing of how busy its worker was.
 const MIN_JUDGED_S: f64 = 0.05;
@@ -34,9 +35,12 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
     let t = &out.total;
     // Arrivals the client dropped were never sent: the client's failure
     // (CLIENT-BOUND says so), not the server's.
-    let dropped = t.error_count(ErrorClass::ClientOverload);
-    let failed = t.failures() - dropped;
-    let attempted = t.total_ops() + t.failures_without_reply() - dropped;
+    if spec.load == LoadMode::LoadOnly {
+        if let Some(why) = preload_failure(t) {
+            return Some(why);
+        }
+    }
+    let (failed, attempted) = t.failed_of_attempted();
     if attempted == 0 {
         // Nothing was sent (a rate so low no arrival fell in the run):
         // nothing failed either; `rate_missed` says so.
@@ -48,13 +52,7 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
             summary_suffix(&t.failure_summary())
         ));
     }
-    let share = failed as f64 / attempted as f64;
-    let limit = if spec.load == LoadMode::LoadOnly {
-        share > PRELOAD_FAILED_SHARE
-    } else {
-        share >= FAILED_SHARE
-    };
-    limit.then(|| {
+    (failed as f64 / attempted as f64 >= FAILED_SHARE).then(|| {
         let hint = if t.error_count(ErrorClass::Auth) > 0 && spec.user.is_none() {
             "; the server asks for authentication: give --user and --password"
         } else {
@@ -63,6 +61,20 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
         format!(
             "{failed} of {attempted} requests failed ({}){hint}",
             t.failure_summary()
+        )
+    })
+}
+
+/// Why a preload failed by its replies: more than 1 % of its sets got no
+/// reply or an error reply. The engine asks before it releases the workers
+/// to measure; `--load-only` runs are judged by the same rule.
+pub fn preload_failure(counts: &Recorder) -> Option<String> {
+    let (failed, attempted) = counts.failed_of_attempted();
+    (failed > 0 && failed as f64 > PRELOAD_FAILED_SHARE * attempted as f64).then(|| {
+        format!(
+            "preload: {failed} of {attempted} sets failed ({}); the keys the run reads are not \
+             all on the server",
+            counts.failure_summary()
         )
     })
 }

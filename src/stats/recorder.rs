@@ -292,6 +292,16 @@ impl Recorder {
         self.failures() - self.reply_errors()
     }
 
+    /// Requests that failed, and requests the server was asked: arrivals
+    /// the client dropped (`client_overload`) were never sent and are in
+    /// neither.
+    pub fn failed_of_attempted(&self) -> (u64, u64) {
+        let dropped = self.error_count(ErrorClass::ClientOverload);
+        let failed = self.failures() - dropped;
+        let attempted = self.total_ops() + self.failures_without_reply() - dropped;
+        (failed, attempted)
+    }
+
     /// `auth 100, timeout 3`: the failures by class.
     pub fn failure_summary(&self) -> String {
         ErrorClass::ALL
