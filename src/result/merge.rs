@@ -2,7 +2,7 @@
 //! merged into one: histograms are added, never their percentiles, so the
 //! merged percentiles are those of one run that recorded every request.
 
-use super::{quantiles, Bytes, Client, Connections, Gets, LagSummary, OpSummary, RunResult};
+use super::{Bytes, Client, Connections, Gets, LagSummary, OpSummary, RunResult};
 use crate::stats::{Hdr, IntervalOp, IntervalSummary, OpRecorder};
 use std::collections::BTreeMap;
 
@@ -78,26 +78,22 @@ pub fn start_spread_s(runs: &[RunResult]) -> f64 {
     starts.clone().fold(f64::NEG_INFINITY, f64::max) - starts.fold(f64::INFINITY, f64::min)
 }
 
+/// The parts' sum, summarised as a run's op is. `ok` is summed rather
+/// than derived: on `total`, `errors` counts failures without a reply too.
 fn merge_op(parts: &[&OpSummary], secs: f64) -> Result<OpSummary, String> {
-    let latency = Hdr::sum(parts.iter().map(|p| &p.latency_hdr))?;
-    let service = Hdr::sum(parts.iter().map(|p| &p.service_time_hdr))?;
-    let count = latency.len();
-    let ok: u64 = parts.iter().map(|p| p.ok).sum();
-    let errors: u64 = parts.iter().map(|p| p.errors).sum();
-    let secs = secs.max(1e-9);
-    Ok(OpSummary {
-        count,
-        rate: count as f64 / secs,
-        ok,
-        ok_rate: ok as f64 / secs,
-        error_rate: errors as f64 / secs,
+    let all = OpRecorder {
+        latency: Hdr::sum(parts.iter().map(|p| &p.latency_hdr))?,
+        service: Hdr::sum(parts.iter().map(|p| &p.service_time_hdr))?,
         hits: parts.iter().map(|p| p.hits).sum(),
         misses: parts.iter().map(|p| p.misses).sum(),
-        errors,
-        latency_us: quantiles(&latency),
-        service_time_us: quantiles(&service),
-        latency_hdr: Hdr::encode(&latency),
-        service_time_hdr: Hdr::encode(&service),
+        errors: parts.iter().map(|p| p.errors).sum(),
+    };
+    let secs = secs.max(1e-9);
+    let ok: u64 = parts.iter().map(|p| p.ok).sum();
+    Ok(OpSummary {
+        ok,
+        ok_rate: ok as f64 / secs,
+        ..super::op_summary(&all, secs)
     })
 }
 

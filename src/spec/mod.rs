@@ -473,10 +473,11 @@ impl RunSpec {
     }
 
     /// The longest value a reply of this run can carry, bytes: the largest
-    /// the run writes, or with `append`/`prepend` in the mix (values grow)
-    /// the server's item limit, `--max-value-size`. A reply claiming more
-    /// is a protocol error; with the keys per request, it bounds what one
-    /// connection may buffer.
+    /// the run writes; the server's item limit, `--max-value-size`, when
+    /// values grow (`append`/`prepend`) or the keys may hold others' data
+    /// (`--no-load`); never under 32 bytes (incr results). A reply claiming
+    /// more is a protocol error; with the keys per request, it bounds what
+    /// one connection may buffer.
     pub fn largest_stored_value(&self) -> usize {
         use crate::workload::OpKind;
         let grows = [OpKind::Append, OpKind::Prepend]

@@ -33,15 +33,21 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// `text` without `_` and its k/M/G suffix, and the suffix's multiplier.
+fn split_suffix(text: &str) -> (String, u64) {
+    let t = text.trim().replace('_', "");
+    let mult = match t.chars().last() {
+        Some('k' | 'K') => 1_000,
+        Some('M') => 1_000_000,
+        Some('G') => 1_000_000_000,
+        _ => return (t, 1),
+    };
+    (t[..t.len() - 1].to_string(), mult)
+}
+
 /// Parses a count that may carry a k/M/G suffix (`10k`, `1M`) or use `_`.
 pub fn parse_count(text: &str) -> Result<u64, String> {
-    let t = text.trim().replace('_', "");
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1_000),
-        Some('M') => (&t[..t.len() - 1], 1_000_000),
-        Some('G') => (&t[..t.len() - 1], 1_000_000_000),
-        _ => (t.as_str(), 1),
-    };
+    let (num, mult) = split_suffix(text);
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
@@ -51,16 +57,10 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
 /// Parses a rate in ops/s: a number, or a count with a suffix (`4k`,
 /// `1.5M`), as `--keys` and `--ops` take them.
 pub fn parse_rate(text: &str) -> Result<f64, String> {
-    let t = text.trim().replace('_', "");
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('M') => (&t[..t.len() - 1], 1e6),
-        Some('G') => (&t[..t.len() - 1], 1e9),
-        _ => (t.as_str(), 1.0),
-    };
+    let (num, mult) = split_suffix(text);
     num.parse::<f64>()
         .ok()
-        .map(|n| n * mult)
+        .map(|n| n * mult as f64)
         .filter(|r| r.is_finite())
         .ok_or_else(|| format!("invalid rate '{text}': expected ops/s, e.g. 20000, 20k, 1.5M"))
 }
