@@ -43,17 +43,34 @@ impl Memcached {
 
     /// A memcached with `env` added to its environment.
     pub fn start_env(extra: &[&str], env: &[(&str, &Path)]) -> Memcached {
-        let port = free_port();
-        let listen = ["-l", "127.0.0.1", "-U", "0", "-p", &port.to_string()].map(String::from);
-        Memcached::launch(port, &listen, extra, env)
+        Memcached::on_free_port(|port| format!("-l 127.0.0.1 -U 0 -p {port}"), extra, env)
     }
 
     /// A memcached that also listens for UDP on its TCP port number.
     pub fn start_udp() -> Memcached {
-        let port = free_port();
-        let number = port.to_string();
-        let listen = ["-l", "127.0.0.1", "-U", &number, "-p", &number].map(String::from);
-        Memcached::launch(port, &listen, &[], &[])
+        Memcached::on_free_port(|port| format!("-l 127.0.0.1 -U {port} -p {port}"), &[], &[])
+    }
+
+    /// A memcached on a port that was free a moment ago. Another test's
+    /// server may take the port first: then the one answering there is not
+    /// ours (its `stats` pid differs), and a new port is tried. A server
+    /// that asks for authentication (`-Y`, `-S`) answers no plain `stats`:
+    /// it is taken as it is.
+    fn on_free_port(
+        listen: impl Fn(u16) -> String,
+        extra: &[&str],
+        env: &[(&str, &Path)],
+    ) -> Memcached {
+        for _ in 0..5 {
+            let port = free_port();
+            let args: Vec<String> = listen(port).split(' ').map(String::from).collect();
+            let m = Memcached::launch(port, &args, extra, env);
+            let authenticating = extra.iter().any(|a| *a == "-Y" || *a == "-S");
+            if authenticating || m.stat("pid") == u64::from(m.child.id()) {
+                return m;
+            }
+        }
+        panic!("no free port for memcached after 5 tries");
     }
 
     /// A memcached listening only on the unix socket `path` (`-s`).
