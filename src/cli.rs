@@ -1,8 +1,9 @@
 //! Command-line definitions of the native subcommands, and their mapping
 //! onto a `RunSpec`.
 
+use crate::spec::churn::{parse_buffer, parse_source_addrs};
 use crate::spec::units::{parse_count, parse_duration, parse_rate};
-use crate::spec::{LoadMode, RunSpec, StopAfter, DEFAULT_MAX_VALUE};
+use crate::spec::{Churn, Gaps, LoadMode, RunSpec, SocketOptions, StopAfter, DEFAULT_MAX_VALUE};
 use crate::workload::{ClientSlice, Distribution, Mix, MultiGet, Popularity};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -295,9 +296,53 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 
-    /// Connect timeout; also how long to wait for answers once sending stops.
+    /// twemperf's timeout: a connect that takes longer fails (socket-timo),
+    /// and a request unanswered this long after its intended send fails
+    /// and closes its connection (client-timo; a held connection is then
+    /// opened again). Also the wait for answers once sending stops.
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     pub timeout: Duration,
+
+    /// Open and close this many connections over the run (twemperf's
+    /// --num-conns) instead of holding --connections open. The run ends
+    /// when they are done, or at --duration.
+    #[arg(long, value_parser = parse_count)]
+    pub num_conns: Option<u64>,
+
+    /// How connections are opened, twemperf's syntax: R per second, 0 for
+    /// each after the previous closes, or dT, eT, uT1,T2 (intervals in s).
+    #[arg(long, value_name = "R", value_parser = Gaps::parse, requires = "num_conns")]
+    pub conn_rate: Option<Gaps>,
+
+    /// Requests each connection sends before it closes (--num-conns).
+    #[arg(long, value_parser = parse_count, requires = "num_conns")]
+    pub num_calls: Option<u64>,
+
+    /// How a connection's requests follow each other, in --conn-rate's
+    /// syntax: 0 (the default) sends each after the previous answer.
+    #[arg(long, value_name = "R", value_parser = Gaps::parse, requires = "num_conns")]
+    pub call_rate: Option<Gaps>,
+
+    /// SO_LINGER on close, s: 0 resets the connection (no TIME_WAIT).
+    #[arg(long, value_name = "S")]
+    pub linger: Option<u32>,
+
+    /// SO_SNDBUF of each connection, bytes (4096, 16k).
+    #[arg(long, value_name = "BYTES", value_parser = parse_buffer)]
+    pub send_buffer: Option<usize>,
+
+    /// SO_RCVBUF of each connection, bytes.
+    #[arg(long, value_name = "BYTES", value_parser = parse_buffer)]
+    pub recv_buffer: Option<usize>,
+
+    /// Leave Nagle's algorithm on (TCP_NODELAY off; twemperf's -D).
+    #[arg(long, alias = "no_nodelay")]
+    pub no_nodelay: bool,
+
+    /// Local addresses to bind connections to, in turn, each with its own
+    /// ephemeral ports (127.0.0.2,127.0.0.3): past one address's ports.
+    #[arg(long, value_name = "ADDRS")]
+    pub source_addrs: Option<String>,
 
     /// Wire protocol: ascii, meta, binary or resp (Redis). The transport is
     /// part of the server address: HOST:PORT, udp:HOST:PORT, unix:/path.
@@ -364,6 +409,7 @@ impl RunArgs {
         let stop = match (self.ops, self.duration) {
             (Some(n), _) => StopAfter::Ops(n),
             (None, Some(d)) => StopAfter::Duration(d),
+            (None, None) if self.num_conns.is_some() => StopAfter::Schedule,
             (None, None) => StopAfter::Duration(DEFAULT_DURATION),
         };
         let load = if self.load_only {
@@ -430,6 +476,24 @@ impl RunArgs {
             save_rate: self.save.as_ref().map(|_| self.save_rate.unwrap_or(1.0)),
             user: self.user.clone(),
             password: self.password.clone(),
+            churn: self.num_conns.map(|conns| Churn {
+                conns,
+                conn_gaps: self.conn_rate.unwrap_or(Gaps::AfterPrevious),
+                calls: self.num_calls.unwrap_or(1),
+                call_gaps: self.call_rate.unwrap_or(Gaps::AfterPrevious),
+            }),
+            socket: SocketOptions {
+                linger_s: self.linger,
+                send_buffer: self.send_buffer,
+                recv_buffer: self.recv_buffer,
+                no_nodelay: self.no_nodelay,
+                source_addrs: self
+                    .source_addrs
+                    .as_deref()
+                    .map(parse_source_addrs)
+                    .transpose()?
+                    .unwrap_or_default(),
+            },
         };
         spec.validate()?;
         Ok(spec)

@@ -69,7 +69,7 @@ impl fmt::Display for Warning {
             }
             Warning::Unanswered { requests } => write!(
                 f,
-                "{requests} requests were still unanswered when the run stopped waiting (--timeout)"
+                "{requests} requests got no answer within --timeout (counted as timeouts, not latencies)"
             ),
             Warning::ClientWaits { waits, share } => write!(
                 f,

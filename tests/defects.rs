@@ -203,7 +203,10 @@ fn the_wait_for_answers_that_never_come_is_not_measured_time() {
         "-u",
         "0",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // Each request unanswered for --timeout is counted as it times out and
+    // the run goes on: 95 % failed is a run with a warning, not a failed one
+    // (the verdict's rule is 99 %).
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(f(&j, "total.count"), 50.0);
     // Measured: the second of sending, not the wait after it.
     let secs = f(&j, "duration_s");

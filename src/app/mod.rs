@@ -186,6 +186,8 @@ fn progress_bar(spec: &RunSpec) -> ProgressBar {
     let len = match spec.stop {
         StopAfter::Duration(d) => d.as_millis() as u64,
         StopAfter::Ops(n) => n,
+        // The schedule's length is not known in time: a spinner.
+        StopAfter::Schedule => return ProgressBar::new_spinner(),
     };
     let bar = ProgressBar::new(len);
     bar.set_style(

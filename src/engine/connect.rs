@@ -2,8 +2,8 @@
 //! out among the workers.
 
 use super::auth;
-use crate::spec::{Address, RunSpec};
-use socket2::{Domain, Protocol, Socket, Type};
+use crate::spec::{Address, RunSpec, SocketOptions};
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
@@ -17,15 +17,15 @@ pub struct Opened {
     pub datagram: bool,
 }
 
-/// Opens `spec.connections` connections to each address (TCP_NODELAY on),
-/// authenticates them if the spec has a user, and leaves them
-/// non-blocking. Fails with a message naming the server; an unreachable
-/// server and refused credentials both end the run (exit 1).
+/// Opens `spec.connections` connections to each address (with the
+/// spec's socket options), authenticates them if the spec has a user, and
+/// leaves them non-blocking. Fails with a message naming the server; an
+/// unreachable server and refused credentials both end the run (exit 1).
 pub fn connect_all(addrs: &[Address], spec: &RunSpec) -> Result<Vec<Opened>, String> {
     let mut out = Vec::with_capacity(addrs.len() * spec.connections);
     for (server, addr) in addrs.iter().enumerate() {
         for _ in 0..spec.connections {
-            let socket = connect_one(addr, spec, spec.timeout)
+            let socket = connect_one(addr, spec, spec.timeout, out.len())
                 .map_err(|e| format!("{e} (after {} open)", out.len()))?;
             out.push(Opened {
                 socket,
@@ -39,10 +39,15 @@ pub fn connect_all(addrs: &[Address], spec: &RunSpec) -> Result<Vec<Opened>, Str
 
 /// Opens one connection to `addr`, authenticated, non-blocking. Blocks
 /// for the connect and the authentication exchange (each bounded by
-/// `timeout`).
-pub fn connect_one(addr: &Address, spec: &RunSpec, timeout: Duration) -> Result<OwnedFd, String> {
-    let socket = connect(addr, timeout)
-        .map_err(|e| format!("cannot connect to the server at {addr}: {e}"))?;
+/// `timeout`). `nth` picks its source address among `--source-addrs`.
+pub fn connect_one(
+    addr: &Address,
+    spec: &RunSpec,
+    timeout: Duration,
+    nth: usize,
+) -> Result<OwnedFd, String> {
+    let socket = connect(addr, &spec.socket, timeout, nth)
+        .map_err(|e| format!("cannot connect to the server at {addr}: {}", describe(&e)))?;
     if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
         auth::authenticate(&socket, spec.protocol, user, password)
             .map_err(|e| format!("{addr}: {e}"))?;
@@ -51,12 +56,32 @@ pub fn connect_one(addr: &Address, spec: &RunSpec, timeout: Duration) -> Result<
     Ok(socket)
 }
 
+/// A connect error, with what to do about running out of ports.
+pub fn describe(e: &std::io::Error) -> String {
+    if e.raw_os_error() == Some(libc::EADDRNOTAVAIL) {
+        format!("{e}: no local port is free for this server (ports wait 60 s in TIME_WAIT; --linger 0 or --source-addrs go past it)")
+    } else {
+        e.to_string()
+    }
+}
+
 /// A blocking socket, connected, with `timeout` on reads and writes (for
 /// the authentication exchange).
-fn connect(addr: &Address, timeout: Duration) -> std::io::Result<OwnedFd> {
+fn connect(
+    addr: &Address,
+    opts: &SocketOptions,
+    timeout: Duration,
+    nth: usize,
+) -> std::io::Result<OwnedFd> {
     match addr {
-        Address::Tcp(a) => inet(a, Type::STREAM, Protocol::TCP, timeout),
-        Address::Udp(a) => inet(a, Type::DGRAM, Protocol::UDP, timeout),
+        Address::Tcp(a) => {
+            let socket = tcp_socket(a, opts, nth)?;
+            socket.connect_timeout(&(*a).into(), timeout)?;
+            socket.set_read_timeout(Some(timeout))?;
+            socket.set_write_timeout(Some(timeout))?;
+            Ok(socket.into())
+        }
+        Address::Udp(a) => udp(a, timeout),
         Address::Unix(path) => {
             let stream = UnixStream::connect(path)?;
             stream.set_read_timeout(Some(timeout))?;
@@ -66,17 +91,99 @@ fn connect(addr: &Address, timeout: Duration) -> std::io::Result<OwnedFd> {
     }
 }
 
-fn inet(a: &SocketAddr, ty: Type, proto: Protocol, timeout: Duration) -> std::io::Result<OwnedFd> {
-    let socket = Socket::new(Domain::for_address(*a), ty, Some(proto))?;
-    if ty == Type::STREAM {
-        socket.connect_timeout(&(*a).into(), timeout)?;
-        socket.set_nodelay(true)?;
-    } else {
-        // A connected UDP socket only receives from its server.
-        socket.connect(&(*a).into())?;
-        // Room for a burst of replies while the worker is busy.
-        let _ = socket.set_recv_buffer_size(4 << 20);
+/// How a non-blocking connect started.
+pub enum Connecting {
+    /// Connected at once (a unix socket, usually).
+    Done(OwnedFd),
+    /// Under way: the socket turns writable when it is done
+    /// (`finish_connect` says how).
+    Pending(OwnedFd),
+}
+
+/// Starts a non-blocking connect to `addr` (TCP or unix) with the spec's
+/// socket options. Fails only when no connect could be started.
+pub fn start_connect(
+    addr: &Address,
+    opts: &SocketOptions,
+    nth: usize,
+) -> std::io::Result<Connecting> {
+    let (socket, target) = match addr {
+        Address::Tcp(a) => (tcp_socket(a, opts, nth)?, SockAddr::from(*a)),
+        Address::Unix(path) => (
+            Socket::new(Domain::UNIX, Type::STREAM, None)?,
+            SockAddr::unix(path)?,
+        ),
+        Address::Udp(_) => return Err(std::io::ErrorKind::Unsupported.into()),
+    };
+    socket.set_nonblocking(true)?;
+    match socket.connect(&target) {
+        Ok(()) => Ok(Connecting::Done(socket.into())),
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
+            Ok(Connecting::Pending(socket.into()))
+        }
+        // A full unix listen queue: as a refusal, not a pending connect.
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            Err(std::io::Error::from_raw_os_error(libc::ECONNREFUSED))
+        }
+        Err(e) => Err(e),
     }
+}
+
+/// Whether a pending connect succeeded, once its socket turned writable.
+pub fn finish_connect(fd: &OwnedFd) -> std::io::Result<()> {
+    match socket2::SockRef::from(fd).take_error()? {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// A TCP socket with the spec's options, bound to the `nth` source
+/// address in turn if any are given, not yet connected.
+fn tcp_socket(a: &SocketAddr, opts: &SocketOptions, nth: usize) -> std::io::Result<Socket> {
+    let socket = Socket::new(Domain::for_address(*a), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_nodelay(!opts.no_nodelay)?;
+    if let Some(secs) = opts.linger_s {
+        socket.set_linger(Some(Duration::from_secs(secs.into())))?;
+    }
+    if let Some(n) = opts.send_buffer {
+        socket.set_send_buffer_size(n)?;
+    }
+    if let Some(n) = opts.recv_buffer {
+        socket.set_recv_buffer_size(n)?;
+    }
+    if !opts.source_addrs.is_empty() {
+        let ip = opts.source_addrs[nth % opts.source_addrs.len()];
+        // The port is chosen at connect(), per destination, rather than at
+        // bind() among every port of the address: each source address
+        // then adds a whole range of ports for this server.
+        bind_address_no_port(&socket);
+        socket.bind(&SocketAddr::new(ip, 0).into())?;
+    }
+    Ok(socket)
+}
+
+/// IP_BIND_ADDRESS_NO_PORT (Linux 4.2); socket2 does not wrap it. Without
+/// it the bind still works, with ports shared across destinations.
+fn bind_address_no_port(socket: &Socket) {
+    let one: libc::c_int = 1;
+    // SAFETY: a valid socket and an int option of the right size.
+    unsafe {
+        libc::setsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(socket),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            std::ptr::addr_of!(one).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+fn udp(a: &SocketAddr, timeout: Duration) -> std::io::Result<OwnedFd> {
+    let socket = Socket::new(Domain::for_address(*a), Type::DGRAM, Some(Protocol::UDP))?;
+    // A connected UDP socket only receives from its server.
+    socket.connect(&(*a).into())?;
+    // Room for a burst of replies while the worker is busy.
+    let _ = socket.set_recv_buffer_size(4 << 20);
     socket.set_read_timeout(Some(timeout))?;
     socket.set_write_timeout(Some(timeout))?;
     Ok(socket.into())

@@ -20,7 +20,7 @@ use crate::stats::{Collector, IntervalSummary, Recorder, Sample, Snapshot};
 use crate::workload::{KeySpace, Workload};
 use crossbeam_channel::RecvTimeoutError;
 use std::ops::Range;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::{Worker, WorkerPlan};
@@ -57,9 +57,24 @@ pub struct Shared {
     /// Set before the workers are released when the preload failed: they
     /// then measure nothing.
     pub abort: std::sync::atomic::AtomicBool,
+    /// Connections open (or opening) now, over every worker.
+    pub open_now: AtomicUsize,
+    /// The most open at once since the measured phase began.
+    pub open_max: AtomicUsize,
 }
 
 impl Shared {
+    /// A connection was opened (or began to open).
+    pub fn conn_opened(&self) {
+        let now = self.open_now.fetch_add(1, Ordering::Relaxed) + 1;
+        self.open_max.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// A connection was closed.
+    pub fn conn_closed(&self) {
+        self.open_now.fetch_sub(1, Ordering::Relaxed);
+    }
+
     /// An empty recorder: a recycled one if there is one.
     pub fn empty_recorder(&self) -> Box<Recorder> {
         let mut recorder = self.recorders.try_recv().unwrap_or_default();
@@ -130,6 +145,8 @@ pub struct Outcome {
     /// How each worker's reported phase ended.
     pub ends: Vec<PhaseEnd>,
     pub connections: usize,
+    /// The most connections open at once while measuring.
+    pub max_open: usize,
     /// Why the preload failed, if it did (then nothing was measured).
     pub preload_failure: Option<String>,
     /// Whether a preload ran to its end (`None`: none ran).
@@ -163,8 +180,11 @@ pub fn run(
         recorders,
         ops,
         abort: std::sync::atomic::AtomicBool::new(false),
+        open_now: AtomicUsize::new(0),
+        open_max: AtomicUsize::new(0),
     });
     let conns = connect::connect_all(addrs, spec).map_err(Failure::run)?;
+    shared.open_now.store(conns.len(), Ordering::Relaxed);
     let plans = plan_workers(spec, &shared.workload.keys, conns, nservers);
     let (tx, rx) = crossbeam_channel::unbounded();
     let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
@@ -178,15 +198,7 @@ pub fn run(
         handles.push(handle);
     }
     drop(tx);
-    let outcome = collect(
-        spec,
-        &rx,
-        go_tx,
-        observer,
-        total_conns,
-        &pool,
-        &shared.abort,
-    );
+    let outcome = collect(spec, &rx, go_tx, observer, total_conns, &pool, &shared);
     for h in handles {
         let _ = h.join();
     }
@@ -256,7 +268,7 @@ fn plan_workers(
             rate: None,
             quota: match spec.stop {
                 StopAfter::Ops(n) => Some(n / t as u64 + u64::from((i as u64) < n % t as u64)),
-                StopAfter::Duration(_) => None,
+                StopAfter::Duration(_) | StopAfter::Schedule => None,
             },
             load: Vec::new(),
             cpu: cpus.as_ref().map(|c| c[i % c.len()]),
@@ -305,8 +317,9 @@ fn collect(
     observer: &mut dyn Observer,
     connections: usize,
     pool: &crossbeam_channel::Sender<Box<Recorder>>,
-    abort: &std::sync::atomic::AtomicBool,
+    shared: &Shared,
 ) -> Result<Outcome, Failure> {
+    let abort = &shared.abort;
     let workers = spec.threads;
     let mut reached = vec![false; workers];
     let mut ends: Vec<Option<PhaseEnd>> = vec![None; workers];
@@ -386,6 +399,9 @@ fn collect(
                 std::sync::atomic::Ordering::Relaxed,
             );
             cpu_start = CpuTimes::process();
+            // The most open at once counts from here.
+            let open = shared.open_now.load(Ordering::Relaxed);
+            shared.open_max.store(open, Ordering::Relaxed);
             baseline_at = Some(Instant::now() + spec.warmup);
             start_ns = clock_ns() + spec.warmup.as_nanos() as u64;
             started_unix_s = unix_now_s() + spec.warmup.as_secs_f64();
@@ -407,6 +423,7 @@ fn collect(
         worker_busy: busy,
         ends,
         connections,
+        max_open: shared.open_max.load(Ordering::Relaxed),
         preloaded: ran_preload.then_some(preload_failure.is_none()),
         preload_failure,
     })

@@ -73,3 +73,15 @@ pub fn ensure_fd_limit(needed: u64) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Raises the soft open-file limit toward `wanted`, as far as the hard
+/// limit allows; never fails (what is left is counted when it runs out).
+pub fn raise_fd_limit_toward(wanted: u64) {
+    // SAFETY: as in `ensure_fd_limit`.
+    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 || lim.rlim_cur >= wanted {
+        return;
+    }
+    lim.rlim_cur = wanted.min(lim.rlim_max);
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+}

@@ -13,6 +13,7 @@ mod live;
 mod samples;
 mod staged;
 mod text;
+mod text_conns;
 
 pub use compare::{compare, workload_differences};
 pub use live::live_line;

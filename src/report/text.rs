@@ -41,6 +41,7 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
         |s| &s.service_time_hdr,
     )?;
     counters(out, r);
+    super::text_conns::write(out, r);
     for w in &r.warnings {
         let _ = writeln!(out, "WARNING: {w}");
     }
@@ -70,14 +71,22 @@ fn config(out: &mut String, r: &RunResult) {
     let stop = match s.stop {
         StopAfter::Duration(d) => format!("{:.2} s", d.as_secs_f64()),
         StopAfter::Ops(n) => format!("{n} ops"),
+        StopAfter::Schedule => "until the connection schedule is done".into(),
     };
     let _ = writeln!(out, "mcbench {} · server {server}", r.version);
     wire(out, r);
-    let _ = writeln!(
-        out,
-        "  {pace}; {} thread(s), {} connection(s)/server, depth {}",
-        s.threads, s.connections, s.depth
-    );
+    match super::text_conns::schedule(r) {
+        Some(schedule) => {
+            let _ = writeln!(out, "  {schedule}; {} thread(s)", s.threads);
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  {pace}; {} thread(s), {} connection(s)/server, depth {}",
+                s.threads, s.connections, s.depth
+            );
+        }
+    }
     workload(out, r);
     let status = match (&r.stopped_by, &r.failure) {
         (Some(sig), _) => format!(" (STOPPED by {sig}: partial results)"),
@@ -262,16 +271,20 @@ fn counters(out: &mut String, r: &RunResult) {
     );
     let _ = writeln!(out, "replies: {}", nonzero(&r.responses));
     let _ = writeln!(out, "errors: {}", nonzero(&r.errors));
+    // With --num-conns the held connections only preloaded: the
+    // connection section tells of the measured ones.
+    let held = if r.spec.churn.is_some() {
+        String::new()
+    } else {
+        format!(
+            "; connections {} opened, {} lost, {} reopened",
+            r.connections.opened, r.connections.lost, r.connections.reopened
+        )
+    };
     let _ = writeln!(
         out,
-        "net: tx {} bytes ({:.2} MB/s), rx {} bytes ({:.2} MB/s); connections {} opened, {} lost, {} reopened",
-        r.bytes.tx,
-        r.bytes.tx_mb_s,
-        r.bytes.rx,
-        r.bytes.rx_mb_s,
-        r.connections.opened,
-        r.connections.lost,
-        r.connections.reopened
+        "net: tx {} bytes ({:.2} MB/s), rx {} bytes ({:.2} MB/s){held}",
+        r.bytes.tx, r.bytes.tx_mb_s, r.bytes.rx, r.bytes.rx_mb_s,
     );
     let c = &r.client;
     let busy: Vec<String> = c

@@ -60,11 +60,10 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
         responses: sum_maps(runs.iter().map(|r| &r.responses)),
         errors: sum_maps(runs.iter().map(|r| &r.errors)),
         bytes: merge_bytes(runs, secs),
-        connections: Connections {
-            opened: runs.iter().map(|r| r.connections.opened).sum(),
-            lost: runs.iter().map(|r| r.connections.lost).sum(),
-            reopened: runs.iter().map(|r| r.connections.reopened).sum(),
-        },
+        connections: Connections::merge(
+            &runs.iter().map(|r| &r.connections).collect::<Vec<_>>(),
+            secs,
+        )?,
         client: merge_client(runs)?,
         warnings: runs.iter().flat_map(|r| r.warnings.clone()).collect(),
         intervals: merge_intervals(runs)?,

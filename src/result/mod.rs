@@ -3,6 +3,7 @@
 //! a saved one loads back whole, histograms included, so that a report,
 //! a comparison or a merge can be made again from it.
 
+mod connections;
 mod load;
 mod merge;
 mod verdict;
@@ -17,6 +18,7 @@ use mcbench_proto::ResponseClass;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use connections::{Connections, SizeSummary};
 pub use merge::{merge, start_spread_s};
 pub use verdict::preload_failure;
 
@@ -116,14 +118,6 @@ pub struct Bytes {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Connections {
-    pub opened: usize,
-    pub lost: u64,
-    /// Lost connections opened again (`--reconnect`).
-    pub reopened: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Client {
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
@@ -203,7 +197,7 @@ impl RunResult {
         all.hits = t.hits;
         all.misses = t.misses;
         all.errors = t.failures();
-        let open_loop = spec.rate.is_some();
+        let open_loop = spec.has_schedule();
         let send_lag_us = LagSummary {
             p50: quantile_us(&t.send_lag, 0.5),
             p99: quantile_us(&t.send_lag, 0.99),
@@ -256,11 +250,7 @@ impl RunResult {
                 tx_mb_s: t.bytes_tx as f64 / 1e6 / secs,
                 rx_mb_s: t.bytes_rx as f64 / 1e6 / secs,
             },
-            connections: Connections {
-                opened: out.connections,
-                lost: t.connections_lost,
-                reopened: t.connections_reopened,
-            },
+            connections: Connections::build(out, secs),
             client: Client::build(out, &warnings, send_lag_us, open_loop),
             warnings,
             intervals: out.intervals.clone(),
@@ -301,7 +291,7 @@ pub fn percent_text(percent: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-fn quantiles(h: &Histogram<u64>) -> Quantiles {
+pub(crate) fn quantiles(h: &Histogram<u64>) -> Quantiles {
     if h.is_empty() {
         return Quantiles::default();
     }

@@ -179,6 +179,7 @@ mod tests {
             worker_busy: vec![busy],
             ends: vec![PhaseEnd::Completed],
             connections: 1,
+            max_open: 1,
             preload_failure: None,
             preloaded: None,
         }

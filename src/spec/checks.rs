@@ -71,6 +71,14 @@ impl RunSpec {
         if self.servers.is_empty() {
             needed = needed.max(crate::embedded::max_conns(self.connections) as u64 + 64);
         }
-        crate::engine::os::ensure_fd_limit(needed)
+        crate::engine::os::ensure_fd_limit(needed)?;
+        // A connection schedule may hold up to all its connections at once
+        // (calls slower than openings): room for as many as the hard limit
+        // allows. Beyond it, a failed socket() is counted as `fd-unavail`,
+        // as twemperf counts it.
+        if let Some(churn) = &self.churn {
+            crate::engine::os::raise_fd_limit_toward(needed.saturating_add(churn.conns));
+        }
+        Ok(())
     }
 }

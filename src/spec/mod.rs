@@ -3,9 +3,11 @@
 
 mod address;
 mod checks;
+pub mod churn;
 pub mod units;
 
 pub use address::Address;
+pub use churn::{Churn, Gaps, SocketOptions};
 
 use crate::workload::{ClientSlice, Distribution, KeySpace, Mix, MultiGet, Popularity};
 use mcbench_proto::udp::HEADER_LEN as UDP_HEADER;
@@ -33,6 +35,9 @@ pub enum StopAfter {
     Duration(Duration),
     /// Exactly this many measured requests.
     Ops(u64),
+    /// When every connection of `--num-conns` has made its calls and
+    /// closed (twemperf's end of run).
+    Schedule,
 }
 
 /// A complete, validated run description.
@@ -82,7 +87,10 @@ pub struct RunSpec {
     /// CPUs to pin worker threads to, in order; `None` leaves them free.
     pub affinity: Option<Vec<usize>>,
     pub seed: u64,
-    /// Connect timeout, and how long to wait for answers once sending stops.
+    /// twemperf's timeout: a connect that takes longer fails
+    /// (`socket-timo`), and a request unanswered this long after its
+    /// intended send fails with its connection (`client-timo`); also how
+    /// long to wait for answers once sending stops.
     #[serde(with = "units::seconds")]
     pub timeout: Duration,
     /// The wire protocol.
@@ -112,6 +120,13 @@ pub struct RunSpec {
     /// Never written to reports.
     #[serde(skip)]
     pub password: Option<String>,
+    /// `--num-conns`: connections opened and closed over the run; `None`
+    /// holds `connections` per server open for the whole run.
+    #[serde(default)]
+    pub churn: Option<Churn>,
+    /// Linger, buffers, Nagle and source addresses of every TCP connection.
+    #[serde(default)]
+    pub socket: SocketOptions,
 }
 
 /// `Protocol` as its name in JSON and TOML.
@@ -180,6 +195,7 @@ impl RunSpec {
             StopAfter::Ops(0) => return Err("--ops must be at least 1".into()),
             _ => {}
         }
+        self.validate_churn()?;
         // Each interval closes a set of histograms per worker (~2.4 MB);
         // ten a second is the most that stays cheap.
         if self.interval < Duration::from_millis(100) {

@@ -2,10 +2,12 @@
 //! lossless merge, and the client's own CPU use.
 
 mod collector;
+mod connections;
 pub mod cpu;
 mod hdr;
 mod recorder;
 
 pub use collector::{Collector, IntervalOp, IntervalSummary, Snapshot};
+pub use connections::{ConnError, ConnStats, Sizes};
 pub use hdr::Hdr;
 pub use recorder::{max_us, new_histogram, quantile_us, ErrorClass, OpRecorder, Recorder, Sample};

@@ -47,7 +47,8 @@ pub enum ErrorClass {
     Protocol,
     /// A request lost because its connection closed.
     ConnectionLost,
-    /// A request still unanswered when the run stopped waiting.
+    /// A request unanswered for `--timeout` (or still unanswered when the
+    /// run stopped waiting).
     Timeout,
     /// A request whose server had no live connection left.
     NoConnection,
@@ -220,6 +221,8 @@ pub struct Recorder {
     pub connections_lost: u64,
     /// Lost connections opened again (`--reconnect`).
     pub connections_reopened: u64,
+    /// Connects, lifetimes, connection failures, request sizes.
+    pub conns: super::ConnStats,
     /// `--save`: the requests of this interval chosen to be written.
     pub samples: Vec<Sample>,
 }
@@ -238,6 +241,7 @@ impl Default for Recorder {
             client_waits: 0,
             connections_lost: 0,
             connections_reopened: 0,
+            conns: super::ConnStats::default(),
             samples: Vec::new(),
         }
     }
@@ -357,6 +361,7 @@ impl Recorder {
         self.client_waits = 0;
         self.connections_lost = 0;
         self.connections_reopened = 0;
+        self.conns.reset();
         self.samples.clear();
     }
 
@@ -377,6 +382,7 @@ impl Recorder {
         self.client_waits += other.client_waits;
         self.connections_lost += other.connections_lost;
         self.connections_reopened += other.connections_reopened;
+        self.conns.merge(&other.conns);
     }
 }
 

@@ -125,7 +125,7 @@ impl Conn {
         scratch: &mut [u8],
         clock: impl Fn() -> u64,
         bytes_rx: &mut u64,
-        mut done: impl FnMut(InFlight, mcbench_proto::Response, u64),
+        mut done: impl FnMut(InFlight, mcbench_proto::Response, usize, u64),
     ) -> ReadOutcome {
         let n = loop {
             let Some(stream) = self.stream.as_ref() else {
@@ -150,7 +150,7 @@ impl Conn {
         &mut self,
         datagram: &[u8],
         now: u64,
-        done: &mut impl FnMut(InFlight, mcbench_proto::Response, u64),
+        done: &mut impl FnMut(InFlight, mcbench_proto::Response, usize, u64),
     ) {
         let Ok((header, payload)) = udp::parse_header(datagram) else {
             self.udp_mut().garbled += 1;
@@ -223,7 +223,7 @@ impl Conn {
         id: u16,
         bytes: &[u8],
         now: u64,
-        done: &mut impl FnMut(InFlight, mcbench_proto::Response, u64),
+        done: &mut impl FnMut(InFlight, mcbench_proto::Response, usize, u64),
     ) {
         let Some(pos) = self.sent_position(id) else {
             return;
@@ -235,7 +235,7 @@ impl Conn {
                 let mut progress = Progress::default();
                 match self.protocol.parse(bytes, &mut progress, expect) {
                     Ok(None) => return state.begin_partial(id, bytes, progress),
-                    Ok(Some((resp, len))) if len == bytes.len() => Some(resp),
+                    Ok(Some((resp, len))) if len == bytes.len() => Some((resp, len)),
                     _ => None,
                 }
             }
@@ -250,7 +250,7 @@ impl Conn {
                 let whole = part.bytes.len();
                 let outcome = match parsed {
                     Ok(None) => return,
-                    Ok(Some((resp, len))) if len == whole => Some(resp),
+                    Ok(Some((resp, len))) if len == whole => Some((resp, len)),
                     _ => None,
                 };
                 state.finish_partial(i);
@@ -261,7 +261,7 @@ impl Conn {
             return;
         };
         match outcome {
-            Some(resp) => done(req, resp, now),
+            Some((resp, len)) => done(req, resp, len, now),
             None => self.udp_mut().garbled += 1,
         }
     }

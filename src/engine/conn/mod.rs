@@ -77,6 +77,9 @@ pub struct Conn {
     opaque: u32,
     /// The last read filled its buffer: more may be waiting in the socket.
     pub unread: bool,
+    /// A non-blocking connect is under way (`--num-conns`): the socket
+    /// turns writable when it is done.
+    pub connecting: bool,
 }
 
 impl Conn {
@@ -107,6 +110,7 @@ impl Conn {
             udp: datagram.then(Box::default),
             opaque: 0,
             unread: false,
+            connecting: false,
         }
     }
 
@@ -115,6 +119,11 @@ impl Conn {
     pub fn next_opaque(&mut self) -> u32 {
         self.opaque = self.opaque.wrapping_add(1).max(1);
         self.opaque
+    }
+
+    /// The socket, unless closed.
+    pub fn socket(&self) -> Option<&OwnedFd> {
+        self.stream.as_ref()
     }
 
     pub fn fd(&self) -> RawFd {
@@ -182,13 +191,13 @@ impl Conn {
     }
 
     /// Reads what the socket has and hands each complete response, with the
-    /// request it answers, to `done`. `clock` is read once, after the read.
+    /// request it answers and its length in bytes, to `done`. `clock` is read once, after the read.
     pub fn receive(
         &mut self,
         scratch: &mut [u8],
         clock: impl Fn() -> u64,
         bytes_rx: &mut u64,
-        mut done: impl FnMut(InFlight, Response, u64),
+        mut done: impl FnMut(InFlight, Response, usize, u64),
     ) -> ReadOutcome {
         if self.udp.is_some() {
             return self.receive_datagrams(scratch, clock, bytes_rx, done);
@@ -221,7 +230,7 @@ impl Conn {
                 Ok(Some((resp, len))) => {
                     self.in_flight.pop_front();
                     used += len;
-                    done(req, resp, now);
+                    done(req, resp, len, now);
                 }
                 Ok(None) => break ReadOutcome::Open,
                 Err(_) => break ReadOutcome::Broken,
@@ -296,6 +305,7 @@ impl Conn {
         self.progress = Progress::default();
         self.write_armed = false;
         self.unread = false;
+        self.connecting = false;
         if let Some(udp) = self.udp.as_deref_mut() {
             udp.forget_replies();
         }

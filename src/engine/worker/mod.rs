@@ -6,11 +6,13 @@
 //! open (a `Pacer` decides when requests are due; a due request with no free
 //! slot waits in the client, and that wait counts as latency).
 
+mod churn;
 mod open_loop;
 mod reconnect;
 mod responses;
 mod sampler;
 mod stall;
+mod timeouts;
 mod wait;
 
 use super::conn::{Conn, InFlight};
@@ -109,6 +111,13 @@ pub struct Worker {
     next_udp_check: u64,
     /// `--reconnect`: lost connections waiting to be opened again.
     reopening: reconnect::Reopening,
+    /// `--num-conns`: this worker's share of the connection schedule.
+    churn: Option<churn::Schedule>,
+    /// The most bytes one answer may take (the codec's bound per
+    /// connection).
+    max_pending: usize,
+    /// When requests and connects are next checked against `--timeout`, ns.
+    next_timeout_check: u64,
     recorder: Box<Recorder>,
     scratch: Box<[u8]>,
     dirty: Vec<usize>,
@@ -213,6 +222,12 @@ impl Worker {
             has_udp,
             next_udp_check: 0,
             reopening: reconnect::Reopening::new(conns_len),
+            churn: spec
+                .churn
+                .as_ref()
+                .map(|c| churn::Schedule::new(c, plan.index, spec.threads)),
+            max_pending,
+            next_timeout_check: 0,
             poller,
             recorder: Box::default(),
             scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
@@ -250,6 +265,10 @@ impl Worker {
                 elapsed_ns: 0,
                 counts: Some(counts),
             });
+        }
+        if self.churn.is_some() {
+            // Only the schedule's connections are measured.
+            self.close_held();
         }
         self.send(Message::Ready { worker: self.index });
         let _ = go.recv(); // returns when the main thread drops the sender
@@ -334,8 +353,15 @@ impl Worker {
         self.last_answer_ns = start;
         let mut sending_stopped = u64::MAX;
         let open = measured_kind && self.pacer.is_some();
+        // A phase without an end in time gives up on servers that stopped
+        // answering (`stall`); one with an end counts each unanswered
+        // request as it times out (`timeouts`) and goes on, once its
+        // servers have answered at all.
+        let time_bounded = send_until != u64::MAX;
         if open {
             self.start_open_loop(start);
+        } else if self.churning() {
+            self.start_churn(start);
         } else {
             for c in 0..self.conns.len() {
                 self.refill(c, start);
@@ -366,6 +392,9 @@ impl Worker {
             if open && self.sending {
                 self.dispatch_due(now);
             }
+            if self.sending && self.churning() {
+                self.churn_due(now);
+            }
             // Once sending stops, the rest (the drain) belongs to the last interval.
             if report && self.sending && now >= next_interval {
                 self.emit(interval_index, next_interval - self.record_from);
@@ -377,6 +406,15 @@ impl Worker {
             if self.has_udp {
                 self.expire_datagrams(now);
             }
+            // A server that never answered in this phase is given up on
+            // even in a phase with an end: there is nothing to measure.
+            let give_up = !time_bounded || self.last_answer_ns == start;
+            let stalled = give_up
+                && self.outstanding() > 0
+                && now.saturating_sub(self.last_progress_ns) >= stall_after;
+            if !stalled {
+                self.expire_overdue(now);
+            }
             if self.sending {
                 self.reopen_due(now);
             }
@@ -384,7 +422,7 @@ impl Worker {
             if !self.sending && self.outstanding() == 0 {
                 break PhaseEnd::Completed;
             }
-            if self.alive > 0 {
+            if self.alive > 0 || self.churning() {
                 all_down_since = None;
             } else {
                 // With --reconnect, keep trying for --timeout; then give up.
@@ -396,7 +434,7 @@ impl Worker {
             }
             if self.outstanding() == 0 {
                 self.last_progress_ns = now;
-            } else if now.saturating_sub(self.last_progress_ns) >= stall_after {
+            } else if give_up && now.saturating_sub(self.last_progress_ns) >= stall_after {
                 let why = self.stall_message(kind, report, now);
                 self.time_out_waiting();
                 break PhaseEnd::Failed(why);
@@ -419,6 +457,12 @@ impl Worker {
                 if let Some(at) = self.reopening.next_at() {
                     wake = wake.min(at);
                 }
+                if let Some(at) = self.churn.as_ref().and_then(churn::Schedule::next_at) {
+                    wake = wake.min(at);
+                }
+            }
+            if self.in_flight > 0 || self.churn.is_some() {
+                wake = wake.min(self.next_timeout_check.max(now));
             }
             if let Err(e) = self.poll(wake.saturating_sub(now)) {
                 break PhaseEnd::Failed(format!("event loop: {e}"));
@@ -466,18 +510,26 @@ impl Worker {
     fn source_exhausted(&self) -> bool {
         match &self.source {
             Source::Load(cursors) => cursors.iter().all(|(_, r)| r.is_empty()),
-            Source::Mix => false,
+            Source::Mix => self.churn.as_ref().is_some_and(churn::Schedule::done),
         }
     }
 
-    /// Requests sent or waiting, not yet answered.
+    /// Requests sent or waiting, not yet answered; while sending, connects
+    /// under way too (a server that accepts nothing is not answering).
     fn outstanding(&self) -> usize {
-        self.in_flight + self.backlog.iter().map(VecDeque::len).sum::<usize>()
+        let connecting = match &self.churn {
+            Some(s) if self.sending => s.connecting(),
+            _ => 0,
+        };
+        self.in_flight + self.backlog.iter().map(VecDeque::len).sum::<usize>() + connecting
     }
 
     /// Fills the free slots of connection `c` (closed loop and load), or
     /// hands them to waiting requests or the ready list (open loop).
     fn refill(&mut self, c: usize, now: u64) {
+        if self.churning() {
+            return self.churn_refill(c, now);
+        }
         let depth = self.shared.spec.depth;
         let server = self.conns[c].server;
         let open = self.pacer.is_some() && matches!(self.source, Source::Mix);
@@ -539,6 +591,7 @@ impl Worker {
         let req = due
             .req
             .unwrap_or_else(|| workload.next(&mut self.rng, server, cursor));
+        let before = conn.out().len();
         let opaque = conn.next_opaque();
         if conn.udp.is_some() {
             mcbench_proto::udp::write_header(conn.out(), opaque as u16);
@@ -555,6 +608,8 @@ impl Worker {
         if req.op.writes() && workload.keys.contains(req.key) {
             cursor.set(workload.keys.rank_of(req.key));
         }
+        let size = conn.out().len() - before;
+        self.recorder.conns.request_size.record(size as u64);
         self.in_flight += 1;
         conn.queued(InFlight {
             op: req.op,

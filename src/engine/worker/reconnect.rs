@@ -48,6 +48,12 @@ impl Reopening {
         }
     }
 
+    /// Room for connections up to `conns` (`--num-conns` adds slots).
+    pub fn grow(&mut self, conns: usize) {
+        self.due.resize(conns, None);
+        self.pause_ns.resize(conns, FIRST_PAUSE_NS);
+    }
+
     /// Connection `c` was lost at `now`: reopen it after its pause, and
     /// double the pause for the time after.
     pub fn schedule(&mut self, c: usize, now: u64) {
@@ -102,11 +108,11 @@ impl Worker {
         }
     }
 
-    fn reopen(&mut self, c: usize) {
+    pub(super) fn reopen(&mut self, c: usize) {
         let server = self.conns[c].server;
         let spec = &self.shared.spec;
         let timeout = spec.timeout.min(REOPEN_TIMEOUT);
-        let opened = connect::connect_one(&self.shared.addrs[server], spec, timeout);
+        let opened = connect::connect_one(&self.shared.addrs[server], spec, timeout, c);
         let registered = opened.and_then(|socket| {
             let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
             self.poller
@@ -121,6 +127,7 @@ impl Worker {
             return;
         };
         self.conns[c].reopen(socket);
+        self.shared.conn_opened();
         self.alive += 1;
         self.alive_on[server] += 1;
         self.recorder.connections_reopened += 1;

@@ -31,8 +31,9 @@ impl Worker {
             &mut self.scratch,
             clock_ns,
             &mut bytes_rx,
-            |req, resp, now| {
+            |req, resp, len, now| {
                 last_now = now;
+                rec.conns.response_size.record(len as u64);
                 if req.measured {
                     record_response(rec, sampler, req, resp, now);
                 }
@@ -130,10 +131,14 @@ impl Worker {
 
     /// Drops a connection that failed; its requests are lost.
     pub(super) fn lose(&mut self, c: usize) {
-        let conn = &mut self.conns[c];
-        if !conn.alive {
+        if !self.conns[c].alive {
             return;
         }
+        if self.churning() {
+            return self.lose_churned(c, clock_ns());
+        }
+        self.shared.conn_closed();
+        let conn = &mut self.conns[c];
         let lost = conn.in_flight.iter().filter(|r| r.measured).count() as u64;
         self.in_flight -= conn.close();
         self.alive -= 1;

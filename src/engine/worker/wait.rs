@@ -18,6 +18,10 @@ impl Worker {
         }
         self.left_unread = events.len() == EVENTS;
         for &(c, flags) in &events {
+            if self.conns[c].connecting {
+                self.on_connect_done(c, clock_ns());
+                continue;
+            }
             if flags & WRITABLE != 0 {
                 self.flush(c, clock_ns());
             }

@@ -1,0 +1,384 @@
+//! `--num-conns`: twemperf's connection generator. Connections open on a
+//! schedule (`--conn-rate`), each sends `--num-calls` requests on its own
+//! schedule (`--call-rate`), then closes.
+//!
+//! Latency still counts from the intended send: a connection's first call
+//! is intended when the connection was, so the connect (and any lateness
+//! in opening it) is part of that call's latency. Connects never block the
+//! worker: each is started non-blocking and finished when its socket turns
+//! writable.
+
+use super::{Due, Worker, MAX_DISPATCH};
+use crate::engine::conn::Conn;
+use crate::engine::connect::{self, Connecting};
+use crate::engine::poller::{READABLE, WRITABLE};
+use crate::spec::{Churn, Gaps};
+use crate::stats::{ConnError, ErrorClass};
+use crate::workload::Cursor;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// One worker's share of the connection schedule.
+pub struct Schedule {
+    conn_gaps: Gaps,
+    call_gaps: Gaps,
+    calls: u64,
+    /// Connections this worker has yet to open.
+    left: u64,
+    /// When the next connection is due, ns; `None` while one after another
+    /// waits for the previous to close.
+    next_open: Option<u64>,
+    /// Per connection slot: the life of the connection in it.
+    lives: Vec<Life>,
+    /// Slots free for the next connection.
+    free: Vec<usize>,
+    /// Paced calls: (intended send, slot, generation), earliest first.
+    paced: BinaryHeap<Reverse<(u64, usize, u32)>>,
+    /// Connections opening or open.
+    live: usize,
+    /// Of them, still connecting.
+    connecting: usize,
+    /// Connections this worker has started, for the server and source
+    /// address in turn.
+    started: usize,
+    /// This worker's number and the run's workers: its connections are
+    /// `index`, `index + workers`, ... of the run's.
+    index: usize,
+    workers: usize,
+}
+
+/// What a slot's current connection is doing.
+#[derive(Debug, Clone, Copy, Default)]
+struct Life {
+    /// When the schedule wanted it opened, ns.
+    intended_open_ns: u64,
+    /// When its connect was started, and when it completed, ns.
+    connect_start_ns: u64,
+    connected_ns: u64,
+    /// Calls not yet sent.
+    calls_left: u64,
+    /// Bumped when the slot takes a new connection: paced calls of an
+    /// older one are stale.
+    generation: u32,
+}
+
+impl Schedule {
+    pub fn new(churn: &Churn, index: usize, workers: usize) -> Self {
+        let share =
+            churn.conns / workers as u64 + u64::from((index as u64) < churn.conns % workers as u64);
+        Schedule {
+            conn_gaps: churn.conn_gaps.shared_by(workers),
+            call_gaps: churn.call_gaps,
+            calls: churn.calls,
+            left: share,
+            next_open: None,
+            lives: Vec::new(),
+            free: Vec::new(),
+            paced: BinaryHeap::new(),
+            live: 0,
+            connecting: 0,
+            started: 0,
+            index,
+            workers,
+        }
+    }
+
+    /// Connections still connecting (waited for like requests in flight).
+    pub fn connecting(&self) -> usize {
+        self.connecting
+    }
+
+    /// Every connection was opened, and every one is closed.
+    pub fn done(&self) -> bool {
+        self.left == 0 && self.live == 0
+    }
+
+    /// When the schedule next needs the worker: a connection or a paced
+    /// call due, ns.
+    pub fn next_at(&self) -> Option<u64> {
+        let open = self.next_open.filter(|_| self.left > 0);
+        let call = self.paced.peek().map(|Reverse((at, _, _))| *at);
+        match (open, call) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+impl Worker {
+    fn schedule(&mut self) -> &mut Schedule {
+        self.churn.as_mut().expect("a connection schedule")
+    }
+
+    /// The measured phase opens and closes connections (not the preload).
+    pub(super) fn churning(&self) -> bool {
+        self.churn.is_some() && matches!(self.source, super::Source::Mix)
+    }
+
+    /// Closes the held connections (they did the preload): the schedule's
+    /// connections are the only ones measured.
+    pub(super) fn close_held(&mut self) {
+        for c in 0..self.conns.len() {
+            if self.conns[c].alive {
+                self.conns[c].close();
+                self.shared.conn_closed();
+                self.alive -= 1;
+                self.alive_on[self.conns[c].server] -= 1;
+            }
+        }
+        self.in_flight = 0;
+        let slots = self.conns.len();
+        let s = self.schedule();
+        s.lives = vec![Life::default(); slots];
+        s.free = (0..slots).rev().collect();
+    }
+
+    pub(super) fn start_churn(&mut self, start: u64) {
+        self.schedule().next_open = Some(start);
+    }
+
+    /// Opens every connection that is due, and sends every paced call.
+    pub(super) fn churn_due(&mut self, now: u64) {
+        for _ in 0..MAX_DISPATCH {
+            let s = self.churn.as_mut().expect("a connection schedule");
+            let Some(at) = s.next_open.filter(|&t| t <= now && s.left > 0) else {
+                break;
+            };
+            s.left -= 1;
+            s.next_open = s.conn_gaps.next_ns(&mut self.rng).map(|gap| at + gap);
+            self.open_scheduled(at, now);
+        }
+        while let Some(&Reverse((at, c, generation))) = self.schedule().paced.peek() {
+            if at > now {
+                break;
+            }
+            self.schedule().paced.pop();
+            let life = self.schedule().lives[c];
+            if life.generation == generation && self.conns[c].alive && !self.conns[c].connecting {
+                self.send_call(c, at, now);
+            }
+        }
+    }
+
+    /// Starts connection `intended_ns` of the schedule.
+    fn open_scheduled(&mut self, intended_ns: u64, now: u64) {
+        let nservers = self.shared.addrs.len();
+        let s = self.schedule();
+        let nth = s.started * s.workers + s.index;
+        s.started += 1;
+        let server = nth % nservers;
+        let c = match s.free.pop() {
+            Some(c) => c,
+            None => {
+                s.lives.push(Life::default());
+                s.lives.len() - 1
+            }
+        };
+        let started =
+            connect::start_connect(&self.shared.addrs[server], &self.shared.spec.socket, nth);
+        let (fd, pending) = match started {
+            Ok(Connecting::Done(fd)) => (fd, false),
+            Ok(Connecting::Pending(fd)) => (fd, true),
+            Err(e) => {
+                self.schedule().free.push(c);
+                self.connect_failed(ConnError::of(&e), intended_ns, now);
+                return;
+            }
+        };
+        let interest = if pending { WRITABLE } else { READABLE };
+        if self.poller.add(fd.as_raw_fd(), c as u64, interest).is_err() {
+            self.schedule().free.push(c);
+            self.connect_failed(ConnError::Other, intended_ns, now);
+            return;
+        }
+        self.install(c, fd, server, nth);
+        let s = self.schedule();
+        s.live += 1;
+        let life = &mut s.lives[c];
+        life.generation = life.generation.wrapping_add(1);
+        life.intended_open_ns = intended_ns;
+        life.connect_start_ns = now;
+        life.calls_left = s.calls;
+        if pending {
+            s.connecting += 1;
+            self.conns[c].connecting = true;
+        } else {
+            self.connected(c, now);
+        }
+    }
+
+    /// Puts a new connection's socket in slot `c`.
+    fn install(&mut self, c: usize, fd: OwnedFd, server: usize, nth: usize) {
+        let spec = &self.shared.spec;
+        let conn = Conn::new(fd, spec.protocol, false, server, 1, self.max_pending);
+        if c == self.conns.len() {
+            self.conns.push(conn);
+            self.cursors.push(Cursor::new(nth));
+            self.reopening.grow(self.conns.len());
+        } else {
+            self.conns[c] = conn;
+            self.cursors[c] = Cursor::new(nth);
+        }
+        self.alive += 1;
+        self.alive_on[server] += 1;
+        self.shared.conn_opened();
+    }
+
+    /// A connection that never opened: counted by class, and its calls as
+    /// requests that found no connection. One after another, the next
+    /// connection is due now.
+    fn connect_failed(&mut self, class: ConnError, intended_ns: u64, now: u64) {
+        self.recorder.conns.error(class);
+        if intended_ns >= self.record_from {
+            let calls = self.schedule().calls;
+            self.recorder.error(ErrorClass::NoConnection, calls);
+        }
+        self.next_after_close(now);
+    }
+
+    pub(super) fn next_after_close(&mut self, now: u64) {
+        let s = self.schedule();
+        if s.conn_gaps == Gaps::AfterPrevious && s.left > 0 {
+            s.next_open = Some(now);
+        }
+    }
+
+    /// Slot `c`'s socket turned writable while connecting: the connect is
+    /// done, one way or the other.
+    pub(super) fn on_connect_done(&mut self, c: usize, now: u64) {
+        let Some(fd) = self.conns[c].socket() else {
+            return;
+        };
+        let result = connect::finish_connect(fd)
+            .and_then(|()| self.poller.modify(fd.as_raw_fd(), c as u64, READABLE));
+        match result {
+            Ok(()) => {
+                self.schedule().connecting -= 1;
+                self.conns[c].connecting = false;
+                self.connected(c, now);
+            }
+            Err(e) => self.fail_connecting(c, ConnError::of(&e), now),
+        }
+    }
+
+    /// Slot `c`'s connect failed or took longer than `--timeout`.
+    pub(super) fn fail_connecting(&mut self, c: usize, class: ConnError, now: u64) {
+        self.recorder.conns.error(class);
+        self.end_connection(c, now);
+        self.next_after_close(now);
+    }
+
+    /// When slot `c`'s connect started, if it is still connecting.
+    pub(super) fn connect_started(&self, c: usize) -> Option<u64> {
+        let s = self.churn.as_ref()?;
+        self.conns[c]
+            .connecting
+            .then(|| s.lives.get(c).map(|l| l.connect_start_ns))
+            .flatten()
+    }
+
+    /// A connection is up: its first call is intended when the connection
+    /// was, so the wait for it counts as latency.
+    fn connected(&mut self, c: usize, now: u64) {
+        let life = &mut self.schedule().lives[c];
+        life.connected_ns = now;
+        let (started, intended) = (life.connect_start_ns, life.intended_open_ns);
+        self.recorder
+            .conns
+            .record_connect(now.saturating_sub(started));
+        // The client's own lateness is when it started the connect; the
+        // connect itself is the server's (and the network's) time.
+        self.send_call(c, intended, started);
+    }
+
+    /// Sends the next call of slot `c`, intended at `intended_ns`, which
+    /// the worker got to at `reached_ns` (the send lag); paced calls
+    /// schedule the one after.
+    fn send_call(&mut self, c: usize, intended_ns: u64, reached_ns: u64) {
+        if !self.sending {
+            return;
+        }
+        let measured = intended_ns >= self.record_from;
+        if measured && self.shared.spec.has_schedule() {
+            self.recorder
+                .record_lag(reached_ns.saturating_sub(intended_ns));
+        }
+        self.issue(
+            c,
+            Due {
+                req: None,
+                intended_ns,
+                measured,
+            },
+        );
+        let gap = self.schedule().call_gaps.next_ns(&mut self.rng);
+        let s = self.schedule();
+        let life = &mut s.lives[c];
+        life.calls_left -= 1;
+        if let (Some(gap), true) = (gap, life.calls_left > 0) {
+            s.paced
+                .push(Reverse((intended_ns + gap, c, life.generation)));
+        }
+    }
+
+    /// Slot `c` got answers: one after another sends the next call; a
+    /// connection with nothing left to send or await closes.
+    pub(super) fn churn_refill(&mut self, c: usize, now: u64) {
+        if !self.conns[c].alive || !self.conns[c].in_flight.is_empty() {
+            return;
+        }
+        let life = self.schedule().lives[c];
+        if life.calls_left == 0 || !self.sending {
+            self.end_connection(c, now);
+            self.next_after_close(now);
+        } else if self.schedule().call_gaps == Gaps::AfterPrevious {
+            self.send_call(c, now, now);
+        }
+    }
+
+    /// Closes slot `c`'s connection and frees the slot. Requests still in
+    /// flight are the caller's to count; calls not yet sent are counted as
+    /// finding no connection.
+    pub(super) fn end_connection(&mut self, c: usize, now: u64) {
+        let conn = &mut self.conns[c];
+        if conn.alive {
+            let connected = !conn.connecting;
+            self.in_flight -= conn.close();
+            self.alive -= 1;
+            self.alive_on[conn.server] -= 1;
+            self.shared.conn_closed();
+            let s = self.churn.as_mut().expect("a connection schedule");
+            if !connected {
+                s.connecting -= 1;
+            }
+            let life = s.lives[c];
+            s.live -= 1;
+            s.free.push(c);
+            if connected {
+                self.recorder
+                    .conns
+                    .record_close(now.saturating_sub(life.connected_ns));
+            }
+            if self.sending && life.intended_open_ns >= self.record_from {
+                self.recorder
+                    .error(ErrorClass::NoConnection, life.calls_left);
+            }
+            self.schedule().lives[c].calls_left = 0;
+        }
+    }
+
+    /// Slot `c`'s connection failed (reset, closed by the server, or a
+    /// broken stream): its requests are lost, and the schedule goes on.
+    pub(super) fn lose_churned(&mut self, c: usize, now: u64) {
+        let lost = self.conns[c]
+            .in_flight
+            .iter()
+            .filter(|r| r.measured)
+            .count() as u64;
+        self.recorder.error(ErrorClass::ConnectionLost, lost);
+        self.recorder.conns.error(ConnError::ConnReset);
+        self.end_connection(c, now);
+        self.next_after_close(now);
+    }
+}

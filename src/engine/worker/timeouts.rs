@@ -1,0 +1,84 @@
+//! `--timeout` as twemperf means it: a connect that takes longer fails
+//! (`socket-timo`), and a request unanswered that long after its intended
+//! send fails with its connection (`client-timo`). A held connection is
+//! then opened again in its place; a scheduled one (`--num-conns`) is done.
+
+use super::Worker;
+use crate::stats::{ConnError, ErrorClass};
+
+/// Timeouts are checked at 1/16 of `--timeout`, within these bounds, ns:
+/// a scan covers every connection, and a timeout need not be exact to the
+/// microsecond.
+const CHECK_MIN_NS: u64 = 1_000_000;
+const CHECK_MAX_NS: u64 = 100_000_000;
+
+impl Worker {
+    /// Fails what has waited longer than `--timeout`: connects, requests
+    /// in flight and (open loop) requests waiting for a free connection.
+    pub(super) fn expire_overdue(&mut self, now: u64) {
+        if now < self.next_timeout_check {
+            return;
+        }
+        let timeout = self.shared.spec.timeout.as_nanos() as u64;
+        self.next_timeout_check = now + (timeout / 16).clamp(CHECK_MIN_NS, CHECK_MAX_NS);
+        let Some(cutoff) = now.checked_sub(timeout) else {
+            return;
+        };
+        for c in 0..self.conns.len() {
+            let conn = &self.conns[c];
+            // UDP requests expire on their own rule (`expire_datagrams`).
+            if !conn.alive || conn.udp.is_some() {
+                continue;
+            }
+            if let Some(started) = self.connect_started(c) {
+                if started <= cutoff {
+                    self.fail_connecting(c, ConnError::SocketTimo, now);
+                }
+            } else if conn
+                .in_flight
+                .front()
+                .is_some_and(|r| r.intended_ns <= cutoff)
+            {
+                self.time_out(c, now);
+            }
+        }
+        for q in &mut self.backlog {
+            while q.front().is_some_and(|d| d.intended_ns <= cutoff) {
+                if q.pop_front().is_some_and(|d| d.measured) {
+                    self.recorder.error(ErrorClass::Timeout, 1);
+                }
+            }
+        }
+    }
+
+    /// Connection `c`'s oldest request timed out: its requests fail, and
+    /// the connection is closed (and a held one opened again).
+    fn time_out(&mut self, c: usize, now: u64) {
+        let waiting = self.conns[c]
+            .in_flight
+            .iter()
+            .filter(|r| r.measured)
+            .count() as u64;
+        self.recorder.error(ErrorClass::Timeout, waiting);
+        self.recorder.conns.client_timo += 1;
+        if self.churning() {
+            self.end_connection(c, now);
+            self.next_after_close(now);
+            return;
+        }
+        let conn = &mut self.conns[c];
+        let server = conn.server;
+        self.in_flight -= conn.close();
+        self.alive -= 1;
+        self.alive_on[server] -= 1;
+        self.shared.conn_closed();
+        if self.sending {
+            self.reopen(c);
+        } else if self.alive_on[server] == 0 {
+            // Draining, with no connection left to that server: what waits
+            // for one will not be answered.
+            let stranded = self.backlog[server].drain(..).filter(|d| d.measured).count();
+            self.recorder.error(ErrorClass::Timeout, stranded as u64);
+        }
+    }
+}
