@@ -28,6 +28,15 @@ pub enum Warning {
     Unanswered {
         requests: u64,
     },
+    /// Connects failed for want of a local port (EADDRNOTAVAIL): closed
+    /// connections hold theirs for 60 s in TIME_WAIT.
+    PortsExhausted {
+        failures: u64,
+        /// Ports of `ip_local_port_range`, if it could be read.
+        ports: Option<u32>,
+        /// Source addresses used (`--source-addrs`; 1 without it).
+        addresses: usize,
+    },
     /// Requests waited in the client for a free connection slot.
     ClientWaits {
         waits: u64,
@@ -71,6 +80,21 @@ impl fmt::Display for Warning {
                 f,
                 "{requests} requests got no answer within --timeout (counted as timeouts, not latencies)"
             ),
+            Warning::PortsExhausted {
+                failures,
+                ports,
+                addresses,
+            } => {
+                let ports = ports.map_or("the ephemeral ports".into(), |p| format!("{p} ephemeral ports"));
+                write!(
+                    f,
+                    "PORTS EXHAUSTED: {failures} connects found no free local port (addrunavail). \
+                     Each closed connection holds its port 60 s in TIME_WAIT, so {ports} per \
+                     source address ({addresses} here) allow about ports/60 new connections/s \
+                     to one server. --linger 0 closes with a reset and no TIME_WAIT; \
+                     --source-addrs 127.0.0.2,127.0.0.3,... adds a range of ports per address."
+                )
+            }
             Warning::ClientWaits { waits, share } => write!(
                 f,
                 "{waits} requests ({:.1}%) found every connection at its depth and waited in the client; \

@@ -85,3 +85,13 @@ pub fn raise_fd_limit_toward(wanted: u64) {
     lim.rlim_cur = wanted.min(lim.rlim_max);
     unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
 }
+
+/// How many ephemeral ports the kernel hands out (`ip_local_port_range`).
+pub fn ephemeral_ports() -> Option<u32> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut bounds = text.split_whitespace().map(|n| n.parse::<u32>());
+    match (bounds.next(), bounds.next()) {
+        (Some(Ok(lo)), Some(Ok(hi))) if hi >= lo => Some(hi - lo + 1),
+        _ => None,
+    }
+}

@@ -112,6 +112,14 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             of: out.connections,
         });
     }
+    let no_port = t.conns.error_count(crate::stats::ConnError::AddrUnavail);
+    if no_port > 0 {
+        w.push(Warning::PortsExhausted {
+            failures: no_port,
+            ports: crate::engine::os::ephemeral_ports(),
+            addresses: spec.socket.source_addrs.len().max(1),
+        });
+    }
     let unanswered = t.error_count(ErrorClass::Timeout);
     if unanswered > 0 {
         w.push(Warning::Unanswered {

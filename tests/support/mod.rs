@@ -107,6 +107,27 @@ impl Memcached {
         format!("127.0.0.1:{}", self.port)
     }
 
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Kills this memcached (SIGKILL, as a crash); `restart` starts a
+    /// new, empty one on the same port.
+    pub fn crash(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts a new memcached on the port of one that crashed.
+    pub fn restart(&mut self) {
+        let listen: Vec<String> = format!("-l 127.0.0.1 -U 0 -p {}", self.port)
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let fresh = Memcached::launch(self.port, &listen, &[], &[]);
+        *self = fresh;
+    }
+
     /// One value of `stats`.
     pub fn stat(&self, name: &str) -> u64 {
         let mut s = TcpStream::connect(self.addr()).unwrap();

@@ -112,6 +112,7 @@ impl Worker {
         let server = self.conns[c].server;
         let spec = &self.shared.spec;
         let timeout = spec.timeout.min(REOPEN_TIMEOUT);
+        let began = clock_ns();
         let opened = connect::connect_one(&self.shared.addrs[server], spec, timeout, c);
         let registered = opened.and_then(|socket| {
             let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
@@ -127,6 +128,7 @@ impl Worker {
             return;
         };
         self.conns[c].reopen(socket);
+        self.recorder.conns.record_connect(clock_ns() - began);
         self.shared.conn_opened();
         self.alive += 1;
         self.alive_on[server] += 1;

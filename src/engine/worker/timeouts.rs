@@ -77,7 +77,10 @@ impl Worker {
         } else if self.alive_on[server] == 0 {
             // Draining, with no connection left to that server: what waits
             // for one will not be answered.
-            let stranded = self.backlog[server].drain(..).filter(|d| d.measured).count();
+            let stranded = self.backlog[server]
+                .drain(..)
+                .filter(|d| d.measured)
+                .count();
             self.recorder.error(ErrorClass::Timeout, stranded as u64);
         }
     }
