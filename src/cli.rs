@@ -339,6 +339,21 @@ pub struct RunArgs {
     #[arg(long, alias = "no_nodelay")]
     pub no_nodelay: bool,
 
+    /// Share of single-key gets whose value is checked byte for byte
+    /// against what this run stores for the key (memaslap's --verify).
+    #[arg(long, value_name = "R")]
+    pub verify: Option<f64>,
+
+    /// Share of sets that carry a short expiry (--expiry, else 2 s), read
+    /// back to check they hit before it and miss after (memaslap's
+    /// --exp_verify).
+    #[arg(long, alias = "exp_verify", value_name = "R")]
+    pub exp_verify: Option<f64>,
+
+    /// Print the first failed checks: key, expected, got (memaslap's -b).
+    #[arg(long)]
+    pub verbose: bool,
+
     /// Local addresses to bind connections to, in turn, each with its own
     /// ephemeral ports (127.0.0.2,127.0.0.3): past one address's ports.
     #[arg(long, value_name = "ADDRS")]
@@ -476,6 +491,9 @@ impl RunArgs {
             save_rate: self.save.as_ref().map(|_| self.save_rate.unwrap_or(1.0)),
             user: self.user.clone(),
             password: self.password.clone(),
+            verify: self.verify.unwrap_or(0.0),
+            exp_verify: self.exp_verify.unwrap_or(0.0),
+            verbose: self.verbose,
             churn: self.num_conns.map(|conns| Churn {
                 conns,
                 conn_gaps: self.conn_rate.unwrap_or(Gaps::AfterPrevious),

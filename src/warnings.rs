@@ -28,6 +28,14 @@ pub enum Warning {
     Unanswered {
         requests: u64,
     },
+    /// `--verify`/`--exp-verify` found answers that are not what this run
+    /// stored.
+    ChecksFailed {
+        verify_misses: u64,
+        verify_failed: u64,
+        expired_get: u64,
+        unexpired_unget: u64,
+    },
     /// Connects failed for want of a local port (EADDRNOTAVAIL): closed
     /// connections hold theirs for 60 s in TIME_WAIT.
     PortsExhausted {
@@ -79,6 +87,17 @@ impl fmt::Display for Warning {
             Warning::Unanswered { requests } => write!(
                 f,
                 "{requests} requests got no answer within --timeout (counted as timeouts, not latencies)"
+            ),
+            Warning::ChecksFailed {
+                verify_misses,
+                verify_failed,
+                expired_get,
+                unexpired_unget,
+            } => write!(
+                f,
+                "CHECKS FAILED: the server returned what this run did not store: verify_misses \
+                 {verify_misses}, verify_failed {verify_failed}, expired_get {expired_get}, \
+                 unexpired_unget {unexpired_unget} (--verbose shows the first)"
             ),
             Warning::PortsExhausted {
                 failures,

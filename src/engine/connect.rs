@@ -75,7 +75,7 @@ fn connect(
 ) -> std::io::Result<OwnedFd> {
     match addr {
         Address::Tcp(a) => {
-            let socket = tcp_socket(a, opts, nth)?;
+            let socket = tcp_socket(a, opts, nth, Type::STREAM)?;
             socket.connect_timeout(&(*a).into(), timeout)?;
             socket.set_read_timeout(Some(timeout))?;
             socket.set_write_timeout(Some(timeout))?;
@@ -107,15 +107,13 @@ pub fn start_connect(
     opts: &SocketOptions,
     nth: usize,
 ) -> std::io::Result<Connecting> {
+    // Non-blocking from socket() on: no fcntl calls per connection.
+    let ty = Type::STREAM.nonblocking();
     let (socket, target) = match addr {
-        Address::Tcp(a) => (tcp_socket(a, opts, nth)?, SockAddr::from(*a)),
-        Address::Unix(path) => (
-            Socket::new(Domain::UNIX, Type::STREAM, None)?,
-            SockAddr::unix(path)?,
-        ),
+        Address::Tcp(a) => (tcp_socket(a, opts, nth, ty)?, SockAddr::from(*a)),
+        Address::Unix(path) => (Socket::new(Domain::UNIX, ty, None)?, SockAddr::unix(path)?),
         Address::Udp(_) => return Err(std::io::ErrorKind::Unsupported.into()),
     };
-    socket.set_nonblocking(true)?;
     match socket.connect(&target) {
         Ok(()) => Ok(Connecting::Done(socket.into())),
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
@@ -139,8 +137,13 @@ pub fn finish_connect(fd: &OwnedFd) -> std::io::Result<()> {
 
 /// A TCP socket with the spec's options, bound to the `nth` source
 /// address in turn if any are given, not yet connected.
-fn tcp_socket(a: &SocketAddr, opts: &SocketOptions, nth: usize) -> std::io::Result<Socket> {
-    let socket = Socket::new(Domain::for_address(*a), Type::STREAM, Some(Protocol::TCP))?;
+fn tcp_socket(
+    a: &SocketAddr,
+    opts: &SocketOptions,
+    nth: usize,
+    ty: Type,
+) -> std::io::Result<Socket> {
+    let socket = Socket::new(Domain::for_address(*a), ty, Some(Protocol::TCP))?;
     socket.set_nodelay(!opts.no_nodelay)?;
     if let Some(secs) = opts.linger_s {
         socket.set_linger(Some(Duration::from_secs(secs.into())))?;

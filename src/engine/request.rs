@@ -68,7 +68,10 @@ impl Encoder {
         wire.opaque = opaque;
         wire.noreply = self.wire.noreply && self.wire.protocol.supports_noreply(cmd);
         if cmd.is_storage() {
-            wire.value = workload.value(rng);
+            wire.value = workload.value(rng, req.key);
+        }
+        if let crate::workload::Check::ExpiringSet { .. } = req.check {
+            wire.exptime = workload.checks.ttl_s;
         }
         self.wire.protocol.encode_with(out, &wire, self.wire.meta);
         Expect {

@@ -42,6 +42,7 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
     )?;
     counters(out, r);
     super::text_conns::write(out, r);
+    checks(out, r);
     for w in &r.warnings {
         let _ = writeln!(out, "WARNING: {w}");
     }
@@ -337,5 +338,24 @@ fn nonzero(counts: &std::collections::BTreeMap<String, u64>) -> String {
         "none".into()
     } else {
         listed.join(", ")
+    }
+}
+
+/// memaslap's check counters, under its names; with `--verbose`, the
+/// first failures.
+fn checks(out: &mut String, r: &RunResult) {
+    let c = &r.checks;
+    if r.spec.verify == 0.0 && r.spec.exp_verify == 0.0 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "checks: verified {}, verify_misses {}, verify_failed {}; expiries judged {}, expired_get {}, unexpired_unget {}",
+        c.verified, c.verify_misses, c.verify_failed, c.exp_checked, c.expired_get, c.unexpired_unget
+    );
+    if r.spec.verbose {
+        for e in &c.examples {
+            let _ = writeln!(out, "  {e}");
+        }
     }
 }

@@ -64,6 +64,7 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
             &runs.iter().map(|r| &r.connections).collect::<Vec<_>>(),
             secs,
         )?,
+        checks: merge_checks(runs),
         client: merge_client(runs)?,
         warnings: runs.iter().flat_map(|r| r.warnings.clone()).collect(),
         intervals: merge_intervals(runs)?,
@@ -207,4 +208,20 @@ fn ratio(a: u64, b: u64) -> f64 {
     } else {
         a as f64 / b as f64
     }
+}
+
+/// Checks add up; the first examples are kept.
+fn merge_checks(runs: &[RunResult]) -> super::Checks {
+    let mut all = super::Checks::default();
+    for c in runs.iter().map(|r| &r.checks) {
+        all.verified += c.verified;
+        all.verify_misses += c.verify_misses;
+        all.verify_failed += c.verify_failed;
+        all.exp_checked += c.exp_checked;
+        all.expired_get += c.expired_get;
+        all.unexpired_unget += c.unexpired_unget;
+        let room = crate::stats::MAX_EXAMPLES.saturating_sub(all.examples.len());
+        all.examples.extend(c.examples.iter().take(room).cloned());
+    }
+    all
 }

@@ -112,6 +112,15 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             of: out.connections,
         });
     }
+    let c = &t.checks;
+    if c.verify_misses + c.verify_failed + c.expired_get + c.unexpired_unget > 0 {
+        w.push(Warning::ChecksFailed {
+            verify_misses: c.verify_misses,
+            verify_failed: c.verify_failed,
+            expired_get: c.expired_get,
+            unexpired_unget: c.unexpired_unget,
+        });
+    }
     let no_port = t.conns.error_count(crate::stats::ConnError::AddrUnavail);
     if no_port > 0 {
         w.push(Warning::PortsExhausted {

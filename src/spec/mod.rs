@@ -5,6 +5,7 @@ mod address;
 mod checks;
 pub mod churn;
 pub mod units;
+mod verify;
 
 pub use address::Address;
 pub use churn::{Churn, Gaps, SocketOptions};
@@ -127,6 +128,17 @@ pub struct RunSpec {
     /// Linger, buffers, Nagle and source addresses of every TCP connection.
     #[serde(default)]
     pub socket: SocketOptions,
+    /// memaslap's `--verify`: the share of single-key gets whose value is
+    /// checked byte for byte.
+    #[serde(default)]
+    pub verify: f64,
+    /// memaslap's `--exp_verify`: the share of sets that carry a short
+    /// expiry, read back to check it.
+    #[serde(default)]
+    pub exp_verify: f64,
+    /// Print the first failed checks.
+    #[serde(default)]
+    pub verbose: bool,
 }
 
 /// `Protocol` as its name in JSON and TOML.
@@ -196,6 +208,7 @@ impl RunSpec {
             _ => {}
         }
         self.validate_churn()?;
+        self.validate_checks()?;
         // Each interval closes a set of histograms per worker (~2.4 MB);
         // ten a second is the most that stays cheap.
         if self.interval < Duration::from_millis(100) {

@@ -1,12 +1,14 @@
 //! Measurement: recorders on the hot path, snapshots per interval, their
 //! lossless merge, and the client's own CPU use.
 
+mod checks;
 mod collector;
 mod connections;
 pub mod cpu;
 mod hdr;
 mod recorder;
 
+pub use checks::{CheckCounts, MAX_EXAMPLES};
 pub use collector::{Collector, IntervalOp, IntervalSummary, Snapshot};
 pub use connections::{ConnError, ConnStats, Sizes};
 pub use hdr::Hdr;

@@ -223,6 +223,8 @@ pub struct Recorder {
     pub connections_reopened: u64,
     /// Connects, lifetimes, connection failures, request sizes.
     pub conns: super::ConnStats,
+    /// `--verify`, `--exp-verify`.
+    pub checks: super::CheckCounts,
     /// `--save`: the requests of this interval chosen to be written.
     pub samples: Vec<Sample>,
 }
@@ -242,6 +244,7 @@ impl Default for Recorder {
             connections_lost: 0,
             connections_reopened: 0,
             conns: super::ConnStats::default(),
+            checks: super::CheckCounts::default(),
             samples: Vec::new(),
         }
     }
@@ -362,6 +365,7 @@ impl Recorder {
         self.connections_lost = 0;
         self.connections_reopened = 0;
         self.conns.reset();
+        self.checks.reset();
         self.samples.clear();
     }
 
@@ -383,6 +387,7 @@ impl Recorder {
         self.connections_lost += other.connections_lost;
         self.connections_reopened += other.connections_reopened;
         self.conns.merge(&other.conns);
+        self.checks.merge(&other.checks);
     }
 }
 

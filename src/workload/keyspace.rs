@@ -190,7 +190,10 @@ impl KeySpace {
     #[inline]
     pub fn key<'b>(&'b self, id: u64, buf: &'b mut [u8; MAX_KEY_LEN]) -> &'b [u8] {
         if let (Some(len), Some(i)) = (self.fixed_len, id.checked_sub(self.first)) {
-            if let Some(key) = self.table.get(i as usize * len..(i as usize + 1) * len) {
+            // Checked: ids far past the key space (window and expiring
+            // keys) must not wrap around into the table.
+            let start = usize::try_from(i).ok().and_then(|i| i.checked_mul(len));
+            if let Some(key) = start.and_then(|s| self.table.get(s..s.checked_add(len)?)) {
                 return key;
             }
         }
@@ -255,6 +258,15 @@ impl KeySpace {
         base + (k * lanes as u64 + lane as u64) * self.servers + server as u64
     }
 
+    /// Expiring key `slot` of connection `lane` (`--exp-verify`), on
+    /// `server`: ids from 2^63 up, far past the key space, its planned
+    /// misses and any task window, distinct per connection and slot.
+    pub fn expiring_key(&self, lane: usize, slot: usize, server: usize) -> u64 {
+        let base = (1u64 << 63).div_ceil(self.servers) * self.servers;
+        let n = lane as u64 * super::checks::RING as u64 + slot as u64;
+        base + n * self.servers + server as u64
+    }
+
     /// Whether `id` is one of the key space's keys (not a planned miss).
     pub fn contains(&self, id: u64) -> bool {
         id < self.total
@@ -306,6 +318,25 @@ mod tests {
             assert_eq!(k.len(), 30);
             assert!(k.iter().all(|b| b.is_ascii_graphic()));
             assert!(seen.insert(k));
+        }
+    }
+
+    #[test]
+    fn expiring_keys_are_their_own_and_on_their_server() {
+        let ks = space(1000, "30", 3);
+        let mut buf = [0; MAX_KEY_LEN];
+        let small: std::collections::HashSet<Vec<u8>> =
+            (0..2000).map(|i| ks.key(i, &mut buf).to_vec()).collect();
+        for lane in [0, 1, 9_999] {
+            for slot in [0, 15] {
+                for server in 0..3 {
+                    let id = ks.expiring_key(lane, slot, server);
+                    assert_eq!(ks.server_of(id), server);
+                    let key = ks.key(id, &mut buf).to_vec();
+                    assert!(!small.contains(&key), "{}", String::from_utf8_lossy(&key));
+                    assert!(key.starts_with(b"mcb:"));
+                }
+            }
         }
     }
 

@@ -2,6 +2,7 @@
 //! values, the op mix, and workload files (memaslap configs, profiles).
 //! Knows nothing about sockets or wire formats.
 
+mod checks;
 mod distribution;
 mod keyspace;
 mod mix;
@@ -9,6 +10,7 @@ mod popularity;
 mod request;
 mod values;
 
+pub use checks::{checks_value, Check, Checks, Expiring, DEFAULT_TTL_S};
 pub use distribution::{Distribution, Range};
 pub use keyspace::{ClientSlice, KeySpace, MAX_KEY_LEN};
 pub use mix::{Mix, MultiGet, OpKind};

@@ -12,11 +12,18 @@ pub struct Request {
     pub key: u64,
     /// The cas unique a `cas` must match; 0 for other ops.
     pub cas: u64,
+    /// What its answer is checked for (`--verify`, `--exp-verify`).
+    pub check: super::Check,
 }
 
 impl Request {
     pub fn new(op: OpKind, key: u64) -> Self {
-        Request { op, key, cas: 0 }
+        Request {
+            op,
+            key,
+            cas: 0,
+            check: super::Check::Nothing,
+        }
     }
 }
 
@@ -40,6 +47,8 @@ pub struct Workload {
     pub multiget: MultiGet,
     pub miss_ratio: f64,
     pub getset: bool,
+    /// `--verify`, `--exp-verify`.
+    pub checks: super::Checks,
     value_size: super::Distribution,
     max_value: usize,
 }
@@ -58,6 +67,7 @@ impl Workload {
             multiget: spec.multiget,
             miss_ratio: spec.miss_ratio,
             getset: spec.getset,
+            checks: spec.checks(),
             value_size: spec.value_size.clone(),
             max_value: spec.max_value_size,
         }
@@ -80,7 +90,10 @@ impl Workload {
         // without one, the gets goes first.
         if op == OpKind::Cas {
             if let Some((key, cas)) = cursor.cas.take() {
-                return Request { op, key, cas };
+                return Request {
+                    cas,
+                    ..Request::new(op, key)
+                };
             }
             op = OpKind::Gets;
         }
@@ -156,9 +169,10 @@ impl Workload {
         self.multiget.keys
     }
 
-    /// A value for a set: a slice of the random table, 1..=max bytes.
+    /// A value for a set of `key`: a slice of the random table, 1..=max
+    /// bytes, chosen by key and length (`ValueTable::value_for`).
     #[inline]
-    pub fn value<R: Rng + ?Sized>(&self, rng: &mut R) -> &[u8] {
+    pub fn value<R: Rng + ?Sized>(&self, rng: &mut R, key: u64) -> &[u8] {
         let v = match self.value_size.as_fixed() {
             Some(v) => v,
             None => self.value_size.sample(rng),
@@ -166,6 +180,6 @@ impl Workload {
         // Whole bytes, truncated as mutilate and twemperf do: uniform:A,B
         // and twemperf's uA,B give A..B-1, each equally likely.
         let len = (v.floor().max(1.0) as usize).min(self.max_value);
-        self.values.value(rng, len)
+        self.values.value_for(key, len)
     }
 }

@@ -26,9 +26,18 @@ impl ValueTable {
         ValueTable { bytes }
     }
 
-    /// A value of `len` bytes (at most the table's `max_len`).
-    pub fn value<R: Rng + ?Sized>(&self, rng: &mut R, len: usize) -> &[u8] {
-        let start = rng.gen_range(0..=self.bytes.len() - len);
+    /// Key `key`'s value of `len` bytes (at most the table's `max_len`):
+    /// where it starts in the table follows from key and length, so a
+    /// value read back can be checked against the bytes this run stores
+    /// (`--verify`) with no table per key, and one cut short or meant for
+    /// another key does not match.
+    pub fn value_for(&self, key: u64, len: usize) -> &[u8] {
+        // splitmix64's finaliser: a cheap, well-mixed hash.
+        let mut h = key ^ (len as u64).rotate_left(32) ^ 0x9E37_79B9_7F4A_7C15;
+        h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        h ^= h >> 31;
+        let start = (h % (self.bytes.len() - len + 1) as u64) as usize;
         &self.bytes[start..start + len]
     }
 }
@@ -38,11 +47,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_have_the_asked_length() {
+    fn values_have_the_asked_length_and_follow_from_key_and_length() {
         let table = ValueTable::new(1000, 3);
-        let mut rng = SmallRng::seed_from_u64(1);
         for len in [0, 1, 200, 1000] {
-            assert_eq!(table.value(&mut rng, len).len(), len);
+            assert_eq!(table.value_for(7, len).len(), len);
         }
+        assert_eq!(table.value_for(7, 200), table.value_for(7, 200));
+        assert_ne!(table.value_for(7, 200), table.value_for(8, 200));
+        assert_ne!(table.value_for(7, 199), &table.value_for(7, 200)[..199]);
     }
 }

@@ -281,6 +281,9 @@ pub enum Misbehaviour {
     Dribble,
     /// Answers `count` requests correctly, then reads and never answers.
     StallAfter(usize),
+    /// Stores nothing and forgets nothing: every set is STORED, every get
+    /// finds a one-byte value, whatever its expiry said.
+    NeverForgets,
 }
 
 /// A listener that never accepts: connections complete in the kernel's
@@ -327,7 +330,16 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
         let text = String::from_utf8_lossy(&buf[..n]).into_owned();
         for line in text.split("\r\n") {
             let request = line.starts_with("get ") || line.starts_with("set ");
+            let value;
             let reply: &[u8] = match how {
+                Misbehaviour::NeverForgets => match line.strip_prefix("get ") {
+                    Some(key) => {
+                        value = format!("VALUE {key} 0 1\r\nx\r\nEND\r\n");
+                        value.as_bytes()
+                    }
+                    None if line.starts_with("set ") => b"STORED\r\n",
+                    None => continue,
+                },
                 Misbehaviour::Stall | Misbehaviour::Flood | Misbehaviour::Dribble => continue,
                 Misbehaviour::Garbage => b"HELLO THERE\r\n",
                 Misbehaviour::CloseAfter(k) if answered >= k => return,

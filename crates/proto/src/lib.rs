@@ -20,6 +20,7 @@ pub mod meta;
 pub mod resp;
 mod response;
 pub mod udp;
+mod value;
 
 pub use auth::AuthOutcome;
 pub use command::{Cmd, Expect, Request};

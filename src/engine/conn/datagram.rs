@@ -69,11 +69,15 @@ impl UdpState {
         });
     }
 
-    /// Partial `i` is done with: its buffer goes back for reuse.
-    fn finish_partial(&mut self, i: usize) {
-        let mut done = self.partials.swap_remove(i);
-        done.bytes.clear();
-        self.spare.push(done.bytes);
+    /// Partial `i` is whole: its bytes, for the caller to `recycle`.
+    fn finish_partial(&mut self, i: usize) -> Vec<u8> {
+        self.partials.swap_remove(i).bytes
+    }
+
+    /// A reply buffer is done with: it goes back for reuse.
+    fn recycle(&mut self, mut bytes: Vec<u8>) {
+        bytes.clear();
+        self.spare.push(bytes);
     }
 }
 
@@ -125,7 +129,7 @@ impl Conn {
         scratch: &mut [u8],
         clock: impl Fn() -> u64,
         bytes_rx: &mut u64,
-        mut done: impl FnMut(InFlight, mcbench_proto::Response, usize, u64),
+        mut done: impl FnMut(InFlight, mcbench_proto::Response, &[u8], u64),
     ) -> ReadOutcome {
         let n = loop {
             let Some(stream) = self.stream.as_ref() else {
@@ -150,7 +154,7 @@ impl Conn {
         &mut self,
         datagram: &[u8],
         now: u64,
-        done: &mut impl FnMut(InFlight, mcbench_proto::Response, usize, u64),
+        done: &mut impl FnMut(InFlight, mcbench_proto::Response, &[u8], u64),
     ) {
         let Ok((header, payload)) = udp::parse_header(datagram) else {
             self.udp_mut().garbled += 1;
@@ -223,19 +227,22 @@ impl Conn {
         id: u16,
         bytes: &[u8],
         now: u64,
-        done: &mut impl FnMut(InFlight, mcbench_proto::Response, usize, u64),
+        done: &mut impl FnMut(InFlight, mcbench_proto::Response, &[u8], u64),
     ) {
         let Some(pos) = self.sent_position(id) else {
             return;
         };
         let expect = self.in_flight[pos].expect;
         let state = self.udp.as_deref_mut().expect("datagram connection");
+        // The reply's bytes: where they lie, or the partial they were
+        // gathered in (recycled once the reply is handed over).
+        let mut gathered = None;
         let outcome = match state.partial(id) {
             None => {
                 let mut progress = Progress::default();
                 match self.protocol.parse(bytes, &mut progress, expect) {
                     Ok(None) => return state.begin_partial(id, bytes, progress),
-                    Ok(Some((resp, len))) if len == bytes.len() => Some((resp, len)),
+                    Ok(Some((resp, len))) if len == bytes.len() => Some(resp),
                     _ => None,
                 }
             }
@@ -250,10 +257,10 @@ impl Conn {
                 let whole = part.bytes.len();
                 let outcome = match parsed {
                     Ok(None) => return,
-                    Ok(Some((resp, len))) if len == whole => Some((resp, len)),
+                    Ok(Some((resp, len))) if len == whole => Some(resp),
                     _ => None,
                 };
-                state.finish_partial(i);
+                gathered = Some(state.finish_partial(i));
                 outcome
             }
         };
@@ -261,8 +268,11 @@ impl Conn {
             return;
         };
         match outcome {
-            Some((resp, len)) => done(req, resp, len, now),
+            Some(resp) => done(req, resp, gathered.as_deref().unwrap_or(bytes), now),
             None => self.udp_mut().garbled += 1,
+        }
+        if let Some(buf) = gathered {
+            self.udp_mut().recycle(buf);
         }
     }
 

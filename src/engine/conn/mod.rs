@@ -28,6 +28,8 @@ pub struct InFlight {
     pub sent_ns: u64,
     /// Whether it counts (sent after warm-up, within the phase).
     pub measured: bool,
+    /// What its answer is checked for (`--verify`, `--exp-verify`).
+    pub check: crate::workload::Check,
     /// The connection's byte count once this request is written: it has
     /// been sent when `written_bytes` reaches it.
     pub end_byte: u64,
@@ -191,13 +193,13 @@ impl Conn {
     }
 
     /// Reads what the socket has and hands each complete response, with the
-    /// request it answers and its length in bytes, to `done`. `clock` is read once, after the read.
+    /// request it answers and its bytes, to `done`. `clock` is read once, after the read.
     pub fn receive(
         &mut self,
         scratch: &mut [u8],
         clock: impl Fn() -> u64,
         bytes_rx: &mut u64,
-        mut done: impl FnMut(InFlight, Response, usize, u64),
+        mut done: impl FnMut(InFlight, Response, &[u8], u64),
     ) -> ReadOutcome {
         if self.udp.is_some() {
             return self.receive_datagrams(scratch, clock, bytes_rx, done);
@@ -229,8 +231,8 @@ impl Conn {
             {
                 Ok(Some((resp, len))) => {
                     self.in_flight.pop_front();
+                    done(req, resp, &buf[used..used + len], now);
                     used += len;
-                    done(req, resp, len, now);
                 }
                 Ok(None) => break ReadOutcome::Open,
                 Err(_) => break ReadOutcome::Broken,

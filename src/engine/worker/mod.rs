@@ -588,9 +588,19 @@ impl Worker {
         let conn = &mut self.conns[c];
         let server = conn.server;
         let cursor = &mut self.cursors[c];
-        let req = due
+        let mut req = due
             .req
             .unwrap_or_else(|| workload.next(&mut self.rng, server, cursor));
+        if workload.checks.active() && due.req.is_none() {
+            workload.checks.decide(
+                &mut req,
+                &mut self.rng,
+                cursor,
+                &workload.keys,
+                server,
+                due.intended_ns,
+            );
+        }
         let before = conn.out().len();
         let opaque = conn.next_opaque();
         if conn.udp.is_some() {
@@ -618,6 +628,7 @@ impl Worker {
             intended_ns: due.intended_ns,
             sent_ns: due.intended_ns,
             measured: due.measured,
+            check: req.check,
             end_byte: 0,
         });
         if !conn.dirty {

@@ -6,8 +6,8 @@ use super::{Due, Source, Worker};
 use crate::engine::clock_ns;
 use crate::engine::conn::{InFlight, ReadOutcome, UdpState, UDP_TIMEOUT_NS};
 use crate::stats::{ErrorClass, Recorder, Sample};
-use crate::workload::{OpKind, Request};
-use mcbench_proto::ResponseClass;
+use crate::workload::{Check, OpKind, Request, Workload};
+use mcbench_proto::{Protocol, Response, ResponseClass};
 
 /// How often UDP requests are checked for expiry, ns: 1 % of the timeout.
 const UDP_CHECK_NS: u64 = UDP_TIMEOUT_NS / 100;
@@ -20,7 +20,9 @@ impl Worker {
         let rec = &mut *self.recorder;
         let sampler = &mut self.sampler;
         let getset = self.shared.workload.getset && self.sending;
-        let keys = &self.shared.workload.keys;
+        let workload = &self.shared.workload;
+        let keys = &workload.keys;
+        let protocol = self.shared.spec.protocol;
         let fills = &mut self.fills;
         let cursor = &mut self.cursors[c];
         let mut last_now = 0;
@@ -31,11 +33,22 @@ impl Worker {
             &mut self.scratch,
             clock_ns,
             &mut bytes_rx,
-            |req, resp, len, now| {
+            |req, resp, reply, now| {
                 last_now = now;
-                rec.conns.response_size.record(len as u64);
+                rec.conns.response_size.record(reply.len() as u64);
                 if req.measured {
                     record_response(rec, sampler, req, resp, now);
+                }
+                match req.check {
+                    Check::Nothing => {}
+                    Check::ExpiringSet { slot } if resp.class == ResponseClass::Stored => {
+                        cursor.expiring_stored(slot.into(), req.key, req.sent_ns, now);
+                    }
+                    Check::ExpiringSet { .. } => {}
+                    _ if req.measured => {
+                        check_answer(rec, workload, protocol, &req, resp, reply, now)
+                    }
+                    _ => {}
                 }
                 // The unique a later cas on this connection will send.
                 if req.op.cmd().wants_cas() && resp.values > 0 {
@@ -165,6 +178,77 @@ impl Worker {
             }
         }
     }
+}
+
+/// `--verify` and `--exp-verify`: is the answer what this run stored, and
+/// does a key with a short expiry hit and miss when it must?
+fn check_answer(
+    rec: &mut Recorder,
+    workload: &Workload,
+    protocol: Protocol,
+    req: &InFlight,
+    resp: Response,
+    reply: &[u8],
+    now: u64,
+) {
+    let hit = resp.values > 0;
+    let counts = &mut rec.checks;
+    if let Some(must_hit) = workload.checks.expected_hit(req.check, req.sent_ns, now) {
+        counts.exp_checked += 1;
+        if must_hit && !hit {
+            counts.unexpired_unget += 1;
+            counts.example(|| {
+                format!(
+                    "unexpired_unget: {} missed before its expiry",
+                    key_text(workload, req.key)
+                )
+            });
+        } else if !must_hit && hit {
+            counts.expired_get += 1;
+            counts.example(|| {
+                format!(
+                    "expired_get: {} found after its expiry",
+                    key_text(workload, req.key)
+                )
+            });
+        }
+    }
+    if !hit {
+        if req.check == Check::Value && workload.checks.expects(&workload.keys, req.key) {
+            counts.verify_misses += 1;
+            counts.example(|| format!("verify_misses: {} not found", key_text(workload, req.key)));
+        }
+        return;
+    }
+    counts.verified += 1;
+    let got = protocol.first_value(reply).unwrap_or_default();
+    let expected = workload.values.value_for(req.key, got.len());
+    if got != expected {
+        counts.verify_failed += 1;
+        counts.example(|| {
+            format!(
+                "verify_failed: {}: expected {} B {}, got {} B {}",
+                key_text(workload, req.key),
+                expected.len(),
+                preview(expected),
+                got.len(),
+                preview(got)
+            )
+        });
+    }
+}
+
+fn key_text(workload: &Workload, key: u64) -> String {
+    let mut buf = [0u8; crate::workload::MAX_KEY_LEN];
+    String::from_utf8_lossy(workload.keys.key(key, &mut buf)).into_owned()
+}
+
+/// The first bytes of a value, quoted, for a failure message.
+fn preview(bytes: &[u8]) -> String {
+    const SHOWN: usize = 24;
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(SHOWN)]);
+    let more = if bytes.len() > SHOWN { "…" } else { "" };
+    format!("{text:?}{more}")
 }
 
 /// Moves a UDP connection's loss counts into the recorder.

@@ -1,0 +1,67 @@
+//! memaslap's checks as the spec holds them (`--verify`, `--exp-verify`,
+//! `--verbose`): what they can be combined with, and the workload's view.
+
+use super::{LoadMode, RunSpec};
+use crate::workload::{Checks, OpKind, DEFAULT_TTL_S};
+
+impl RunSpec {
+    /// The checks the workers make.
+    pub fn checks(&self) -> Checks {
+        let deletes = [OpKind::Delete]
+            .iter()
+            .any(|op| self.mix.share_of(*op) > 0.0);
+        Checks {
+            verify: self.verify,
+            exp_verify: self.exp_verify,
+            ttl_s: if self.expiry > 0 {
+                self.expiry
+            } else {
+                DEFAULT_TTL_S
+            },
+            all_present: self.load == LoadMode::Load
+                && self.window.is_none()
+                && self.expiry == 0
+                && !deletes,
+        }
+    }
+
+    pub(super) fn validate_checks(&self) -> Result<(), String> {
+        for (flag, share) in [("--verify", self.verify), ("--exp-verify", self.exp_verify)] {
+            if !(0.0..=1.0).contains(&share) {
+                return Err(format!("{flag} is a share between 0 and 1, got {share}"));
+            }
+        }
+        if self.verify > 0.0 {
+            if let Some(op) = [OpKind::Append, OpKind::Prepend, OpKind::Incr, OpKind::Decr]
+                .into_iter()
+                .find(|op| self.mix.share_of(*op) > 0.0)
+            {
+                return Err(format!(
+                    "--verify checks values against what this run sets; {} in --mix changes \
+                     them on the server in ways it cannot check",
+                    op.name()
+                ));
+            }
+            if ![OpKind::Get, OpKind::Gets, OpKind::Gat, OpKind::Gats]
+                .iter()
+                .any(|op| self.mix.share_of(*op) > 0.0)
+            {
+                return Err(
+                    "--verify checks the values gets read, but --mix has no get, gets, gat or gats"
+                        .into(),
+                );
+            }
+        }
+        if self.exp_verify > 0.0
+            && (self.mix.share_of(OpKind::Set) == 0.0 || self.mix.share_of(OpKind::Get) == 0.0)
+        {
+            return Err("--exp-verify sets keys with a short expiry and gets them back: --mix needs both set and get".into());
+        }
+        if self.verbose && !(self.verify > 0.0 || self.exp_verify > 0.0) {
+            return Err(
+                "--verbose prints the first failed checks: give --verify or --exp-verify".into(),
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,256 @@
+//! memaslap's checks against a real memcached: values this run stored
+//! check out, another client's writes and a flush behind mcbench's back
+//! are caught, and short expiries hit before and miss after.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use support::*;
+
+/// Sends `command` to the server over and over until `stop`, reading each
+/// answer: another client, behind mcbench's back.
+fn meddle(addr: String, command: Vec<u8>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        let mut buf = [0u8; 256];
+        let mut sent = 0;
+        while !stop.load(Ordering::Relaxed) {
+            s.write_all(&command).unwrap();
+            let _ = s.read(&mut buf).unwrap();
+            sent += 1;
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        sent
+    })
+}
+
+#[test]
+fn values_this_run_stored_check_out() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-t",
+        "1s",
+        "-r",
+        "500",
+        "-u",
+        "0.3",
+        "--verify",
+        "1",
+        "-V",
+        "uniform:1,3000",
+        "-d",
+        "4",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let c = &j["checks"];
+    // Every get hit (preloaded) and was checked; none failed.
+    assert_eq!(f(c, "verified"), f(&j, "gets.hits"), "{c}");
+    assert!(f(c, "verified") > 1000.0, "{c}");
+    assert_eq!(f(c, "verify_failed") + f(c, "verify_misses"), 0.0, "{c}");
+    assert!(stdout(&out).is_empty() || !stdout(&out).contains("CHECKS FAILED"));
+    // Over the binary protocol and UDP too.
+    let addr = m.addr();
+    for extra in [&["--protocol", "binary"][..], &["--protocol", "meta"][..]] {
+        let mut args = vec![
+            "run", "-s", &addr, "-t", "0.5s", "-r", "200", "--verify", "1",
+        ];
+        args.extend(extra);
+        let (out, j) = run_json(&args);
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr(&out));
+        assert!(f(&j, "checks.verified") > 100.0, "{extra:?}");
+        assert_eq!(
+            f(&j, "checks.verify_failed"),
+            0.0,
+            "{extra:?}: {}",
+            j["checks"]
+        );
+    }
+    let udp = Memcached::start_udp();
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &udp.addr(),
+        "--udp",
+        "-t",
+        "0.5s",
+        "-r",
+        "200",
+        "--verify",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(f(&j, "checks.verified") > 100.0);
+    assert_eq!(f(&j, "checks.verify_failed"), 0.0, "{}", j["checks"]);
+}
+
+#[test]
+fn a_value_overwritten_by_another_client_fails_verification() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    // Keys of 30 bytes, as mcbench makes them: key 3 of a 10-key space.
+    let key = "mcb:00000000000000000000000003";
+    let value = "x".repeat(200);
+    let set = format!("set {key} 0 0 200\r\n{value}\r\n").into_bytes();
+    let stop = Arc::new(AtomicBool::new(false));
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &m.addr(),
+            "-t",
+            "1.5s",
+            "-r",
+            "10",
+            "-u",
+            "0",
+            "-c",
+            "1",
+            "--verify",
+            "1",
+            "--verbose",
+            "--json",
+            "-",
+        ],
+        &[],
+    );
+    // After the preload (10 keys: well under the first 300 ms).
+    std::thread::sleep(Duration::from_millis(300));
+    let meddler = meddle(m.addr(), set, stop.clone());
+    let out = wait_bounded(child, Duration::from_secs(20));
+    stop.store(true, Ordering::Relaxed);
+    assert!(meddler.join().unwrap() > 10);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &j["checks"];
+    assert!(f(c, "verify_failed") > 0.0, "{c}");
+    // Only that key failed: the others still check out.
+    let examples = c["examples"].as_array().unwrap();
+    assert!(!examples.is_empty());
+    for e in examples {
+        let e = e.as_str().unwrap();
+        assert!(
+            e.starts_with(&format!("verify_failed: {key}: expected 200 B")),
+            "{e}"
+        );
+        assert!(e.contains("got 200 B \"xxxxxxxx"), "{e}");
+    }
+    assert!(f(c, "verified") > 10.0 * f(c, "verify_failed"));
+    let text = stderr(&out);
+    assert!(text.contains("CHECKS FAILED"), "{text}");
+    assert!(text.contains(&format!("  verify_failed: {key}")), "{text}");
+}
+
+#[test]
+fn a_flush_behind_mcbenchs_back_is_caught_as_misses() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &m.addr(),
+            "-t",
+            "1.5s",
+            "-r",
+            "100",
+            "-u",
+            "0.1",
+            "--verify",
+            "1",
+            "--exp-verify",
+            "0.2",
+            "--json",
+            "-",
+        ],
+        &[],
+    );
+    std::thread::sleep(Duration::from_millis(400));
+    let flusher = meddle(m.addr(), b"flush_all\r\n".to_vec(), stop.clone());
+    let out = wait_bounded(child, Duration::from_secs(20));
+    stop.store(true, Ordering::Relaxed);
+    flusher.join().unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &j["checks"];
+    assert!(f(c, "verify_misses") > 0.0, "{c}");
+    assert!(f(c, "unexpired_unget") > 0.0, "{c}");
+    assert_eq!(f(c, "expired_get"), 0.0, "{c}");
+}
+
+#[test]
+fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    // 2 s expiries (the default) over 6 s: keys are read back before and
+    // after theirs.
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-t",
+        "6s",
+        "-q",
+        "2000",
+        "-u",
+        "0.2",
+        "--exp-verify",
+        "0.3",
+        "--verify",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let c = &j["checks"];
+    assert!(f(c, "exp_checked") > 500.0, "{c}");
+    assert_eq!(f(c, "expired_get"), 0.0, "{c}");
+    assert_eq!(f(c, "unexpired_unget"), 0.0, "{c}");
+    assert_eq!(f(c, "verify_failed"), 0.0, "{c}");
+    // Expiring keys are apart from the key space: their misses are no
+    // verify_misses, and every other key stayed.
+    assert_eq!(f(c, "verify_misses"), 0.0, "{c}");
+    // The server saw expiring keys expire: gets of them missed.
+    assert!(f(&j, "gets.misses") > 0.0);
+    // A server that keeps what should have expired is caught.
+    let forgetful = fake_server(Misbehaviour::NeverForgets);
+    let (_, j) = run_json(&[
+        "run",
+        "-s",
+        &forgetful,
+        "-t",
+        "4s",
+        "-q",
+        "2000",
+        "-u",
+        "0.2",
+        "--exp-verify",
+        "0.3",
+        "--no-load",
+    ]);
+    let c = &j["checks"];
+    assert!(f(c, "expired_get") > 100.0, "{c}");
+    assert_eq!(f(c, "unexpired_unget"), 0.0, "{c}");
+}
+
+#[test]
+fn checks_that_cannot_work_are_refused() {
+    for (args, needle) in [
+        (&["--verify", "1.5"][..], "--verify is a share"),
+        (&["--verify", "1", "--mix", "get=9,append=1"][..], "append"),
+        (&["--verify", "1", "--mix", "set=1"][..], "no get"),
+        (
+            &["--exp-verify", "0.1", "--mix", "get=1"][..],
+            "both set and get",
+        ),
+        (&["--verbose"][..], "--verbose"),
+    ] {
+        let mut all = vec!["run", "-s", "127.0.0.1:1", "-t", "1s"];
+        all.extend(args);
+        assert_usage_error(&mcbench(&all), needle);
+    }
+}
