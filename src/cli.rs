@@ -350,6 +350,16 @@ pub struct RunArgs {
     #[arg(long, alias = "exp_verify", value_name = "R")]
     pub exp_verify: Option<f64>,
 
+    /// memaslap's facebook test: retrievals over UDP, everything else over
+    /// TCP, to the same HOST:PORT servers (memaslap's --facebook).
+    #[arg(long)]
+    pub facebook: bool,
+
+    /// With --facebook: TCP connections beside each connection's UDP
+    /// socket (memaslap's --conn_sock).
+    #[arg(long, alias = "conn_sock", value_name = "N", default_value_t = 1)]
+    pub conn_sock: usize,
+
     /// Print the first failed checks: key, expected, got (memaslap's -b).
     #[arg(long)]
     pub verbose: bool,
@@ -494,6 +504,8 @@ impl RunArgs {
             verify: self.verify.unwrap_or(0.0),
             exp_verify: self.exp_verify.unwrap_or(0.0),
             verbose: self.verbose,
+            facebook: self.facebook,
+            conn_sock: self.conn_sock,
             churn: self.num_conns.map(|conns| Churn {
                 conns,
                 conn_gaps: self.conn_rate.unwrap_or(Gaps::AfterPrevious),

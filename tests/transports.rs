@@ -725,3 +725,98 @@ fn udp_reassembles_numbered_datagrams_out_of_order() {
     assert_eq!(count(&j, "errors.packet_disorder"), 200);
     assert_eq!(count(&j, "errors.udp_timeout"), 0);
 }
+
+/// memaslap's facebook test: sets over TCP, multigets over UDP, to the
+/// same servers in one run, as the server's own counters show.
+#[test]
+fn facebook_sends_sets_over_tcp_and_multigets_over_udp() {
+    let _machine = shared_machine();
+    let m = Memcached::start_udp();
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--facebook",
+        "--multiget",
+        "20",
+        "-K",
+        "20",
+        "--conn-sock",
+        "3",
+        "-c",
+        "2",
+        "-t",
+        "1s",
+        "-r",
+        "1000",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (mgets, sets) = (f(&j, "ops.mget.count"), f(&j, "ops.set.count"));
+    assert!(mgets > 100.0 && sets > 10.0, "{}", j["ops"]);
+    // Every key of every multiget, and every set beside the preload's.
+    assert_eq!(m.stat("cmd_get") as f64, mgets * 20.0);
+    assert_eq!(m.stat("cmd_set") as f64, 1000.0 + sets);
+    // 2 connections, each a UDP socket and 3 TCP connections.
+    assert_eq!(f(&j, "connections.opened"), 8.0);
+    // Against a server without UDP the sets still arrive over TCP, and no
+    // multiget reaches it: they went over UDP.
+    let tcp_only = Memcached::start(&[]);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &tcp_only.addr(),
+        "--facebook",
+        "--multiget",
+        "20",
+        "-K",
+        "20",
+        "-c",
+        "1",
+        "-t",
+        "1s",
+        "-r",
+        "1000",
+        "-u",
+        "0.5",
+    ]);
+    assert_eq!(tcp_only.stat("cmd_get"), 0, "{}", stderr(&out));
+    assert!(tcp_only.stat("cmd_set") > 1000, "{}", stderr(&out));
+    assert!(j["ops"]["mget"].is_null(), "{}", j["ops"]);
+    // The unanswered multigets are counted, not passed for throughput.
+    assert!(f(&j, "errors.udp_timeout") > 0.0, "{}", j["errors"]);
+}
+
+#[test]
+fn facebook_refuses_what_it_cannot_route() {
+    for (args, needle) in [
+        (
+            &["-s", "udp:127.0.0.1:1", "--facebook"][..],
+            "names one transport",
+        ),
+        (
+            &["-s", "127.0.0.1:1", "--facebook", "-q", "1000"][..],
+            "--rate",
+        ),
+        (
+            &["-s", "127.0.0.1:1", "--conn-sock", "3"][..],
+            "give --facebook",
+        ),
+        (&["--facebook"][..], "needs --server"),
+        (
+            &[
+                "-s",
+                "127.0.0.1:1",
+                "--facebook",
+                "--multiget",
+                "100",
+                "-K",
+                "200",
+            ][..],
+            "datagram",
+        ),
+    ] {
+        let mut all = vec!["run", "-t", "1s"];
+        all.extend(args);
+        assert_usage_error(&mcbench(&all), needle);
+    }
+}

@@ -21,20 +21,36 @@ pub struct Opened {
 /// spec's socket options), authenticates them if the spec has a user, and
 /// leaves them non-blocking. Fails with a message naming the server; an
 /// unreachable server and refused credentials both end the run (exit 1).
+///
+/// With `--facebook` each connection is a group of sockets, in a row: a UDP
+/// socket to the server's port number, then `conn_sock` TCP connections.
 pub fn connect_all(addrs: &[Address], spec: &RunSpec) -> Result<Vec<Opened>, String> {
-    let mut out = Vec::with_capacity(addrs.len() * spec.connections);
+    let mut out =
+        Vec::with_capacity(addrs.len() * spec.connections * spec.sockets_per_connection());
     for (server, addr) in addrs.iter().enumerate() {
         for _ in 0..spec.connections {
-            let socket = connect_one(addr, spec, spec.timeout, out.len())
-                .map_err(|e| format!("{e} (after {} open)", out.len()))?;
-            out.push(Opened {
-                socket,
-                server,
-                datagram: addr.is_udp(),
-            });
+            for addr in group(addr, spec) {
+                let socket = connect_one(&addr, spec, spec.timeout, out.len())
+                    .map_err(|e| format!("{e} (after {} open)", out.len()))?;
+                out.push(Opened {
+                    socket,
+                    server,
+                    datagram: addr.is_udp(),
+                });
+            }
         }
     }
     Ok(out)
+}
+
+/// The sockets one connection to `addr` is made of.
+fn group(addr: &Address, spec: &RunSpec) -> Vec<Address> {
+    match addr {
+        Address::Tcp(a) if spec.facebook => std::iter::once(Address::Udp(*a))
+            .chain(std::iter::repeat_n(addr.clone(), spec.conn_sock))
+            .collect(),
+        _ => vec![addr.clone()],
+    }
 }
 
 /// Opens one connection to `addr`, authenticated, non-blocking. Blocks
@@ -196,8 +212,9 @@ fn set_nonblocking(fd: &OwnedFd) -> std::io::Result<()> {
     socket2::SockRef::from(fd).set_nonblocking(true)
 }
 
-/// Which worker gets connection `i` of `total`: round-robin, so that each
-/// server's connections spread over every thread.
-pub fn worker_of(i: usize, workers: usize) -> usize {
-    i % workers
+/// Which worker gets socket `i`: connections round-robin, so that each
+/// server's connections spread over every thread; the sockets of one
+/// connection (`sockets` of them, `--facebook`) stay together.
+pub fn worker_of(i: usize, workers: usize, sockets: usize) -> usize {
+    (i / sockets) % workers
 }

@@ -276,7 +276,7 @@ fn plan_workers(
         .collect();
     let total_conns = conns.len();
     for (i, conn) in conns.into_iter().enumerate() {
-        let plan = &mut plans[connect::worker_of(i, t)];
+        let plan = &mut plans[connect::worker_of(i, t, spec.sockets_per_connection())];
         plan.conns.push(conn);
         plan.lanes.push(i);
     }

@@ -118,6 +118,13 @@ fn wire(out: &mut String, r: &RunResult) {
         })
         .collect();
     transports.dedup();
+    let facebook = format!(
+        "UDP for retrievals, TCP for the rest ({} TCP connection(s) beside each UDP socket; --facebook)",
+        s.conn_sock
+    );
+    if s.facebook {
+        transports = vec![&facebook];
+    }
     let expiry = match s.expiry {
         0 => "never".to_string(),
         e => format!("{e} s"),

@@ -51,7 +51,7 @@ impl RunSpec {
     pub(super) fn validate_resources(&self) -> Result<(), String> {
         let nservers = self.servers.len().max(1);
         let total_conns = self.total_connections(nservers);
-        if total_conns < self.threads {
+        if self.connections * nservers < self.threads {
             return Err(format!(
                 "--threads {} needs at least as many connections, but the run has {total_conns} \
                  ({} per server × {nservers} server(s))",

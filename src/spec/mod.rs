@@ -139,6 +139,18 @@ pub struct RunSpec {
     /// Print the first failed checks.
     #[serde(default)]
     pub verbose: bool,
+    /// memaslap's facebook test: each connection is a UDP socket for the
+    /// retrievals and `conn_sock` TCP connections for everything else, to
+    /// the same server (same port number).
+    #[serde(default)]
+    pub facebook: bool,
+    /// `--conn-sock`: TCP connections per connection with `--facebook`.
+    #[serde(default = "one")]
+    pub conn_sock: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// `Protocol` as its name in JSON and TOML.
@@ -368,8 +380,9 @@ impl RunSpec {
         }
         self.validate_noreply()?;
         if self.servers.iter().any(|s| s.trim().starts_with("udp:")) {
-            self.validate_udp()?;
+            self.validate_udp(true)?;
         }
+        self.validate_facebook()?;
         if self.user.is_some() != self.password.is_some() {
             return Err("--user and --password go together".into());
         }
@@ -384,7 +397,9 @@ impl RunSpec {
 
     /// What memcached's UDP transport can carry: one request per datagram,
     /// text or binary, no authentication.
-    fn validate_udp(&self) -> Result<(), String> {
+    /// Requests over UDP must fit a datagram; `stores` says whether
+    /// storage commands go over UDP too (not with `--facebook`).
+    fn validate_udp(&self, stores: bool) -> Result<(), String> {
         if self.protocol == Protocol::Resp {
             return Err("RESP does not run over UDP".into());
         }
@@ -412,7 +427,7 @@ impl RunSpec {
                 ));
             }
         }
-        if ops.iter().any(|op| op.writes()) {
+        if stores && ops.iter().any(|op| op.writes()) {
             let value = vec![b'0'; self.max_value_len()];
             let store = mcbench_proto::Request {
                 value: &value,
@@ -524,8 +539,59 @@ impl RunSpec {
         largest.max(MIN_VALUE_LIMIT)
     }
 
-    /// Total connections of the run.
+    /// Sockets of the run: connections, and with `--facebook` each one's
+    /// UDP socket and `conn_sock` TCP connections.
     pub fn total_connections(&self, servers: usize) -> usize {
-        self.connections * servers
+        self.connections * servers * self.sockets_per_connection()
+    }
+
+    /// 1, or with `--facebook` the UDP socket and the TCP connections.
+    pub fn sockets_per_connection(&self) -> usize {
+        if self.facebook {
+            1 + self.conn_sock
+        } else {
+            1
+        }
+    }
+
+    /// memaslap's facebook test: retrievals over UDP, the rest over TCP,
+    /// one closed-loop group of sockets per connection.
+    fn validate_facebook(&self) -> Result<(), String> {
+        if !self.facebook {
+            return if self.conn_sock == 1 {
+                Ok(())
+            } else {
+                Err("--conn-sock sets the TCP connections of each --facebook connection: give --facebook".into())
+            };
+        }
+        if self.conn_sock == 0 || self.conn_sock > 10_000 {
+            return Err(format!(
+                "--conn-sock must be between 1 and 10000, got {}",
+                self.conn_sock
+            ));
+        }
+        if self.servers.is_empty() {
+            return Err(
+                "--facebook needs --server: the embedded memcached listens on TCP only".into(),
+            );
+        }
+        if let Some(s) = self
+            .servers
+            .iter()
+            .find(|s| s.trim().starts_with("udp:") || s.trim().starts_with("unix:"))
+        {
+            return Err(format!("--facebook reaches each server over both TCP and UDP at HOST:PORT; '{s}' names one transport"));
+        }
+        let refuse = |what: &str| Err(format!("--facebook does not go with {what}"));
+        if self.rate.is_some() {
+            return refuse("--rate: it runs each group of sockets closed loop, as memaslap does");
+        }
+        if self.churn.is_some() {
+            return refuse("--num-conns");
+        }
+        if !self.read_delay.is_zero() {
+            return refuse("--read-delay: UDP replies are read as they come");
+        }
+        self.validate_udp(false)
     }
 }

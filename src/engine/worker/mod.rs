@@ -7,6 +7,7 @@
 //! slot waits in the client, and that wait counts as latency).
 
 mod churn;
+mod groups;
 mod open_loop;
 mod reconnect;
 mod responses;
@@ -113,6 +114,8 @@ pub struct Worker {
     reopening: reconnect::Reopening,
     /// `--num-conns`: this worker's share of the connection schedule.
     churn: Option<churn::Schedule>,
+    /// `--facebook`: the sockets of each connection, routed by op.
+    groups: Option<groups::Groups>,
     /// The most bytes one answer may take (the codec's bound per
     /// connection).
     max_pending: usize,
@@ -228,6 +231,9 @@ impl Worker {
                 .map(|c| churn::Schedule::new(c, plan.index, spec.threads)),
             max_pending,
             next_timeout_check: 0,
+            groups: spec
+                .facebook
+                .then(|| groups::Groups::new(spec.sockets_per_connection(), conns_len)),
             poller,
             recorder: Box::default(),
             scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
@@ -530,13 +536,15 @@ impl Worker {
         if self.churning() {
             return self.churn_refill(c, now);
         }
+        // A --facebook connection's sockets are refilled as one.
+        let c = self.groups.as_ref().map_or(c, |g| g.lead(c));
         let depth = self.shared.spec.depth;
         let server = self.conns[c].server;
         let open = self.pacer.is_some() && matches!(self.source, Source::Mix);
-        if !open && self.conns[c].in_flight.len() > low_water(depth) {
+        if !open && self.load_of(c) > low_water(depth) {
             return;
         }
-        while self.conns[c].alive && self.conns[c].in_flight.len() + self.conns[c].listed < depth {
+        while self.conns[c].alive && self.load_of(c) + self.conns[c].listed < depth {
             if let Some(due) = self.backlog[server].pop_front() {
                 self.issue(c, due);
                 continue;
@@ -582,11 +590,11 @@ impl Worker {
         })
     }
 
-    /// Encodes `due` into connection `c`'s output.
+    /// Encodes `due` into connection `c`'s output (with `--facebook`, into
+    /// the socket of `c`'s group that carries its op).
     fn issue(&mut self, c: usize, due: Due) {
         let workload = &self.shared.workload;
-        let conn = &mut self.conns[c];
-        let server = conn.server;
+        let server = self.conns[c].server;
         let cursor = &mut self.cursors[c];
         let mut req = due
             .req
@@ -601,6 +609,8 @@ impl Worker {
                 due.intended_ns,
             );
         }
+        let c = groups::route(&mut self.groups, &self.conns, c, req.op);
+        let conn = &mut self.conns[c];
         let before = conn.out().len();
         let opaque = conn.next_opaque();
         if conn.udp.is_some() {

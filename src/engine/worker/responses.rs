@@ -177,6 +177,7 @@ impl Worker {
                 }
             }
         }
+        self.lose_group(c);
     }
 }
 

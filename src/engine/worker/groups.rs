@@ -1,0 +1,85 @@
+//! memaslap's facebook test (`--facebook`): each connection is a group of
+//! sockets to one server, a UDP socket for the retrievals and `conn_sock`
+//! TCP connections for everything else. The group is refilled as one
+//! closed loop (its depth counts every socket's requests); each request
+//! goes out on the socket its op takes.
+//!
+//! A group's sockets are in a row in the worker's connections: the UDP
+//! socket (the lead) first, then its TCP connections.
+
+use super::Worker;
+use crate::engine::conn::Conn;
+use crate::workload::OpKind;
+
+pub struct Groups {
+    /// Sockets per group.
+    size: usize,
+    /// Per group: the TCP connection its next non-retrieval takes.
+    turn: Vec<usize>,
+}
+
+impl Groups {
+    pub fn new(size: usize, sockets: usize) -> Self {
+        Groups {
+            size,
+            turn: vec![0; sockets.div_ceil(size)],
+        }
+    }
+
+    /// The lead (UDP) socket of socket `c`'s group.
+    pub fn lead(&self, c: usize) -> usize {
+        c - c % self.size
+    }
+}
+
+/// The socket of `lead`'s group a request of `op` goes out on: the UDP
+/// lead for retrievals, the group's live TCP connections in turn for the
+/// rest. Without groups, `lead` itself.
+pub fn route(groups: &mut Option<Groups>, conns: &[Conn], lead: usize, op: OpKind) -> usize {
+    let Some(g) = groups else {
+        return lead;
+    };
+    if op.is_retrieval() {
+        return lead;
+    }
+    let tcp = g.size - 1;
+    let turn = &mut g.turn[lead / g.size];
+    for _ in 0..tcp {
+        let c = lead + 1 + *turn % tcp;
+        *turn = turn.wrapping_add(1);
+        if conns[c].alive {
+            return c;
+        }
+    }
+    // No TCP connection left: the group is being lost (see `lose_group`).
+    lead
+}
+
+impl Worker {
+    /// Requests in flight on connection `c`: with `--facebook`, on every
+    /// socket of its group.
+    pub(super) fn load_of(&self, c: usize) -> usize {
+        match &self.groups {
+            Some(g) => {
+                let lead = g.lead(c);
+                self.conns[lead..lead + g.size]
+                    .iter()
+                    .map(|s| s.in_flight.len())
+                    .sum()
+            }
+            None => self.conns[c].in_flight.len(),
+        }
+    }
+
+    /// A TCP connection of a group was lost: when it was the group's last,
+    /// the group cannot send its non-retrievals and is lost with it.
+    pub(super) fn lose_group(&mut self, c: usize) {
+        let Some(g) = &self.groups else {
+            return;
+        };
+        let lead = g.lead(c);
+        if c != lead && !self.conns[lead + 1..lead + g.size].iter().any(|s| s.alive) {
+            self.lose(lead);
+        }
+    }
+}
