@@ -18,30 +18,32 @@ import argparse, os, statistics, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import MCBENCH, Memcached, stats  # noqa: E402
 
-# (name, connections, conn rate (0 = one after another), calls each)
+# (name, connections, conn rate (0 = one after another), calls each, extra
+# mcbench flags)
 ROWS = [
-    ("one after another, 10 calls", 3000, "0", 10),
-    ("5000 conn/s, 1 call", 10000, "5000", 1),
-    ("10000 conn/s, 1 call", 10000, "10000", 1),
+    ("one after another, 10 calls", 3000, "0", 10, []),
+    ("one after another, --busy-poll", 3000, "0", 10, ["--busy-poll"]),
+    ("5000 conn/s, 1 call", 10000, "5000", 1, []),
+    ("10000 conn/s, 1 call", 10000, "10000", 1, []),
 ]
 
 
-def commands(tool, port, conns, rate, calls):
+def commands(tool, port, conns, rate, calls, extra):
     if tool == "twemperf":
         return [ARGS.mcperf, "-s", "127.0.0.1", "-p", str(port), "--linger=0", "--timeout=5",
                 f"--conn-rate={rate}", f"--num-conns={conns}", f"--num-calls={calls}",
                 "--call-rate=0", "--sizes=d200", "--method=set"]
     return [MCBENCH, "run", "-s", f"127.0.0.1:{port}", "-c", "1", "--no-load", "-u", "1",
             "-V", "200", "--linger=0", "--timeout=5", f"--conn-rate={rate}",
-            f"--num-conns={conns}", f"--num-calls={calls}", "--call-rate=0"]
+            f"--num-conns={conns}", f"--num-calls={calls}", "--call-rate=0", *extra]
 
 
-def run_once(tool, conns, rate, calls):
+def run_once(tool, conns, rate, calls, extra):
     m = Memcached(max_conns=16384)
     try:
         before = stats(m.where)
         start = time.monotonic()
-        p = subprocess.Popen(["taskset", "-c", "1", *commands(tool, m.port, conns, rate, calls)],
+        p = subprocess.Popen(["taskset", "-c", "1", *commands(tool, m.port, conns, rate, calls, extra)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.monotonic() - start
@@ -65,12 +67,12 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ARGS = ap.parse_args()
     print(f"{'row':32} {'tool':9} {'conns':>6} {'sets':>7} {'conn/s':>9} {'CPU µs/conn':>12}")
-    for name, conns, rate, calls in ROWS:
+    for name, conns, rate, calls, extra in ROWS:
         med = {}
         for tool in ["twemperf", "mcbench"]:
             # Alternate runs would be fairer to drift; tools are run back to
             # back per row, each run on a fresh server.
-            runs = [run_once(tool, conns, rate, calls) for _ in range(ARGS.runs)]
+            runs = [run_once(tool, conns, rate, calls, extra) for _ in range(ARGS.runs)]
             med[tool] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
             r = med[tool]
             print(f"{name:32} {tool:9} {r['conns']:6.0f} {r['sets']:7.0f} {r['conn_s']:9.0f} "

@@ -355,6 +355,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub facebook: bool,
 
+    /// Workers poll for answers without sleeping: no wake-up latency in
+    /// what is measured, at the cost of a whole CPU per thread (mutilate's
+    /// and memcache-perf's default).
+    #[arg(long)]
+    pub busy_poll: bool,
+
     /// With --facebook: TCP connections beside each connection's UDP
     /// socket (memaslap's --conn_sock).
     #[arg(long, alias = "conn_sock", value_name = "N", default_value_t = 1)]
@@ -506,6 +512,7 @@ impl RunArgs {
             verbose: self.verbose,
             facebook: self.facebook,
             conn_sock: self.conn_sock,
+            busy_poll: self.busy_poll,
             churn: self.num_conns.map(|conns| Churn {
                 conns,
                 conn_gaps: self.conn_rate.unwrap_or(Gaps::AfterPrevious),

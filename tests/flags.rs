@@ -197,3 +197,26 @@ fn credentials_come_from_the_environment() {
     );
     assert!(!stderr(&out).contains("nope") && !stdout(&out).contains("nope"));
 }
+
+#[test]
+fn busy_poll_spins_and_is_not_called_saturation() {
+    let _machine = quiet_machine();
+    let m = Memcached::start(&[]);
+    // A slow open loop leaves a sleeping worker idle...
+    let args = ["run", "-s", &m.addr(), "-t", "1s", "-q", "200", "--no-load"];
+    let (out, j) = run_json(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let idle = j["client"]["worker_busy"][0].as_f64().unwrap();
+    assert!(idle < 0.5, "sleeping worker busy {idle}");
+    // ... and a busy-polling one on its CPU all the time, by the OS's
+    // count of its CPU time, without a CLIENT-BOUND verdict for it.
+    let mut spin = args.to_vec();
+    spin.push("--busy-poll");
+    let (out, j) = run_json(&spin);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let busy = j["client"]["worker_busy"][0].as_f64().unwrap();
+    assert!(busy > 0.8, "busy-polling worker busy {busy}");
+    assert_eq!(j["client"]["client_bound"], false, "{}", j["warnings"]);
+    assert_eq!(j["spec"]["busy_poll"], true);
+    assert!(f(&j, "total.count") > 150.0);
+}

@@ -129,9 +129,10 @@ fn wire(out: &mut String, r: &RunResult) {
         0 => "never".to_string(),
         e => format!("{e} s"),
     };
+    let polling = if s.busy_poll { "; busy-polling" } else { "" };
     let _ = writeln!(
         out,
-        "  protocol {} over {}; reconnect {}; expiry {expiry}; noreply {}",
+        "  protocol {} over {}; reconnect {}; expiry {expiry}; noreply {}{polling}",
         s.protocol.name(),
         transports.join(" + "),
         on_off(s.reconnect),

@@ -96,7 +96,9 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             send_lag_p99_us: lag.p99,
         });
     }
-    if out.duration_s >= MIN_JUDGED_S {
+    // A busy-polling worker uses its whole CPU by design: its share says
+    // nothing of saturation (the send lag still does).
+    if out.duration_s >= MIN_JUDGED_S && !spec.busy_poll {
         for (worker, &busy) in out.worker_busy.iter().enumerate() {
             if busy >= BUSY_LIMIT {
                 w.push(Warning::WorkerSaturated { worker, busy });

@@ -147,6 +147,10 @@ pub struct RunSpec {
     /// `--conn-sock`: TCP connections per connection with `--facebook`.
     #[serde(default = "one")]
     pub conn_sock: usize,
+    /// Workers poll without sleeping (mutilate's and memcache-perf's
+    /// default; their `-B` blocks): no wake-up latency, a CPU per worker.
+    #[serde(default)]
+    pub busy_poll: bool,
 }
 
 fn one() -> usize {

@@ -11,7 +11,20 @@ impl Worker {
     /// reads find every answer that came meanwhile (see `should_pause`).
     pub(super) fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
         let mut events = std::mem::take(&mut self.events);
-        self.wait_into(&mut events, timeout_ns)?;
+        if self.shared.spec.busy_poll {
+            // --busy-poll: ask without sleeping until something is ready or
+            // the wait is over; no wake-up latency, a whole CPU.
+            let until = clock_ns().saturating_add(timeout_ns);
+            loop {
+                self.wait_into(&mut events, 0)?;
+                if !events.is_empty() || clock_ns() >= until {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        } else {
+            self.wait_into(&mut events, timeout_ns)?;
+        }
         if self.should_pause(&events) {
             std::thread::sleep(self.read_delay);
             self.wait_into(&mut events, 0)?;
