@@ -60,6 +60,32 @@ fn a_schedule_of_connections_each_makes_its_calls() {
     assert_eq!(f(c, "response_size.mean"), 8.0);
     assert_eq!(f(c, "request_size.stdev"), 0.0);
     assert_eq!(f(c, "errors.client_timo"), 0.0);
+    // Each call's latency counts from when its connection was meant to
+    // open: the first (here the only) call waits for its connect, and that
+    // wait is in the latency, not in the service time.
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-c",
+        "1",
+        "--no-load",
+        "-u",
+        "1",
+        "--num-conns",
+        "300",
+        "--conn-rate",
+        "1000",
+        "--num-calls",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let waited = f(&j, "total.latency_us.mean") - f(&j, "total.service_time_us.mean");
+    let connect = f(&j, "connections.connect_time_us.mean");
+    assert!(
+        waited >= 0.8 * connect,
+        "latency - service {waited} µs, connect {connect} µs"
+    );
     // The text report, twemperf's figures in its order.
     let out = mcbench(&[
         "run",
@@ -244,8 +270,25 @@ fn churn_flags_that_cannot_work_are_refused() {
             &["--num-conns", "10", "--user", "u", "--password", "p"][..],
             "--user",
         ),
+        (&["--num-conns", "10", "--reconnect"][..], "--reconnect"),
+        (&["--num-conns", "10", "--load-only"][..], "--load-only"),
+        (
+            &["--num-conns", "10", "--conn-rate", "2e9"][..],
+            "at most 10^9",
+        ),
+        (
+            &["--source-addrs", "192.0.2.77"][..],
+            "not an address of this host",
+        ),
+        (
+            &["-s", "unix:/tmp/x.sock", "--linger", "0"][..],
+            "is not a TCP server",
+        ),
     ] {
-        let mut all = vec!["run", "-s", "127.0.0.1:1", "-t", "1s"];
+        let mut all = vec!["run", "-t", "1s"];
+        if !args.contains(&"-s") {
+            all.extend(["-s", "127.0.0.1:1"]);
+        }
         all.extend(args);
         assert_usage_error(&mcbench(&all), needle);
     }
@@ -262,6 +305,99 @@ fn in_netns(script: &str) -> std::process::Output {
         .expect("unshare (util-linux) must be installed (see .ci/run)");
     assert!(out.status.success(), "{}", stderr(&out));
     out
+}
+
+#[test]
+fn a_connect_that_takes_longer_than_the_timeout_is_socket_timo() {
+    let _machine = shared_machine();
+    // A listener whose accept queue holds one connection and is never
+    // read: the held connection takes the place, later SYNs are dropped.
+    let listener =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    listener
+        .bind(
+            &"127.0.0.1:0"
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
+    listener.listen(0).unwrap();
+    let addr = listener
+        .local_addr()
+        .unwrap()
+        .as_socket()
+        .unwrap()
+        .to_string();
+    let start = std::time::Instant::now();
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "-c",
+        "1",
+        "--no-load",
+        "--num-conns",
+        "3",
+        "--timeout",
+        "0.3s",
+    ]);
+    // Nothing was ever answered: the run failed, within about the timeout.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("no answer from {addr} for 0.3 s")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("1 connects under way"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        f(&j, "connections.errors.socket_timo") >= 1.0,
+        "{}",
+        j["connections"]
+    );
+    assert_eq!(f(&j, "connections.connects"), 0.0);
+    // The calls those connections never made are on the books.
+    assert!(f(&j, "errors.no_connection") >= 1.0, "{}", j["errors"]);
+    drop(listener);
+}
+
+#[test]
+fn socket_buffers_are_set_on_every_connection() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let memcached_user = if unsafe { libc::geteuid() } == 0 {
+        "-u root"
+    } else {
+        ""
+    };
+    // The kernel doubles what SO_SNDBUF/SO_RCVBUF ask (socket(7)); ss
+    // shows the result as skmem's tb (send) and rb (receive).
+    in_netns(&format!(
+        r#"memcached {memcached_user} -l 127.0.0.1 -p 11211 -U 0 & MC=$!
+for i in $(seq 50); do (echo > /dev/tcp/127.0.0.1/11211) 2>/dev/null && break; sleep 0.1; done || true
+"$MCBENCH" run -s 127.0.0.1:11211 -c 3 --no-load -t 1.5s -q 100 --send-buffer 40000 --recv-buffer 50000 > {d}/run.txt 2>&1 &
+sleep 0.7
+ss -tmnH state established dst 127.0.0.1:11211 > {d}/ss.txt
+wait $!
+kill $MC"#
+    ));
+    let ss = std::fs::read_to_string(dir.path().join("ss.txt")).unwrap();
+    let sockets: Vec<&str> = ss.lines().filter(|l| l.contains("skmem")).collect();
+    assert_eq!(sockets.len(), 3, "{ss}");
+    for s in sockets {
+        assert!(s.contains("tb80000"), "{s}");
+        assert!(s.contains("rb100000"), "{s}");
+    }
 }
 
 #[test]
@@ -320,4 +456,39 @@ kill $MC"#
         .parse()
         .unwrap();
     assert_eq!(tw, 0.0);
+}
+
+#[test]
+fn a_stuck_request_times_out_its_connection_and_the_schedule_goes_on() {
+    let _machine = shared_machine();
+    // Each connection gets two answers, then none.
+    let addr = fake_server(Misbehaviour::StallAfter(2));
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "-c",
+        "1",
+        "--no-load",
+        "-u",
+        "1",
+        "--num-conns",
+        "5",
+        "--num-calls",
+        "3",
+        "--timeout",
+        "0.2s",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(f(&j, "total.count"), 10.0);
+    assert_eq!(f(&j, "errors.timeout"), 5.0, "{}", j["errors"]);
+    assert_eq!(
+        f(&j, "connections.errors.client_timo"),
+        5.0,
+        "{}",
+        j["connections"]
+    );
+    assert_eq!(f(&j, "connections.closed"), 5.0);
+    // No latency past the timeout: a timed-out request is not a latency.
+    assert!(f(&j, "total.latency_us.max") < 200_000.0);
 }

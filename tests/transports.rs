@@ -803,6 +803,10 @@ fn facebook_refuses_what_it_cannot_route() {
         ),
         (&["--facebook"][..], "needs --server"),
         (
+            &["-s", "127.0.0.1:1", "--facebook", "-R"][..],
+            "--reconnect",
+        ),
+        (
             &[
                 "-s",
                 "127.0.0.1:1",

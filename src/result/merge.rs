@@ -211,17 +211,10 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 /// Checks add up; the first examples are kept.
-fn merge_checks(runs: &[RunResult]) -> super::Checks {
-    let mut all = super::Checks::default();
-    for c in runs.iter().map(|r| &r.checks) {
-        all.verified += c.verified;
-        all.verify_misses += c.verify_misses;
-        all.verify_failed += c.verify_failed;
-        all.exp_checked += c.exp_checked;
-        all.expired_get += c.expired_get;
-        all.unexpired_unget += c.unexpired_unget;
-        let room = crate::stats::MAX_EXAMPLES.saturating_sub(all.examples.len());
-        all.examples.extend(c.examples.iter().take(room).cloned());
+fn merge_checks(runs: &[RunResult]) -> crate::stats::CheckCounts {
+    let mut all = crate::stats::CheckCounts::default();
+    for r in runs {
+        all.merge(&r.checks);
     }
     all
 }

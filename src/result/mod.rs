@@ -61,7 +61,7 @@ pub struct RunResult {
     pub connections: Connections,
     /// memaslap's checks (`--verify`, `--exp-verify`), under its names.
     #[serde(default)]
-    pub checks: Checks,
+    pub checks: crate::stats::CheckCounts,
     pub client: Client,
     pub warnings: Vec<Warning>,
     pub intervals: Vec<IntervalSummary>,
@@ -118,39 +118,6 @@ pub struct Bytes {
     /// MB/s (10^6 bytes).
     pub tx_mb_s: f64,
     pub rx_mb_s: f64,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Checks {
-    /// Values compared byte for byte with what this run stores.
-    pub verified: u64,
-    pub verify_misses: u64,
-    pub verify_failed: u64,
-    /// Gets of keys with a short expiry judged against it.
-    pub exp_checked: u64,
-    pub expired_get: u64,
-    pub unexpired_unget: u64,
-    /// The first failures, described (`--verbose` prints them).
-    pub examples: Vec<String>,
-}
-
-impl Checks {
-    fn of(c: &crate::stats::CheckCounts) -> Self {
-        Checks {
-            verified: c.verified,
-            verify_misses: c.verify_misses,
-            verify_failed: c.verify_failed,
-            exp_checked: c.exp_checked,
-            expired_get: c.expired_get,
-            unexpired_unget: c.unexpired_unget,
-            examples: c.examples.clone(),
-        }
-    }
-
-    /// Every failed check.
-    pub fn failures(&self) -> u64 {
-        self.verify_misses + self.verify_failed + self.expired_get + self.unexpired_unget
-    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -287,7 +254,7 @@ impl RunResult {
                 rx_mb_s: t.bytes_rx as f64 / 1e6 / secs,
             },
             connections: Connections::build(out, secs),
-            checks: Checks::of(&t.checks),
+            checks: t.checks.clone(),
             client: Client::build(out, &warnings, send_lag_us, open_loop),
             warnings,
             intervals: out.intervals.clone(),

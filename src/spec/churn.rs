@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::IpAddr;
 
+/// The shortest gap, s: the schedule's clock counts ns.
+const MIN_INTERVAL_S: f64 = 1e-9;
+
 /// Gaps between connections or between calls, in twemperf's `[D]R1[,R2]`
 /// syntax: a bare number is a rate per second (0: the next after the
 /// previous one completes); with a letter, the numbers are intervals in
@@ -41,10 +44,10 @@ impl Gaps {
         let interval = |s: &str| -> Result<f64, String> {
             let secs = units::parse_duration(s).map_err(|_| bad("not an interval"))?;
             let secs = secs.as_secs_f64();
-            if secs > 0.0 {
+            if secs >= MIN_INTERVAL_S {
                 Ok(secs)
             } else {
-                Err(bad("an interval must be longer than zero"))
+                Err(bad("an interval must be at least 1 ns"))
             }
         };
         let mut chars = t.chars();
@@ -73,6 +76,9 @@ impl Gaps {
                     .ok()
                     .filter(|r| r.is_finite() && *r >= 0.0)
                     .ok_or_else(|| bad("not a rate"))?;
+                if rate > 1.0 / MIN_INTERVAL_S {
+                    return Err(bad("at most 10^9 per second"));
+                }
                 Ok(if rate == 0.0 {
                     Gaps::AfterPrevious
                 } else {
@@ -249,6 +255,15 @@ impl super::RunSpec {
         if self.user.is_some() {
             return refuse("--user", "churned connections are not authenticated");
         }
+        if self.reconnect {
+            return refuse(
+                "--reconnect",
+                "a connection that fails is done; the schedule opens the next",
+            );
+        }
+        if self.load == super::LoadMode::LoadOnly {
+            return refuse("--load-only", "it measures no connection of the schedule");
+        }
         if self.servers.iter().any(|s| s.starts_with("udp:")) {
             return refuse("a UDP server", "UDP has no connections to open and close");
         }
@@ -273,12 +288,33 @@ impl super::RunSpec {
                     ));
                 }
             }
-            if self.servers.iter().any(|s| s.starts_with("unix:")) {
+            if self.facebook {
                 return Err(
-                    "--source-addrs binds TCP connections; a unix socket has no source address"
+                    "--source-addrs binds TCP connections; --facebook also opens UDP sockets"
                         .into(),
                 );
             }
+            for ip in &self.socket.source_addrs {
+                // Binding port 0 sends nothing: it only asks the kernel
+                // whether the address is this host's.
+                if let Err(e) = std::net::UdpSocket::bind((*ip, 0)) {
+                    return Err(format!(
+                        "--source-addrs {ip}: not an address of this host ({e})"
+                    ));
+                }
+            }
+        }
+        let tcp_only = self.socket.linger_s.is_some()
+            || self.socket.send_buffer.is_some()
+            || self.socket.recv_buffer.is_some()
+            || self.socket.no_nodelay
+            || !self.socket.source_addrs.is_empty();
+        let not_tcp = |s: &&String| s.starts_with("unix:") || s.starts_with("udp:");
+        if let Some(s) = self.servers.iter().find(not_tcp).filter(|_| tcp_only) {
+            return Err(format!(
+                "--linger, --send-buffer, --recv-buffer, --no-nodelay and --source-addrs set TCP \
+                 connections; '{s}' is not a TCP server"
+            ));
         }
         if let Some(s) = self.socket.linger_s.filter(|s| *s > 65_535) {
             return Err(format!("--linger must be at most 65535 s, got {s}"));

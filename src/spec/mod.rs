@@ -593,6 +593,9 @@ impl RunSpec {
         if self.churn.is_some() {
             return refuse("--num-conns");
         }
+        if self.reconnect {
+            return refuse("--reconnect: a group that lost its sockets is done");
+        }
         if !self.read_delay.is_zero() {
             return refuse("--read-delay: UDP replies are read as they come");
         }

@@ -4,7 +4,7 @@
 /// Failures kept as examples per recorder (and per run).
 pub const MAX_EXAMPLES: usize = 10;
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CheckCounts {
     /// Values compared with what this run stores.
     pub verified: u64,
@@ -23,6 +23,11 @@ pub struct CheckCounts {
 }
 
 impl CheckCounts {
+    /// Every failed check.
+    pub fn failures(&self) -> u64 {
+        self.verify_misses + self.verify_failed + self.expired_get + self.unexpired_unget
+    }
+
     pub fn example(&mut self, text: impl FnOnce() -> String) {
         if self.examples.len() < MAX_EXAMPLES {
             self.examples.push(text());

@@ -8,7 +8,7 @@ pub mod cpu;
 mod hdr;
 mod recorder;
 
-pub use checks::{CheckCounts, MAX_EXAMPLES};
+pub use checks::CheckCounts;
 pub use collector::{Collector, IntervalOp, IntervalSummary, Snapshot};
 pub use connections::{ConnError, ConnStats, Sizes};
 pub use hdr::Hdr;

@@ -180,6 +180,7 @@ impl Workload {
         // Whole bytes, truncated as mutilate and twemperf do: uniform:A,B
         // and twemperf's uA,B give A..B-1, each equally likely.
         let len = (v.floor().max(1.0) as usize).min(self.max_value);
-        self.values.value_for(key, len)
+        // `len` is at most `max_value`, which the table serves.
+        self.values.value_for(key, len).unwrap_or_default()
     }
 }

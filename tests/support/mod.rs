@@ -66,7 +66,7 @@ impl Memcached {
             let args: Vec<String> = listen(port).split(' ').map(String::from).collect();
             let m = Memcached::launch(port, &args, extra, env);
             let authenticating = extra.iter().any(|a| *a == "-Y" || *a == "-S");
-            if authenticating || m.stat("pid") == u64::from(m.child.id()) {
+            if authenticating || m.try_stat("pid") == Some(u64::from(m.child.id())) {
                 return m;
             }
         }
@@ -130,22 +130,29 @@ impl Memcached {
 
     /// One value of `stats`.
     pub fn stat(&self, name: &str) -> u64 {
-        let mut s = TcpStream::connect(self.addr()).unwrap();
-        s.write_all(b"stats\r\n").unwrap();
+        self.try_stat(name)
+            .unwrap_or_else(|| panic!("no stat {name} from {}", self.addr()))
+    }
+
+    /// One value of `stats`, if whatever listens at the port gives it.
+    pub fn try_stat(&self, name: &str) -> Option<u64> {
+        let mut s = TcpStream::connect(self.addr()).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        s.write_all(b"stats\r\n").ok()?;
         let mut text = String::new();
         let mut buf = [0u8; 8192];
         while !text.ends_with("END\r\n") {
-            let n = s.read(&mut buf).unwrap();
-            assert!(n > 0, "stats cut short");
-            text.push_str(&String::from_utf8_lossy(&buf[..n]));
+            match s.read(&mut buf) {
+                Ok(n) if n > 0 => text.push_str(&String::from_utf8_lossy(&buf[..n])),
+                _ => return None,
+            }
         }
         let prefix = format!("STAT {name} ");
         text.lines()
-            .find_map(|l| l.strip_prefix(&prefix))
-            .unwrap_or_else(|| panic!("no stat {name}"))
+            .find_map(|l| l.strip_prefix(&prefix))?
             .trim()
             .parse()
-            .unwrap()
+            .ok()
     }
 }
 

@@ -129,6 +129,9 @@ impl Worker {
         }
         self.in_flight = 0;
         let slots = self.conns.len();
+        // Reopenings the preload queued are for held connections: their
+        // slots now belong to the schedule.
+        self.reopening = super::reconnect::Reopening::new(slots);
         let s = self.schedule();
         s.lives = vec![Life::default(); slots];
         s.free = (0..slots).rev().collect();
@@ -146,10 +149,16 @@ impl Worker {
                 break;
             };
             s.left -= 1;
-            s.next_open = s.conn_gaps.next_ns(&mut self.rng).map(|gap| at + gap);
+            s.next_open = s
+                .conn_gaps
+                .next_ns(&mut self.rng)
+                .map(|gap| at.saturating_add(gap));
             self.open_scheduled(at, now);
         }
-        while let Some(&Reverse((at, c, generation))) = self.schedule().paced.peek() {
+        for _ in 0..MAX_DISPATCH {
+            let Some(&Reverse((at, c, generation))) = self.schedule().paced.peek() else {
+                break;
+            };
             if at > now {
                 break;
             }
@@ -182,14 +191,14 @@ impl Worker {
             Ok(Connecting::Pending(fd)) => (fd, true),
             Err(e) => {
                 self.schedule().free.push(c);
-                self.connect_failed(ConnError::of(&e), intended_ns, now);
+                self.connect_failed(ConnError::of(&e), now);
                 return;
             }
         };
         let interest = if pending { WRITABLE } else { READABLE };
         if self.poller.add(fd.as_raw_fd(), c as u64, interest).is_err() {
             self.schedule().free.push(c);
-            self.connect_failed(ConnError::Other, intended_ns, now);
+            self.connect_failed(ConnError::Other, now);
             return;
         }
         self.install(c, fd, server, nth);
@@ -228,16 +237,25 @@ impl Worker {
     /// A connection that never opened: counted by class, and its calls as
     /// requests that found no connection. One after another, the next
     /// connection is due now.
-    fn connect_failed(&mut self, class: ConnError, intended_ns: u64, now: u64) {
+    fn connect_failed(&mut self, class: ConnError, now: u64) {
         self.recorder.conns.error(class);
-        if intended_ns >= self.record_from {
+        // Counted while measuring (the recorder starts afresh after the
+        // warm-up): the calls would have been sent from now on.
+        if now >= self.record_from {
             let calls = self.schedule().calls;
             self.recorder.error(ErrorClass::NoConnection, calls);
         }
         self.next_after_close(now);
     }
 
-    pub(super) fn next_after_close(&mut self, now: u64) {
+    /// Closes slot `c`'s connection, and (one after another) the next
+    /// connection is due now.
+    pub(super) fn retire(&mut self, c: usize, now: u64) {
+        self.end_connection(c, now);
+        self.next_after_close(now);
+    }
+
+    fn next_after_close(&mut self, now: u64) {
         let s = self.schedule();
         if s.conn_gaps == Gaps::AfterPrevious && s.left > 0 {
             s.next_open = Some(now);
@@ -265,8 +283,7 @@ impl Worker {
     /// Slot `c`'s connect failed or took longer than `--timeout`.
     pub(super) fn fail_connecting(&mut self, c: usize, class: ConnError, now: u64) {
         self.recorder.conns.error(class);
-        self.end_connection(c, now);
-        self.next_after_close(now);
+        self.retire(c, now);
     }
 
     /// When slot `c`'s connect started, if it is still connecting.
@@ -317,8 +334,11 @@ impl Worker {
         let life = &mut s.lives[c];
         life.calls_left -= 1;
         if let (Some(gap), true) = (gap, life.calls_left > 0) {
-            s.paced
-                .push(Reverse((intended_ns + gap, c, life.generation)));
+            s.paced.push(Reverse((
+                intended_ns.saturating_add(gap),
+                c,
+                life.generation,
+            )));
         }
     }
 
@@ -330,8 +350,7 @@ impl Worker {
         }
         let life = self.schedule().lives[c];
         if life.calls_left == 0 || !self.sending {
-            self.end_connection(c, now);
-            self.next_after_close(now);
+            self.retire(c, now);
         } else if self.schedule().call_gaps == Gaps::AfterPrevious {
             self.send_call(c, now, now);
         }
@@ -340,7 +359,7 @@ impl Worker {
     /// Closes slot `c`'s connection and frees the slot. Requests still in
     /// flight are the caller's to count; calls not yet sent are counted as
     /// finding no connection.
-    pub(super) fn end_connection(&mut self, c: usize, now: u64) {
+    fn end_connection(&mut self, c: usize, now: u64) {
         let conn = &mut self.conns[c];
         if conn.alive {
             let connected = !conn.connecting;
@@ -360,7 +379,7 @@ impl Worker {
                     .conns
                     .record_close(now.saturating_sub(life.connected_ns));
             }
-            if self.sending && life.intended_open_ns >= self.record_from {
+            if self.sending && now >= self.record_from {
                 self.recorder
                     .error(ErrorClass::NoConnection, life.calls_left);
             }
@@ -378,7 +397,6 @@ impl Worker {
             .count() as u64;
         self.recorder.error(ErrorClass::ConnectionLost, lost);
         self.recorder.conns.error(ConnError::ConnReset);
-        self.end_connection(c, now);
-        self.next_after_close(now);
+        self.retire(c, now);
     }
 }

@@ -34,13 +34,19 @@ impl Groups {
 
 /// The socket of `lead`'s group a request of `op` goes out on: the UDP
 /// lead for retrievals, the group's live TCP connections in turn for the
-/// rest. Without groups, `lead` itself.
-pub fn route(groups: &mut Option<Groups>, conns: &[Conn], lead: usize, op: OpKind) -> usize {
+/// rest; `None` when none is up (one timed out and is being reopened).
+/// Without groups, `lead` itself.
+pub fn route(
+    groups: &mut Option<Groups>,
+    conns: &[Conn],
+    lead: usize,
+    op: OpKind,
+) -> Option<usize> {
     let Some(g) = groups else {
-        return lead;
+        return Some(lead);
     };
     if op.is_retrieval() {
-        return lead;
+        return Some(lead);
     }
     let tcp = g.size - 1;
     let turn = &mut g.turn[lead / g.size];
@@ -48,11 +54,10 @@ pub fn route(groups: &mut Option<Groups>, conns: &[Conn], lead: usize, op: OpKin
         let c = lead + 1 + *turn % tcp;
         *turn = turn.wrapping_add(1);
         if conns[c].alive {
-            return c;
+            return Some(c);
         }
     }
-    // No TCP connection left: the group is being lost (see `lose_group`).
-    lead
+    None
 }
 
 impl Worker {
@@ -71,14 +76,32 @@ impl Worker {
         }
     }
 
-    /// A TCP connection of a group was lost: when it was the group's last,
-    /// the group cannot send its non-retrievals and is lost with it.
+    /// Whether connection `c` can send every op: with `--facebook`, its
+    /// group's UDP socket and at least one of its TCP connections are up.
+    pub(super) fn can_send(&self, c: usize) -> bool {
+        match &self.groups {
+            Some(g) => {
+                let lead = g.lead(c);
+                self.conns[lead].alive
+                    && self.conns[lead + 1..lead + g.size].iter().any(|s| s.alive)
+            }
+            None => self.conns[c].alive,
+        }
+    }
+
+    /// A socket of a group was lost (not closed for a timeout, which
+    /// reopens it): the UDP socket takes the group with it, and so does
+    /// the last TCP connection.
     pub(super) fn lose_group(&mut self, c: usize) {
         let Some(g) = &self.groups else {
             return;
         };
-        let lead = g.lead(c);
-        if c != lead && !self.conns[lead + 1..lead + g.size].iter().any(|s| s.alive) {
+        let (lead, size) = (g.lead(c), g.size);
+        if c == lead {
+            for member in lead + 1..lead + size {
+                self.lose(member);
+            }
+        } else if !self.conns[lead + 1..lead + size].iter().any(|s| s.alive) {
             self.lose(lead);
         }
     }

@@ -363,7 +363,7 @@ impl Worker {
         // answering (`stall`); one with an end counts each unanswered
         // request as it times out (`timeouts`) and goes on, once its
         // servers have answered at all.
-        let time_bounded = send_until != u64::MAX;
+        let time_bounded = send_until != u64::MAX || self.churning();
         if open {
             self.start_open_loop(start);
         } else if self.churning() {
@@ -421,7 +421,7 @@ impl Worker {
             if !stalled {
                 self.expire_overdue(now);
             }
-            if self.sending {
+            if self.sending && !self.churning() {
                 self.reopen_due(now);
             }
             self.flush_dirty(now);
@@ -544,7 +544,7 @@ impl Worker {
         if !open && self.load_of(c) > low_water(depth) {
             return;
         }
-        while self.conns[c].alive && self.load_of(c) + self.conns[c].listed < depth {
+        while self.can_send(c) && self.load_of(c) + self.conns[c].listed < depth {
             if let Some(due) = self.backlog[server].pop_front() {
                 self.issue(c, due);
                 continue;
@@ -609,7 +609,13 @@ impl Worker {
                 due.intended_ns,
             );
         }
-        let c = groups::route(&mut self.groups, &self.conns, c, req.op);
+        let Some(c) = groups::route(&mut self.groups, &self.conns, c, req.op) else {
+            if due.measured {
+                self.recorder
+                    .error(crate::stats::ErrorClass::NoConnection, 1);
+            }
+            return;
+        };
         let conn = &mut self.conns[c];
         let before = conn.out().len();
         let opaque = conn.next_opaque();

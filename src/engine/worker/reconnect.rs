@@ -20,6 +20,8 @@ use std::time::Duration;
 const FIRST_PAUSE_NS: u64 = 100_000_000;
 /// Pauses double up to this, ns.
 const LONGEST_PAUSE_NS: u64 = 1_600_000_000;
+/// Reopenings per loop turn at most.
+const REOPENS_PER_TURN: usize = 4;
 /// The longest a reopening may block the worker (each of connect and
 /// authentication), unless `--timeout` is shorter.
 const REOPEN_TIMEOUT: Duration = Duration::from_millis(250);
@@ -57,7 +59,17 @@ impl Reopening {
     /// Connection `c` was lost at `now`: reopen it after its pause, and
     /// double the pause for the time after.
     pub fn schedule(&mut self, c: usize, now: u64) {
-        let at = now + self.pause_ns[c];
+        self.schedule_after(c, now, self.pause_ns[c]);
+    }
+
+    /// Connection `c` was closed on purpose (`--timeout`): reopen it at
+    /// once; should that fail, the pauses follow.
+    pub fn schedule_now(&mut self, c: usize, now: u64) {
+        self.schedule_after(c, now, 0);
+    }
+
+    fn schedule_after(&mut self, c: usize, now: u64, pause_ns: u64) {
+        let at = now + pause_ns;
         if self.due[c].replace(at).is_none() {
             self.waiting += 1;
         }
@@ -102,8 +114,12 @@ impl Reopening {
 impl Worker {
     /// Opens again the lost connections whose pause is over.
     pub(super) fn reopen_due(&mut self, now: u64) {
-        // A failed reopening schedules the next after a pause, so this ends.
-        while let Some(c) = self.reopening.take_due(now) {
+        // Bounded per turn: each may block up to REOPEN_TIMEOUT, and
+        // answers, the schedule and a stop request must still be seen.
+        for _ in 0..REOPENS_PER_TURN {
+            let Some(c) = self.reopening.take_due(now) else {
+                return;
+            };
             self.reopen(c);
         }
     }

@@ -17,7 +17,7 @@ impl Worker {
         let mut waiting: Vec<usize> = self
             .conns
             .iter()
-            .filter(|c| c.alive && !c.in_flight.is_empty())
+            .filter(|c| c.alive && (c.connecting || !c.in_flight.is_empty()))
             .map(|c| c.server)
             .chain(
                 self.backlog
@@ -33,11 +33,20 @@ impl Worker {
             .iter()
             .map(|&s| self.shared.addrs[s].to_string())
             .collect();
+        let connecting = self
+            .conns
+            .iter()
+            .filter(|c| c.alive && c.connecting)
+            .count();
+        let connects = match connecting {
+            0 => String::new(),
+            n => format!(", {n} connects under way"),
+        };
         format!(
-            "{phase}: no answer from {} for {:.1} s (--timeout); {} requests unanswered",
+            "{phase}: no answer from {} for {:.1} s (--timeout); {} requests unanswered{connects}",
             servers.join(", "),
             now.saturating_sub(self.last_progress_ns) as f64 / 1e9,
-            self.outstanding()
+            self.in_flight + self.backlog.iter().map(|q| q.len()).sum::<usize>()
         )
     }
 
@@ -49,11 +58,18 @@ impl Worker {
     }
 
     /// Counts the measured requests still waiting when the phase stopped
-    /// waiting for them (`timeout`). Requests of an earlier phase or of the
-    /// warm-up are not this phase's to count.
+    /// waiting for them (`timeout`), and connects still under way
+    /// (`socket-timo`). Requests of an earlier phase or of the warm-up are
+    /// not this phase's to count.
     pub(super) fn time_out_waiting(&mut self) {
         let waiting = self.waiting_measured();
         self.recorder.error(ErrorClass::Timeout, waiting);
+        let now = crate::engine::clock_ns();
+        for c in 0..self.conns.len() {
+            if self.conns[c].alive && self.connect_started(c).is_some() {
+                self.fail_connecting(c, crate::stats::ConnError::SocketTimo, now);
+            }
+        }
     }
 
     /// Measured requests sent or queued, not yet answered.

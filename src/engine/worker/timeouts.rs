@@ -62,9 +62,7 @@ impl Worker {
         self.recorder.error(ErrorClass::Timeout, waiting);
         self.recorder.conns.client_timo += 1;
         if self.churning() {
-            self.end_connection(c, now);
-            self.next_after_close(now);
-            return;
+            return self.retire(c, now);
         }
         let conn = &mut self.conns[c];
         let server = conn.server;
@@ -73,7 +71,10 @@ impl Worker {
         self.alive_on[server] -= 1;
         self.shared.conn_closed();
         if self.sending {
-            self.reopen(c);
+            // Reopened by the loop (`reopen_due`), a few per turn: a
+            // blocking connect per timed-out connection here would stall
+            // every other connection's answers.
+            self.reopening.schedule_now(c, now);
         } else if self.alive_on[server] == 0 {
             // Draining, with no connection left to that server: what waits
             // for one will not be answered.
