@@ -2,9 +2,15 @@
 //! connect and a connection's life took, why connections failed (in
 //! twemperf's classes), and the sizes of requests and responses.
 
-use super::recorder::new_histogram;
 use hdrhistogram::Histogram;
 use std::io;
+
+/// Connect times and lifetimes to 2 significant digits (1 ns .. 1 hour):
+/// a 40 KB histogram rather than the 270 KB of a latency one, in every
+/// recorder of the run, and percentiles within 1 %.
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("static histogram bounds are valid")
+}
 
 /// Why a connection failed, in twemperf's classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
