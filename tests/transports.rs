@@ -824,3 +824,43 @@ fn facebook_refuses_what_it_cannot_route() {
         assert_usage_error(&mcbench(&all), needle);
     }
 }
+
+/// A facebook run whose server dies ends (every connection lost) rather
+/// than waiting for ever on sockets that can no longer send.
+#[test]
+fn facebook_groups_are_lost_whole_when_the_server_dies() {
+    let _machine = shared_machine();
+    let mut m = Memcached::start_udp();
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &m.addr(),
+            "--facebook",
+            "--conn-sock",
+            "2",
+            "-c",
+            "2",
+            "-x",
+            "100M",
+            "-r",
+            "1000",
+            "--no-load",
+            "--json",
+            "-",
+        ],
+        &[],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    m.crash();
+    let out = wait_bounded(child, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("every connection was lost"),
+        "{}",
+        stderr(&out)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(f(&j, "total.count") > 100.0);
+    assert_eq!(f(&j, "connections.lost"), 6.0, "{}", j["connections"]);
+}

@@ -103,6 +103,24 @@ impl Worker {
             }
         } else if !self.conns[lead + 1..lead + size].iter().any(|s| s.alive) {
             self.lose(lead);
+        } else {
+            return;
+        }
+        // The group is lost whole: a member closed for a timeout and
+        // waiting to be reopened stays closed.
+        for member in lead..lead + size {
+            self.reopening.cancel(member);
+        }
+    }
+
+    /// Whether any connection can still send: with `--facebook`, any
+    /// group (its UDP socket alone cannot).
+    pub(super) fn any_up(&self) -> bool {
+        match &self.groups {
+            Some(g) => (0..self.conns.len())
+                .step_by(g.size)
+                .any(|lead| self.can_send(lead)),
+            None => self.alive > 0,
         }
     }
 }

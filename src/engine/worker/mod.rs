@@ -428,7 +428,7 @@ impl Worker {
             if !self.sending && self.outstanding() == 0 {
                 break PhaseEnd::Completed;
             }
-            if self.alive > 0 || self.churning() {
+            if self.any_up() || self.churning() {
                 all_down_since = None;
             } else {
                 // With --reconnect, keep trying for --timeout; then give up.

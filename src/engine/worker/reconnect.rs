@@ -77,6 +77,13 @@ impl Reopening {
         self.pause_ns[c] = (self.pause_ns[c] * 2).min(LONGEST_PAUSE_NS);
     }
 
+    /// Connection `c` is not to be reopened after all (its group is lost).
+    pub fn cancel(&mut self, c: usize) {
+        if self.due[c].take().is_some() {
+            self.waiting -= 1;
+        }
+    }
+
     /// A connection whose pause is over at `now`, taken off the list.
     fn take_due(&mut self, now: u64) -> Option<usize> {
         let at = self.next_at()?;
@@ -139,8 +146,13 @@ impl Worker {
         });
         let Ok(socket) = registered else {
             // Still down: try again after a longer pause, counted from now
-            // (the attempt itself may have taken a while).
+            // (the attempt itself may have taken a while). A preload cannot
+            // wait for it: that server's keys are given up on, as when its
+            // last connection is lost.
             self.reopening.schedule(c, clock_ns());
+            if self.alive_on[server] == 0 && matches!(self.source, super::Source::Load(_)) {
+                self.strand(server);
+            }
             return;
         };
         self.conns[c].reopen(socket);

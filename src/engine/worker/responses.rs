@@ -164,21 +164,26 @@ impl Worker {
             self.reopening.schedule(c, clock_ns());
         }
         if self.alive_on[server] == 0 {
-            let stranded = self.backlog[server]
-                .drain(..)
-                .filter(|d| d.measured)
-                .count() as u64;
-            self.recorder.error(ErrorClass::NoConnection, stranded);
-            // Keys left to preload on that server cannot be loaded now.
-            if let Source::Load(ranges) = &mut self.source {
-                for (_, range) in ranges.iter_mut().filter(|(s, _)| *s == server) {
-                    self.recorder
-                        .error(ErrorClass::NoConnection, range.end - range.start);
-                    *range = range.end..range.end;
-                }
-            }
+            self.strand(server);
         }
         self.lose_group(c);
+    }
+
+    /// `server` has no connection up: requests waiting for one, and keys
+    /// left to preload on it, cannot be sent now (`no_connection`).
+    pub(super) fn strand(&mut self, server: usize) {
+        let stranded = self.backlog[server]
+            .drain(..)
+            .filter(|d| d.measured)
+            .count() as u64;
+        self.recorder.error(ErrorClass::NoConnection, stranded);
+        if let Source::Load(ranges) = &mut self.source {
+            for (_, range) in ranges.iter_mut().filter(|(s, _)| *s == server) {
+                self.recorder
+                    .error(ErrorClass::NoConnection, range.end - range.start);
+                *range = range.end..range.end;
+            }
+        }
     }
 }
 

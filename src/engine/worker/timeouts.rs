@@ -70,12 +70,11 @@ impl Worker {
         self.alive -= 1;
         self.alive_on[server] -= 1;
         self.shared.conn_closed();
-        if self.sending {
-            // Reopened by the loop (`reopen_due`), a few per turn: a
-            // blocking connect per timed-out connection here would stall
-            // every other connection's answers.
-            self.reopening.schedule_now(c, now);
-        } else if self.alive_on[server] == 0 {
+        // Reopened by the loop (`reopen_due`), a few per turn, while sending
+        // (this phase's or the next's): a blocking connect per timed-out
+        // connection here would stall every other connection's answers.
+        self.reopening.schedule_now(c, now);
+        if !self.sending && self.alive_on[server] == 0 {
             // Draining, with no connection left to that server: what waits
             // for one will not be answered.
             let stranded = self.backlog[server]
