@@ -103,9 +103,17 @@ impl Checks {
                 return;
             }
             if req.op == OpKind::Get {
-                let valid: Vec<&Expiring> = cursor.expiring.iter().filter(|e| e.valid).collect();
-                if !valid.is_empty() {
-                    let e = valid[rng.gen_range(0..valid.len())];
+                // A valid key at random, without collecting them: this runs
+                // per request.
+                let valid = cursor.expiring.iter().filter(|e| e.valid).count();
+                if valid > 0 {
+                    let nth = rng.gen_range(0..valid);
+                    let e = cursor
+                        .expiring
+                        .iter()
+                        .filter(|e| e.valid)
+                        .nth(nth)
+                        .expect("counted");
                     req.key = e.key;
                     req.check = Check::ExpiringGet {
                         set_sent_ns: e.sent_ns,
