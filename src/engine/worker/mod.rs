@@ -527,7 +527,12 @@ impl Worker {
             Some(s) if self.sending => s.connecting(),
             _ => 0,
         };
-        self.in_flight + self.backlog.iter().map(VecDeque::len).sum::<usize>() + connecting
+        self.requests_waiting() + connecting
+    }
+
+    /// Requests sent or waiting for a connection, not yet answered.
+    fn requests_waiting(&self) -> usize {
+        self.in_flight + self.backlog.iter().map(VecDeque::len).sum::<usize>()
     }
 
     /// Fills the free slots of connection `c` (closed loop and load), or

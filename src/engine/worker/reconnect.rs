@@ -151,7 +151,7 @@ impl Worker {
             // last connection is lost.
             self.reopening.schedule(c, clock_ns());
             if self.alive_on[server] == 0 && matches!(self.source, super::Source::Load(_)) {
-                self.strand(server);
+                self.strand(server, crate::stats::ErrorClass::NoConnection);
             }
             return;
         };

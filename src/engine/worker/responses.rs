@@ -164,19 +164,21 @@ impl Worker {
             self.reopening.schedule(c, clock_ns());
         }
         if self.alive_on[server] == 0 {
-            self.strand(server);
+            self.strand(server, ErrorClass::NoConnection);
         }
         self.lose_group(c);
     }
 
     /// `server` has no connection up: requests waiting for one, and keys
-    /// left to preload on it, cannot be sent now (`no_connection`).
-    pub(super) fn strand(&mut self, server: usize) {
+    /// left to preload on it, cannot be sent now. The waiting ones are
+    /// counted as `class`: `no_connection`, or `timeout` when the run has
+    /// stopped sending and was only waiting for answers.
+    pub(super) fn strand(&mut self, server: usize, class: ErrorClass) {
         let stranded = self.backlog[server]
             .drain(..)
             .filter(|d| d.measured)
             .count() as u64;
-        self.recorder.error(ErrorClass::NoConnection, stranded);
+        self.recorder.error(class, stranded);
         if let Source::Load(ranges) = &mut self.source {
             for (_, range) in ranges.iter_mut().filter(|(s, _)| *s == server) {
                 self.recorder

@@ -46,7 +46,7 @@ impl Worker {
             "{phase}: no answer from {} for {:.1} s (--timeout); {} requests unanswered{connects}",
             servers.join(", "),
             now.saturating_sub(self.last_progress_ns) as f64 / 1e9,
-            self.in_flight + self.backlog.iter().map(|q| q.len()).sum::<usize>()
+            self.requests_waiting()
         )
     }
 

@@ -77,11 +77,7 @@ impl Worker {
         if !self.sending && self.alive_on[server] == 0 {
             // Draining, with no connection left to that server: what waits
             // for one will not be answered.
-            let stranded = self.backlog[server]
-                .drain(..)
-                .filter(|d| d.measured)
-                .count();
-            self.recorder.error(ErrorClass::Timeout, stranded as u64);
+            self.strand(server, ErrorClass::Timeout);
         }
     }
 }
