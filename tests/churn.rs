@@ -295,11 +295,23 @@ fn churn_flags_that_cannot_work_are_refused() {
 }
 
 /// Runs `script` in a network namespace of its own (lo up), where the
-/// port range and TIME_WAIT reuse are ours to set.
+/// port range and TIME_WAIT reuse are ours to set, with a memcached on
+/// 127.0.0.1:11211 there; `$MCBENCH` is mcbench.
 fn in_netns(script: &str) -> std::process::Output {
+    let user = if unsafe { libc::geteuid() } == 0 {
+        "-u root"
+    } else {
+        ""
+    };
     let out = Command::new("unshare")
-        .args(["-n", "sh", "-euc"])
-        .arg(format!("ip link set lo up\n{script}"))
+        .args(["-n", "bash", "-euc"])
+        .arg(format!(
+            r#"ip link set lo up
+memcached {user} -l 127.0.0.1 -p 11211 -U 0 & MC=$!
+for i in $(seq 50); do (echo > /dev/tcp/127.0.0.1/11211) 2>/dev/null && break; sleep 0.1; done
+{script}
+kill $MC"#
+        ))
         .env("MCBENCH", BIN)
         .output()
         .expect("unshare (util-linux) must be installed (see .ci/run)");
@@ -375,21 +387,13 @@ fn socket_buffers_are_set_on_every_connection() {
     let _machine = shared_machine();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display();
-    let memcached_user = if unsafe { libc::geteuid() } == 0 {
-        "-u root"
-    } else {
-        ""
-    };
     // The kernel doubles what SO_SNDBUF/SO_RCVBUF ask (socket(7)); ss
     // shows the result as skmem's tb (send) and rb (receive).
     in_netns(&format!(
-        r#"memcached {memcached_user} -l 127.0.0.1 -p 11211 -U 0 & MC=$!
-for i in $(seq 50); do (echo > /dev/tcp/127.0.0.1/11211) 2>/dev/null && break; sleep 0.1; done || true
-"$MCBENCH" run -s 127.0.0.1:11211 -c 3 --no-load -t 1.5s -q 100 --send-buffer 40000 --recv-buffer 50000 > {d}/run.txt 2>&1 &
+        r#""$MCBENCH" run -s 127.0.0.1:11211 -c 3 --no-load -t 1.5s -q 100 --send-buffer 40000 --recv-buffer 50000 > {d}/run.txt 2>&1 &
 sleep 0.7
 ss -tmnH state established dst 127.0.0.1:11211 > {d}/ss.txt
-wait $!
-kill $MC"#
+wait $!"#
     ));
     let ss = std::fs::read_to_string(dir.path().join("ss.txt")).unwrap();
     let sockets: Vec<&str> = ss.lines().filter(|l| l.contains("skmem")).collect();
@@ -406,22 +410,14 @@ fn port_exhaustion_is_named_and_source_addresses_or_linger_go_past_it() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display();
     // 50 ports, no reuse of TIME_WAIT: the 51st connection finds no port.
-    let memcached_user = if unsafe { libc::geteuid() } == 0 {
-        "-u root"
-    } else {
-        ""
-    };
     in_netns(&format!(
         r#"echo "40000 40049" > /proc/sys/net/ipv4/ip_local_port_range
 echo 0 > /proc/sys/net/ipv4/tcp_tw_reuse
-memcached {memcached_user} -l 127.0.0.1 -p 11211 -U 0 & MC=$!
-for i in $(seq 50); do (echo > /dev/tcp/127.0.0.1/11211) 2>/dev/null && break; sleep 0.1; done || true
 "$MCBENCH" run -s 127.0.0.1:11211 -c 1 --no-load -u 1 --num-conns 120 --num-calls 2 --json {d}/plain.json > {d}/plain.txt 2>&1 || true
 ss -tanH state time-wait | wc -l > {d}/tw_plain
 "$MCBENCH" run -s 127.0.0.1:11211 -c 1 --no-load -u 1 --num-conns 120 --num-calls 2 --source-addrs 127.0.0.2,127.0.0.3,127.0.0.4 --json {d}/spread.json > {d}/spread.txt 2>&1
 "$MCBENCH" run -s 127.0.0.1:11211 -c 1 --no-load -u 1 --num-conns 120 --num-calls 2 --source-addrs 127.0.0.5 --linger 0 --json {d}/linger.json > {d}/linger.txt 2>&1
-ss -tanH state time-wait src 127.0.0.5 | wc -l > {d}/tw_linger
-kill $MC"#
+ss -tanH state time-wait src 127.0.0.5 | wc -l > {d}/tw_linger"#
     ));
     let plain = read_json(&dir.path().join("plain.json"));
     let text = std::fs::read_to_string(dir.path().join("plain.txt")).unwrap();
