@@ -34,6 +34,29 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare saved results side by side, each with its ratio to the first.
     Compare(CompareArgs),
+    /// Print the server each key goes to under a distribution (ketama,
+    /// modula, ...), as a client library or proxy would place it.
+    Route(RouteArgs),
+}
+
+/// `mcbench route`: which server each key goes to, under a distribution.
+#[derive(Debug, Args)]
+pub struct RouteArgs {
+    /// Servers, in the client's order (HOST:PORT[:WEIGHT], ranges too).
+    #[arg(short = 's', long = "server", required = true, value_delimiter = ',')]
+    pub servers: Vec<String>,
+
+    /// modula, ketama, ketama-spy or ch3 (see `mcbench run --help`).
+    #[arg(long, value_name = "NAME", default_value = "modula")]
+    pub distribution: String,
+
+    /// modula's key hash.
+    #[arg(long, value_name = "NAME")]
+    pub hash: Option<crate::placement::KeyHash>,
+
+    /// Keys to place; with none, one per line from standard input. Each
+    /// is printed with its server's index and address, tab-separated.
+    pub keys: Vec<String>,
 }
 
 /// Where results go, for `run` and `report`.
@@ -361,6 +384,24 @@ pub struct RunArgs {
     #[arg(long)]
     pub busy_poll: bool,
 
+    /// Where keys live among several servers, as the application's client
+    /// puts them: modula (libmemcached's default), ketama (libmemcached
+    /// KETAMA_WEIGHTED, twemproxy's ketama with md5), ketama-spy, ch3
+    /// (mcrouter), or none (each connection's server takes any key, as
+    /// mutilate does). Weights: -s HOST:PORT:WEIGHT.
+    #[arg(long, value_name = "NAME")]
+    pub distribution: Option<String>,
+
+    /// modula's key hash: one_at_a_time (libmemcached's default), md5,
+    /// crc, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32, jenkins.
+    #[arg(long, value_name = "NAME")]
+    pub hash: Option<crate::placement::KeyHash>,
+
+    /// Thread t connects to server t mod servers only (mutilate's and
+    /// memcache-perf's -R); each server then gets any key.
+    #[arg(long)]
+    pub roundrobin: bool,
+
     /// With --facebook: TCP connections beside each connection's UDP
     /// socket (memaslap's --conn_sock).
     #[arg(long, alias = "conn_sock", value_name = "N", default_value_t = 1)]
@@ -461,12 +502,17 @@ impl RunArgs {
             (None, Some(mix)) => mix.clone(),
             (None, None) => Mix::from_update_ratio(0.1)?,
         };
+        let written: Vec<String> = self
+            .servers
+            .iter()
+            .map(|s| self.with_transport(s))
+            .collect();
+        let (servers, weights) = crate::spec::servers::expand(&written)?;
         let spec = RunSpec {
-            servers: self
-                .servers
-                .iter()
-                .map(|s| self.with_transport(s))
-                .collect(),
+            servers,
+            weights,
+            distribution: self.distribution()?,
+            roundrobin: self.roundrobin,
             threads: self.threads,
             connections: self.connections,
             depth: self.depth,
@@ -538,6 +584,16 @@ impl RunArgs {
 }
 
 impl RunArgs {
+    /// `--distribution` with `--hash`; `--roundrobin` means `none`.
+    fn distribution(&self) -> Result<crate::placement::Scheme, String> {
+        use crate::placement::Scheme;
+        match (&self.distribution, self.roundrobin) {
+            (None, true) if self.hash.is_none() => Ok(Scheme::None),
+            (None, _) => Ok(Scheme::parse("modula", self.hash)?),
+            (Some(name), _) => Scheme::parse(name, self.hash),
+        }
+    }
+
     /// `--udp` puts plain `HOST:PORT` servers on UDP.
     fn with_transport(&self, server: &str) -> String {
         let server = server.trim();

@@ -14,6 +14,7 @@ fn main() {
         Command::Run(args) => mcbench::app::run(&args),
         Command::Report(args) => mcbench::app::report(&args),
         Command::Compare(args) => mcbench::app::compare(&args),
+        Command::Route(args) => mcbench::app::route(&args),
         Command::Profiles => {
             print!("{}", mcbench::config::profiles::listing());
             mcbench::error::exit::OK

@@ -277,8 +277,9 @@ fn open_loop_spreads_the_rate_over_servers() {
         "run",
         "-s",
         &list.join(","),
+        // Each connection is a client with a socket to every server.
         "-c",
-        "1",
+        "2",
         "-T",
         "2",
         "-q",
@@ -293,6 +294,7 @@ fn open_loop_spreads_the_rate_over_servers() {
         .map(|m| (m.stat("cmd_get") + m.stat("cmd_set")) as f64)
         .collect();
     let total: f64 = ops.iter().sum();
+    // Uniform keys, placed by libmemcached's modula: a third each.
     for share in ops.iter().map(|o| o / total) {
         assert!((share - 1.0 / 3.0).abs() < 0.05, "{ops:?}");
     }
@@ -424,8 +426,14 @@ fn several_servers_share_the_keys() {
     let servers = format!("{},{}", a.addr(), b.addr());
     let (out, j) = run_json(&["run", "-s", &servers, "-r", "1000", "-x", "2000", "-T", "2"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // libmemcached's default placement (modula, one-at-a-time) splits
+    // them about evenly; tests/placement.rs checks key by key.
     assert_eq!(a.stat("curr_items") + b.stat("curr_items"), 1000);
-    assert_eq!(a.stat("curr_items"), 500);
+    assert!(
+        (400..=600).contains(&a.stat("curr_items")),
+        "{}",
+        a.stat("curr_items")
+    );
     assert_eq!(f(&j, "gets.misses"), 0.0);
 }
 

@@ -1,8 +1,11 @@
 //! The subcommands: `mcbench run` from parsed flags to written reports and
-//! an exit code; `report` and `compare` over saved results (`saved`).
+//! an exit code; `report` and `compare` over saved results (`saved`);
+//! `route`, where keys live (`route`).
 
+mod route;
 mod saved;
 
+pub use route::route;
 pub use saved::{compare, report};
 
 use crate::cli::RunArgs;

@@ -27,20 +27,32 @@ pub struct Opened {
 pub fn connect_all(addrs: &[Address], spec: &RunSpec) -> Result<Vec<Opened>, String> {
     let mut out =
         Vec::with_capacity(addrs.len() * spec.connections * spec.sockets_per_connection());
-    for (server, addr) in addrs.iter().enumerate() {
-        for _ in 0..spec.connections {
-            for addr in group(addr, spec) {
-                let socket = connect_one(&addr, spec, spec.timeout, out.len())
-                    .map_err(|e| format!("{e} (after {} open)", out.len()))?;
-                out.push(Opened {
-                    socket,
-                    server,
-                    datagram: addr.is_udp(),
-                });
-            }
+    for server in connection_order(addrs.len(), spec) {
+        for addr in group(&addrs[server], spec) {
+            let socket = connect_one(&addr, spec, spec.timeout, out.len())
+                .map_err(|e| format!("{e} (after {} open)", out.len()))?;
+            out.push(Opened {
+                socket,
+                server,
+                datagram: addr.is_udp(),
+            });
         }
     }
     Ok(out)
+}
+
+/// The servers of the run's connections, in the order they are opened:
+/// when keys are placed on several servers, each connection is a client
+/// with one socket per server, in a row; otherwise server by server.
+fn connection_order(nservers: usize, spec: &RunSpec) -> Vec<usize> {
+    let c = spec.connections;
+    if spec.places_keys(nservers) {
+        (0..c).flat_map(|_| 0..nservers).collect()
+    } else {
+        (0..nservers)
+            .flat_map(|s| std::iter::repeat_n(s, c))
+            .collect()
+    }
 }
 
 /// The sockets one connection to `addr` is made of.
@@ -212,9 +224,81 @@ fn set_nonblocking(fd: &OwnedFd) -> std::io::Result<()> {
     socket2::SockRef::from(fd).set_nonblocking(true)
 }
 
-/// Which worker gets socket `i`: connections round-robin, so that each
-/// server's connections spread over every thread; the sockets of one
-/// connection (`sockets` of them, `--facebook`) stay together.
-pub fn worker_of(i: usize, workers: usize, sockets: usize) -> usize {
-    (i / sockets) % workers
+/// Which worker gets each socket.
+pub struct Owners {
+    workers: usize,
+    /// Sockets that stay together (a client's sockets to every server, a
+    /// `--facebook` group).
+    unit: usize,
+    /// `--roundrobin`: per server, the workers that serve it, and how many
+    /// of its connections were handed out.
+    roundrobin: Option<Vec<(Vec<usize>, usize)>>,
+}
+
+impl Owners {
+    pub fn new(spec: &RunSpec, nservers: usize) -> Self {
+        let workers = spec.threads;
+        let roundrobin = spec.roundrobin.then(|| {
+            (0..nservers)
+                .map(|s| {
+                    (
+                        (0..workers)
+                            .filter(|&t| serves(t, s, workers, nservers))
+                            .collect(),
+                        0,
+                    )
+                })
+                .collect()
+        });
+        Owners {
+            workers,
+            unit: spec.sockets_per_unit(nservers),
+            roundrobin,
+        }
+    }
+
+    /// The worker of socket `i`, which goes to `server`: units round-robin
+    /// over the workers, so that each server's connections spread over
+    /// every thread; with `--roundrobin`, over the workers serving it.
+    pub fn worker_of(&mut self, i: usize, server: usize) -> usize {
+        match &mut self.roundrobin {
+            Some(per_server) => {
+                let (workers, handed) = &mut per_server[server];
+                let w = workers[(*handed / self.unit) % workers.len()];
+                *handed += 1;
+                w
+            }
+            None => (i / self.unit) % self.workers,
+        }
+    }
+}
+
+/// `--roundrobin` (mutilate's and memcache-perf's `-R`): thread `t` serves
+/// server `t mod servers`; with fewer threads than servers, server `s` is
+/// served by thread `s mod threads`.
+pub fn serves(t: usize, s: usize, threads: usize, servers: usize) -> bool {
+    if threads >= servers {
+        t % servers == s
+    } else {
+        s % threads == t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundrobin_gives_each_thread_its_servers() {
+        // 4 threads, 2 servers: threads 0 and 2 serve server 0.
+        assert!(serves(0, 0, 4, 2) && serves(2, 0, 4, 2) && serves(3, 1, 4, 2));
+        assert!(!serves(1, 0, 4, 2));
+        // 2 threads, 5 servers: thread 1 serves servers 1 and 3.
+        let of_1: Vec<usize> = (0..5).filter(|&s| serves(1, s, 2, 5)).collect();
+        assert_eq!(of_1, [1, 3]);
+        // Every server has a thread either way.
+        for (t, n) in [(4, 2), (2, 5), (3, 3), (1, 4)] {
+            assert!((0..n).all(|s| (0..t).any(|w| serves(w, s, t, n))));
+        }
+    }
 }

@@ -78,7 +78,7 @@ impl Shared {
     /// An empty recorder: a recycled one if there is one.
     pub fn empty_recorder(&self) -> Box<Recorder> {
         let mut recorder = self.recorders.try_recv().unwrap_or_default();
-        recorder.prepare(&self.ops);
+        recorder.prepare(&self.ops, self.addrs.len());
         recorder
     }
 }
@@ -164,12 +164,17 @@ pub fn run(
     // RunSpec::validate has checked connections, keys and descriptors.
     let nservers = addrs.len();
     let total_conns = spec.total_connections(nservers);
-    let keys = spec.key_space(nservers).map_err(Failure::usage)?;
+    let router = if spec.places_keys(nservers) {
+        spec.router()
+    } else {
+        crate::placement::Router::Single
+    };
+    let keys = spec.key_space(router).map_err(Failure::usage)?;
     let (pool, recorders) = crossbeam_channel::unbounded();
     let ops = spec.ops_sent();
     for _ in 0..2 * spec.threads {
         let mut recorder = Box::<Recorder>::default();
-        recorder.prepare(&ops);
+        recorder.prepare(&ops, nservers);
         let _ = pool.send(recorder);
     }
     let shared = Arc::new(Shared {
@@ -275,8 +280,9 @@ fn plan_workers(
         })
         .collect();
     let total_conns = conns.len();
+    let mut owner = connect::Owners::new(spec, nservers);
     for (i, conn) in conns.into_iter().enumerate() {
-        let plan = &mut plans[connect::worker_of(i, t, spec.sockets_per_connection())];
+        let plan = &mut plans[owner.worker_of(i, conn.server)];
         plan.conns.push(conn);
         plan.lanes.push(i);
     }
@@ -288,16 +294,38 @@ fn plan_workers(
             .map(|r| r * plan.conns.len() as f64 / total_conns as f64);
     }
     if spec.load != LoadMode::NoLoad && spec.window.is_none() {
-        for s in 0..nservers {
-            let owners: Vec<usize> = (0..t)
-                .filter(|&w| plans[w].conns.iter().any(|o| o.server == s))
-                .collect();
-            for (k, range) in split(keys.keys_on(s), owners.len()).into_iter().enumerate() {
-                plans[owners[k]].load.push((s, range));
-            }
-        }
+        plan_preload(&mut plans, keys, spec.places_keys(nservers), nservers);
     }
     plans
+}
+
+/// Shares the preload: keys placed on several servers are cut among the
+/// workers (each has a socket to every server); otherwise every server
+/// gets every key, cut among the workers connected to it.
+fn plan_preload(plans: &mut [WorkerPlan], keys: &KeySpace, placed: bool, nservers: usize) {
+    let ids = keys.ids();
+    let shares = |n: usize| {
+        split(ids.end - ids.start, n)
+            .into_iter()
+            .map(|r| r.start + ids.start..r.end + ids.start)
+    };
+    if placed {
+        let owners: Vec<usize> = (0..plans.len())
+            .filter(|&w| !plans[w].conns.is_empty())
+            .collect();
+        for (k, range) in shares(owners.len()).enumerate() {
+            plans[owners[k]].load.push((None, range));
+        }
+        return;
+    }
+    for s in 0..nservers {
+        let owners: Vec<usize> = (0..plans.len())
+            .filter(|&w| plans[w].conns.iter().any(|o| o.server == s))
+            .collect();
+        for (k, range) in shares(owners.len()).enumerate() {
+            plans[owners[k]].load.push((Some(s), range));
+        }
+    }
 }
 
 /// `n` items cut into `parts` contiguous ranges of near-equal size.

@@ -53,11 +53,15 @@ impl Encoder {
         self.keys.clear();
         self.keys
             .extend_from_slice(workload.keys.key(req.key, &mut buf));
+        let mut nkeys = 1;
         if req.op == OpKind::Mget {
+            // Its further keys live on the same server as its first.
             for _ in 1..workload.mget_keys() {
-                let id = workload.retrieval_key(rng, server, cursor);
-                self.keys.push(b' ');
-                self.keys.extend_from_slice(workload.keys.key(id, &mut buf));
+                if let Some(id) = workload.retrieval_key_on(rng, server, cursor) {
+                    self.keys.push(b' ');
+                    self.keys.extend_from_slice(workload.keys.key(id, &mut buf));
+                    nkeys += 1;
+                }
             }
         }
         let cmd = req.op.cmd();
@@ -76,11 +80,7 @@ impl Encoder {
         self.wire.protocol.encode_with(out, &wire, self.wire.meta);
         Expect {
             cmd,
-            keys: if req.op == OpKind::Mget {
-                workload.mget_keys()
-            } else {
-                1
-            },
+            keys: nkeys,
             noreply: wire.noreply,
             opaque,
             max_value: self.wire.max_value,

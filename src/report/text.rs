@@ -41,6 +41,7 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
         |s| &s.service_time_hdr,
     )?;
     counters(out, r);
+    super::text_servers::write(out, r);
     super::text_conns::write(out, r);
     checks(out, r);
     for w in &r.warnings {
@@ -87,6 +88,9 @@ fn config(out: &mut String, r: &RunResult) {
                 s.threads, s.connections, s.depth
             );
         }
+    }
+    if let Some(line) = super::text_servers::placement(r) {
+        let _ = writeln!(out, "  {line}");
     }
     workload(out, r);
     let status = match (&r.stopped_by, &r.failure) {

@@ -65,6 +65,13 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
             secs,
         )?,
         checks: merge_checks(runs),
+        per_server: super::ServerSummary::merge(
+            &runs
+                .iter()
+                .map(|r| r.per_server.as_slice())
+                .collect::<Vec<_>>(),
+            secs,
+        )?,
         client: merge_client(runs)?,
         warnings: runs.iter().flat_map(|r| r.warnings.clone()).collect(),
         intervals: merge_intervals(runs)?,

@@ -6,6 +6,7 @@
 mod connections;
 mod load;
 mod merge;
+mod servers;
 mod verdict;
 
 use crate::engine::{Outcome, PhaseEnd};
@@ -20,6 +21,7 @@ use std::collections::BTreeMap;
 
 pub use connections::{Connections, SizeSummary};
 pub use merge::{merge, start_spread_s};
+pub use servers::ServerSummary;
 pub use verdict::preload_failure;
 
 pub const SCHEMA: &str = "mcbench.run/2";
@@ -62,6 +64,9 @@ pub struct RunResult {
     /// memaslap's checks (`--verify`, `--exp-verify`), under its names.
     #[serde(default)]
     pub checks: crate::stats::CheckCounts,
+    /// With several servers: one row per server, in `servers` order.
+    #[serde(default)]
+    pub per_server: Vec<ServerSummary>,
     pub client: Client,
     pub warnings: Vec<Warning>,
     pub intervals: Vec<IntervalSummary>,
@@ -209,6 +214,13 @@ impl RunResult {
         let warnings = verdict::warnings(spec, out, open_loop.then_some(&send_lag_us));
         let failure = verdict::failure(spec, out, ctx.stopped_by.is_some());
         let looked_up = t.hits + t.misses;
+        let per_server = t
+            .servers
+            .iter()
+            .zip(&ctx.servers)
+            .map(|(r, address)| ServerSummary::build(address, r, secs))
+            .collect();
+
         RunResult {
             schema: SCHEMA.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -255,6 +267,7 @@ impl RunResult {
             },
             connections: Connections::build(out, secs),
             checks: t.checks.clone(),
+            per_server,
             client: Client::build(out, &warnings, send_lag_us, open_loop),
             warnings,
             intervals: out.intervals.clone(),

@@ -59,6 +59,20 @@ impl Address {
         }
     }
 
+    /// The host as written and the port, as key distributions name a
+    /// server: a unix socket is its path with port 0 (libmemcached's).
+    pub fn name_of(text: &str) -> Result<crate::placement::Server, String> {
+        let (host, port) = match Address::parse(text)? {
+            Written::Unix(path) => (path, 0),
+            Written::Udp(h, p) | Written::Tcp(h, p) => (h, p),
+        };
+        Ok(crate::placement::Server {
+            host: host.to_string(),
+            port,
+            weight: 1,
+        })
+    }
+
     pub fn is_udp(&self) -> bool {
         matches!(self, Address::Udp(_))
     }

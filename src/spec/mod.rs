@@ -4,6 +4,7 @@
 mod address;
 mod checks;
 pub mod churn;
+pub mod servers;
 pub mod units;
 mod verify;
 
@@ -151,10 +152,27 @@ pub struct RunSpec {
     /// default; their `-B` blocks): no wake-up latency, a CPU per worker.
     #[serde(default)]
     pub busy_poll: bool,
+    /// Per server (in `servers` order): its weight (`HOST:PORT:WEIGHT`);
+    /// empty when none was given.
+    #[serde(default)]
+    pub weights: Vec<u32>,
+    /// Where keys live among several servers (`--distribution`).
+    #[serde(default = "default_scheme")]
+    pub distribution: crate::placement::Scheme,
+    /// memcache-perf's and mutilate's `-R`: thread `t` connects to server
+    /// `t mod servers` only (or, with fewer threads than servers, each
+    /// server to thread `s mod threads`).
+    #[serde(default)]
+    pub roundrobin: bool,
 }
 
 fn one() -> usize {
     1
+}
+
+/// libmemcached's default: modula with one-at-a-time.
+pub fn default_scheme() -> crate::placement::Scheme {
+    crate::placement::Scheme::Modula(crate::placement::KeyHash::OneAtATime)
 }
 
 /// `Protocol` as its name in JSON and TOML.
@@ -287,6 +305,7 @@ impl RunSpec {
         }
         self.validate_protocol()?;
         self.validate_servers()?;
+        self.validate_placement()?;
         self.validate_bounds()?;
         self.validate_resources()
     }
@@ -501,8 +520,8 @@ impl RunSpec {
         ops
     }
 
-    /// The key space, shared by `servers` servers.
-    pub fn key_space(&self, servers: usize) -> Result<KeySpace, String> {
+    /// The key space, its keys placed by `router`.
+    pub fn key_space(&self, router: crate::placement::Router) -> Result<KeySpace, String> {
         KeySpace::new(
             self.keys,
             self.client,
@@ -510,7 +529,7 @@ impl RunSpec {
             self.key_size.clone(),
             self.popularity,
             self.seed,
-            servers,
+            router,
         )
     }
 

@@ -225,6 +225,8 @@ pub struct Recorder {
     pub conns: super::ConnStats,
     /// `--verify`, `--exp-verify`.
     pub checks: super::CheckCounts,
+    /// Per server, with several servers (empty with one).
+    pub servers: Vec<super::ServerRecorder>,
     /// `--save`: the requests of this interval chosen to be written.
     pub samples: Vec<Sample>,
 }
@@ -245,6 +247,7 @@ impl Default for Recorder {
             connections_reopened: 0,
             conns: super::ConnStats::default(),
             checks: super::CheckCounts::default(),
+            servers: Vec::new(),
             samples: Vec::new(),
         }
     }
@@ -268,6 +271,25 @@ impl Recorder {
     #[inline]
     pub fn error(&mut self, class: ErrorClass, n: u64) {
         self.errors[class as usize] += n;
+    }
+
+    /// `error`, counted against `server` too (when failed requests).
+    #[inline]
+    pub fn server_error(&mut self, server: usize, class: ErrorClass, n: u64) {
+        self.error(class, n);
+        if let (Some(s), true) = (self.servers.get_mut(server), class.is_failure()) {
+            s.failures += n;
+        }
+    }
+
+    /// An answered request of `server`: its latency and lookups.
+    #[inline]
+    pub fn server_answer(&mut self, server: usize, latency_ns: u64, hits: u64, misses: u64) {
+        if let Some(s) = self.servers.get_mut(server) {
+            s.latency.saturating_record(latency_ns.max(1));
+            s.hits += hits;
+            s.misses += misses;
+        }
     }
 
     pub fn error_count(&self, class: ErrorClass) -> u64 {
@@ -321,9 +343,13 @@ impl Recorder {
 
     /// Creates the histograms of `ops` now, so that recording never
     /// allocates inside a worker's loop.
-    pub fn prepare(&mut self, ops: &[OpKind]) {
+    /// Makes room for `ops`, and per-server counts when `servers` > 1.
+    pub fn prepare(&mut self, ops: &[OpKind], servers: usize) {
         for op in ops {
             self.ops[op.index()].get_or_insert_with(|| Box::new(OpRecorder::new()));
+        }
+        if servers > 1 {
+            self.servers.resize_with(servers, Default::default);
         }
     }
 
@@ -366,6 +392,9 @@ impl Recorder {
         self.connections_reopened = 0;
         self.conns.reset();
         self.checks.reset();
+        for s in &mut self.servers {
+            s.reset();
+        }
         self.samples.clear();
     }
 
@@ -388,6 +417,13 @@ impl Recorder {
         self.connections_reopened += other.connections_reopened;
         self.conns.merge(&other.conns);
         self.checks.merge(&other.checks);
+        if self.servers.len() < other.servers.len() {
+            self.servers
+                .resize_with(other.servers.len(), Default::default);
+        }
+        for (a, b) in self.servers.iter_mut().zip(&other.servers) {
+            a.merge(b);
+        }
     }
 }
 

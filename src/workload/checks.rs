@@ -74,7 +74,8 @@ impl Checks {
     }
 
     /// What `req` checks; an expiring set or get is moved to one of the
-    /// connection's expiring keys (on `server`).
+    /// connection's expiring keys (which may live on another server: route
+    /// the request after this).
     /// `now_ns` is when it is intended, on the worker clock.
     pub fn decide<R: Rng + ?Sized>(
         &self,
@@ -82,7 +83,6 @@ impl Checks {
         rng: &mut R,
         cursor: &mut Cursor,
         keys: &KeySpace,
-        server: usize,
         now_ns: u64,
     ) {
         if self.exp_verify > 0.0 && rng.gen::<f64>() < self.exp_verify {
@@ -92,7 +92,7 @@ impl Checks {
                 .then(|| cursor.free_expiring_slot(now_ns, retire_after))
                 .flatten();
             if let Some(slot) = slot {
-                let key = keys.expiring_key(cursor.lane, slot, server);
+                let key = keys.expiring_key(cursor.lane, slot);
                 cursor.expiring[slot] = Expiring {
                     key,
                     sent_ns: now_ns,

@@ -1,4 +1,4 @@
-//! The key space: which keys exist, their bytes, which server owns each,
+//! The key space: which keys exist, their bytes, which server holds each,
 //! and which one a request asks for.
 //!
 //! Key ids are global: `--keys N` names ids `0..N`, of which this instance
@@ -8,9 +8,14 @@
 //! drawn once from the size distribution with a seed derived from `id`.
 //! Keys are printable ASCII without spaces, at most 250 bytes. Ids from `N`
 //! up to `2N` are never written: requests for them are planned misses.
+//!
+//! A key is drawn from the whole space with its popularity first, and its
+//! server follows from its bytes (`placement::Router`), as an
+//! application's client places it: hot keys make a hot server.
 
 use super::popularity::{Cursor, Picker, Popularity};
 use super::Distribution;
+use crate::placement::Router;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -53,9 +58,14 @@ pub struct KeySpace {
     /// The shortest key that still holds the prefix and every id.
     min_len: usize,
     seed: u64,
-    servers: u64,
-    /// Per server: its popularity over its own keys.
-    pickers: Vec<Picker>,
+    /// Where each key lives.
+    router: Router,
+    /// The popularity over this instance's keys.
+    picker: Picker,
+    /// The server of each of this instance's keys, when placement is
+    /// computed (several servers) and the table fits `MAX_OWNER_TABLE`:
+    /// a hash per request otherwise.
+    owners: Vec<u16>,
     /// The length of every key when the size is fixed.
     fixed_len: Option<usize>,
     /// With a fixed size, this instance's keys formatted back to back
@@ -73,9 +83,16 @@ const MAX_KEY_TABLE: u64 = 16 << 20;
 /// The most keys whose drawn lengths are kept (one byte each).
 const MAX_LEN_TABLE: u64 = 64 << 20;
 
+/// The most keys whose server is kept (two bytes each): building it costs
+/// a hash per key at start.
+const MAX_OWNER_TABLE: u64 = 1 << 20;
+
+/// The most servers a run places keys on (`owners` holds u16).
+pub const MAX_SERVERS: usize = 4096;
+
 impl KeySpace {
-    /// Validates the combination and builds the key space for `servers`
-    /// servers (key `id` lives on server `id % servers`).
+    /// Validates the combination and builds the key space, whose keys
+    /// `router` places on servers.
     pub fn new(
         total: u64,
         slice: ClientSlice,
@@ -83,7 +100,7 @@ impl KeySpace {
         size: Distribution,
         popularity: Popularity,
         seed: u64,
-        servers: usize,
+        router: Router,
     ) -> Result<Self, String> {
         // In u128: total × index overflows u64 for large key spaces.
         let cut = |i: u64| (u128::from(total) * u128::from(i) / u128::from(slice.of)) as u64;
@@ -99,9 +116,8 @@ impl KeySpace {
                 "key prefix '{prefix}' must be printable ASCII without spaces"
             ));
         }
-        let servers = servers.max(1) as u64;
-        // Room for every id, planned misses included (see `miss_on`).
-        let min_len = prefix.len() + digits(2 * total + 2 * servers);
+        // Room for every id, planned misses included (see `miss`).
+        let min_len = prefix.len() + digits(2 * total);
         // Any id (window keys grow without bound) must fit: u64 has 20 digits.
         if prefix.len() + 20 > MAX_KEY_LEN {
             return Err(format!("key prefix '{prefix}' is too long"));
@@ -128,8 +144,9 @@ impl KeySpace {
             size,
             min_len,
             seed,
-            servers,
-            pickers: Vec::new(),
+            router,
+            picker: Picker::new(popularity, count),
+            owners: Vec::new(),
             lens: Vec::new(),
             fixed_len: None,
             table: Vec::new(),
@@ -150,9 +167,12 @@ impl KeySpace {
                 .map(|id| ks.draw_len(id) as u8)
                 .collect();
         }
-        ks.pickers = (0..servers as usize)
-            .map(|s| Picker::new(popularity, ks.keys_on(s)))
-            .collect();
+        if !matches!(ks.router, Router::Single) && count <= MAX_OWNER_TABLE {
+            let mut buf = [0u8; MAX_KEY_LEN];
+            ks.owners = (first..first + count)
+                .map(|id| ks.router.server_of(ks.key(id, &mut buf)) as u16)
+                .collect();
+        }
         Ok(ks)
     }
 
@@ -214,57 +234,59 @@ impl KeySpace {
         &buf[..len]
     }
 
-    /// The server that owns key `id`.
+    /// The server that holds key `id` (0 without placement).
+    #[inline]
     pub fn server_of(&self, id: u64) -> usize {
-        (id % self.servers) as usize
-    }
-
-    /// The slice offset of server `s`'s first key.
-    fn offset_on(&self, s: usize) -> u64 {
-        (s as u64 + self.servers - self.first % self.servers) % self.servers
-    }
-
-    /// How many of this instance's keys server `s` owns.
-    pub fn keys_on(&self, s: usize) -> u64 {
-        let j0 = self.offset_on(s);
-        if j0 >= self.count {
-            0
-        } else {
-            (self.count - 1 - j0) / self.servers + 1
+        if matches!(self.router, Router::Single) {
+            return 0;
+        }
+        let known = id
+            .checked_sub(self.first)
+            .and_then(|i| self.owners.get(usize::try_from(i).ok()?));
+        match known {
+            Some(&s) => s as usize,
+            None => {
+                let mut buf = [0u8; MAX_KEY_LEN];
+                self.router.server_of(self.key(id, &mut buf))
+            }
         }
     }
 
-    /// The id of rank `m` among server `s`'s keys.
-    pub fn nth_on(&self, s: usize, m: u64) -> u64 {
-        self.first + self.offset_on(s) + m * self.servers
+    /// Whether keys are placed on several servers (else every key goes to
+    /// the connection's own server).
+    pub fn placed(&self) -> bool {
+        !matches!(self.router, Router::Single)
     }
 
-    /// The rank of key `id` among its server's keys.
+    /// This instance's ids.
+    pub fn ids(&self) -> std::ops::Range<u64> {
+        self.first..self.first + self.count
+    }
+
+    /// The rank of key `id` among this instance's keys (0 for ids below
+    /// the slice, which it never draws).
     pub fn rank_of(&self, id: u64) -> u64 {
-        (id - self.first) / self.servers
+        id.saturating_sub(self.first)
     }
 
-    /// A key of server `s`, drawn by the popularity.
+    /// A key drawn by the popularity, from the whole space.
     #[inline]
-    pub fn pick_on<R: Rng + ?Sized>(&self, rng: &mut R, s: usize, cursor: &mut Cursor) -> u64 {
-        self.nth_on(s, self.pickers[s].pick(rng, cursor))
+    pub fn pick<R: Rng + ?Sized>(&self, rng: &mut R, cursor: &mut Cursor) -> u64 {
+        self.first + self.picker.pick(rng, cursor)
     }
 
     /// Key `k` of connection `lane`'s memaslap task window (of `lanes`
-    /// connections), on `server`: ids past the key space and its planned
-    /// misses, distinct for every connection and server.
-    pub fn window_key(&self, lane: usize, lanes: usize, k: u64, server: usize) -> u64 {
-        let base = (4 * self.total).div_ceil(self.servers) * self.servers;
-        base + (k * lanes as u64 + lane as u64) * self.servers + server as u64
+    /// connections): ids past the key space and its planned misses,
+    /// distinct for every connection.
+    pub fn window_key(&self, lane: usize, lanes: usize, k: u64) -> u64 {
+        4 * self.total + k * lanes as u64 + lane as u64
     }
 
-    /// Expiring key `slot` of connection `lane` (`--exp-verify`), on
-    /// `server`: ids from 2^63 up, far past the key space, its planned
-    /// misses and any task window, distinct per connection and slot.
-    pub fn expiring_key(&self, lane: usize, slot: usize, server: usize) -> u64 {
-        let base = (1u64 << 63).div_ceil(self.servers) * self.servers;
-        let n = lane as u64 * super::checks::RING as u64 + slot as u64;
-        base + n * self.servers + server as u64
+    /// Expiring key `slot` of connection `lane` (`--exp-verify`): ids from
+    /// 2^63 up, far past the key space, its planned misses and any task
+    /// window, distinct per connection and slot.
+    pub fn expiring_key(&self, lane: usize, slot: usize) -> u64 {
+        (1u64 << 63) + lane as u64 * super::checks::RING as u64 + slot as u64
     }
 
     /// Whether `id` is one of the key space's keys (not a planned miss).
@@ -272,10 +294,9 @@ impl KeySpace {
         id < self.total
     }
 
-    /// A key of server `s` that no run ever writes: a planned miss.
-    pub fn miss_on<R: Rng + ?Sized>(&self, rng: &mut R, s: usize) -> u64 {
-        let base = self.total.div_ceil(self.servers) * self.servers;
-        base + rng.gen_range(0..self.total.div_ceil(self.servers)) * self.servers + s as u64
+    /// A key that no run ever writes: a planned miss.
+    pub fn miss<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        self.total + rng.gen_range(0..self.total)
     }
 }
 
@@ -291,8 +312,20 @@ fn digits(mut n: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::placement::{KeyHash, Scheme, Server};
 
     const ALL: ClientSlice = ClientSlice { index: 0, of: 1 };
+
+    fn router(servers: usize, scheme: Scheme) -> Router {
+        let list: Vec<Server> = (0..servers)
+            .map(|i| Server {
+                host: "127.0.0.1".into(),
+                port: 11211 + i as u16,
+                weight: 1,
+            })
+            .collect();
+        Router::new(scheme, &list)
+    }
 
     fn space(count: u64, size: &str, servers: usize) -> KeySpace {
         KeySpace::new(
@@ -302,7 +335,7 @@ mod tests {
             size.parse().unwrap(),
             Popularity::Uniform,
             1,
-            servers,
+            router(servers, Scheme::Ketama),
         )
         .unwrap()
     }
@@ -322,20 +355,23 @@ mod tests {
     }
 
     #[test]
-    fn expiring_keys_are_their_own_and_on_their_server() {
+    fn expiring_and_window_keys_are_their_own() {
         let ks = space(1000, "30", 3);
         let mut buf = [0; MAX_KEY_LEN];
         let small: std::collections::HashSet<Vec<u8>> =
             (0..2000).map(|i| ks.key(i, &mut buf).to_vec()).collect();
+        let mut seen = std::collections::HashSet::new();
         for lane in [0, 1, 9_999] {
             for slot in [0, 15] {
-                for server in 0..3 {
-                    let id = ks.expiring_key(lane, slot, server);
-                    assert_eq!(ks.server_of(id), server);
-                    let key = ks.key(id, &mut buf).to_vec();
-                    assert!(!small.contains(&key), "{}", String::from_utf8_lossy(&key));
-                    assert!(key.starts_with(b"mcb:"));
-                }
+                let id = ks.expiring_key(lane, slot);
+                assert!(seen.insert(id));
+                let key = ks.key(id, &mut buf).to_vec();
+                assert!(!small.contains(&key), "{}", String::from_utf8_lossy(&key));
+                assert!(key.starts_with(b"mcb:"));
+            }
+            for k in [0, 5] {
+                let id = ks.window_key(lane, 10_000, k);
+                assert!(id >= 2000 && seen.insert(id));
             }
         }
     }
@@ -362,7 +398,7 @@ mod tests {
                 size.parse().unwrap(),
                 Popularity::Uniform,
                 1,
-                1,
+                Router::Single,
             )
         };
         let err = new(1_000_000, "mcb:", "5").unwrap_err();
@@ -373,30 +409,31 @@ mod tests {
     }
 
     #[test]
-    fn servers_partition_the_keys() {
-        for slice in [ALL, ClientSlice { index: 1, of: 3 }] {
-            let ks = KeySpace::new(
-                10,
-                slice,
-                "k",
-                "30".parse().unwrap(),
-                Popularity::Uniform,
-                1,
-                3,
-            )
-            .unwrap();
-            let mut ids: Vec<u64> = (0..3)
-                .flat_map(|s| (0..ks.keys_on(s)).map(move |m| (s, m)))
-                .map(|(s, m)| {
-                    let id = ks.nth_on(s, m);
-                    assert_eq!(ks.server_of(id), s);
-                    assert_eq!(ks.rank_of(id), m);
-                    id
-                })
-                .collect();
-            ids.sort_unstable();
-            let expect: Vec<u64> = (ks.first..ks.first + ks.count).collect();
-            assert_eq!(ids, expect);
+    fn servers_are_where_the_router_puts_the_key_bytes() {
+        for scheme in [Scheme::Ketama, Scheme::Modula(KeyHash::Md5), Scheme::Ch3] {
+            let r = router(3, scheme);
+            for slice in [ALL, ClientSlice { index: 1, of: 3 }] {
+                let ks = KeySpace::new(
+                    3000,
+                    slice,
+                    "k",
+                    "30".parse().unwrap(),
+                    Popularity::Uniform,
+                    1,
+                    r.clone(),
+                )
+                .unwrap();
+                assert!(ks.placed());
+                let mut buf = [0; MAX_KEY_LEN];
+                let mut per = [0u32; 3];
+                // In the table (this slice), and outside it (misses).
+                for id in (0..6000).chain(ks.ids()) {
+                    let s = ks.server_of(id);
+                    assert_eq!(s, r.server_of(ks.key(id, &mut buf)), "{scheme} {id}");
+                    per[s] += 1;
+                }
+                assert!(per.iter().all(|&n| n > 1000), "{scheme}: {per:?}");
+            }
         }
     }
 
@@ -411,10 +448,10 @@ mod tests {
                 "30".parse().unwrap(),
                 Popularity::Uniform,
                 1,
-                1,
+                Router::Single,
             )
             .unwrap();
-            all.extend(ks.first..ks.first + ks.count);
+            all.extend(ks.ids());
         }
         all.sort_unstable();
         assert_eq!(all, (0..100).collect::<Vec<_>>());
@@ -423,15 +460,13 @@ mod tests {
     }
 
     #[test]
-    fn planned_misses_are_outside_the_space_and_on_their_server() {
+    fn planned_misses_are_outside_the_space() {
         let ks = space(1000, "30", 3);
         let mut rng = SmallRng::seed_from_u64(1);
-        for s in 0..3 {
-            for _ in 0..1000 {
-                let id = ks.miss_on(&mut rng, s);
-                assert!((1000..2004).contains(&id), "{id}");
-                assert_eq!(ks.server_of(id), s);
-            }
+        for _ in 0..3000 {
+            let id = ks.miss(&mut rng);
+            assert!((1000..2000).contains(&id), "{id}");
+            assert!(!ks.contains(id));
         }
     }
 }

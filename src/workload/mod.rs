@@ -12,7 +12,7 @@ mod values;
 
 pub use checks::{checks_value, Check, Checks, Expiring, DEFAULT_TTL_S};
 pub use distribution::{Distribution, Range};
-pub use keyspace::{ClientSlice, KeySpace, MAX_KEY_LEN};
+pub use keyspace::{ClientSlice, KeySpace, MAX_KEY_LEN, MAX_SERVERS};
 pub use mix::{Mix, MultiGet, OpKind};
 pub use popularity::{Cursor, Popularity};
 pub use request::{Request, Workload};

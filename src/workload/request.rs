@@ -38,6 +38,10 @@ pub struct TaskWindow {
     pub lanes: usize,
 }
 
+/// Draws per further multiget key on several servers: with 16 equal
+/// servers, a key is missed once in about 15 million.
+const MGET_DRAWS: usize = 256;
+
 #[derive(Debug)]
 pub struct Workload {
     pub window: Option<TaskWindow>,
@@ -59,7 +63,8 @@ impl Workload {
             window: spec.window.map(|size| TaskWindow {
                 size,
                 overwrite: spec.overwrite,
-                lanes: spec.total_connections(spec.servers.len().max(1)),
+                // Every connection's cursor, and each worker's open-loop one.
+                lanes: spec.total_connections(spec.servers.len().max(1)) + spec.threads,
             }),
             values: ValueTable::new(spec.max_value_len(), spec.seed),
             keys,
@@ -73,14 +78,10 @@ impl Workload {
         }
     }
 
-    /// The next request of the mix for server `server`.
+    /// The next request of the mix; its key is drawn from the whole key
+    /// space (its server follows from the key: `KeySpace::server_of`).
     #[inline]
-    pub fn next<R: Rng + ?Sized>(
-        &self,
-        rng: &mut R,
-        server: usize,
-        cursor: &mut Cursor,
-    ) -> Request {
+    pub fn next<R: Rng + ?Sized>(&self, rng: &mut R, cursor: &mut Cursor) -> Request {
         let mut op = self.mix.pick(rng);
         if op == OpKind::Get && self.multiget.share > 0.0 && rng.gen::<f64>() < self.multiget.share
         {
@@ -98,12 +99,12 @@ impl Workload {
             op = OpKind::Gets;
         }
         if let Some(window) = self.window {
-            return self.next_in_window(rng, server, cursor, op, window);
+            return self.next_in_window(rng, cursor, op, window);
         }
         let key = if op.is_retrieval() {
-            self.retrieval_key(rng, server, cursor)
+            self.retrieval_key(rng, cursor)
         } else {
-            self.keys.pick_on(rng, server, cursor)
+            self.keys.pick(rng, cursor)
         };
         Request::new(op, key)
     }
@@ -111,7 +112,6 @@ impl Workload {
     fn next_in_window<R: Rng + ?Sized>(
         &self,
         rng: &mut R,
-        server: usize,
         cursor: &mut Cursor,
         mut op: OpKind,
         window: TaskWindow,
@@ -122,14 +122,14 @@ impl Workload {
         }
         let overwrite = cursor.written > 0 && rng.gen::<f64>() < window.overwrite;
         let key = if op.is_retrieval() {
-            self.retrieval_key(rng, server, cursor)
+            self.retrieval_key(rng, cursor)
         } else if !op.writes() || overwrite {
             // touch, incr, decr, delete and overwrites work on the window.
-            self.window_pick(rng, server, cursor, window)
+            self.window_pick(rng, cursor, window)
         } else {
             cursor.written += 1;
             self.keys
-                .window_key(cursor.lane, window.lanes, cursor.written - 1, server)
+                .window_key(cursor.lane, window.lanes, cursor.written - 1)
         };
         Request::new(op, key)
     }
@@ -138,30 +138,42 @@ impl Workload {
     fn window_pick<R: Rng + ?Sized>(
         &self,
         rng: &mut R,
-        server: usize,
         cursor: &Cursor,
         window: TaskWindow,
     ) -> u64 {
         let held = cursor.written.min(window.size).max(1);
         let k = cursor.written.saturating_sub(1 + rng.gen_range(0..held));
-        self.keys.window_key(cursor.lane, window.lanes, k, server)
+        self.keys.window_key(cursor.lane, window.lanes, k)
     }
 
     /// A key to read: from the loaded set, or a planned miss.
     #[inline]
-    pub fn retrieval_key<R: Rng + ?Sized>(
+    pub fn retrieval_key<R: Rng + ?Sized>(&self, rng: &mut R, cursor: &mut Cursor) -> u64 {
+        if self.miss_ratio > 0.0 && rng.gen::<f64>() < self.miss_ratio {
+            self.keys.miss(rng)
+        } else if let Some(window) = self.window {
+            self.window_pick(rng, cursor, window)
+        } else {
+            self.keys.pick(rng, cursor)
+        }
+    }
+
+    /// A key to read that lives on `server`, for a multiget's further
+    /// keys (one request goes to one server): drawn as `retrieval_key`
+    /// until one lands there, at most `MGET_DRAWS` times. `None` if none
+    /// did: the multiget has fewer keys.
+    pub fn retrieval_key_on<R: Rng + ?Sized>(
         &self,
         rng: &mut R,
         server: usize,
         cursor: &mut Cursor,
-    ) -> u64 {
-        if self.miss_ratio > 0.0 && rng.gen::<f64>() < self.miss_ratio {
-            self.keys.miss_on(rng, server)
-        } else if let Some(window) = self.window {
-            self.window_pick(rng, server, cursor, window)
-        } else {
-            self.keys.pick_on(rng, server, cursor)
+    ) -> Option<u64> {
+        if !self.keys.placed() {
+            return Some(self.retrieval_key(rng, cursor));
         }
+        (0..MGET_DRAWS)
+            .map(|_| self.retrieval_key(rng, cursor))
+            .find(|&id| self.keys.server_of(id) == server)
     }
 
     /// Keys per multiget.

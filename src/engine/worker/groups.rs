@@ -1,51 +1,86 @@
-//! memaslap's facebook test (`--facebook`): each connection is a group of
-//! sockets to one server, a UDP socket for the retrievals and `conn_sock`
-//! TCP connections for everything else. The group is refilled as one
-//! closed loop (its depth counts every socket's requests); each request
-//! goes out on the socket its op takes.
+//! Connections made of several sockets, refilled as one closed loop (its
+//! depth counts every socket's requests), each request going out on the
+//! socket that carries it. A group's sockets are in a row in the worker's
+//! connections, its lead first.
 //!
-//! A group's sockets are in a row in the worker's connections: the UDP
-//! socket (the lead) first, then its TCP connections.
+//! - **By server** (keys placed on several servers): a connection is a
+//!   client with one socket per server, as libmemcached's and memtier's
+//!   clients are; a request goes to the socket of its key's server.
+//! - **By op** (memaslap's `--facebook`): a UDP socket (the lead) for the
+//!   retrievals and `conn_sock` TCP connections, in turn, for the rest.
 
 use super::Worker;
 use crate::engine::conn::Conn;
-use crate::workload::OpKind;
+use crate::workload::{KeySpace, Request};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    ByServer,
+    ByOp,
+}
 
 pub struct Groups {
+    kind: Kind,
     /// Sockets per group.
     size: usize,
-    /// Per group: the TCP connection its next non-retrieval takes.
+    /// By op, per group: the TCP connection its next non-retrieval takes.
     turn: Vec<usize>,
 }
 
 impl Groups {
-    pub fn new(size: usize, sockets: usize) -> Self {
+    /// Groups of one socket per server, `servers` of them.
+    pub fn by_server(servers: usize) -> Self {
         Groups {
+            kind: Kind::ByServer,
+            size: servers,
+            turn: Vec::new(),
+        }
+    }
+
+    /// `--facebook` groups of `size` sockets, out of `sockets`.
+    pub fn by_op(size: usize, sockets: usize) -> Self {
+        Groups {
+            kind: Kind::ByOp,
             size,
             turn: vec![0; sockets.div_ceil(size)],
         }
     }
 
-    /// The lead (UDP) socket of socket `c`'s group.
+    /// Sockets per group.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The lead socket of socket `c`'s group.
     pub fn lead(&self, c: usize) -> usize {
         c - c % self.size
     }
+
+    /// Whether losing one socket loses the group: by op always (see
+    /// `lose_group`); by server unless it is being reopened.
+    fn whole(&self, reconnect: bool) -> bool {
+        self.kind == Kind::ByOp || !reconnect
+    }
 }
 
-/// The socket of `lead`'s group a request of `op` goes out on: the UDP
-/// lead for retrievals, the group's live TCP connections in turn for the
-/// rest; `None` when none is up (one timed out and is being reopened).
-/// Without groups, `lead` itself.
+/// The socket of `lead`'s group that `req` goes out on; `None` when that
+/// socket is down (closed for a timeout and being reopened, or its server
+/// lost). Without groups, `lead` itself.
 pub fn route(
     groups: &mut Option<Groups>,
     conns: &[Conn],
     lead: usize,
-    op: OpKind,
+    req: &Request,
+    keys: &KeySpace,
 ) -> Option<usize> {
     let Some(g) = groups else {
         return Some(lead);
     };
-    if op.is_retrieval() {
+    if g.kind == Kind::ByServer {
+        let c = lead + keys.server_of(req.key);
+        return conns[c].alive.then_some(c);
+    }
+    if req.op.is_retrieval() {
         return Some(lead);
     }
     let tcp = g.size - 1;
@@ -61,8 +96,12 @@ pub fn route(
 }
 
 impl Worker {
-    /// Requests in flight on connection `c`: with `--facebook`, on every
-    /// socket of its group.
+    /// The lead of socket `c`'s group (`c` itself without groups).
+    pub(super) fn lead(&self, c: usize) -> usize {
+        self.groups.as_ref().map_or(c, |g| g.lead(c))
+    }
+
+    /// Requests in flight on connection `c`: on every socket of its group.
     pub(super) fn load_of(&self, c: usize) -> usize {
         match &self.groups {
             Some(g) => {
@@ -76,35 +115,43 @@ impl Worker {
         }
     }
 
-    /// Whether connection `c` can send every op: with `--facebook`, its
-    /// group's UDP socket and at least one of its TCP connections are up.
+    /// Whether connection `c` can send: by op, its group's UDP socket and
+    /// at least one of its TCP connections are up; by server, any socket
+    /// (a key whose server is down fails alone).
     pub(super) fn can_send(&self, c: usize) -> bool {
         match &self.groups {
             Some(g) => {
                 let lead = g.lead(c);
-                self.conns[lead].alive
-                    && self.conns[lead + 1..lead + g.size].iter().any(|s| s.alive)
+                let members = &self.conns[lead..lead + g.size];
+                match g.kind {
+                    Kind::ByOp => members[0].alive && members[1..].iter().any(|s| s.alive),
+                    Kind::ByServer => members.iter().any(|s| s.alive),
+                }
             }
             None => self.conns[c].alive,
         }
     }
 
     /// A socket of a group was lost (not closed for a timeout, which
-    /// reopens it): the UDP socket takes the group with it, and so does
-    /// the last TCP connection.
+    /// reopens it). By op, the UDP socket takes the group with it, and so
+    /// does the last TCP connection. By server, the group goes unless the
+    /// socket is to be reopened (`--reconnect`): a client that lost a
+    /// server is done.
     pub(super) fn lose_group(&mut self, c: usize) {
+        let reconnect = self.shared.spec.reconnect;
         let Some(g) = &self.groups else {
             return;
         };
-        let (lead, size) = (g.lead(c), g.size);
-        if c == lead {
-            for member in lead + 1..lead + size {
-                self.lose(member);
-            }
-        } else if !self.conns[lead + 1..lead + size].iter().any(|s| s.alive) {
-            self.lose(lead);
-        } else {
+        let (lead, size, kind) = (g.lead(c), g.size, g.kind);
+        let whole = match kind {
+            Kind::ByOp => c == lead || !self.conns[lead + 1..lead + size].iter().any(|s| s.alive),
+            Kind::ByServer => g.whole(reconnect),
+        };
+        if !whole {
             return;
+        }
+        for member in lead..lead + size {
+            self.drop_conn(member);
         }
         // The group is lost whole: a member closed for a timeout and
         // waiting to be reopened stays closed.
@@ -113,8 +160,7 @@ impl Worker {
         }
     }
 
-    /// Whether any connection can still send: with `--facebook`, any
-    /// group (its UDP socket alone cannot).
+    /// Whether any connection can still send: with groups, any group.
     pub(super) fn any_up(&self) -> bool {
         match &self.groups {
             Some(g) => (0..self.conns.len())

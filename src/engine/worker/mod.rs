@@ -54,6 +54,26 @@ const MAX_BACKLOG: usize = 1 << 20;
 /// Readiness events taken per wait.
 const EVENTS: usize = 256;
 
+/// Draws per free slot after which a closed loop whose keys keep landing
+/// on a server that is down stops trying until its next answer.
+const MAX_UNROUTED: usize = 64;
+
+/// The next request of the mix, with what its answer is checked for.
+fn draw(
+    workload: &crate::workload::Workload,
+    rng: &mut SmallRng,
+    cursor: &mut Cursor,
+    intended_ns: u64,
+) -> Request {
+    let mut req = workload.next(rng, cursor);
+    if workload.checks.active() {
+        workload
+            .checks
+            .decide(&mut req, rng, cursor, &workload.keys, intended_ns);
+    }
+    req
+}
+
 /// What one worker is given.
 pub struct WorkerPlan {
     pub index: usize,
@@ -65,8 +85,9 @@ pub struct WorkerPlan {
     pub rate: Option<f64>,
     /// This worker's share of `--ops`.
     pub quota: Option<u64>,
-    /// Keys this worker preloads: per server, a range of its key numbers.
-    pub load: Vec<(usize, Range<u64>)>,
+    /// Keys this worker preloads: ranges of key ids, each for one server
+    /// (`Some`) or where its keys live (`None`, when keys are placed).
+    pub load: Vec<(Option<usize>, Range<u64>)>,
     pub cpu: Option<usize>,
 }
 
@@ -82,8 +103,8 @@ struct Due {
 
 /// What a phase sends.
 enum Source {
-    /// Sets every key of the ranges once (per server: next key, end).
-    Load(Vec<(usize, Range<u64>)>),
+    /// Sets every key of the ranges once (see `WorkerPlan::load`).
+    Load(Vec<(Option<usize>, Range<u64>)>),
     /// The configured mix, over random keys.
     Mix,
 }
@@ -98,7 +119,9 @@ pub struct Worker {
     /// Per server: this worker's live connections to it.
     alive_on: Vec<usize>,
     /// Per connection: key state (sequential position, latest write,
-    /// memaslap window).
+    /// memaslap window); a group draws with its lead's. The last one is
+    /// the open loop's, which draws every arrival before it has a
+    /// connection.
     cursors: Vec<Cursor>,
     /// Keys whose get missed, to set now (`--getset`).
     fills: Vec<u64>,
@@ -140,7 +163,7 @@ pub struct Worker {
     backlog: Vec<VecDeque<Due>>,
     pacer: Option<Pacer>,
     quota: Option<u64>,
-    load: Vec<(usize, Range<u64>)>,
+    load: Vec<(Option<usize>, Range<u64>)>,
     // Per-phase state.
     source: Source,
     /// Thread CPU time when measuring started, ns.
@@ -198,6 +221,24 @@ impl Worker {
         let start = clock_ns();
         let has_udp = conns.iter().any(|c| c.udp.is_some());
         let conns_len = conns.len();
+        // The open loop's cursor: a lane past every connection's.
+        let open_lane = spec.total_connections(nservers) + plan.index;
+        let cursors = plan
+            .lanes
+            .iter()
+            .chain(std::iter::once(&open_lane))
+            .map(|&lane| Cursor::new(lane))
+            .collect();
+        let groups = if spec.facebook {
+            Some(groups::Groups::by_op(
+                spec.sockets_per_connection(),
+                conns_len,
+            ))
+        } else if spec.places_keys(nservers) {
+            Some(groups::Groups::by_server(nservers))
+        } else {
+            None
+        };
         Ok(Worker {
             index: plan.index,
             rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
@@ -212,7 +253,7 @@ impl Worker {
             load: plan.load,
             conns,
             alive_on,
-            cursors: plan.lanes.iter().map(|&lane| Cursor::new(lane)).collect(),
+            cursors,
             fills: Vec::new(),
             encoder: Encoder::new(WireOptions {
                 protocol: spec.protocol,
@@ -231,9 +272,7 @@ impl Worker {
                 .map(|c| churn::Schedule::new(c, plan.index, spec.threads)),
             max_pending,
             next_timeout_check: 0,
-            groups: spec
-                .facebook
-                .then(|| groups::Groups::new(spec.sockets_per_connection(), conns_len)),
+            groups,
             poller,
             recorder: Box::default(),
             scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
@@ -536,20 +575,43 @@ impl Worker {
     }
 
     /// Fills the free slots of connection `c` (closed loop and load), or
-    /// hands them to waiting requests or the ready list (open loop).
+    /// hands them to waiting requests or the ready list (open loop). A
+    /// closed loop refills `c`'s whole group: `depth` per socket.
     fn refill(&mut self, c: usize, now: u64) {
         if self.churning() {
             return self.churn_refill(c, now);
         }
-        // A --facebook connection's sockets are refilled as one.
-        let c = self.groups.as_ref().map_or(c, |g| g.lead(c));
+        let open = self.open_loop();
+        let c = if open { c } else { self.lead(c) };
         let depth = self.shared.spec.depth;
         let server = self.conns[c].server;
-        let open = self.pacer.is_some() && matches!(self.source, Source::Mix);
-        if !open && self.load_of(c) > low_water(depth) {
+        // A client with a socket per server keeps `depth` per socket in
+        // flight, sent where their keys live; a facebook group `depth` in
+        // all.
+        let routed = !open && self.shared.spec.places_keys(self.alive_on.len());
+        let cap = match &self.groups {
+            Some(g) if routed => depth * g.size(),
+            _ => depth,
+        };
+        let load = |w: &Worker| {
+            if open {
+                w.conns[c].in_flight.len()
+            } else {
+                w.load_of(c)
+            }
+        };
+        let sendable = |w: &Worker| {
+            if open {
+                w.conns[c].alive
+            } else {
+                w.can_send(c)
+            }
+        };
+        if !open && load(self) > low_water(cap) {
             return;
         }
-        while self.can_send(c) && self.load_of(c) + self.conns[c].listed < depth {
+        let mut unrouted = 0;
+        while sendable(self) && load(self) + self.conns[c].listed < cap {
             if let Some(due) = self.backlog[server].pop_front() {
                 self.issue(c, due);
                 continue;
@@ -559,15 +621,39 @@ impl Worker {
                 self.conns[c].listed += 1;
                 continue;
             }
-            match self.next_closed(server, now) {
-                Some(due) => self.issue(c, due),
-                None => return,
+            let Some(due) = self.next_closed((!routed).then_some(server), now) else {
+                return;
+            };
+            // A key whose server is down fails alone; a client whose
+            // draws keep landing there waits for the next answer.
+            if !self.issue(c, due) {
+                unrouted += 1;
+                if unrouted >= MAX_UNROUTED * cap {
+                    return;
+                }
             }
         }
     }
 
-    /// Closed loop and load: the next request for `server`, sent now.
-    fn next_closed(&mut self, server: usize, now: u64) -> Option<Due> {
+    /// Whether arrivals come from the pacer (the measured phase of an
+    /// open-loop run).
+    fn open_loop(&self) -> bool {
+        self.pacer.is_some() && matches!(self.source, Source::Mix)
+    }
+
+    /// The cursor a request on connection `c` draws with and tells.
+    fn cursor_index(&self, c: usize) -> usize {
+        if self.open_loop() {
+            self.conns.len()
+        } else {
+            self.lead(c)
+        }
+    }
+
+    /// Closed loop and load: the next request, sent now; a preload's next
+    /// key of `server`'s ranges (`None`: of the ranges whose keys are
+    /// placed).
+    fn next_closed(&mut self, server: Option<usize>, now: u64) -> Option<Due> {
         if !self.sending || self.quota_left == 0 {
             return None;
         }
@@ -577,11 +663,7 @@ impl Worker {
                 let (_, range) = ranges
                     .iter_mut()
                     .find(|(s, r)| *s == server && !r.is_empty())?;
-                let rank = range.next()?;
-                Some(Request::new(
-                    OpKind::Set,
-                    self.shared.workload.keys.nth_on(server, rank),
-                ))
+                Some(Request::new(OpKind::Set, range.next()?))
             }
             Source::Mix => None,
         };
@@ -595,32 +677,34 @@ impl Worker {
         })
     }
 
-    /// Encodes `due` into connection `c`'s output (with `--facebook`, into
-    /// the socket of `c`'s group that carries its op).
-    fn issue(&mut self, c: usize, due: Due) {
+    /// Encodes `due` into connection `c`'s output: in a closed loop, into
+    /// the socket of `c`'s group that carries it (its key's server, or its
+    /// op's socket with `--facebook`). `false` if that socket is down: the
+    /// request fails as `no_connection`.
+    fn issue(&mut self, c: usize, due: Due) -> bool {
+        let open = self.open_loop();
+        let lead = self.lead(c);
+        let ci = self.cursor_index(c);
         let workload = &self.shared.workload;
-        let server = self.conns[c].server;
-        let cursor = &mut self.cursors[c];
-        let mut req = due
-            .req
-            .unwrap_or_else(|| workload.next(&mut self.rng, server, cursor));
-        if workload.checks.active() && due.req.is_none() {
-            workload.checks.decide(
-                &mut req,
-                &mut self.rng,
-                cursor,
-                &workload.keys,
-                server,
-                due.intended_ns,
-            );
-        }
-        let Some(c) = groups::route(&mut self.groups, &self.conns, c, req.op) else {
-            if due.measured {
-                self.recorder
-                    .error(crate::stats::ErrorClass::NoConnection, 1);
-            }
-            return;
+        let cursor = &mut self.cursors[ci];
+        let req = match due.req {
+            Some(req) => req,
+            None => draw(workload, &mut self.rng, cursor, due.intended_ns),
         };
+        let target = if open {
+            Some(c)
+        } else {
+            groups::route(&mut self.groups, &self.conns, lead, &req, &workload.keys)
+        };
+        let Some(c) = target else {
+            if due.measured {
+                let server = workload.keys.server_of(req.key);
+                self.recorder
+                    .server_error(server, crate::stats::ErrorClass::NoConnection, 1);
+            }
+            return false;
+        };
+        let server = self.conns[c].server;
         let conn = &mut self.conns[c];
         let before = conn.out().len();
         let opaque = conn.next_opaque();
@@ -656,6 +740,7 @@ impl Worker {
             conn.dirty = true;
             self.dirty.push(c);
         }
+        true
     }
 
     /// Writes every connection that has output: one write per connection

@@ -45,15 +45,32 @@ impl Worker {
                 self.quota_left -= 1;
                 self.recorder.record_lag(now - intended);
             }
-            let server = self.pick_server();
+            // An arrival that cannot wait is dropped before its request
+            // is drawn: under overload, drawing is most of the cost. (A
+            // full backlog means its server has no free slot.)
+            let hint = self.server_hint();
+            let full = |q: &std::collections::VecDeque<Due>| q.len() >= MAX_BACKLOG;
+            let cannot_wait = match hint {
+                Some(s) => full(&self.backlog[s]),
+                None => self.backlog.iter().all(full),
+            };
+            if cannot_wait {
+                if measured {
+                    self.recorder.error(ErrorClass::ClientOverload, 1);
+                }
+                continue;
+            }
+            let (req, server) = self.draw_arrival(hint, intended);
             let due = Due {
-                req: None,
+                req: Some(req),
                 intended_ns: intended,
                 measured,
             };
             match self.take_slot(server) {
-                Some(c) => self.issue(c, due),
-                None if self.backlog[server].len() >= MAX_BACKLOG => {
+                Some(c) => {
+                    self.issue(c, due);
+                }
+                None if full(&self.backlog[server]) => {
                     if measured {
                         self.recorder.error(ErrorClass::ClientOverload, 1);
                     }
@@ -66,11 +83,32 @@ impl Worker {
                 }
                 None => {
                     if measured {
-                        self.recorder.error(ErrorClass::NoConnection, 1);
+                        self.recorder
+                            .server_error(server, ErrorClass::NoConnection, 1);
                     }
                 }
             }
         }
+    }
+
+    /// The server of the next arrival when keys are not placed (`None`:
+    /// its key decides): one in proportion to this worker's connections.
+    fn server_hint(&mut self) -> Option<usize> {
+        (!self.shared.workload.keys.placed()).then(|| self.pick_server())
+    }
+
+    /// An arrival's request, drawn before it has a connection, and its
+    /// server: `hint`, or where its key lives.
+    fn draw_arrival(
+        &mut self,
+        hint: Option<usize>,
+        intended: u64,
+    ) -> (crate::workload::Request, usize) {
+        let workload = &self.shared.workload;
+        let cursor = self.cursors.last_mut().expect("the open loop's cursor");
+        let req = super::draw(workload, &mut self.rng, cursor, intended);
+        let server = hint.unwrap_or_else(|| workload.keys.server_of(req.key));
+        (req, server)
     }
 
     /// A server, in proportion to this worker's connections to it (so that

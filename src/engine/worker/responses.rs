@@ -17,6 +17,8 @@ impl Worker {
         if !self.conns[c].alive {
             return;
         }
+        // A group draws (and so remembers) with its lead's cursor.
+        let ci = self.cursor_index(c);
         let rec = &mut *self.recorder;
         let sampler = &mut self.sampler;
         let getset = self.shared.workload.getset && self.sending;
@@ -24,10 +26,10 @@ impl Worker {
         let keys = &workload.keys;
         let protocol = self.shared.spec.protocol;
         let fills = &mut self.fills;
-        // A --facebook group draws (and so remembers) with its lead's cursor.
-        let cursor = &mut self.cursors[self.groups.as_ref().map_or(c, |g| g.lead(c))];
+        let cursor = &mut self.cursors[ci];
         let mut last_now = 0;
         let conn = &mut self.conns[c];
+        let server = conn.server;
         let before = conn.in_flight.len();
         let mut bytes_rx = 0;
         let outcome = conn.receive(
@@ -38,7 +40,7 @@ impl Worker {
                 last_now = now;
                 rec.conns.response_size.record(reply.len() as u64);
                 if req.measured {
-                    record_response(rec, sampler, req, resp, now);
+                    record_response(rec, sampler, server, req, resp, now);
                 }
                 match req.check {
                     Check::Nothing => {}
@@ -67,7 +69,7 @@ impl Worker {
         );
         rec.bytes_rx += bytes_rx;
         if let Some(udp) = conn.udp.as_deref_mut() {
-            drain_udp(rec, udp);
+            drain_udp(rec, server, udp);
         }
         let answered = before - conn.in_flight.len();
         self.in_flight -= answered;
@@ -87,7 +89,7 @@ impl Worker {
         match outcome {
             ReadOutcome::Open => {}
             ReadOutcome::Broken => {
-                rec.error(ErrorClass::Protocol, 1);
+                rec.server_error(server, ErrorClass::Protocol, 1);
                 self.lose(c);
             }
             ReadOutcome::Closed => self.lose(c),
@@ -134,8 +136,9 @@ impl Worker {
             }
             let expired = conn.expire_datagrams(now);
             self.in_flight -= expired;
+            let server = conn.server;
             if let Some(udp) = conn.udp.as_deref_mut() {
-                drain_udp(&mut self.recorder, udp);
+                drain_udp(&mut self.recorder, server, udp);
             }
             if expired > 0 {
                 self.refill(c, now);
@@ -151,14 +154,24 @@ impl Worker {
         if self.churning() {
             return self.lose_churned(c, clock_ns());
         }
+        self.drop_conn(c);
+        self.lose_group(c);
+    }
+
+    /// `lose` for one socket, its group left alone.
+    pub(super) fn drop_conn(&mut self, c: usize) {
+        if !self.conns[c].alive {
+            return;
+        }
         self.shared.conn_closed();
         let conn = &mut self.conns[c];
         let lost = conn.in_flight.iter().filter(|r| r.measured).count() as u64;
         self.in_flight -= conn.close();
         self.alive -= 1;
         self.recorder.connections_lost += 1;
-        self.recorder.error(ErrorClass::ConnectionLost, lost);
         let server = self.conns[c].server;
+        self.recorder
+            .server_error(server, ErrorClass::ConnectionLost, lost);
         self.alive_on[server] -= 1;
         if self.shared.spec.reconnect {
             self.reopening.schedule(c, clock_ns());
@@ -166,7 +179,6 @@ impl Worker {
         if self.alive_on[server] == 0 {
             self.strand(server, ErrorClass::NoConnection);
         }
-        self.lose_group(c);
     }
 
     /// `server` has no connection up: requests waiting for one, and keys
@@ -178,11 +190,14 @@ impl Worker {
             .drain(..)
             .filter(|d| d.measured)
             .count() as u64;
-        self.recorder.error(class, stranded);
+        self.recorder.server_error(server, class, stranded);
         if let Source::Load(ranges) = &mut self.source {
-            for (_, range) in ranges.iter_mut().filter(|(s, _)| *s == server) {
-                self.recorder
-                    .error(ErrorClass::NoConnection, range.end - range.start);
+            for (_, range) in ranges.iter_mut().filter(|(s, _)| *s == Some(server)) {
+                self.recorder.server_error(
+                    server,
+                    ErrorClass::NoConnection,
+                    range.end - range.start,
+                );
                 *range = range.end..range.end;
             }
         }
@@ -263,19 +278,22 @@ fn preview(bytes: &[u8]) -> String {
 }
 
 /// Moves a UDP connection's loss counts into the recorder.
-fn drain_udp(rec: &mut Recorder, udp: &mut UdpState) {
+fn drain_udp(rec: &mut Recorder, server: usize, udp: &mut UdpState) {
     rec.error(ErrorClass::PacketDrop, std::mem::take(&mut udp.packet_drop));
     rec.error(
         ErrorClass::PacketDisorder,
         std::mem::take(&mut udp.packet_disorder),
     );
-    rec.error(ErrorClass::UdpTimeout, std::mem::take(&mut udp.udp_timeout));
-    rec.error(ErrorClass::Protocol, std::mem::take(&mut udp.garbled));
+    let timed_out = std::mem::take(&mut udp.udp_timeout);
+    rec.server_error(server, ErrorClass::UdpTimeout, timed_out);
+    let garbled = std::mem::take(&mut udp.garbled);
+    rec.server_error(server, ErrorClass::Protocol, garbled);
 }
 
 fn record_response(
     rec: &mut Recorder,
     sampler: &mut Sampler,
+    server: usize,
     req: InFlight,
     resp: mcbench_proto::Response,
     now: u64,
@@ -296,8 +314,9 @@ fn record_response(
     rec.hits += hits;
     rec.misses += misses;
     rec.responses[resp.class.index()] += 1;
+    rec.server_answer(server, latency_ns, hits, misses);
     if let Some(err) = err {
-        rec.error(err, 1);
+        rec.server_error(server, err, 1);
     }
     if sampler.keep() {
         rec.samples.push(Sample {

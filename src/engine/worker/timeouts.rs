@@ -42,10 +42,10 @@ impl Worker {
                 self.time_out(c, now);
             }
         }
-        for q in &mut self.backlog {
+        for (server, q) in self.backlog.iter_mut().enumerate() {
             while q.front().is_some_and(|d| d.intended_ns <= cutoff) {
                 if q.pop_front().is_some_and(|d| d.measured) {
-                    self.recorder.error(ErrorClass::Timeout, 1);
+                    self.recorder.server_error(server, ErrorClass::Timeout, 1);
                 }
             }
         }
@@ -59,7 +59,9 @@ impl Worker {
             .iter()
             .filter(|r| r.measured)
             .count() as u64;
-        self.recorder.error(ErrorClass::Timeout, waiting);
+        let server = self.conns[c].server;
+        self.recorder
+            .server_error(server, ErrorClass::Timeout, waiting);
         self.recorder.conns.client_timo += 1;
         if self.churning() {
             return self.retire(c, now);

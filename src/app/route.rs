@@ -1,0 +1,70 @@
+//! `mcbench route`: the server each key goes to under a distribution, for
+//! checking a placement against a client library or a proxy.
+
+use crate::cli::RouteArgs;
+use crate::error::exit;
+use crate::placement::{Router, Scheme, Server};
+use crate::spec::{servers, Address};
+use std::io::{BufRead, Write};
+
+pub fn route(args: &RouteArgs) -> i32 {
+    let router = match build(args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mcbench: error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let (router, names) = router;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut place = |key: &[u8]| {
+        let s = router.server_of(key);
+        out.write_all(key)
+            .and_then(|()| writeln!(out, "\t{s}\t{}", names[s]))
+    };
+    let written = if args.keys.is_empty() {
+        std::io::stdin().lock().split(b'\n').try_for_each(|line| {
+            let mut key = line?;
+            if key.last() == Some(&b'\r') {
+                key.pop();
+            }
+            place(&key)
+        })
+    } else {
+        args.keys.iter().try_for_each(|k| place(k.as_bytes()))
+    };
+    match written.and_then(|()| out.flush()) {
+        Ok(()) => exit::OK,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
+        Err(e) => {
+            eprintln!("mcbench: error: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+/// The router and the servers' addresses, from the flags.
+fn build(args: &RouteArgs) -> Result<(Router, Vec<String>), String> {
+    let scheme = Scheme::parse(&args.distribution, args.hash)?;
+    if !scheme.places_keys() {
+        return Err("--distribution none places no key: every server takes any".into());
+    }
+    let (addrs, weights) = servers::expand(&args.servers)?;
+    if weights.iter().any(|&w| w != 1) && !scheme.weighted() {
+        return Err(format!(
+            "server weights apply to --distribution ketama or ketama-spy, not {scheme}"
+        ));
+    }
+    let list = addrs
+        .iter()
+        .zip(&weights)
+        .map(|(a, &weight)| {
+            Ok(Server {
+                weight,
+                ..Address::name_of(a)?
+            })
+        })
+        .collect::<Result<Vec<Server>, String>>()?;
+    Ok((Router::new(scheme, &list), addrs))
+}

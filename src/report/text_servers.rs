@@ -1,0 +1,70 @@
+//! The text report's lines about several servers: how keys were placed,
+//! and one row per server.
+
+use crate::result::RunResult;
+use std::fmt::Write;
+
+/// How keys met servers, when there are several; `None` with one.
+pub fn placement(r: &RunResult) -> Option<String> {
+    let s = &r.spec;
+    let n = r.servers.len();
+    if n < 2 {
+        return None;
+    }
+    let weights = if s.weights.iter().any(|&w| w != 1) && s.distribution.weighted() {
+        let w: Vec<String> = s.weights.iter().map(u32::to_string).collect();
+        format!(" (weights {})", w.join(":"))
+    } else {
+        String::new()
+    };
+    Some(if s.places_keys(n) {
+        format!(
+            "keys placed by {}{weights} over {n} servers; each connection is a client with a socket per server",
+            s.distribution
+        )
+    } else if s.roundrobin {
+        format!("keys not placed: each server takes any key; threads assigned to the {n} servers round-robin")
+    } else {
+        "keys not placed: each server takes any key (--distribution none)".into()
+    })
+}
+
+/// One row per server: its ops, latency and errors.
+pub fn write(out: &mut String, r: &RunResult) {
+    if r.per_server.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nPer server (latency intended send → response, µs, 2 significant digits)"
+    );
+    let width = r
+        .per_server
+        .iter()
+        .map(|s| s.address.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let _ = writeln!(
+        out,
+        "{:<width$} {:>10} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "server", "ops", "share", "ops/s", "p50", "p99", "p99.9", "max", "errors"
+    );
+    let total: u64 = r.per_server.iter().map(|s| s.count).sum();
+    for s in &r.per_server {
+        let q = &s.latency_us;
+        let _ = writeln!(
+            out,
+            "{:<width$} {:>10} {:>6.1}% {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8}",
+            s.address,
+            s.count,
+            100.0 * s.count as f64 / total.max(1) as f64,
+            s.rate,
+            q.p50,
+            q.p99,
+            q.p999,
+            q.max,
+            s.errors
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! The server list as written: `HOST:PORT:WEIGHT` weights (libmemcached's
+//! and memaslap's), memcache-perf's `HOST:PORT-END_PORT` ranges, and what
+//! key placement needs of each server.
+
+use super::{Address, RunSpec};
+use crate::placement::{Router, Server};
+
+/// The most servers one port range may name.
+const MAX_RANGE: u32 = 1024;
+
+/// Expands `written` into addresses and their weights (1 unless given).
+/// A weight is a third field after a port (`10.0.0.1:11211:3`,
+/// `[::1]:11211:3`); a port range gives one server per port, each with
+/// the range's weight.
+pub fn expand(written: &[String]) -> Result<(Vec<String>, Vec<u32>), String> {
+    let mut addrs = Vec::new();
+    let mut weights = Vec::new();
+    for text in written {
+        let text = text.trim();
+        let (address, weight) = split_weight(text)?;
+        for a in expand_range(&address)? {
+            Address::check(&a)?;
+            addrs.push(a);
+            weights.push(weight);
+        }
+    }
+    Ok((addrs, weights))
+}
+
+/// `HOST:PORT:WEIGHT` → (`HOST:PORT`, WEIGHT); anything else unchanged
+/// with weight 1. A bare IPv6 address (many colons, no brackets) has no
+/// weight.
+fn split_weight(text: &str) -> Result<(String, u32), String> {
+    if text.starts_with("unix:") {
+        return Ok((text.to_string(), 1));
+    }
+    let (prefix, rest) = match text.split_once(':') {
+        Some((p @ ("udp" | "tcp"), rest)) => (format!("{p}:"), rest),
+        _ => (String::new(), text),
+    };
+    // HOST:PORT:WEIGHT with a host and a port (or range): "::1" and
+    // "fe80::1" are bare IPv6 addresses.
+    let is_port = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit() || b == b'-');
+    let weighted = if let Some((_, after)) = rest.strip_prefix('[').and_then(|r| r.split_once(']'))
+    {
+        let parts: Vec<&str> = after.split(':').collect();
+        parts.len() == 3 && parts[0].is_empty() && is_port(parts[1])
+    } else {
+        let parts: Vec<&str> = rest.split(':').collect();
+        parts.len() == 3 && !parts[0].is_empty() && is_port(parts[1])
+    };
+    if !weighted {
+        return Ok((text.to_string(), 1));
+    }
+    let (address, weight) = rest.rsplit_once(':').expect("two colons");
+    let weight = weight
+        .parse::<u32>()
+        .ok()
+        .filter(|w| *w > 0)
+        .ok_or_else(|| {
+            format!("server '{text}': the weight after HOST:PORT must be a whole number from 1, got '{weight}'")
+        })?;
+    Ok((format!("{prefix}{address}"), weight))
+}
+
+/// `HOST:P1-P2` → one address per port; anything else unchanged.
+fn expand_range(text: &str) -> Result<Vec<String>, String> {
+    let Some((head, ports)) = text.rsplit_once(':') else {
+        return Ok(vec![text.to_string()]);
+    };
+    let Some((from, to)) = ports.split_once('-') else {
+        return Ok(vec![text.to_string()]);
+    };
+    if text.starts_with("unix:") {
+        return Ok(vec![text.to_string()]);
+    }
+    let bad = || format!("server '{text}': a port range is HOST:FIRST-LAST with FIRST <= LAST");
+    let from: u16 = from.parse().map_err(|_| bad())?;
+    let to: u16 = to.parse().map_err(|_| bad())?;
+    if from > to {
+        return Err(bad());
+    }
+    if u32::from(to - from) >= MAX_RANGE {
+        return Err(format!(
+            "server '{text}' names {} servers; a range names at most {MAX_RANGE}",
+            u32::from(to - from) + 1
+        ));
+    }
+    Ok((from..=to).map(|p| format!("{head}:{p}")).collect())
+}
+
+impl RunSpec {
+    /// The servers as key distributions name them, with their weights.
+    pub fn placement_servers(&self) -> Vec<Server> {
+        self.servers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, text)| {
+                let mut s = Address::name_of(text).ok()?;
+                s.weight = self.weights.get(i).copied().unwrap_or(1);
+                Some(s)
+            })
+            .collect()
+    }
+
+    /// Whether keys are placed on the run's `nservers` servers: then each
+    /// connection is a client with a socket to every server.
+    pub fn places_keys(&self, nservers: usize) -> bool {
+        nservers > 1 && self.distribution.places_keys()
+    }
+
+    /// Sockets per closed-loop unit: a client's sockets to every server
+    /// when keys are placed, else one connection's (`--facebook` groups).
+    pub fn sockets_per_unit(&self, nservers: usize) -> usize {
+        if self.places_keys(nservers) {
+            nservers * self.sockets_per_connection()
+        } else {
+            self.sockets_per_connection()
+        }
+    }
+
+    /// Where the run's keys live.
+    pub fn router(&self) -> Router {
+        Router::new(self.distribution, &self.placement_servers())
+    }
+
+    /// Placement's checks: weights only where a scheme reads them; the
+    /// modes that bind each connection to one server (`--roundrobin`,
+    /// `--num-conns`, `--facebook`) with `--distribution none` only.
+    pub(super) fn validate_placement(&self) -> Result<(), String> {
+        let n = self.servers.len();
+        if n > crate::workload::MAX_SERVERS {
+            return Err(format!(
+                "{n} servers; a run places keys on at most {}",
+                crate::workload::MAX_SERVERS
+            ));
+        }
+        if self.weights.iter().any(|&w| w != 1) && !self.distribution.weighted() {
+            return Err(format!(
+                "server weights (HOST:PORT:WEIGHT) apply to --distribution ketama or ketama-spy, not {}",
+                self.distribution
+            ));
+        }
+        if !self.weights.is_empty() && self.weights.len() != n {
+            return Err("one weight per server".into());
+        }
+        if self.roundrobin && n > 0 && self.threads > n {
+            let per_server = self.threads.div_ceil(n);
+            if self.connections < per_server {
+                return Err(format!(
+                    "--roundrobin gives each of the {n} servers up to {per_server} threads, each needing a connection to it: use -c {per_server} or more"
+                ));
+            }
+        }
+        if n < 2 || !self.distribution.places_keys() {
+            return Ok(());
+        }
+        if self.connections < self.threads && !self.roundrobin {
+            return Err(format!(
+                "--threads {} needs as many connections: with keys placed on {n} servers each connection is a client with a socket to every server (-c {})",
+                self.threads, self.connections
+            ));
+        }
+        let bound = if self.roundrobin {
+            Some("--roundrobin assigns each thread's connections to one server")
+        } else if self.churn.is_some() {
+            Some("--num-conns opens each connection to one server, as twemperf does")
+        } else if self.facebook {
+            Some("--facebook groups each connection's sockets on one server, as memaslap does")
+        } else {
+            None
+        };
+        match bound {
+            Some(why) => Err(format!(
+                "{why}: with several servers it needs --distribution none (each server gets any key), not {}",
+                self.distribution
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ex(list: &[&str]) -> Result<(Vec<String>, Vec<u32>), String> {
+        expand(&list.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn weights_and_ranges_expand() {
+        let (a, w) = ex(&[
+            "10.0.0.1:11211:3",
+            "h:7000-7002",
+            "udp:h:9:2",
+            "[::1]:5:4",
+            "::1",
+        ])
+        .unwrap();
+        assert_eq!(
+            a,
+            [
+                "10.0.0.1:11211",
+                "h:7000",
+                "h:7001",
+                "h:7002",
+                "udp:h:9",
+                "[::1]:5",
+                "::1"
+            ]
+        );
+        assert_eq!(w, [3, 1, 1, 1, 2, 4, 1]);
+        for bad in ["h:1:0", "h:1:x", "h:9-7", "h:1-x", "h:1-2000"] {
+            assert!(ex(&[bad]).is_err(), "{bad}");
+        }
+        assert_eq!(ex(&["unix:/tmp/a-b:1-2"]).unwrap().0, ["unix:/tmp/a-b:1-2"]);
+    }
+
+    #[test]
+    fn names_are_host_and_port_as_written() {
+        let s = Address::name_of("udp:cache-1:11311").unwrap();
+        assert_eq!((s.host.as_str(), s.port), ("cache-1", 11311));
+        let s = Address::name_of("[::1]:5").unwrap();
+        assert_eq!((s.host.as_str(), s.port), ("::1", 5));
+        let s = Address::name_of("10.0.0.1").unwrap();
+        assert_eq!(s.port, 11211);
+        assert_eq!(Address::name_of("unix:/run/mc").unwrap().port, 0);
+    }
+}
