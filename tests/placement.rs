@@ -244,12 +244,25 @@ fn zipf_makes_the_server_of_the_hot_key_the_hot_server() {
         .into_iter()
         .chain(flags.iter().map(String::as_str))
         .collect();
-    let hot = mcbench_route(&route_args, &[key(0).into_bytes()])[0];
-    let hottest = (0..3).max_by_key(|&s| counts[s]).unwrap();
-    assert_eq!(hot, hottest, "{counts:?}");
-    // Uniform keys would give each server a third (± 1 %); key 0 alone
-    // takes over a quarter of the draws.
-    assert!(counts[hot] as f64 > 0.4 * 30_000.0, "{counts:?}");
+    // Each server's share is the popularity of the keys ketama puts on
+    // it: zipf over ranks, p(k) ∝ (k + 1)^-1.3, key k at rank k.
+    let keys: Vec<Vec<u8>> = (0..1000).map(|i| key(i).into_bytes()).collect();
+    let homes = mcbench_route(&route_args, &keys);
+    let weight = |k: usize| ((k + 1) as f64).powf(-1.3);
+    let h: f64 = (0..1000).map(weight).sum();
+    let mut expected = [0.0; 3];
+    for (k, &s) in homes.iter().enumerate() {
+        expected[s] += weight(k) / h;
+    }
+    for s in 0..3 {
+        let share = counts[s] as f64 / 30_000.0;
+        assert!(
+            (share - expected[s]).abs() < 0.02,
+            "server {s}: {share} vs {expected:?} ({counts:?})"
+        );
+    }
+    // The server holding key 0 (≈ 28.5 % of the draws alone) is hot.
+    assert!(counts[homes[0]] as f64 > 0.26 * 30_000.0, "{counts:?}");
     let text = stdout(&mcbench(&{
         let mut a = args.clone();
         a.retain(|x| *x != "-x" && *x != "30000");

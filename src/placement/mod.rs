@@ -53,9 +53,11 @@ impl Scheme {
             "ketama-spy" | "ketama_spy" => Scheme::KetamaSpy,
             "ch3" | "furc" => Scheme::Ch3,
             "none" => Scheme::None,
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "unknown --distribution '{name}': expected modula, ketama, ketama-spy, ch3 or none"
-            )),
+            ))
+            }
         };
         if let (Some(h), false) = (hash, matches!(scheme, Scheme::Modula(_))) {
             return Err(format!(

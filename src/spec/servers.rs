@@ -65,6 +65,13 @@ fn split_weight(text: &str) -> Result<(String, u32), String> {
 
 /// `HOST:P1-P2` → one address per port; anything else unchanged.
 fn expand_range(text: &str) -> Result<Vec<String>, String> {
+    let bare = ["udp:", "tcp:"]
+        .iter()
+        .find_map(|p| text.strip_prefix(p))
+        .unwrap_or(text);
+    if !bare.contains(':') {
+        return Ok(vec![text.to_string()]);
+    }
     let Some((head, ports)) = text.rsplit_once(':') else {
         return Ok(vec![text.to_string()]);
     };
@@ -161,6 +168,9 @@ impl RunSpec {
                 self.threads, self.connections
             ));
         }
+        if self.roundrobin && self.churn.is_some() {
+            return Err("--roundrobin assigns held connections to threads; --num-conns opens its own, spread over the servers".into());
+        }
         let bound = if self.roundrobin {
             Some("--roundrobin assigns each thread's connections to one server")
         } else if self.churn.is_some() {
@@ -215,6 +225,10 @@ mod tests {
             assert!(ex(&[bad]).is_err(), "{bad}");
         }
         assert_eq!(ex(&["unix:/tmp/a-b:1-2"]).unwrap().0, ["unix:/tmp/a-b:1-2"]);
+        assert_eq!(
+            ex(&["udp:my-host", "my-host"]).unwrap().0,
+            ["udp:my-host", "my-host"]
+        );
     }
 
     #[test]

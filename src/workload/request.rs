@@ -63,8 +63,10 @@ impl Workload {
             window: spec.window.map(|size| TaskWindow {
                 size,
                 overwrite: spec.overwrite,
-                // Every connection's cursor, and each worker's open-loop one.
-                lanes: spec.total_connections(spec.servers.len().max(1)) + spec.threads,
+                // Every connection's cursor, and each worker's open-loop
+                // ones (up to one per server).
+                lanes: spec.total_connections(spec.servers.len().max(1))
+                    + spec.threads * spec.servers.len().max(1),
             }),
             values: ValueTable::new(spec.max_value_len(), spec.seed),
             keys,

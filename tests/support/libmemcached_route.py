@@ -33,9 +33,13 @@ def main():
     lib.memcached_generate_hash.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
     dist, hash_name, servers = sys.argv[1], sys.argv[2], sys.argv[3:]
     memc = lib.memcached_create(None)
+    # KETAMA_WEIGHTED alone is what an application sets (pylibmc's
+    # ketama_weighted): it picks the ketama distribution and MD5. Setting
+    # the distribution after it would turn weighting off again.
     if dist in ("ketama", "ketama-spy"):
         assert lib.memcached_behavior_set(memc, BEHAVIOR_KETAMA_WEIGHTED, 1) == 0
-    assert lib.memcached_behavior_set(memc, BEHAVIOR_DISTRIBUTION, DISTRIBUTION[dist]) == 0
+    if dist != "ketama":
+        assert lib.memcached_behavior_set(memc, BEHAVIOR_DISTRIBUTION, DISTRIBUTION[dist]) == 0
     if dist == "modula":
         assert lib.memcached_behavior_set(memc, BEHAVIOR_HASH, HASH[hash_name]) == 0
     for s in servers:

@@ -227,7 +227,7 @@ impl Worker {
             self.reopening.grow(self.conns.len());
         } else {
             self.conns[c] = conn;
-            self.cursors[c] = Cursor::new(nth);
+            self.cursors[self.open_cursors + c] = Cursor::new(nth);
         }
         self.alive += 1;
         self.alive_on[server] += 1;

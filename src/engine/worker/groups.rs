@@ -160,6 +160,19 @@ impl Worker {
         }
     }
 
+    /// A client whose keys keep landing on a server that is down, with
+    /// nothing in flight: it is closed whole, as a lost group is.
+    pub(super) fn give_up_group(&mut self, c: usize) {
+        let (lead, size) = match &self.groups {
+            Some(g) => (g.lead(c), g.size),
+            None => (c, 1),
+        };
+        for member in lead..lead + size {
+            self.drop_conn(member);
+            self.reopening.cancel(member);
+        }
+    }
+
     /// Whether any connection can still send: with groups, any group.
     pub(super) fn any_up(&self) -> bool {
         match &self.groups {

@@ -118,11 +118,14 @@ pub struct Worker {
     alive: usize,
     /// Per server: this worker's live connections to it.
     alive_on: Vec<usize>,
-    /// Per connection: key state (sequential position, latest write,
-    /// memaslap window); a group draws with its lead's. The last one is
-    /// the open loop's, which draws every arrival before it has a
-    /// connection.
+    /// Key state (sequential position, latest write, memaslap window,
+    /// cas uniques, expiring keys): first the open loop's, which draws
+    /// each arrival before it has a connection (one, or one per server
+    /// when keys are not placed, so that a key stays on its server); then
+    /// one per connection (a group draws with its lead's).
     cursors: Vec<Cursor>,
+    /// How many of `cursors` are the open loop's.
+    open_cursors: usize,
     /// Keys whose get missed, to set now (`--getset`).
     fills: Vec<u64>,
     rng: SmallRng,
@@ -221,13 +224,16 @@ impl Worker {
         let start = clock_ns();
         let has_udp = conns.iter().any(|c| c.udp.is_some());
         let conns_len = conns.len();
-        // The open loop's cursor: a lane past every connection's.
-        let open_lane = spec.total_connections(nservers) + plan.index;
-        let cursors = plan
-            .lanes
-            .iter()
-            .chain(std::iter::once(&open_lane))
-            .map(|&lane| Cursor::new(lane))
+        // The open loop's cursors: lanes past every connection's.
+        let open_cursors = if spec.places_keys(nservers) {
+            1
+        } else {
+            nservers
+        };
+        let first_open_lane = spec.total_connections(nservers) + plan.index * nservers;
+        let cursors = (first_open_lane..first_open_lane + open_cursors)
+            .chain(plan.lanes.iter().copied())
+            .map(Cursor::new)
             .collect();
         let groups = if spec.facebook {
             Some(groups::Groups::by_op(
@@ -254,6 +260,7 @@ impl Worker {
             conns,
             alive_on,
             cursors,
+            open_cursors,
             fills: Vec::new(),
             encoder: Encoder::new(WireOptions {
                 protocol: spec.protocol,
@@ -625,10 +632,14 @@ impl Worker {
                 return;
             };
             // A key whose server is down fails alone; a client whose
-            // draws keep landing there waits for the next answer.
+            // draws keep landing there waits for its next answer, and one
+            // with none to wait for is done (else nothing would wake it).
             if !self.issue(c, due) {
                 unrouted += 1;
                 if unrouted >= MAX_UNROUTED * cap {
+                    if load(self) == 0 {
+                        self.give_up_group(c);
+                    }
                     return;
                 }
             }
@@ -644,9 +655,18 @@ impl Worker {
     /// The cursor a request on connection `c` draws with and tells.
     fn cursor_index(&self, c: usize) -> usize {
         if self.open_loop() {
-            self.conns.len()
+            self.open_cursor(self.conns[c].server)
         } else {
-            self.lead(c)
+            self.open_cursors + self.lead(c)
+        }
+    }
+
+    /// The open loop's cursor for arrivals to `server`.
+    fn open_cursor(&self, server: usize) -> usize {
+        if self.open_cursors == 1 {
+            0
+        } else {
+            server
         }
     }
 
@@ -698,7 +718,11 @@ impl Worker {
         };
         let Some(c) = target else {
             if due.measured {
-                let server = workload.keys.server_of(req.key);
+                let server = if workload.keys.placed() {
+                    workload.keys.server_of(req.key)
+                } else {
+                    self.conns[lead].server
+                };
                 self.recorder
                     .server_error(server, crate::stats::ErrorClass::NoConnection, 1);
             }

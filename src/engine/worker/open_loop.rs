@@ -105,8 +105,8 @@ impl Worker {
         intended: u64,
     ) -> (crate::workload::Request, usize) {
         let workload = &self.shared.workload;
-        let cursor = self.cursors.last_mut().expect("the open loop's cursor");
-        let req = super::draw(workload, &mut self.rng, cursor, intended);
+        let ci = self.open_cursor(hint.unwrap_or(0));
+        let req = super::draw(workload, &mut self.rng, &mut self.cursors[ci], intended);
         let server = hint.unwrap_or_else(|| workload.keys.server_of(req.key));
         (req, server)
     }
