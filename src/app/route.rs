@@ -3,19 +3,18 @@
 
 use crate::cli::RouteArgs;
 use crate::error::exit;
-use crate::placement::{Router, Scheme, Server};
-use crate::spec::{servers, Address};
+use crate::placement::{Router, Scheme};
+use crate::spec::servers;
 use std::io::{BufRead, Write};
 
 pub fn route(args: &RouteArgs) -> i32 {
-    let router = match build(args) {
-        Ok(r) => r,
+    let (router, names) = match build(args) {
+        Ok(built) => built,
         Err(e) => {
             eprintln!("mcbench: error: {e}");
             return exit::USAGE;
         }
     };
-    let (router, names) = router;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut place = |key: &[u8]| {
@@ -51,20 +50,7 @@ fn build(args: &RouteArgs) -> Result<(Router, Vec<String>), String> {
         return Err("--distribution none places no key: every server takes any".into());
     }
     let (addrs, weights) = servers::expand(&args.servers)?;
-    if weights.iter().any(|&w| w != 1) && !scheme.weighted() {
-        return Err(format!(
-            "server weights apply to --distribution ketama or ketama-spy, not {scheme}"
-        ));
-    }
-    let list = addrs
-        .iter()
-        .zip(&weights)
-        .map(|(a, &weight)| {
-            Ok(Server {
-                weight,
-                ..Address::name_of(a)?
-            })
-        })
-        .collect::<Result<Vec<Server>, String>>()?;
-    Ok((Router::new(scheme, &list), addrs))
+    servers::check_weights(&weights, scheme)?;
+    let router = Router::new(scheme, &servers::placement_list(&addrs, &weights));
+    Ok((router, addrs))
 }

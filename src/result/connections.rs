@@ -135,12 +135,7 @@ impl Connections {
         let sum = |f: fn(&Connections) -> u64| runs.iter().map(|c| f(c)).sum::<u64>();
         let connect = Hdr::sum(runs.iter().map(|c| &c.connect_time_hdr))?;
         let lifetime = Hdr::sum(runs.iter().map(|c| &c.lifetime_hdr))?;
-        let mut errors = BTreeMap::new();
-        for c in runs {
-            for (k, v) in &c.errors {
-                *errors.entry(k.clone()).or_insert(0) += v;
-            }
-        }
+        let errors = super::merge::sum_maps(runs.iter().map(|c| &c.errors));
         let connects = sum(|c| c.connects);
         Ok(Connections {
             opened: runs.iter().map(|c| c.opened).sum(),

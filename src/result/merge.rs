@@ -189,7 +189,9 @@ fn merge_interval(index: u64, parts: &[&IntervalSummary]) -> Result<IntervalSumm
     })
 }
 
-fn sum_maps<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap<String, u64> {
+pub(super) fn sum_maps<'a>(
+    maps: impl Iterator<Item = &'a BTreeMap<String, u64>>,
+) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     for m in maps {
         for (k, v) in m {

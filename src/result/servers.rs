@@ -39,27 +39,69 @@ impl ServerSummary {
     /// Rows of runs made at the same time, merged by address (exact
     /// histogram addition).
     pub fn merge(runs: &[&[ServerSummary]], secs: f64) -> Result<Vec<ServerSummary>, String> {
-        let mut merged: Vec<(String, ServerRecorder)> = Vec::new();
+        let mut addresses: Vec<&str> = Vec::new();
         for row in runs.iter().flat_map(|r| r.iter()) {
-            let i = match merged.iter().position(|(a, _)| *a == row.address) {
-                Some(i) => i,
-                None => {
-                    merged.push((row.address.clone(), ServerRecorder::default()));
-                    merged.len() - 1
-                }
-            };
-            let r = &mut merged[i].1;
-            let h = row.latency_hdr.decode()?;
-            r.latency
-                .add(&h)
-                .map_err(|e| format!("server {}: {e}", row.address))?;
-            r.hits += row.hits;
-            r.misses += row.misses;
-            r.failures += row.errors;
+            if !addresses.contains(&row.address.as_str()) {
+                addresses.push(&row.address);
+            }
         }
-        Ok(merged
-            .iter()
-            .map(|(a, r)| ServerSummary::build(a, r, secs))
-            .collect())
+        addresses
+            .into_iter()
+            .map(|address| {
+                let rows: Vec<&ServerSummary> = runs
+                    .iter()
+                    .flat_map(|r| r.iter())
+                    .filter(|row| row.address == address)
+                    .collect();
+                let merged = ServerRecorder {
+                    latency: Hdr::sum(rows.iter().map(|r| &r.latency_hdr))?,
+                    hits: rows.iter().map(|r| r.hits).sum(),
+                    misses: rows.iter().map(|r| r.misses).sum(),
+                    failures: rows.iter().map(|r| r.errors).sum(),
+                };
+                Ok(ServerSummary::build(address, &merged, secs))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(address: &str, latencies_us: &[u64], errors: u64) -> ServerSummary {
+        let mut r = ServerRecorder::default();
+        for l in latencies_us {
+            r.latency.record(l * 1000).unwrap();
+        }
+        r.failures = errors;
+        r.hits = latencies_us.len() as u64;
+        ServerSummary::build(address, &r, 1.0)
+    }
+
+    #[test]
+    fn rows_merge_by_address_with_their_histograms() {
+        let a = [row("x:1", &[100; 90], 1), row("y:1", &[5], 0)];
+        let b = [row("x:1", &[1000; 10], 2)];
+        let merged = ServerSummary::merge(&[&a, &b], 2.0).unwrap();
+        assert_eq!(merged.len(), 2);
+        let x = &merged[0];
+        assert_eq!(
+            (x.address.as_str(), x.count, x.hits, x.errors),
+            ("x:1", 100, 100, 3)
+        );
+        assert_eq!(x.rate, 50.0);
+        // p90 from the added histograms, not from either run's.
+        assert!(
+            (99.0..=101.0).contains(&x.latency_us.p90),
+            "{}",
+            x.latency_us.p90
+        );
+        assert!(
+            (990.0..=1010.0).contains(&x.latency_us.p99),
+            "{}",
+            x.latency_us.p99
+        );
+        assert_eq!(merged[1].count, 1);
     }
 }

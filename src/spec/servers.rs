@@ -3,7 +3,7 @@
 //! key placement needs of each server.
 
 use super::{Address, RunSpec};
-use crate::placement::{Router, Server};
+use crate::placement::{Router, Scheme, Server};
 
 /// The most servers one port range may name.
 const MAX_RANGE: u32 = 1024;
@@ -97,19 +97,6 @@ fn expand_range(text: &str) -> Result<Vec<String>, String> {
 }
 
 impl RunSpec {
-    /// The servers as key distributions name them, with their weights.
-    pub fn placement_servers(&self) -> Vec<Server> {
-        self.servers
-            .iter()
-            .enumerate()
-            .filter_map(|(i, text)| {
-                let mut s = Address::name_of(text).ok()?;
-                s.weight = self.weights.get(i).copied().unwrap_or(1);
-                Some(s)
-            })
-            .collect()
-    }
-
     /// Whether keys are placed on the run's `nservers` servers: then each
     /// connection is a client with a socket to every server.
     pub fn places_keys(&self, nservers: usize) -> bool {
@@ -128,10 +115,14 @@ impl RunSpec {
 
     /// Where the run's keys live.
     pub fn router(&self) -> Router {
-        Router::new(self.distribution, &self.placement_servers())
+        Router::new(
+            self.distribution,
+            &placement_list(&self.servers, &self.weights),
+        )
     }
 
-    /// Placement's checks: weights only where a scheme reads them; the
+    /// Placement's checks: weights only where a scheme reads them;
+    /// `--roundrobin` with a connection for each thread of a server; the
     /// modes that bind each connection to one server (`--roundrobin`,
     /// `--num-conns`, `--facebook`) with `--distribution none` only.
     pub(super) fn validate_placement(&self) -> Result<(), String> {
@@ -142,34 +133,15 @@ impl RunSpec {
                 crate::workload::MAX_SERVERS
             ));
         }
-        if self.weights.iter().any(|&w| w != 1) && !self.distribution.weighted() {
-            return Err(format!(
-                "server weights (HOST:PORT:WEIGHT) apply to --distribution ketama or ketama-spy, not {}",
-                self.distribution
-            ));
+        if self.weights.len() > n {
+            return Err("more weights than servers".into());
         }
-        if !self.weights.is_empty() && self.weights.len() != n {
-            return Err("one weight per server".into());
+        check_weights(&self.weights, self.distribution)?;
+        if self.roundrobin {
+            self.validate_roundrobin(n)?;
         }
-        if self.roundrobin && n > 0 && self.threads > n {
-            let per_server = self.threads.div_ceil(n);
-            if self.connections < per_server {
-                return Err(format!(
-                    "--roundrobin gives each of the {n} servers up to {per_server} threads, each needing a connection to it: use -c {per_server} or more"
-                ));
-            }
-        }
-        if n < 2 || !self.distribution.places_keys() {
+        if !self.places_keys(n) {
             return Ok(());
-        }
-        if self.connections < self.threads && !self.roundrobin {
-            return Err(format!(
-                "--threads {} needs as many connections: with keys placed on {n} servers each connection is a client with a socket to every server (-c {})",
-                self.threads, self.connections
-            ));
-        }
-        if self.roundrobin && self.churn.is_some() {
-            return Err("--roundrobin assigns held connections to threads; --num-conns opens its own, spread over the servers".into());
         }
         let bound = if self.roundrobin {
             Some("--roundrobin assigns each thread's connections to one server")
@@ -180,14 +152,65 @@ impl RunSpec {
         } else {
             None
         };
-        match bound {
-            Some(why) => Err(format!(
+        if let Some(why) = bound {
+            return Err(format!(
                 "{why}: with several servers it needs --distribution none (each server gets any key), not {}",
                 self.distribution
-            )),
-            None => Ok(()),
+            ));
         }
+        if self.connections < self.threads {
+            return Err(format!(
+                "--threads {} needs as many connections: with keys placed on {n} servers each connection is a client with a socket to every server (-c {})",
+                self.threads, self.connections
+            ));
+        }
+        Ok(())
     }
+
+    /// `--roundrobin`: held connections only, and one for every thread
+    /// that serves a server.
+    fn validate_roundrobin(&self, n: usize) -> Result<(), String> {
+        if self.churn.is_some() {
+            return Err("--roundrobin assigns held connections to threads; --num-conns opens its own, spread over the servers".into());
+        }
+        let per_server = self.threads.div_ceil(n.max(1));
+        if self.threads > n && self.connections < per_server {
+            return Err(format!(
+                "--roundrobin gives each of the {n} servers up to {per_server} threads, each needing a connection to it: use -c {per_server} or more"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Weights are read by ketama only: refused elsewhere rather than ignored.
+pub fn check_weights(weights: &[u32], scheme: Scheme) -> Result<(), String> {
+    if weights.iter().any(|&w| w != 1) && !scheme.weighted() {
+        return Err(format!(
+            "server weights (HOST:PORT:WEIGHT) apply to --distribution ketama or ketama-spy, not {scheme}"
+        ));
+    }
+    Ok(())
+}
+
+/// The servers at `addrs` (as written) as key distributions name them,
+/// with their weights (1 where none is given).
+pub fn placement_list(addrs: &[String], weights: &[u32]) -> Vec<Server> {
+    addrs
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            // Every address was checked; one that is not a name keeps its
+            // place in the list (indexes are servers) under its text.
+            let mut s = Address::name_of(text).unwrap_or_else(|_| Server {
+                host: text.clone(),
+                port: 0,
+                weight: 1,
+            });
+            s.weight = weights.get(i).copied().unwrap_or(1);
+            s
+        })
+        .collect()
 }
 
 #[cfg(test)]
