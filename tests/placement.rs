@@ -5,7 +5,6 @@
 mod support;
 
 use rand::{Rng, SeedableRng};
-use std::io::Write;
 use std::process::{Command, Stdio};
 use support::*;
 
@@ -23,23 +22,13 @@ fn libmemcached_route(
     servers: &[String],
     keys: &[Vec<u8>],
 ) -> Option<Vec<usize>> {
-    let mut child = Command::new("python3")
-        .arg(ROUTE_PY)
-        .args([dist, hash])
-        .args(servers)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3");
-    let mut input = child.stdin.take().unwrap();
-    let body: Vec<u8> = keys
-        .iter()
-        .flat_map(|k| k.iter().copied().chain([b'\n']))
-        .collect();
-    let writer = std::thread::spawn(move || input.write_all(&body));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
+    let out = feed_keys(
+        Command::new("python3")
+            .arg(ROUTE_PY)
+            .args([dist, hash])
+            .args(servers),
+        keys,
+    );
     if out.status.code() == Some(3) {
         let why = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -63,32 +52,27 @@ fn libmemcached_route(
     )
 }
 
-/// Server indexes of `keys` under `mcbench route ARGS`.
-fn mcbench_route(args: &[&str], keys: &[Vec<u8>]) -> Vec<usize> {
-    let mut child = Command::new(BIN)
-        .arg("route")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let body: Vec<u8> = keys
-        .iter()
-        .flat_map(|k| k.iter().copied().chain([b'\n']))
-        .collect();
-    let writer = std::thread::spawn(move || input.write_all(&body));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert!(out.status.success());
-    out.stdout
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let cols: Vec<&[u8]> = l.rsplitn(3, |&b| b == b'\t').collect();
-            std::str::from_utf8(cols[1]).unwrap().parse().unwrap()
-        })
-        .collect()
+/// Server indexes of `keys` under `mcbench route --distribution DIST`.
+fn mcbench_route(dist: &str, servers: &[String], keys: &[Vec<u8>]) -> Vec<usize> {
+    let mut args = vec!["--distribution", dist];
+    for s in servers {
+        args.extend(["-s", s.as_str()]);
+    }
+    route_keys(&args, keys)
+}
+
+/// Each key `i` is on server `homes[i]` and on no other (by `get`).
+fn assert_keys_at(ms: &[Memcached], homes: &[usize], by: &str) {
+    for (i, &home) in homes.iter().enumerate() {
+        for (s, m) in ms.iter().enumerate() {
+            let found = raw_get(m, &key(i as u64)).starts_with("VALUE");
+            assert_eq!(
+                found,
+                s == home,
+                "key {i}: on server {s}? ({by} says {home})"
+            );
+        }
+    }
 }
 
 fn server_flags(servers: &[String]) -> Vec<String> {
@@ -149,7 +133,7 @@ fn placement_matches_libmemcached_for_100k_random_keys() {
         }
         args.extend(server_flags(&servers));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let got = mcbench_route(&args, &keys);
+        let got = route_keys(&args, &keys);
         assert_eq!(got.len(), keys.len());
         let wrong = got.iter().zip(&want).filter(|(a, b)| a != b).count();
         assert_eq!(
@@ -190,16 +174,7 @@ fn a_preload_puts_each_key_where_libmemcached_would() {
     let Some(want) = libmemcached_route("modula", "one_at_a_time", &with_weights, &keys) else {
         return;
     };
-    for (i, &home) in want.iter().enumerate() {
-        for (s, m) in ms.iter().enumerate() {
-            let found = raw_get(m, &key(i as u64)).starts_with("VALUE");
-            assert_eq!(
-                found,
-                s == home,
-                "key {i}: on server {s}? (libmemcached says {home})"
-            );
-        }
-    }
+    assert_keys_at(&ms, &want, "libmemcached");
 }
 
 #[test]
@@ -239,15 +214,10 @@ fn zipf_makes_the_server_of_the_hot_key_the_hot_server() {
         assert_eq!(rows[s]["errors"], 0);
     }
     assert_eq!(counts.iter().sum::<u64>(), f(&json, "total.count") as u64);
-    // Rank 0 is key 0: its server, as ketama places it, takes the most.
-    let route_args: Vec<&str> = ["--distribution", "ketama"]
-        .into_iter()
-        .chain(flags.iter().map(String::as_str))
-        .collect();
     // Each server's share is the popularity of the keys ketama puts on
     // it: zipf over ranks, p(k) ∝ (k + 1)^-1.3, key k at rank k.
     let keys: Vec<Vec<u8>> = (0..1000).map(|i| key(i).into_bytes()).collect();
-    let homes = mcbench_route(&route_args, &keys);
+    let homes = mcbench_route("ketama", &servers, &keys);
     let weight = |k: usize| ((k + 1) as f64).powf(-1.3);
     let h: f64 = (0..1000).map(weight).sum();
     let mut expected = [0.0; 3];
@@ -331,24 +301,8 @@ fn keys_land_where_twemproxy_ketama_puts_them() {
     let _ = proxy.wait();
     assert!(out.status.success(), "{}", stderr(&out));
     let keys: Vec<Vec<u8>> = (0..300).map(|i| key(i).into_bytes()).collect();
-    let route_args: Vec<String> = ["--distribution".to_string(), "ketama".to_string()]
-        .into_iter()
-        .chain(server_flags(&servers))
-        .collect();
-    let want = mcbench_route(
-        &route_args.iter().map(String::as_str).collect::<Vec<_>>(),
-        &keys,
-    );
-    for (i, &home) in want.iter().enumerate() {
-        for (s, m) in ms.iter().enumerate() {
-            let found = raw_get(m, &key(i as u64)).starts_with("VALUE");
-            assert_eq!(
-                found,
-                s == home,
-                "key {i}: on server {s}? (mcbench's ketama says {home})"
-            );
-        }
-    }
+    let want = mcbench_route("ketama", &servers, &keys);
+    assert_keys_at(&ms, &want, "mcbench's ketama");
 }
 
 fn which(program: &str) -> Option<std::path::PathBuf> {
@@ -369,9 +323,12 @@ fn without_placement_every_server_gets_every_key() {
         let mut args = vec!["run", "--load-only", "-r", "200", "-c", "2", "-s", &servers];
         args.extend(how);
         args.extend(KEY_FLAGS);
+        let before: Vec<u64> = ms.iter().map(|m| m.stat("cmd_set")).collect();
         let out = mcbench(&args);
         assert!(out.status.success(), "{how:?}: {}", stderr(&out));
-        for m in &ms {
+        // Each server was sent every key by this run (the servers' count).
+        for (m, b) in ms.iter().zip(before) {
+            assert_eq!(m.stat("cmd_set") - b, 200, "{how:?}");
             assert_eq!(m.stat("curr_items"), 200, "{how:?}");
         }
     }
@@ -399,6 +356,10 @@ fn placement_flags_that_cannot_work_are_refused() {
         (vec!["-s", "127.0.0.1:1:0"], "weight"),
         (vec!["-s", two, "--hash", "fnv9"], "fnv9"),
         (vec!["-s", two, "-T", "3", "-c", "2"], "--threads 3"),
+        (
+            vec!["-s", two, "--roundrobin", "--num-conns", "5"],
+            "--num-conns opens its own",
+        ),
         (
             vec!["-s", two, "--roundrobin", "-T", "4", "-c", "1"],
             "-c 2",

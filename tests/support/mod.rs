@@ -446,3 +446,38 @@ pub fn raw_get(m: &Memcached, key: &str) -> String {
     }
     String::from_utf8_lossy(&reply).into_owned()
 }
+
+/// Runs `cmd` with `keys` on its standard input, one per line (written
+/// from a thread, so a large input cannot block on a full pipe).
+pub fn feed_keys(cmd: &mut Command, keys: &[Vec<u8>]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    let mut input = child.stdin.take().unwrap();
+    let body: Vec<u8> = keys
+        .iter()
+        .flat_map(|k| k.iter().copied().chain([b'\n']))
+        .collect();
+    let writer = thread::spawn(move || input.write_all(&body));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out
+}
+
+/// The server index of each of `keys` under `mcbench route ARGS`.
+pub fn route_keys(args: &[&str], keys: &[Vec<u8>]) -> Vec<usize> {
+    let out = feed_keys(Command::new(BIN).arg("route").args(args), keys);
+    assert!(out.status.success(), "{}", stderr(&out));
+    out.stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            // KEY \t INDEX \t ADDRESS; the key may hold any byte but \n.
+            let cols: Vec<&[u8]> = l.rsplitn(3, |&b| b == b'\t').collect();
+            std::str::from_utf8(cols[1]).unwrap().parse().unwrap()
+        })
+        .collect()
+}
