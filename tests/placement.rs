@@ -373,3 +373,58 @@ fn placement_flags_that_cannot_work_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("weights"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_stalled_server_has_the_timeouts_in_its_row() {
+    let _m = shared_machine();
+    let good = Memcached::start(&[]);
+    let stalled = fake_server(Misbehaviour::Stall);
+    let servers = format!("{},{stalled}", good.addr());
+    let (_, json) = run_json(&[
+        "run",
+        "-s",
+        &servers,
+        "--no-load",
+        "-t",
+        "1s",
+        "--timeout",
+        "300ms",
+        "-c",
+        "2",
+    ]);
+    let rows = json["per_server"].as_array().unwrap();
+    let timeouts = f(&json, "errors.timeout");
+    assert!(timeouts > 0.0, "{}", json["errors"]);
+    // Every timeout is the stalled server's; the other answered all.
+    assert_eq!(
+        f(&rows[1], "errors"),
+        timeouts + f(&json, "errors.connection_lost")
+    );
+    assert_eq!(f(&rows[1], "count"), 0.0);
+    assert_eq!(f(&rows[0], "errors"), 0.0);
+    assert_eq!(
+        f(&rows[0], "count") as u64,
+        good.stat("cmd_get") + good.stat("cmd_set")
+    );
+    // Servers that never answer: the run gives up after --timeout and
+    // books what still waits as timeouts, each against its server.
+    let other = fake_server(Misbehaviour::Stall);
+    let servers = format!("{stalled},{other}");
+    let (out, json) = run_json(&[
+        "run",
+        "-s",
+        &servers,
+        "--no-load",
+        "-t",
+        "5s",
+        "--timeout",
+        "300ms",
+        "-c",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let rows = json["per_server"].as_array().unwrap();
+    let timeouts = f(&json, "errors.timeout");
+    assert!(rows.iter().all(|r| f(r, "errors") > 0.0), "{rows:?}");
+    assert_eq!(f(&rows[0], "errors") + f(&rows[1], "errors"), timeouts);
+}

@@ -268,6 +268,9 @@ impl Recorder {
         self.send_lag.saturating_record(lag_ns.max(1));
     }
 
+    /// Counts `n` of `class` in the run's totals only: for what belongs
+    /// to no server (`cut_off`, `client_overload`, UDP datagram counts).
+    /// A failed request of a known server goes through `server_error`.
     #[inline]
     pub fn error(&mut self, class: ErrorClass, n: u64) {
         self.errors[class as usize] += n;

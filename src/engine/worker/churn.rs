@@ -191,14 +191,14 @@ impl Worker {
             Ok(Connecting::Pending(fd)) => (fd, true),
             Err(e) => {
                 self.schedule().free.push(c);
-                self.connect_failed(ConnError::of(&e), now);
+                self.connect_failed(server, ConnError::of(&e), now);
                 return;
             }
         };
         let interest = if pending { WRITABLE } else { READABLE };
         if self.poller.add(fd.as_raw_fd(), c as u64, interest).is_err() {
             self.schedule().free.push(c);
-            self.connect_failed(ConnError::Other, now);
+            self.connect_failed(server, ConnError::Other, now);
             return;
         }
         self.install(c, fd, server, nth);
@@ -237,13 +237,14 @@ impl Worker {
     /// A connection that never opened: counted by class, and its calls as
     /// requests that found no connection. One after another, the next
     /// connection is due now.
-    fn connect_failed(&mut self, class: ConnError, now: u64) {
+    fn connect_failed(&mut self, server: usize, class: ConnError, now: u64) {
         self.recorder.conns.error(class);
         // Counted while measuring (the recorder starts afresh after the
         // warm-up): the calls would have been sent from now on.
         if now >= self.record_from {
             let calls = self.schedule().calls;
-            self.recorder.error(ErrorClass::NoConnection, calls);
+            self.recorder
+                .server_error(server, ErrorClass::NoConnection, calls);
         }
         self.next_after_close(now);
     }
@@ -361,6 +362,7 @@ impl Worker {
     /// finding no connection.
     fn end_connection(&mut self, c: usize, now: u64) {
         let conn = &mut self.conns[c];
+        let server = conn.server;
         if conn.alive {
             let connected = !conn.connecting;
             self.in_flight -= conn.close();
@@ -381,7 +383,7 @@ impl Worker {
             }
             if self.sending && now >= self.record_from {
                 self.recorder
-                    .error(ErrorClass::NoConnection, life.calls_left);
+                    .server_error(server, ErrorClass::NoConnection, life.calls_left);
             }
             self.schedule().lives[c].calls_left = 0;
         }
@@ -395,7 +397,9 @@ impl Worker {
             .iter()
             .filter(|r| r.measured)
             .count() as u64;
-        self.recorder.error(ErrorClass::ConnectionLost, lost);
+        let server = self.conns[c].server;
+        self.recorder
+            .server_error(server, ErrorClass::ConnectionLost, lost);
         self.recorder.conns.error(ConnError::ConnReset);
         self.retire(c, now);
     }

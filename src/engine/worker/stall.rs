@@ -53,17 +53,19 @@ impl Worker {
     /// Counts the measured requests a signal left unanswered (`cut_off`):
     /// no latency, but not lost from the books either.
     pub(super) fn cut_off(&mut self) {
-        let waiting = self.waiting_measured();
+        let waiting = self.waiting_measured().iter().sum();
         self.recorder.error(ErrorClass::CutOff, waiting);
     }
 
     /// Counts the measured requests still waiting when the phase stopped
-    /// waiting for them (`timeout`), and connects still under way
-    /// (`socket-timo`). Requests of an earlier phase or of the warm-up are
-    /// not this phase's to count.
+    /// waiting for them (`timeout`, against their servers), and connects
+    /// still under way (`socket-timo`). Requests of an earlier phase or of
+    /// the warm-up are not this phase's to count.
     pub(super) fn time_out_waiting(&mut self) {
-        let waiting = self.waiting_measured();
-        self.recorder.error(ErrorClass::Timeout, waiting);
+        for (server, waiting) in self.waiting_measured().into_iter().enumerate() {
+            self.recorder
+                .server_error(server, ErrorClass::Timeout, waiting);
+        }
         let now = crate::engine::clock_ns();
         for c in 0..self.conns.len() {
             if self.conns[c].alive && self.connect_started(c).is_some() {
@@ -72,20 +74,15 @@ impl Worker {
         }
     }
 
-    /// Measured requests sent or queued, not yet answered.
-    fn waiting_measured(&self) -> u64 {
-        let waiting = self
-            .conns
-            .iter()
-            .flat_map(|c| c.in_flight.iter())
-            .filter(|r| r.measured)
-            .count()
-            + self
-                .backlog
-                .iter()
-                .flat_map(|q| q.iter())
-                .filter(|d| d.measured)
-                .count();
-        waiting as u64
+    /// Per server: measured requests sent or queued, not yet answered.
+    fn waiting_measured(&self) -> Vec<u64> {
+        let mut waiting = vec![0; self.backlog.len()];
+        for conn in &self.conns {
+            waiting[conn.server] += conn.in_flight.iter().filter(|r| r.measured).count() as u64;
+        }
+        for (server, q) in self.backlog.iter().enumerate() {
+            waiting[server] += q.iter().filter(|d| d.measured).count() as u64;
+        }
+        waiting
     }
 }
