@@ -164,12 +164,7 @@ pub fn run(
     // RunSpec::validate has checked connections, keys and descriptors.
     let nservers = addrs.len();
     let total_conns = spec.total_connections(nservers);
-    let router = if spec.places_keys(nservers) {
-        spec.router()
-    } else {
-        crate::placement::Router::Single
-    };
-    let keys = spec.key_space(router).map_err(Failure::usage)?;
+    let keys = spec.key_space(spec.router()).map_err(Failure::usage)?;
     let (pool, recorders) = crossbeam_channel::unbounded();
     let ops = spec.ops_sent();
     for _ in 0..2 * spec.threads {

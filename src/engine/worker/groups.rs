@@ -46,20 +46,24 @@ impl Groups {
         }
     }
 
-    /// Sockets per group.
-    pub fn size(&self) -> usize {
-        self.size
-    }
-
     /// The lead socket of socket `c`'s group.
     pub fn lead(&self, c: usize) -> usize {
         c - c % self.size
     }
 
-    /// Whether losing one socket loses the group: by op always (see
-    /// `lose_group`); by server unless it is being reopened.
-    fn whole(&self, reconnect: bool) -> bool {
-        self.kind == Kind::ByOp || !reconnect
+    /// Whether requests go to the socket of their key's server.
+    pub fn by_key(&self) -> bool {
+        self.kind == Kind::ByServer
+    }
+
+    /// Requests a group keeps in flight for a run's `depth`: `depth` per
+    /// server for a client of several servers, `depth` in all for a
+    /// facebook group.
+    pub fn cap(&self, depth: usize) -> usize {
+        match self.kind {
+            Kind::ByServer => depth * self.size,
+            Kind::ByOp => depth,
+        }
     }
 }
 
@@ -145,7 +149,7 @@ impl Worker {
         let (lead, size, kind) = (g.lead(c), g.size, g.kind);
         let whole = match kind {
             Kind::ByOp => c == lead || !self.conns[lead + 1..lead + size].iter().any(|s| s.alive),
-            Kind::ByServer => g.whole(reconnect),
+            Kind::ByServer => !reconnect,
         };
         if !whole {
             return;

@@ -581,67 +581,66 @@ impl Worker {
         self.in_flight + self.backlog.iter().map(VecDeque::len).sum::<usize>()
     }
 
-    /// Fills the free slots of connection `c` (closed loop and load), or
-    /// hands them to waiting requests or the ready list (open loop). A
-    /// closed loop refills `c`'s whole group: `depth` per socket.
+    /// Fills the free slots of connection `c`: in a closed loop (and a
+    /// preload) its group's; in an open loop, hands them to waiting
+    /// requests or the ready list.
     fn refill(&mut self, c: usize, now: u64) {
         if self.churning() {
-            return self.churn_refill(c, now);
+            self.churn_refill(c, now)
+        } else if self.open_loop() {
+            self.list_free_slots(c);
+        } else {
+            self.refill_closed(self.lead(c), now);
         }
-        let open = self.open_loop();
-        let c = if open { c } else { self.lead(c) };
-        let depth = self.shared.spec.depth;
+    }
+
+    /// Open loop: connection `c`'s free slots go to requests waiting for
+    /// its server, then to the ready list.
+    fn list_free_slots(&mut self, c: usize) {
         let server = self.conns[c].server;
-        // A client with a socket per server keeps `depth` per socket in
-        // flight, sent where their keys live; a facebook group `depth` in
-        // all.
-        let routed = !open && self.shared.spec.places_keys(self.alive_on.len());
-        let cap = match &self.groups {
-            Some(g) if routed => depth * g.size(),
-            _ => depth,
-        };
-        let load = |w: &Worker| {
-            if open {
-                w.conns[c].in_flight.len()
-            } else {
-                w.load_of(c)
-            }
-        };
-        let sendable = |w: &Worker| {
-            if open {
-                w.conns[c].alive
-            } else {
-                w.can_send(c)
-            }
-        };
-        if !open && load(self) > low_water(cap) {
-            return;
-        }
-        let mut unrouted = 0;
-        while sendable(self) && load(self) + self.conns[c].listed < cap {
+        let depth = self.shared.spec.depth;
+        while self.conns[c].alive && self.conns[c].in_flight.len() + self.conns[c].listed < depth {
             if let Some(due) = self.backlog[server].pop_front() {
                 self.issue(c, due);
-                continue;
-            }
-            if open {
+            } else {
                 self.ready[server].push_back(c);
                 self.conns[c].listed += 1;
-                continue;
             }
-            let Some(due) = self.next_closed((!routed).then_some(server), now) else {
+        }
+    }
+
+    /// Closed loop and preload: fills `lead`'s group to its cap (`depth`,
+    /// or `depth` per server for a client of several), once it is down to
+    /// half.
+    fn refill_closed(&mut self, lead: usize, now: u64) {
+        let depth = self.shared.spec.depth;
+        let cap = self.groups.as_ref().map_or(depth, |g| g.cap(depth));
+        // Only `issue` changes the group's load here, one request at a time.
+        let mut load = self.load_of(lead);
+        if load > low_water(cap) || !self.can_send(lead) {
+            return;
+        }
+        // A preload's keys: this connection's server's, or where they live.
+        let by_key = self.groups.as_ref().is_some_and(groups::Groups::by_key);
+        let server = (!by_key).then_some(self.conns[lead].server);
+        let mut unrouted = 0;
+        while load < cap {
+            let Some(due) = self.next_closed(server, now) else {
                 return;
             };
+            if self.issue(lead, due) {
+                load += 1;
+                continue;
+            }
             // A key whose server is down fails alone; a client whose
             // draws keep landing there waits for its next answer, and one
             // with none to wait for is done (else nothing would wake it).
-            if !self.issue(c, due) {
-                unrouted += 1;
-                if unrouted >= MAX_UNROUTED * cap {
-                    if load(self) == 0 {
-                        self.give_up_group(c);
-                    }
-                    return;
+            unrouted += 1;
+            if unrouted >= MAX_UNROUTED * cap {
+                if load == 0 {
+                    self.give_up_group(lead);
                 }
+                return;
             }
         }
     }
@@ -659,6 +658,11 @@ impl Worker {
         } else {
             self.open_cursors + self.lead(c)
         }
+    }
+
+    /// Connection `c`'s number among all the run's connections.
+    fn lane_of(&self, c: usize) -> usize {
+        self.cursors[self.open_cursors + c].lane
     }
 
     /// The open loop's cursor for arrivals to `server`.
