@@ -136,7 +136,10 @@ impl Worker {
         let spec = &self.shared.spec;
         let timeout = spec.timeout.min(REOPEN_TIMEOUT);
         let began = clock_ns();
-        let opened = connect::connect_one(&self.shared.addrs[server], spec, timeout, c);
+        // Its number among the run's connections picks its source address,
+        // as at the first connect.
+        let nth = self.lane_of(c);
+        let opened = connect::connect_one(&self.shared.addrs[server], spec, timeout, nth);
         let registered = opened.and_then(|socket| {
             let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
             self.poller
