@@ -121,13 +121,9 @@ impl Worker {
     pub(super) fn close_held(&mut self) {
         for c in 0..self.conns.len() {
             if self.conns[c].alive {
-                self.conns[c].close();
-                self.shared.conn_closed();
-                self.alive -= 1;
-                self.alive_on[self.conns[c].server] -= 1;
+                self.close_socket(c);
             }
         }
-        self.in_flight = 0;
         let slots = self.conns.len();
         // Reopenings the preload queued are for held connections: their
         // slots now belong to the schedule.
@@ -361,14 +357,10 @@ impl Worker {
     /// flight are the caller's to count; calls not yet sent are counted as
     /// finding no connection.
     fn end_connection(&mut self, c: usize, now: u64) {
-        let conn = &mut self.conns[c];
-        let server = conn.server;
-        if conn.alive {
-            let connected = !conn.connecting;
-            self.in_flight -= conn.close();
-            self.alive -= 1;
-            self.alive_on[conn.server] -= 1;
-            self.shared.conn_closed();
+        let server = self.conns[c].server;
+        if self.conns[c].alive {
+            let connected = !self.conns[c].connecting;
+            self.close_socket(c);
             let s = self.churn.as_mut().expect("a connection schedule");
             if !connected {
                 s.connecting -= 1;
@@ -392,11 +384,7 @@ impl Worker {
     /// Slot `c`'s connection failed (reset, closed by the server, or a
     /// broken stream): its requests are lost, and the schedule goes on.
     pub(super) fn lose_churned(&mut self, c: usize, now: u64) {
-        let lost = self.conns[c]
-            .in_flight
-            .iter()
-            .filter(|r| r.measured)
-            .count() as u64;
+        let lost = self.measured_in_flight(c);
         let server = self.conns[c].server;
         self.recorder
             .server_error(server, ErrorClass::ConnectionLost, lost);

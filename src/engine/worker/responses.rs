@@ -163,22 +163,39 @@ impl Worker {
         if !self.conns[c].alive {
             return;
         }
-        self.shared.conn_closed();
-        let conn = &mut self.conns[c];
-        let lost = conn.in_flight.iter().filter(|r| r.measured).count() as u64;
-        self.in_flight -= conn.close();
-        self.alive -= 1;
+        let lost = self.close_socket(c);
         self.recorder.connections_lost += 1;
         let server = self.conns[c].server;
         self.recorder
             .server_error(server, ErrorClass::ConnectionLost, lost);
-        self.alive_on[server] -= 1;
         if self.shared.spec.reconnect {
             self.reopening.schedule(c, clock_ns());
         }
         if self.alive_on[server] == 0 {
             self.strand(server, ErrorClass::NoConnection);
         }
+    }
+
+    /// Closes live connection `c` and takes it off the books (in flight,
+    /// alive, per server, the run's open count); returns how many of its
+    /// requests were measured, for the caller to count as it must.
+    pub(super) fn close_socket(&mut self, c: usize) -> u64 {
+        let lost = self.measured_in_flight(c);
+        let conn = &mut self.conns[c];
+        self.in_flight -= conn.close();
+        self.alive -= 1;
+        self.alive_on[conn.server] -= 1;
+        self.shared.conn_closed();
+        lost
+    }
+
+    /// Measured requests in flight on connection `c`.
+    pub(super) fn measured_in_flight(&self, c: usize) -> u64 {
+        self.conns[c]
+            .in_flight
+            .iter()
+            .filter(|r| r.measured)
+            .count() as u64
     }
 
     /// `server` has no connection up: requests waiting for one, and keys

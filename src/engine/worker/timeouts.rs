@@ -54,11 +54,7 @@ impl Worker {
     /// Connection `c`'s oldest request timed out: its requests fail, and
     /// the connection is closed (and a held one opened again).
     fn time_out(&mut self, c: usize, now: u64) {
-        let waiting = self.conns[c]
-            .in_flight
-            .iter()
-            .filter(|r| r.measured)
-            .count() as u64;
+        let waiting = self.measured_in_flight(c);
         let server = self.conns[c].server;
         self.recorder
             .server_error(server, ErrorClass::Timeout, waiting);
@@ -66,12 +62,7 @@ impl Worker {
         if self.churning() {
             return self.retire(c, now);
         }
-        let conn = &mut self.conns[c];
-        let server = conn.server;
-        self.in_flight -= conn.close();
-        self.alive -= 1;
-        self.alive_on[server] -= 1;
-        self.shared.conn_closed();
+        self.close_socket(c);
         // Reopened by the loop (`reopen_due`), a few per turn, while sending
         // (this phase's or the next's): a blocking connect per timed-out
         // connection here would stall every other connection's answers.
