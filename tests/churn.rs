@@ -284,6 +284,10 @@ fn churn_flags_that_cannot_work_are_refused() {
             &["-s", "unix:/tmp/x.sock", "--linger", "0"][..],
             "is not a TCP server",
         ),
+        (
+            &["--facebook", "--recv-buffer", "64k"][..],
+            "also reads over a UDP socket",
+        ),
     ] {
         let mut all = vec!["run", "-t", "1s"];
         if !args.contains(&"-s") {

@@ -316,6 +316,14 @@ impl super::RunSpec {
                  connections; '{s}' is not a TCP server"
             ));
         }
+        if self.facebook && (self.socket.send_buffer.is_some() || self.socket.recv_buffer.is_some())
+        {
+            return Err(
+                "--send-buffer and --recv-buffer set TCP connections; --facebook also reads over \
+                 a UDP socket, whose buffers they would not set"
+                    .into(),
+            );
+        }
         if let Some(s) = self.socket.linger_s.filter(|s| *s > 65_535) {
             return Err(format!("--linger must be at most 65535 s, got {s}"));
         }
