@@ -13,27 +13,26 @@ fn a_schedule_of_connections_each_makes_its_calls() {
     let _machine = quiet_machine();
     let m = Memcached::start(&[]);
     let before = m.stat("total_connections");
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-c",
-        "1",
-        "--no-load",
-        "-u",
-        "1",
-        "--num-conns",
-        "1000",
-        "--conn-rate",
-        "500",
-        "--num-calls",
-        "10",
-        "--linger",
-        "0",
-        "--timeout",
-        "5",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        &[
+            "-c",
+            "1",
+            "--no-load",
+            "-u",
+            "1",
+            "--num-conns",
+            "1000",
+            "--conn-rate",
+            "500",
+            "--num-calls",
+            "10",
+            "--linger",
+            "0",
+            "--timeout",
+            "5",
+        ],
+    );
     let c = &j["connections"];
     assert_eq!(f(c, "connects"), 1000.0, "{c}");
     assert_eq!(f(c, "closed"), 1000.0, "{c}");
@@ -63,23 +62,22 @@ fn a_schedule_of_connections_each_makes_its_calls() {
     // Each call's latency counts from when its connection was meant to
     // open: the first (here the only) call waits for its connect, and that
     // wait is in the latency, not in the service time.
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-c",
-        "1",
-        "--no-load",
-        "-u",
-        "1",
-        "--num-conns",
-        "300",
-        "--conn-rate",
-        "1000",
-        "--num-calls",
-        "1",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        &[
+            "-c",
+            "1",
+            "--no-load",
+            "-u",
+            "1",
+            "--num-conns",
+            "300",
+            "--conn-rate",
+            "1000",
+            "--num-calls",
+            "1",
+        ],
+    );
     let waited = f(&j, "total.latency_us.mean") - f(&j, "total.service_time_us.mean");
     let connect = f(&j, "connections.connect_time_us.mean");
     assert!(
@@ -115,22 +113,21 @@ fn a_schedule_of_connections_each_makes_its_calls() {
 fn one_after_another_holds_one_connection_at_a_time() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-c",
-        "1",
-        "--no-load",
-        "--linger=0",
-        "--call-rate=0",
-        "--num-calls=20",
-        "--conn-rate=0",
-        "--num-conns=50",
-        "-u",
-        "1",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        &[
+            "-c",
+            "1",
+            "--no-load",
+            "--linger=0",
+            "--call-rate=0",
+            "--num-calls=20",
+            "--conn-rate=0",
+            "--num-conns=50",
+            "-u",
+            "1",
+        ],
+    );
     assert_eq!(f(&j, "connections.max_open"), 1.0);
     assert_eq!(f(&j, "connections.closed"), 50.0);
     assert_eq!(m.stat("cmd_set"), 1000);
@@ -141,23 +138,22 @@ fn paced_calls_keep_their_schedule() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
     // 4 connections at once, each 50 calls at 100/s: 0.5 s.
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-c",
-        "1",
-        "--no-load",
-        "--conn-rate",
-        "1000",
-        "--num-conns",
-        "4",
-        "--num-calls",
-        "50",
-        "--call-rate",
-        "100",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        &[
+            "-c",
+            "1",
+            "--no-load",
+            "--conn-rate",
+            "1000",
+            "--num-conns",
+            "4",
+            "--num-calls",
+            "50",
+            "--call-rate",
+            "100",
+        ],
+    );
     assert_eq!(f(&j, "total.count"), 200.0);
     let secs = f(&j, "duration_s");
     assert!((0.45..0.8).contains(&secs), "duration {secs}");
@@ -463,23 +459,22 @@ fn a_stuck_request_times_out_its_connection_and_the_schedule_goes_on() {
     let _machine = shared_machine();
     // Each connection gets two answers, then none.
     let addr = fake_server(Misbehaviour::StallAfter(2));
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &addr,
-        "-c",
-        "1",
-        "--no-load",
-        "-u",
-        "1",
-        "--num-conns",
-        "5",
-        "--num-calls",
-        "3",
-        "--timeout",
-        "0.2s",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        &[
+            "-c",
+            "1",
+            "--no-load",
+            "-u",
+            "1",
+            "--num-conns",
+            "5",
+            "--num-calls",
+            "3",
+            "--timeout",
+            "0.2s",
+        ],
+    );
     assert_eq!(f(&j, "total.count"), 10.0);
     assert_eq!(f(&j, "errors.timeout"), 5.0, "{}", j["errors"]);
     assert_eq!(

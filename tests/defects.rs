@@ -72,21 +72,20 @@ fn client_slices_of_a_huge_key_space_do_not_overflow() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
     // 2^62 keys: total × index overflowed u64 before.
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-r",
-        "4611686018427387904",
-        "--client",
-        "1/2",
-        "--no-load",
-        "-x",
-        "100",
-        "-u",
-        "0",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "-r",
+            "4611686018427387904",
+            "--client",
+            "1/2",
+            "--no-load",
+            "-x",
+            "100",
+            "-u",
+            "0",
+        ],
+    );
     assert_eq!(f(&j, "total.count"), 100.0);
 }
 
@@ -104,24 +103,12 @@ fn later_layers_override_earlier_ones_and_typed_conflicts_are_refused() {
     let file = file.to_str().unwrap();
     // The typed -x replaces the file's duration, -B its protocol, --load
     // its no-load.
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
-        &m.addr(),
-        "--config",
-        file,
-        "-x",
-        "300",
-        "-B",
-        "--load",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, j) = run_ok(&m.addr(), &["--config", file, "-x", "300", "-B", "--load"]);
     assert_eq!(j["spec"]["stop"]["ops"], 300);
     assert_eq!(j["spec"]["protocol"], "binary");
     assert_eq!(j["spec"]["load"], "load");
     // Without typed flags the file's values hold.
-    let (out, j) = run_json(&["run", "-s", &m.addr(), "--config", file, "-t", "1s"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, j) = run_ok(&m.addr(), &["--config", file, "-t", "1s"]);
     assert_eq!(j["spec"]["protocol"], "meta");
     assert_eq!(j["spec"]["load"], "no_load");
     // Typed together, they conflict.
@@ -166,8 +153,7 @@ fn twemperf_uniform_sizes_exclude_their_upper_bound() {
 fn a_rate_is_taken_with_a_suffix() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&["run", "-s", &m.addr(), "-q", "4k", "-t", "1s"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, j) = run_ok(&m.addr(), &["-q", "4k", "-t", "1s"]);
     assert_eq!(f(&j, "spec.rate"), 4000.0);
 }
 
@@ -297,23 +283,22 @@ fn udp_multigets_of_values_over_a_datagram_are_reassembled() {
     ]);
     assert!(load.status.success(), "{}", stderr(&load));
     let udp = format!("udp:{}", m.addr());
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &udp,
-        "--multiget",
-        "10",
-        "-V",
-        "2000",
-        "-r",
-        "1000",
-        "-u",
-        "0",
-        "--no-load",
-        "-t",
-        "1s",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "--multiget",
+            "10",
+            "-V",
+            "2000",
+            "-r",
+            "1000",
+            "-u",
+            "0",
+            "--no-load",
+            "-t",
+            "1s",
+        ],
+    );
     let n = f(&j, "total.count");
     assert!(n > 100.0, "{}", j["total"]);
     assert_eq!(f(&j, "gets.hits"), 10.0 * n);
@@ -377,21 +362,10 @@ fn the_value_limit_admits_what_servers_legitimately_return() {
         "5000",
     ]);
     assert!(load.status.success(), "{}", stderr(&load));
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "--no-load",
-        "-r",
-        "50",
-        "-V",
-        "10",
-        "-u",
-        "0",
-        "-x",
-        "200",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &["--no-load", "-r", "50", "-V", "10", "-u", "0", "-x", "200"],
+    );
     assert_eq!(f(&j, "errors.protocol"), 0.0, "{}", j["errors"]);
     assert_eq!(f(&j, "gets.hits"), 200.0);
 }
@@ -401,19 +375,10 @@ fn a_rate_too_low_to_send_anything_is_no_failure() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
     // 0.1 ops/s for 1 s: most likely no arrival at all.
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-q",
-        "0.1",
-        "--arrival",
-        "fixed",
-        "-t",
-        "1s",
-        "--no-load",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &["-q", "0.1", "--arrival", "fixed", "-t", "1s", "--no-load"],
+    );
     assert_eq!(f(&j, "total.count"), 0.0);
     assert_eq!(j["failure"], serde_json::Value::Null);
     let missed = j["warnings"]

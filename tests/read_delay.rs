@@ -13,18 +13,7 @@ fn answers_are_read_one_pause_after_they_wake_the_worker() {
     let m = Memcached::start(&[]);
     let addr = m.addr();
     let median_latency_us = |delay: &str| {
-        let (out, j) = run_json(&[
-            "run",
-            "-s",
-            &addr,
-            "-c",
-            "1",
-            "-x",
-            "300",
-            "--read-delay",
-            delay,
-        ]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        let (_, j) = run_ok(&addr, &["-c", "1", "-x", "300", "--read-delay", delay]);
         assert_eq!(f(&j, "total.count"), 300.0);
         assert_eq!(f(&j, "errors.protocol"), 0.0);
         f(&j, "total.latency_us.p50")
@@ -84,20 +73,10 @@ fn the_preload_reads_at_once() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
     let started = std::time::Instant::now();
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-r",
-        "2000",
-        "-c",
-        "1",
-        "-x",
-        "10",
-        "--read-delay",
-        "10ms",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &["-r", "2000", "-c", "1", "-x", "10", "--read-delay", "10ms"],
+    );
     assert_eq!(f(&j, "gets.misses"), 0.0);
     assert!(m.stat("cmd_set") >= 2000);
     let took = started.elapsed();
@@ -108,8 +87,7 @@ fn the_preload_reads_at_once() {
 fn the_delay_is_in_the_spec_and_the_report() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&["run", "-s", &m.addr(), "-x", "100", "--read-delay", "300us"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, j) = run_ok(&m.addr(), &["-x", "100", "--read-delay", "300us"]);
     assert!((f(&j, "spec.read_delay") - 0.0003).abs() < 1e-9);
     let out = mcbench(&["run", "-s", &m.addr(), "-x", "100", "--read-delay", "300us"]);
     let text = String::from_utf8_lossy(&out.stdout);

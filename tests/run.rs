@@ -11,20 +11,10 @@ use support::*;
 fn closed_loop_with_load_hits_every_get() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (out, j) = run_ok(
         &m.addr(),
-        "-t",
-        "1s",
-        "-r",
-        "2000",
-        "-c",
-        "4",
-        "-u",
-        "0.1",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &["-t", "1s", "-r", "2000", "-c", "4", "-u", "0.1"],
+    );
     assert!(f(&j, "gets.hits") > 1000.0);
     assert_eq!(f(&j, "gets.misses"), 0.0);
     assert_eq!(j["completed"], true);
@@ -42,19 +32,18 @@ fn closed_loop_with_load_hits_every_get() {
 fn no_load_gets_miss() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-x",
-        "500",
-        "--no-load",
-        "-u",
-        "0",
-        "--key-prefix",
-        "fresh:",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "-x",
+            "500",
+            "--no-load",
+            "-u",
+            "0",
+            "--key-prefix",
+            "fresh:",
+        ],
+    );
     assert_eq!(f(&j, "gets.hits"), 0.0);
     assert_eq!(f(&j, "gets.misses"), 500.0);
     assert_eq!(m.stat("cmd_set"), 0);
@@ -64,19 +53,10 @@ fn no_load_gets_miss() {
 fn load_only_sets_each_key_once() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "--load-only",
-        "-r",
-        "3000",
-        "-c",
-        "3",
-        "-T",
-        "2",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &["--load-only", "-r", "3000", "-c", "3", "-T", "2"],
+    );
     assert_eq!(f(&j, "ops.set.count"), 3000.0);
     assert_eq!(m.stat("cmd_set"), 3000);
     assert_eq!(m.stat("curr_items"), 3000);
@@ -88,20 +68,10 @@ fn open_loop_keeps_the_rate() {
     let _machine = quiet_machine();
     let m = Memcached::start(&[]);
     for arrival in ["fixed", "exponential"] {
-        let (out, j) = run_json(&[
-            "run",
-            "-s",
+        let (_, j) = run_ok(
             &m.addr(),
-            "-q",
-            "5000",
-            "-t",
-            "3s",
-            "--arrival",
-            arrival,
-            "-c",
-            "8",
-        ]);
-        assert!(out.status.success(), "{}", stderr(&out));
+            &["-q", "5000", "-t", "3s", "--arrival", arrival, "-c", "8"],
+        );
         let rate = f(&j, "total.rate");
         // Fixed gaps schedule exactly 15,000; Poisson arrivals vary by
         // √15000 ≈ 0.8 %, so 2 % holds either way for a client that keeps up.
@@ -164,17 +134,7 @@ fn ops_stops_at_exactly_n() {
 fn warmup_is_not_counted() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
-        &m.addr(),
-        "-w",
-        "1s",
-        "-x",
-        "1000",
-        "--no-load",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, j) = run_ok(&m.addr(), &["-w", "1s", "-x", "1000", "--no-load"]);
     assert_eq!(f(&j, "total.count"), 1000.0);
     assert!(
         m.stat("cmd_get") + m.stat("cmd_set") > 2000,
@@ -186,19 +146,10 @@ fn warmup_is_not_counted() {
 fn warmup_counts_no_bytes_and_no_cpu() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-w",
-        "1s",
-        "-x",
-        "1000",
-        "-u",
-        "0",
-        "--no-load",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &["-w", "1s", "-x", "1000", "-u", "0", "--no-load"],
+    );
     // 1000 gets of 30-byte keys are ~40 kB; the warm-up sent far more.
     assert!(f(&j, "bytes.tx") < 60_000.0, "{}", j["bytes"]);
     // CPU is counted from the end of the warm-up: the 1 s warm-up costs most
@@ -214,23 +165,22 @@ fn large_pipelined_values_survive_partial_writes() {
     // 16 sets of ~1 MB in flight overflow the socket buffer: writes end
     // part-way and answers arrive before the rest is written.
     let m = Memcached::start(&["-m", "256"]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-V",
-        "1000000",
-        "-d",
-        "16",
-        "-c",
-        "1",
-        "-x",
-        "500",
-        "-u",
-        "1",
-        "--no-load",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "-V",
+            "1000000",
+            "-d",
+            "16",
+            "-c",
+            "1",
+            "-x",
+            "500",
+            "-u",
+            "1",
+            "--no-load",
+        ],
+    );
     assert_eq!(f(&j, "total.count"), 500.0);
     for q in ["p50", "p99", "max"] {
         let (svc, lat) = (
@@ -246,19 +196,18 @@ fn a_rate_beyond_reach_is_reported_not_a_hang() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
     let start = std::time::Instant::now();
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-q",
-        "100000000",
-        "-t",
-        "1s",
-        "--timeout",
-        "1s",
-        "--no-load",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "-q",
+            "100000000",
+            "-t",
+            "1s",
+            "--timeout",
+            "1s",
+            "--no-load",
+        ],
+    );
     assert!(
         start.elapsed() < Duration::from_secs(15),
         "{:?}",
@@ -424,8 +373,7 @@ fn several_servers_share_the_keys() {
     let _machine = shared_machine();
     let (a, b) = (Memcached::start(&[]), Memcached::start(&[]));
     let servers = format!("{},{}", a.addr(), b.addr());
-    let (out, j) = run_json(&["run", "-s", &servers, "-r", "1000", "-x", "2000", "-T", "2"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, j) = run_ok(&servers, &["-r", "1000", "-x", "2000", "-T", "2"]);
     // Where libmemcached's default placement (modula, one-at-a-time) puts
     // them: tests/placement.rs checks `route` against libmemcached.
     let keys: Vec<Vec<u8>> = (0..1000)
@@ -547,8 +495,7 @@ fn lost_connections_are_counted_and_the_last_ends_the_run() {
 fn with_reconnect_lost_connections_are_opened_again_and_the_run_goes_on() {
     let _machine = shared_machine();
     let addr = fake_server(Misbehaviour::CloseAfter(50));
-    let (out, j) = run_json(&["run", "-s", &addr, "-t", "2s", "-c", "2", "--no-load", "-R"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, j) = run_ok(&addr, &["-t", "2s", "-c", "2", "--no-load", "-R"]);
     // Each connection answers 50 requests, is closed, and reopened after
     // 0.1 s: ~20 rounds each in 2 s (fewer when the host is slow).
     let reopened = f(&j, "connections.reopened");
@@ -580,8 +527,7 @@ fn a_reopened_connection_starts_clean_and_sends_at_once() {
     // Each connection ends with half a reply: the reopened one must not
     // parse its next reply after those bytes.
     let addr = fake_server(Misbehaviour::CutAfter(50));
-    let (out, j) = run_json(&["run", "-s", &addr, "-t", "1s", "-c", "1", "--no-load", "-R"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, j) = run_ok(&addr, &["-t", "1s", "-c", "1", "--no-load", "-R"]);
     assert!(f(&j, "connections.reopened") >= 3.0, "{}", j["connections"]);
     assert_eq!(f(&j, "errors.protocol"), 0.0, "{}", j["errors"]);
     // Requests queued on reopening go out in the same loop turn, not after
@@ -698,19 +644,10 @@ fn a_stalled_server_ends_in_timeouts_not_a_hang() {
 fn thousands_of_connections_just_work() {
     let _machine = shared_machine();
     let m = Memcached::start(&["-c", "4096"]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-c",
-        "3000",
-        "-T",
-        "2",
-        "-t",
-        "1s",
-        "--no-load",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &["-c", "3000", "-T", "2", "-t", "1s", "--no-load"],
+    );
     assert_eq!(f(&j, "connections.opened"), 3000.0);
     assert!(m.stat("total_connections") >= 3000);
 }

@@ -233,21 +233,20 @@ fn text_report_names_the_wire_and_every_reply_class() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
     // Every key is preloaded, so every add is refused: NOT_STORED.
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (out, j) = run_ok(
         &m.addr(),
-        "-x",
-        "500",
-        "--mix",
-        "add=1",
-        "--protocol",
-        "meta",
-        "--expiry",
-        "30",
-        "-R",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "-x",
+            "500",
+            "--mix",
+            "add=1",
+            "--protocol",
+            "meta",
+            "--expiry",
+            "30",
+            "-R",
+        ],
+    );
     let text = stderr(&out);
     assert!(
         text.contains("protocol meta over TCP; reconnect on; expiry 30 s; noreply off"),

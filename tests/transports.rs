@@ -250,23 +250,22 @@ fn meta_flags_base64_keys_and_vivify() {
     // miss too.
     let fresh = Memcached::start(&[]);
     let fresh_addr = fresh.addr();
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &fresh_addr,
-        "--protocol",
-        "meta",
-        "--meta-flags",
-        "N30",
-        "--no-load",
-        "-u",
-        "0",
-        "-x",
-        "1000",
-        "-r",
-        "50",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "--protocol",
+            "meta",
+            "--meta-flags",
+            "N30",
+            "--no-load",
+            "-u",
+            "0",
+            "-x",
+            "1000",
+            "-r",
+            "50",
+        ],
+    );
     assert_eq!(
         (count(&j, "gets.hits"), count(&j, "gets.misses")),
         (0, 1000)
@@ -301,26 +300,25 @@ fn runs_over_udp_with_replies_in_several_datagrams() {
     let server = format!("udp:127.0.0.1:{}", m.port);
     // 4 keys of 1,000 bytes: each multiget reply spans several datagrams
     // (memcached 1.6: one per value, and a bare header per miss).
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &server,
-        "-t",
-        "1s",
-        "-c",
-        "2",
-        "-d",
-        "2",
-        "-r",
-        "200",
-        "-V",
-        "1000",
-        "--mix",
-        "get=3,set=1,delete=1",
-        "--multiget",
-        "4",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "-t",
+            "1s",
+            "-c",
+            "2",
+            "-d",
+            "2",
+            "-r",
+            "200",
+            "-V",
+            "1000",
+            "--mix",
+            "get=3,set=1,delete=1",
+            "--multiget",
+            "4",
+        ],
+    );
     assert!(count(&j, "ops.mget.count") > 100, "{}", j["ops"]);
     assert!(count(&j, "gets.hits") > 0);
     assert!(count(&j, "responses.deleted") > 0);
@@ -528,20 +526,19 @@ fn sasl_plain_over_binary() {
     let m = sasl_memcached(dir.path())
         .expect("saslpasswd2 is missing: scripts/deps installs sasl2-bin");
     let addr = m.addr();
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &addr,
-        "--protocol",
-        "binary",
-        "-x",
-        "500",
-        "-U",
-        "bench",
-        "-P",
-        "s3cret",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "--protocol",
+            "binary",
+            "-x",
+            "500",
+            "-U",
+            "bench",
+            "-P",
+            "s3cret",
+        ],
+    );
     assert_eq!(count(&j, "gets.misses"), 0);
     assert!(
         j["spec"].get("password").is_none(),
@@ -637,30 +634,29 @@ fn resp_workload_against_redis_counts_hits_like_redis() {
     let _machine = shared_machine();
     let redis = Redis::start().expect("redis-server is missing: scripts/deps installs it");
     let server = format!("127.0.0.1:{}", redis.port);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &server,
-        "--protocol",
-        "resp",
-        "-t",
-        "1s",
-        "-c",
-        "4",
-        "-d",
-        "4",
-        "-r",
-        "1000",
-        "-V",
-        "8",
-        "--miss-ratio",
-        "0.2",
-        "--mix",
-        "get=6,set=1,delete=1,incr=1,append=1,mget=1",
-        "--multiget",
-        "3",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "--protocol",
+            "resp",
+            "-t",
+            "1s",
+            "-c",
+            "4",
+            "-d",
+            "4",
+            "-r",
+            "1000",
+            "-V",
+            "8",
+            "--miss-ratio",
+            "0.2",
+            "--mix",
+            "get=6,set=1,delete=1,incr=1,append=1,mget=1",
+            "--multiget",
+            "3",
+        ],
+    );
     assert!(count(&j, "gets.misses") > 0 && count(&j, "gets.hits") > 0);
     assert_eq!(count(&j, "gets.hits"), redis.info("keyspace_hits"));
     // GET and MGET are the only lookups of this mix that redis counts.
@@ -706,21 +702,10 @@ fn reordering_udp_server() -> String {
 fn udp_reassembles_numbered_datagrams_out_of_order() {
     let _machine = shared_machine();
     let server = format!("udp:{}", reordering_udp_server());
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &server,
-        "--no-load",
-        "-u",
-        "0",
-        "-x",
-        "200",
-        "-c",
-        "2",
-        "-d",
-        "4",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &["--no-load", "-u", "0", "-x", "200", "-c", "2", "-d", "4"],
+    );
     assert_eq!(count(&j, "gets.hits"), 200, "{}", j["errors"]);
     assert_eq!(count(&j, "errors.packet_disorder"), 200);
     assert_eq!(count(&j, "errors.udp_timeout"), 0);
@@ -732,25 +717,24 @@ fn udp_reassembles_numbered_datagrams_out_of_order() {
 fn facebook_sends_sets_over_tcp_and_multigets_over_udp() {
     let _machine = shared_machine();
     let m = Memcached::start_udp();
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "--facebook",
-        "--multiget",
-        "20",
-        "-K",
-        "20",
-        "--conn-sock",
-        "3",
-        "-c",
-        "2",
-        "-t",
-        "1s",
-        "-r",
-        "1000",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        &[
+            "--facebook",
+            "--multiget",
+            "20",
+            "-K",
+            "20",
+            "--conn-sock",
+            "3",
+            "-c",
+            "2",
+            "-t",
+            "1s",
+            "-r",
+            "1000",
+        ],
+    );
     let (mgets, sets) = (f(&j, "ops.mget.count"), f(&j, "ops.set.count"));
     assert!(mgets > 100.0 && sets > 10.0, "{}", j["ops"]);
     // Every key of every multiget, and every set beside the preload's.

@@ -32,24 +32,23 @@ fn meddle(addr: String, command: Vec<u8>, stop: Arc<AtomicBool>) -> std::thread:
 fn values_this_run_stored_check_out() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (out, j) = run_ok(
         &m.addr(),
-        "-t",
-        "1s",
-        "-r",
-        "500",
-        "-u",
-        "0.3",
-        "--verify",
-        "1",
-        "-V",
-        "uniform:1,3000",
-        "-d",
-        "4",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        &[
+            "-t",
+            "1s",
+            "-r",
+            "500",
+            "-u",
+            "0.3",
+            "--verify",
+            "1",
+            "-V",
+            "uniform:1,3000",
+            "-d",
+            "4",
+        ],
+    );
     let c = &j["checks"];
     // Every get hit (preloaded, by the server's count) and was checked;
     // none failed.
@@ -75,19 +74,10 @@ fn values_this_run_stored_check_out() {
         );
     }
     let udp = Memcached::start_udp();
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &udp.addr(),
-        "--udp",
-        "-t",
-        "0.5s",
-        "-r",
-        "200",
-        "--verify",
-        "1",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        &["--udp", "-t", "0.5s", "-r", "200", "--verify", "1"],
+    );
     assert!(f(&j, "checks.verified") > 100.0);
     assert_eq!(f(&j, "checks.verify_failed"), 0.0, "{}", j["checks"]);
 }
@@ -191,22 +181,21 @@ fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
     let m = Memcached::start(&[]);
     // 2 s expiries (the default) over 6 s: keys are read back before and
     // after theirs.
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-t",
-        "6s",
-        "-q",
-        "2000",
-        "-u",
-        "0.2",
-        "--exp-verify",
-        "0.3",
-        "--verify",
-        "1",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        &[
+            "-t",
+            "6s",
+            "-q",
+            "2000",
+            "-u",
+            "0.2",
+            "--exp-verify",
+            "0.3",
+            "--verify",
+            "1",
+        ],
+    );
     let c = &j["checks"];
     assert!(f(c, "exp_checked") > 500.0, "{c}");
     assert_eq!(f(c, "expired_get"), 0.0, "{c}");

@@ -9,20 +9,19 @@ use support::*;
 fn a_miss_target_gives_that_share_of_misses() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-x",
-        "20000",
-        "-u",
-        "0",
-        "--miss-ratio",
-        "0.5",
-        "-r",
-        "2000",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "-x",
+            "20000",
+            "-u",
+            "0",
+            "--miss-ratio",
+            "0.5",
+            "-r",
+            "2000",
+        ],
+    );
     let share = f(&j, "gets.misses") / (f(&j, "gets.hits") + f(&j, "gets.misses"));
     assert!((share - 0.5).abs() < 0.02, "miss share {share}");
     assert_eq!(m.stat("get_misses") as f64, f(&j, "gets.misses"));
@@ -32,37 +31,27 @@ fn a_miss_target_gives_that_share_of_misses() {
 fn a_multiget_of_ten_counts_ten_keys() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-x",
-        "1000",
-        "-u",
-        "0",
-        "--multiget",
-        "10",
-        "--no-load",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &["-x", "1000", "-u", "0", "--multiget", "10", "--no-load"],
+    );
     assert_eq!(f(&j, "ops.mget.count"), 1000.0);
     assert_eq!(f(&j, "gets.hits") + f(&j, "gets.misses"), 10_000.0);
     assert_eq!(m.stat("cmd_get"), 10_000);
     // A share of gets as multigets (memcache-perf -g/-G).
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-x",
-        "4000",
-        "-u",
-        "0",
-        "--getq-freq",
-        "25",
-        "--getq-size",
-        "4",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "-x",
+            "4000",
+            "-u",
+            "0",
+            "--getq-freq",
+            "25",
+            "--getq-size",
+            "4",
+        ],
+    );
     let mgets = f(&j, "ops.mget.count");
     assert!((mgets / 4000.0 - 0.25).abs() < 0.03, "{mgets}");
     assert_eq!(f(&j, "gets.hits"), f(&j, "ops.get.count") + 4.0 * mgets);
@@ -72,20 +61,19 @@ fn a_multiget_of_ten_counts_ten_keys() {
 fn getset_fills_the_key_space() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "-x",
-        "20000",
-        "-u",
-        "0",
-        "--getset",
-        "--no-load",
-        "-r",
-        "500",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &[
+            "-x",
+            "20000",
+            "-u",
+            "0",
+            "--getset",
+            "--no-load",
+            "-r",
+            "500",
+        ],
+    );
     assert_eq!(m.stat("curr_items"), 500);
     assert_eq!(f(&j, "ops.fill.count"), m.stat("cmd_set") as f64);
     assert_eq!(f(&j, "ops.fill.count"), f(&j, "gets.misses"));
@@ -154,18 +142,7 @@ fn profiles_are_listed_and_run() {
         assert!(stdout(&out).contains(name), "{name}");
     }
     let m = Memcached::start(&["-c", "8192"]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
-        &m.addr(),
-        "--profile",
-        "etc",
-        "-x",
-        "3000",
-        "-r",
-        "1000",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, j) = run_ok(&m.addr(), &["--profile", "etc", "-x", "3000", "-r", "1000"]);
     assert_eq!(j["spec"]["key_size"], "gev:30.7984,8.20449,0.078688");
     assert_eq!(j["spec"]["value_size"], "fb_value");
     let set_share = f(&j, "ops.set.count") / f(&j, "total.count");
@@ -200,16 +177,7 @@ fn memaslap_config_files_shape_sizes_and_mix() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("memaslap.cnf");
     std::fs::write(&path, "# sizes\nkey\n20 30 0.5\n31 40 0.3\n41 60 0.2\nvalue\n10 100 0.6\n101 500 0.3\n501 2000 0.1\ncmd\n0 0.5\n1 0.5\n").unwrap();
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
-        &m.addr(),
-        "-F",
-        path.to_str().unwrap(),
-        "-x",
-        "2000",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, j) = run_ok(&m.addr(), &["-F", path.to_str().unwrap(), "-x", "2000"]);
     assert_eq!(
         j["spec"]["value_size"],
         "empirical:10-100:0.6,101-500:0.3,501-2000:0.1"
@@ -248,20 +216,10 @@ fn malformed_workload_flags_name_the_text() {
 fn task_windows_write_new_keys_and_read_them_back() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (_, j) = run_ok(
         &m.addr(),
-        "--window",
-        "50",
-        "-x",
-        "4000",
-        "-u",
-        "0.5",
-        "-c",
-        "2",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+        &["--window", "50", "-x", "4000", "-u", "0.5", "-c", "2"],
+    );
     // Every get reads a key its connection wrote; every set is a new key.
     assert_eq!(f(&j, "gets.misses"), 0.0);
     assert!(f(&j, "gets.hits") > 1000.0);

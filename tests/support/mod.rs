@@ -481,3 +481,13 @@ pub fn route_keys(args: &[&str], keys: &[Vec<u8>]) -> Vec<usize> {
         })
         .collect()
 }
+
+/// `mcbench run -s ADDR ARGS... --json -`, which must exit 0; its output
+/// and JSON.
+pub fn run_ok(addr: &str, args: &[&str]) -> (Output, Value) {
+    let mut all = vec!["run", "-s", addr];
+    all.extend(args);
+    let (out, json) = run_json(&all);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    (out, json)
+}
