@@ -737,8 +737,15 @@ fn facebook_sends_sets_over_tcp_and_multigets_over_udp() {
     );
     let (mgets, sets) = (f(&j, "ops.mget.count"), f(&j, "ops.set.count"));
     assert!(mgets > 100.0 && sets > 10.0, "{}", j["ops"]);
-    // Every key of every multiget, and every set beside the preload's.
-    assert_eq!(m.stat("cmd_get") as f64, mgets * 20.0);
+    // Every key of every multiget, and every set beside the preload's. A
+    // reply datagram lost on the way back (a udp_timeout here) was still
+    // counted by the server.
+    let lost = f(&j, "errors.udp_timeout");
+    let cmd_get = m.stat("cmd_get") as f64;
+    assert!(
+        (mgets * 20.0..=(mgets + lost) * 20.0).contains(&cmd_get),
+        "{cmd_get} for {mgets} multigets, {lost} lost"
+    );
     assert_eq!(m.stat("cmd_set") as f64, 1000.0 + sets);
     // 2 connections, each a UDP socket and 3 TCP connections.
     assert_eq!(f(&j, "connections.opened"), 8.0);
@@ -763,6 +770,8 @@ fn facebook_sends_sets_over_tcp_and_multigets_over_udp() {
         "-u",
         "0.5",
     ]);
+    // Half the requests (the sets) succeed: a run, not a failure.
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(tcp_only.stat("cmd_get"), 0, "{}", stderr(&out));
     assert!(tcp_only.stat("cmd_set") > 1000, "{}", stderr(&out));
     assert!(j["ops"]["mget"].is_null(), "{}", j["ops"]);

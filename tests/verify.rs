@@ -116,6 +116,8 @@ fn a_value_overwritten_by_another_client_fails_verification() {
     std::thread::sleep(Duration::from_millis(300));
     let meddler = meddle(m.addr(), set, stop.clone());
     let out = wait_bounded(child, Duration::from_secs(20));
+    // Failed checks are a warning, not a failed run.
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     stop.store(true, Ordering::Relaxed);
     assert!(meddler.join().unwrap() > 10);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -132,7 +134,9 @@ fn a_value_overwritten_by_another_client_fails_verification() {
         );
         assert!(e.contains("got 200 B \"xxxxxxxx"), "{e}");
     }
-    assert!(f(c, "verified") > 10.0 * f(c, "verify_failed"));
+    // One key of ten: the failed share stays near a tenth, whenever the
+    // meddling began.
+    assert!(f(c, "verified") > 4.0 * f(c, "verify_failed"), "{c}");
     let text = stderr(&out);
     assert!(text.contains("CHECKS FAILED"), "{text}");
     assert!(text.contains(&format!("  verify_failed: {key}")), "{text}");
@@ -166,6 +170,8 @@ fn a_flush_behind_mcbenchs_back_is_caught_as_misses() {
     std::thread::sleep(Duration::from_millis(400));
     let flusher = meddle(m.addr(), b"flush_all\r\n".to_vec(), stop.clone());
     let out = wait_bounded(child, Duration::from_secs(20));
+    // Failed checks are a warning, not a failed run.
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     stop.store(true, Ordering::Relaxed);
     flusher.join().unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -208,7 +214,7 @@ fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
     assert!(f(&j, "gets.misses") > 0.0);
     // A server that keeps what should have expired is caught.
     let forgetful = fake_server(Misbehaviour::NeverForgets);
-    let (_, j) = run_json(&[
+    let (out, j) = run_json(&[
         "run",
         "-s",
         &forgetful,
@@ -222,6 +228,8 @@ fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
         "0.3",
         "--no-load",
     ]);
+    // A warning, not a failed run: every request was answered.
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let c = &j["checks"];
     assert!(f(c, "expired_get") > 100.0, "{c}");
     assert_eq!(f(c, "unexpired_unget"), 0.0, "{c}");
