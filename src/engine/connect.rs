@@ -86,7 +86,7 @@ pub fn connect_one(
 
 /// A connect error, with what to do about running out of ports.
 pub fn describe(e: &std::io::Error) -> String {
-    if e.raw_os_error() == Some(libc::EADDRNOTAVAIL) {
+    if crate::stats::ConnError::of(e) == crate::stats::ConnError::AddrUnavail {
         format!("{e}: no local port is free for this server (ports wait 60 s in TIME_WAIT; --linger 0 or --source-addrs go past it)")
     } else {
         e.to_string()

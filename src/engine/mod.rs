@@ -267,7 +267,7 @@ fn plan_workers(
             lanes: Vec::new(),
             rate: None,
             quota: match spec.stop {
-                StopAfter::Ops(n) => Some(n / t as u64 + u64::from((i as u64) < n % t as u64)),
+                StopAfter::Ops(n) => Some(share(n, t, i)),
                 StopAfter::Duration(_) | StopAfter::Schedule => None,
             },
             load: Vec::new(),
@@ -321,6 +321,13 @@ fn plan_preload(plans: &mut [WorkerPlan], keys: &KeySpace, placed: bool, nserver
             plans[owners[k]].load.push((Some(s), range));
         }
     }
+}
+
+/// Part `i` of `n` shared by `parts` as evenly as whole numbers allow (the
+/// first `n % parts` get one more).
+pub fn share(n: u64, parts: usize, i: usize) -> u64 {
+    let parts = parts.max(1) as u64;
+    n / parts + u64::from((i as u64) < n % parts)
 }
 
 /// `n` items cut into `parts` contiguous ranges of near-equal size.

@@ -65,8 +65,7 @@ struct Life {
 
 impl Schedule {
     pub fn new(churn: &Churn, index: usize, workers: usize) -> Self {
-        let share =
-            churn.conns / workers as u64 + u64::from((index as u64) < churn.conns % workers as u64);
+        let share = crate::engine::share(churn.conns, workers, index);
         Schedule {
             conn_gaps: churn.conn_gaps.shared_by(workers),
             call_gaps: churn.call_gaps,

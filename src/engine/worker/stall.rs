@@ -33,11 +33,7 @@ impl Worker {
             .iter()
             .map(|&s| self.shared.addrs[s].to_string())
             .collect();
-        let connecting = self
-            .conns
-            .iter()
-            .filter(|c| c.alive && c.connecting)
-            .count();
+        let connecting = self.churn.as_ref().map_or(0, |s| s.connecting());
         let connects = match connecting {
             0 => String::new(),
             n => format!(", {n} connects under way"),
