@@ -49,11 +49,9 @@ pub fn tight_timer_slack() {
 /// the hard limit. Returns an error that says what is needed when even the
 /// hard limit is too low.
 pub fn ensure_fd_limit(needed: u64) -> Result<(), String> {
-    // SAFETY: getrlimit/setrlimit read and write the struct we pass.
-    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+    let Some(lim) = fd_limit() else {
         return Ok(());
-    }
+    };
     if lim.rlim_cur >= needed {
         return Ok(());
     }
@@ -64,26 +62,35 @@ pub fn ensure_fd_limit(needed: u64) -> Result<(), String> {
             lim.rlim_max
         ));
     }
-    lim.rlim_cur = needed;
-    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
-        return Err(format!(
-            "this run needs {needed} file descriptors and raising the limit failed: {}",
-            io::Error::last_os_error()
-        ));
-    }
-    Ok(())
+    set_soft_fd_limit(lim, needed).map_err(|e| {
+        format!("this run needs {needed} file descriptors and raising the limit failed: {e}")
+    })
 }
 
 /// Raises the soft open-file limit toward `wanted`, as far as the hard
 /// limit allows; never fails (what is left is counted when it runs out).
 pub fn raise_fd_limit_toward(wanted: u64) {
-    // SAFETY: as in `ensure_fd_limit`.
-    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 || lim.rlim_cur >= wanted {
-        return;
+    if let Some(lim) = fd_limit().filter(|l| l.rlim_cur < wanted) {
+        let _ = set_soft_fd_limit(lim, wanted.min(lim.rlim_max));
     }
-    lim.rlim_cur = wanted.min(lim.rlim_max);
-    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+}
+
+/// The open-file limits, if they can be read.
+fn fd_limit() -> Option<libc::rlimit> {
+    // SAFETY: getrlimit writes the struct we pass.
+    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0).then_some(lim)
+}
+
+/// Sets the soft open-file limit of `lim` to `soft`.
+fn set_soft_fd_limit(mut lim: libc::rlimit, soft: u64) -> io::Result<()> {
+    lim.rlim_cur = soft;
+    // SAFETY: setrlimit reads the struct we pass.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// How many ephemeral ports the kernel hands out (`ip_local_port_range`).
