@@ -402,6 +402,25 @@ pub struct RunArgs {
     #[arg(long)]
     pub roundrobin: bool,
 
+    /// memaslap's replication test: the first N servers take the writes
+    /// (each key on the writer --distribution places it on), and reads go
+    /// to a server the key was not written to; a miss there is a
+    /// replication miss. Implies --reconnect: reads pass over a server
+    /// that is down, and it is opened again when it returns.
+    #[arg(long, alias = "rep_write", value_name = "N")]
+    pub rep_write: Option<usize>,
+
+    /// With --rep-write: replication-lag probes per second, each a write
+    /// of its own key on its own connection, polled on another server
+    /// until it shows (0: none).
+    #[arg(long, value_name = "R", default_value_t = crate::spec::replication::DEFAULT_LAG_RATE)]
+    pub rep_lag_rate: f64,
+
+    /// With --rep-write: the wait between polls of a probe's key (the
+    /// lag's resolution, with a poll's round trip).
+    #[arg(long, value_parser = parse_duration, default_value = "100us", value_name = "D")]
+    pub rep_lag_poll: Duration,
+
     /// With --facebook: TCP connections beside each connection's UDP
     /// socket (memaslap's --conn_sock).
     #[arg(long, alias = "conn_sock", value_name = "N", default_value_t = 1)]
@@ -513,6 +532,7 @@ impl RunArgs {
             weights,
             distribution: self.distribution()?,
             roundrobin: self.roundrobin,
+            replication: self.replication()?,
             threads: self.threads,
             connections: self.connections,
             depth: self.depth,
@@ -548,7 +568,7 @@ impl RunArgs {
             delta: self.delta,
             noreply: self.noreply,
             meta_flags: self.meta_flags.clone(),
-            reconnect: self.reconnect,
+            reconnect: self.reconnect || self.rep_write.is_some(),
             read_delay: self.read_delay,
             save_rate: self.save.as_ref().map(|_| self.save_rate.unwrap_or(1.0)),
             user: self.user.clone(),
@@ -584,6 +604,23 @@ impl RunArgs {
 }
 
 impl RunArgs {
+    /// `--rep-write` and its lag probe; the probe's flags alone are refused.
+    fn replication(&self) -> Result<Option<crate::spec::Replication>, String> {
+        let Some(writers) = self.rep_write else {
+            let probe_set = self.rep_lag_rate != crate::spec::replication::DEFAULT_LAG_RATE
+                || self.rep_lag_poll != crate::spec::replication::DEFAULT_LAG_POLL;
+            if probe_set {
+                return Err("--rep-lag-rate and --rep-lag-poll need --rep-write N".into());
+            }
+            return Ok(None);
+        };
+        Ok(Some(crate::spec::Replication {
+            writers,
+            lag_rate: self.rep_lag_rate,
+            lag_poll: self.rep_lag_poll,
+        }))
+    }
+
     /// `--distribution` with `--hash`; `--roundrobin` means `none`.
     fn distribution(&self) -> Result<crate::placement::Scheme, String> {
         use crate::placement::Scheme;

@@ -6,7 +6,7 @@
 mod support;
 
 use serde_json::Value;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::*;
 
@@ -571,63 +571,6 @@ fn sasl_plain_over_binary() {
 }
 
 // --- RESP -------------------------------------------------------------
-
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Option<Redis> {
-        let port = free_port();
-        let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .ok()?;
-        wait_until_listening("redis-server", || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        Some(Redis { child, port })
-    }
-
-    /// One field of `INFO stats`.
-    fn info(&self, field: &str) -> u64 {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        s.write_all(b"INFO stats\r\n").unwrap();
-        let mut text = String::new();
-        let mut buf = [0u8; 16384];
-        while !text.contains(&format!("{field}:")) || !text.ends_with("\r\n") {
-            let n = s.read(&mut buf).unwrap();
-            assert!(n > 0);
-            text.push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-        let prefix = format!("{field}:");
-        text.lines()
-            .find_map(|l| l.strip_prefix(&prefix))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[test]
 fn resp_workload_against_redis_counts_hits_like_redis() {

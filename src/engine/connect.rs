@@ -74,13 +74,24 @@ pub fn connect_one(
     timeout: Duration,
     nth: usize,
 ) -> Result<OwnedFd, String> {
+    let socket = connect_blocking(addr, spec, timeout, nth)?;
+    set_nonblocking(&socket).map_err(|e| format!("{addr}: {e}"))?;
+    Ok(socket)
+}
+
+/// `connect_one`, left blocking with `timeout` on its reads and writes.
+pub fn connect_blocking(
+    addr: &Address,
+    spec: &RunSpec,
+    timeout: Duration,
+    nth: usize,
+) -> Result<OwnedFd, String> {
     let socket = connect(addr, &spec.socket, timeout, nth)
         .map_err(|e| format!("cannot connect to the server at {addr}: {}", describe(&e)))?;
     if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
         auth::authenticate(&socket, spec.protocol, user, password)
             .map_err(|e| format!("{addr}: {e}"))?;
     }
-    set_nonblocking(&socket).map_err(|e| format!("{addr}: {e}"))?;
     Ok(socket)
 }
 

@@ -7,6 +7,7 @@
 mod auth;
 mod conn;
 mod connect;
+mod lag_probe;
 pub mod os;
 mod pacer;
 mod poller;
@@ -24,6 +25,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::{Worker, WorkerPlan};
+
+pub use lag_probe::LagRecorder;
 
 /// The worker clock: CLOCK_MONOTONIC in ns (the vDSO, no syscall). Read
 /// directly rather than through `Instant` to skip its checked arithmetic
@@ -151,6 +154,8 @@ pub struct Outcome {
     pub preload_failure: Option<String>,
     /// Whether a preload ran to its end (`None`: none ran).
     pub preloaded: Option<bool>,
+    /// `--rep-write`: what the replication-lag probe measured.
+    pub replication_lag: Option<LagRecorder>,
 }
 
 /// Runs the whole benchmark against `addrs`. `observer` sees each interval
@@ -198,11 +203,24 @@ pub fn run(
         handles.push(handle);
     }
     drop(tx);
+    let workers_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let probe = lag_probe::spawn(
+        spec,
+        addrs,
+        go_rx,
+        workers_done.clone(),
+        shared.stop.clone(),
+    );
     let outcome = collect(spec, &rx, go_tx, observer, total_conns, &pool, &shared);
     for h in handles {
         let _ = h.join();
     }
-    outcome
+    workers_done.store(true, Ordering::Relaxed);
+    let lag = probe.and_then(|p| p.join().ok());
+    outcome.map(|o| Outcome {
+        replication_lag: lag,
+        ..o
+    })
 }
 
 /// A worker thread's body: never panics out, always reports.
@@ -360,7 +378,11 @@ fn collect(
     let mut preload_failure = None;
     // Whether every worker finished its preload (not stopped by a signal).
     let mut ran_preload = spec.load == LoadMode::Load && spec.window.is_none();
-    let mut collector = Collector::new(workers, spec.interval.as_nanos() as u64);
+    let mut collector = Collector::new(
+        workers,
+        spec.interval.as_nanos() as u64,
+        spec.replication.is_some(),
+    );
     let mut go = Some(go);
     let mut cpu_start = CpuTimes::process();
     // Process CPU is counted from the end of the warm-up, like everything else.
@@ -456,6 +478,7 @@ fn collect(
         max_open: shared.open_max.load(Ordering::Relaxed),
         preloaded: ran_preload.then_some(preload_failure.is_none()),
         preload_failure,
+        replication_lag: None,
     })
 }
 

@@ -11,16 +11,21 @@
 //! - `none`: no placement: each connection's server takes any key, as
 //!   mutilate and memcache-perf do (every server holds the whole space).
 //!
+//! - `Replicas`: memaslap's replication test, where writes and reads of a
+//!   key go to different servers.
+//!
 //! Not here: which connection a request takes (the engine), or key bytes
 //! (the workload's `KeySpace`).
 
 mod ch3;
 mod hashes;
 mod ketama;
+mod replicas;
 
 pub use ch3::furc_hash;
 pub use hashes::KeyHash;
 pub use ketama::Naming;
+pub use replicas::Replicas;
 
 use std::fmt;
 

@@ -42,6 +42,7 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
     )?;
     counters(out, r);
     super::text_servers::write(out, r);
+    super::text_servers::replication(out, r);
     super::text_conns::write(out, r);
     checks(out, r);
     for w in &r.warnings {

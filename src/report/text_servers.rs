@@ -1,5 +1,5 @@
 //! The text report's lines about several servers: how keys were placed,
-//! and one row per server.
+//! one row per server, and a replication run's misses and lag.
 
 use crate::result::RunResult;
 use std::fmt::Write;
@@ -17,6 +17,12 @@ pub fn placement(r: &RunResult) -> Option<String> {
     } else {
         String::new()
     };
+    if let Some(rep) = &s.replication {
+        return Some(format!(
+            "replication test: writes to the first {} of {n} servers, each key on the writer {} places it on; reads from a server the key was not written to",
+            rep.writers, s.distribution
+        ));
+    }
     Some(if s.places_keys(n) {
         format!(
             "keys placed by {}{weights} over {n} servers; each connection is a client with a socket per server",
@@ -65,6 +71,37 @@ pub fn write(out: &mut String, r: &RunResult) {
             q.p999,
             q.max,
             s.errors
+        );
+    }
+}
+
+/// `--rep-write`: replication misses apart from the rest, and the lag.
+pub fn replication(out: &mut String, r: &RunResult) {
+    let Some(rep) = &r.replication else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nReplication: reads from a replica {}, missed {} ({:.2}%); other misses {}",
+        rep.replica_reads,
+        rep.replica_misses,
+        100.0 * rep.replica_miss_ratio,
+        rep.other_misses
+    );
+    let Some(lag) = &rep.lag else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "  lag (write acknowledged → seen on another server, at most), µs: probes {}, seen {}, not seen within the timeout {}, failed {}",
+        lag.probes, lag.seen, lag.unseen, lag.failed
+    );
+    if lag.seen > 0 {
+        let q = &lag.lag_us;
+        let _ = writeln!(
+            out,
+            "  lag p50 {:.1}  p99 {:.1}  max {:.1}; {} of {} found by the first poll (below the resolution: polled every {:.0} µs, poll round trip p50 {:.1})",
+            q.p50, q.p99, q.max, lag.first_poll, lag.seen, lag.poll_us, lag.poll_rtt_us.p50
         );
     }
 }

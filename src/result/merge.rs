@@ -72,9 +72,15 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
                 .collect::<Vec<_>>(),
             secs,
         )?,
+        replication: super::ReplicationSummary::merge(
+            &runs
+                .iter()
+                .filter_map(|r| r.replication.as_ref())
+                .collect::<Vec<_>>(),
+        )?,
         client: merge_client(runs)?,
         warnings: runs.iter().flat_map(|r| r.warnings.clone()).collect(),
-        intervals: merge_intervals(runs)?,
+        intervals: merge_intervals(runs, same_servers(runs))?,
     })
 }
 
@@ -146,19 +152,29 @@ fn merge_client(runs: &[RunResult]) -> Result<Client, String> {
     })
 }
 
+/// Whether every run had the same server list, in the same order: then
+/// their intervals' per-server rows add up row by row.
+fn same_servers(runs: &[RunResult]) -> bool {
+    runs.windows(2).all(|w| w[0].servers == w[1].servers)
+}
+
 /// Intervals of the same number are the same stretch of time in every run.
-fn merge_intervals(runs: &[RunResult]) -> Result<Vec<IntervalSummary>, String> {
+fn merge_intervals(runs: &[RunResult], same_servers: bool) -> Result<Vec<IntervalSummary>, String> {
     let mut by_index: BTreeMap<u64, Vec<&IntervalSummary>> = BTreeMap::new();
     for s in runs.iter().flat_map(|r| &r.intervals) {
         by_index.entry(s.index).or_default().push(s);
     }
     by_index
         .into_iter()
-        .map(|(index, parts)| merge_interval(index, &parts))
+        .map(|(index, parts)| merge_interval(index, &parts, same_servers))
         .collect()
 }
 
-fn merge_interval(index: u64, parts: &[&IntervalSummary]) -> Result<IntervalSummary, String> {
+fn merge_interval(
+    index: u64,
+    parts: &[&IntervalSummary],
+    same_servers: bool,
+) -> Result<IntervalSummary, String> {
     let secs = parts.iter().map(|p| p.duration_s).fold(0.0, f64::max);
     let mut names: Vec<&String> = parts.iter().flat_map(|p| p.ops.keys()).collect();
     names.sort();
@@ -186,7 +202,30 @@ fn merge_interval(index: u64, parts: &[&IntervalSummary]) -> Result<IntervalSumm
         misses: parts.iter().map(|p| p.misses).sum(),
         errors: parts.iter().map(|p| p.errors).sum(),
         send_lag_hdr: Hdr::encode(&Hdr::sum(parts.iter().map(|p| &p.send_lag_hdr))?),
+        servers: if same_servers {
+            merge_server_rows(parts)
+        } else {
+            Vec::new()
+        },
+        replica: parts.iter().filter_map(|p| p.replica).reduce(|mut a, b| {
+            a.merge(&b);
+            a
+        }),
     })
+}
+
+/// Per-server rows of the same servers, added row by row.
+fn merge_server_rows(parts: &[&IntervalSummary]) -> Vec<crate::stats::IntervalServer> {
+    let mut rows = vec![
+        crate::stats::IntervalServer::default();
+        parts.iter().map(|p| p.servers.len()).max().unwrap_or(0)
+    ];
+    for p in parts {
+        for (row, s) in rows.iter_mut().zip(&p.servers) {
+            row.add(s);
+        }
+    }
+    rows
 }
 
 pub(super) fn sum_maps<'a>(

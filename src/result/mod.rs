@@ -6,6 +6,7 @@
 mod connections;
 mod load;
 mod merge;
+mod replication;
 mod servers;
 mod verdict;
 
@@ -21,6 +22,7 @@ use std::collections::BTreeMap;
 
 pub use connections::{Connections, SizeSummary};
 pub use merge::{merge, start_spread_s};
+pub use replication::{ReplicationLag, ReplicationSummary};
 pub use servers::ServerSummary;
 pub use verdict::preload_failure;
 
@@ -67,6 +69,9 @@ pub struct RunResult {
     /// With several servers: one row per server, in `servers` order.
     #[serde(default)]
     pub per_server: Vec<ServerSummary>,
+    /// `--rep-write`: replica reads, replication misses and lag.
+    #[serde(default)]
+    pub replication: Option<ReplicationSummary>,
     pub client: Client,
     pub warnings: Vec<Warning>,
     pub intervals: Vec<IntervalSummary>,
@@ -268,6 +273,12 @@ impl RunResult {
             connections: Connections::build(out, secs),
             checks: t.checks.clone(),
             per_server,
+            replication: ReplicationSummary::build(
+                spec,
+                &t.replica,
+                t.misses,
+                out.replication_lag.as_ref(),
+            ),
             client: Client::build(out, &warnings, send_lag_us, open_loop),
             warnings,
             intervals: out.intervals.clone(),

@@ -201,6 +201,7 @@ mod tests {
             max_open: 1,
             preload_failure: None,
             preloaded: None,
+            replication_lag: None,
         }
     }
 

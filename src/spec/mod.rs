@@ -4,12 +4,14 @@
 mod address;
 mod checks;
 pub mod churn;
+pub mod replication;
 pub mod servers;
 pub mod units;
 mod verify;
 
 pub use address::Address;
 pub use churn::{Churn, Gaps, SocketOptions};
+pub use replication::Replication;
 
 use crate::workload::{ClientSlice, Distribution, KeySpace, Mix, MultiGet, Popularity};
 use mcbench_proto::udp::HEADER_LEN as UDP_HEADER;
@@ -164,6 +166,9 @@ pub struct RunSpec {
     /// server to thread `s mod threads`).
     #[serde(default)]
     pub roundrobin: bool,
+    /// memaslap's replication test (`--rep-write`), if the run is one.
+    #[serde(default)]
+    pub replication: Option<Replication>,
 }
 
 fn one() -> usize {
@@ -306,6 +311,7 @@ impl RunSpec {
         self.validate_protocol()?;
         self.validate_servers()?;
         self.validate_placement()?;
+        self.validate_replication()?;
         self.validate_bounds()?;
         self.validate_resources()
     }
@@ -531,6 +537,7 @@ impl RunSpec {
             self.seed,
             router,
         )
+        .map(|keys| keys.with_replicas(self.replicas()))
     }
 
     /// The largest value size a request can have, bytes.

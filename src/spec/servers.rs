@@ -115,10 +115,13 @@ impl RunSpec {
 
     /// Where the run's keys live.
     pub fn router(&self) -> Router {
-        Router::new(
-            self.distribution,
-            &placement_list(&self.servers, &self.weights),
-        )
+        let all = placement_list(&self.servers, &self.weights);
+        // A replication run places keys on its writers only.
+        let placed = self
+            .replication
+            .as_ref()
+            .map_or(all.len(), |r| r.writers.min(all.len()));
+        Router::new(self.distribution, &all[..placed])
     }
 
     /// Placement's checks: weights only where a scheme reads them;

@@ -33,6 +33,42 @@ pub struct IntervalSummary {
     /// Intended send → the worker got to it, ns (open loop; empty in
     /// closed loop).
     pub send_lag_hdr: Hdr,
+    /// With several servers, per server in the run's order: where the
+    /// load went this interval (an outage and a failover show here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<IntervalServer>,
+    /// `--rep-write`: reads a replica answered, and their misses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<super::ReplicaReads>,
+}
+
+/// One server over one interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntervalServer {
+    /// Answered requests (error replies included).
+    pub count: u64,
+    pub hits: u64,
+    pub misses: u64,
+    /// Failed requests: error replies, lost, timed out, no connection.
+    pub errors: u64,
+}
+
+impl IntervalServer {
+    pub fn of(r: &super::ServerRecorder) -> Self {
+        IntervalServer {
+            count: r.latency.len(),
+            hits: r.hits,
+            misses: r.misses,
+            errors: r.failures,
+        }
+    }
+
+    pub fn add(&mut self, other: &IntervalServer) {
+        self.count += other.count;
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.errors += other.errors;
+    }
 }
 
 /// One op type (or `total`) over one interval.
@@ -66,13 +102,17 @@ pub struct Collector {
     pending: BTreeMap<u64, Pending>,
     total: Recorder,
     series: Vec<IntervalSummary>,
+    replicated: bool,
 }
 
 impl Collector {
-    pub fn new(workers: usize, interval_ns: u64) -> Self {
+    /// A collector of `workers`' snapshots; `replicated` for a
+    /// `--rep-write` run, whose intervals count replica reads.
+    pub fn new(workers: usize, interval_ns: u64, replicated: bool) -> Self {
         Collector {
             workers,
             interval_ns,
+            replicated,
             pending: BTreeMap::new(),
             total: Recorder::default(),
             series: Vec::new(),
@@ -103,6 +143,7 @@ impl Collector {
             start_ns,
             done.end_ns.max(start_ns + 1),
             &done.recorder,
+            self.replicated,
         );
         self.total.merge(&done.recorder);
         self.series.push(summary.clone());
@@ -121,7 +162,13 @@ impl Collector {
     }
 }
 
-fn summarise(index: u64, start_ns: u64, end_ns: u64, r: &Recorder) -> IntervalSummary {
+fn summarise(
+    index: u64,
+    start_ns: u64,
+    end_ns: u64,
+    r: &Recorder,
+    replicated: bool,
+) -> IntervalSummary {
     let secs = (end_ns - start_ns) as f64 / 1e9;
     let mut ops = BTreeMap::new();
     let mut all = OpRecorder::new();
@@ -144,6 +191,8 @@ fn summarise(index: u64, start_ns: u64, end_ns: u64, r: &Recorder) -> IntervalSu
         misses: r.misses,
         errors: all.errors,
         send_lag_hdr: Hdr::encode(&r.send_lag),
+        servers: r.servers.iter().map(IntervalServer::of).collect(),
+        replica: replicated.then_some(r.replica),
     }
 }
 
@@ -190,7 +239,7 @@ mod tests {
 
     #[test]
     fn intervals_close_when_every_worker_reported() {
-        let mut c = Collector::new(2, 1_000_000_000);
+        let mut c = Collector::new(2, 1_000_000_000, false);
         assert!(c.add(&snap(0, 0, 10)).is_none());
         let s = c.add(&snap(1, 0, 5)).expect("complete");
         assert_eq!(s.ops["get"].count, 15);

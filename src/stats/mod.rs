@@ -10,8 +10,8 @@ mod recorder;
 mod servers;
 
 pub use checks::CheckCounts;
-pub use collector::{Collector, IntervalOp, IntervalSummary, Snapshot};
+pub use collector::{Collector, IntervalOp, IntervalServer, IntervalSummary, Snapshot};
 pub use connections::{ConnError, ConnStats, Sizes};
 pub use hdr::Hdr;
 pub use recorder::{max_us, new_histogram, quantile_us, ErrorClass, OpRecorder, Recorder, Sample};
-pub use servers::ServerRecorder;
+pub use servers::{ReplicaReads, ServerRecorder};

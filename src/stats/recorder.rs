@@ -227,6 +227,8 @@ pub struct Recorder {
     pub checks: super::CheckCounts,
     /// Per server, with several servers (empty with one).
     pub servers: Vec<super::ServerRecorder>,
+    /// `--rep-write`: reads answered by a server the key was not written to.
+    pub replica: super::ReplicaReads,
     /// `--save`: the requests of this interval chosen to be written.
     pub samples: Vec<Sample>,
 }
@@ -248,6 +250,7 @@ impl Default for Recorder {
             conns: super::ConnStats::default(),
             checks: super::CheckCounts::default(),
             servers: Vec::new(),
+            replica: super::ReplicaReads::default(),
             samples: Vec::new(),
         }
     }
@@ -398,6 +401,7 @@ impl Recorder {
         for s in &mut self.servers {
             s.reset();
         }
+        self.replica = super::ReplicaReads::default();
         self.samples.clear();
     }
 
@@ -420,6 +424,7 @@ impl Recorder {
         self.connections_reopened += other.connections_reopened;
         self.conns.merge(&other.conns);
         self.checks.merge(&other.checks);
+        self.replica.merge(&other.replica);
         if self.servers.len() < other.servers.len() {
             self.servers
                 .resize_with(other.servers.len(), Default::default);

@@ -45,3 +45,20 @@ impl ServerRecorder {
         self.failures += other.failures;
     }
 }
+
+/// A replication run's reads from a server their key was not written to
+/// (`--rep-write`): a miss there is a replication miss.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReplicaReads {
+    /// Measured single-key reads of loaded keys answered by a replica.
+    pub reads: u64,
+    /// Those that missed.
+    pub misses: u64,
+}
+
+impl ReplicaReads {
+    pub fn merge(&mut self, other: &ReplicaReads) {
+        self.reads += other.reads;
+        self.misses += other.misses;
+    }
+}

@@ -15,7 +15,7 @@
 
 use super::popularity::{Cursor, Picker, Popularity};
 use super::Distribution;
-use crate::placement::Router;
+use crate::placement::{Replicas, Router};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -60,6 +60,9 @@ pub struct KeySpace {
     seed: u64,
     /// Where each key lives.
     router: Router,
+    /// A replication run's servers: `router` places keys on its writers,
+    /// and reads go elsewhere.
+    replicas: Option<Replicas>,
     /// The popularity over this instance's keys.
     picker: Picker,
     /// The server of each of this instance's keys, when placement is
@@ -145,6 +148,7 @@ impl KeySpace {
             min_len,
             seed,
             router,
+            replicas: None,
             picker: Picker::new(popularity, count),
             owners: Vec::new(),
             lens: Vec::new(),
@@ -253,9 +257,23 @@ impl KeySpace {
     }
 
     /// Whether keys are placed on several servers (else every key goes to
-    /// the connection's own server).
+    /// the connection's own server). A replication run's are, even on one
+    /// writer: its reads go to the others.
     pub fn placed(&self) -> bool {
-        !matches!(self.router, Router::Single)
+        self.replicas.is_some() || !matches!(self.router, Router::Single)
+    }
+
+    /// The key space of a replication run over `replicas` (`None`: not
+    /// one), whose router places keys on the writers.
+    pub fn with_replicas(mut self, replicas: Option<Replicas>) -> Self {
+        self.replicas = replicas;
+        self
+    }
+
+    /// A replication run's servers.
+    #[inline]
+    pub fn replicas(&self) -> Option<&Replicas> {
+        self.replicas.as_ref()
     }
 
     /// This instance's ids.

@@ -491,3 +491,105 @@ pub fn run_ok(addr: &str, args: &[&str]) -> (Output, Value) {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     (out, json)
 }
+
+/// A redis-server started for one test on a free loopback port, stopped by
+/// its PID on drop; `None` when redis-server is not installed.
+pub struct Redis {
+    child: Child,
+    pub port: u16,
+    /// Its working directory: a replica writes the primary's copy there.
+    _dir: tempfile::TempDir,
+}
+
+impl Redis {
+    pub fn start() -> Option<Redis> {
+        Redis::start_with(&[])
+    }
+
+    /// With `extra` arguments (`--replicaof HOST PORT`, ...).
+    pub fn start_with(extra: &[&str]) -> Option<Redis> {
+        let port = free_port();
+        let port_text = port.to_string();
+        let dir = tempfile::tempdir().ok()?;
+        let dir_text = dir.path().to_str()?.to_string();
+        let mut args = vec![
+            "--dir",
+            &dir_text,
+            "--logfile",
+            "redis.log",
+            "--port",
+            &port_text,
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ];
+        args.extend_from_slice(extra);
+        let child = Command::new("redis-server")
+            .args(&args)
+            .stdout(Stdio::null())
+            .spawn()
+            .ok()?;
+        let redis = Redis {
+            child,
+            port,
+            _dir: dir,
+        };
+        wait_until_listening("redis-server", || {
+            TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        Some(redis)
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// What it logged, for a failing test's message.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("redis.log")).unwrap_or_default()
+    }
+
+    /// One field of `INFO section`, as text.
+    pub fn info_text(&self, section: &str, field: &str) -> Option<String> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        s.write_all(format!("INFO {section}\r\n").as_bytes()).ok()?;
+        // A bulk string: $<len>\r\n<text>\r\n.
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 16384];
+        loop {
+            let n = s.read(&mut buf).ok()?;
+            if n == 0 {
+                return None;
+            }
+            raw.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&raw);
+            let (head, body) = text.split_once("\r\n")?;
+            let len: usize = head.strip_prefix('$')?.parse().ok()?;
+            if body.len() >= len {
+                let prefix = format!("{field}:");
+                return body[..len]
+                    .lines()
+                    .find_map(|l| l.strip_prefix(&prefix))
+                    .map(|v| v.trim().to_string());
+            }
+        }
+    }
+
+    /// One numeric field of `INFO stats`.
+    pub fn info(&self, field: &str) -> u64 {
+        self.info_text("stats", field)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in INFO stats"))
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -6,6 +6,7 @@
 //! - **By server** (keys placed on several servers): a connection is a
 //!   client with one socket per server, as libmemcached's and memtier's
 //!   clients are; a request goes to the socket of its key's server.
+//!   In a replication run, the socket `Replicas::target` picks.
 //! - **By op** (memaslap's `--facebook`): a UDP socket (the lead) for the
 //!   retrievals and `conn_sock` TCP connections, in turn, for the rest.
 
@@ -23,17 +24,20 @@ pub struct Groups {
     kind: Kind,
     /// Sockets per group.
     size: usize,
-    /// By op, per group: the TCP connection its next non-retrieval takes.
+    /// Per group: by op, the TCP connection its next non-retrieval
+    /// takes; by server in a replication run, which other server its next
+    /// read tries first.
     turn: Vec<usize>,
 }
 
 impl Groups {
-    /// Groups of one socket per server, `servers` of them.
-    pub fn by_server(servers: usize) -> Self {
+    /// Groups of one socket per server, `servers` of them, out of
+    /// `sockets`.
+    pub fn by_server(servers: usize, sockets: usize) -> Self {
         Groups {
             kind: Kind::ByServer,
             size: servers,
-            turn: Vec::new(),
+            turn: vec![0; sockets.div_ceil(servers)],
         }
     }
 
@@ -81,7 +85,18 @@ pub fn route(
         return Some(lead);
     };
     if g.kind == Kind::ByServer {
-        let c = lead + keys.server_of(req.key);
+        let home = keys.server_of(req.key);
+        let server = match keys.replicas() {
+            Some(r) => {
+                let turn = &mut g.turn[lead / g.size];
+                *turn = turn.wrapping_add(1);
+                r.target(!req.op.is_retrieval(), home, *turn, |s| {
+                    conns[lead + s].alive
+                })?
+            }
+            None => home,
+        };
+        let c = lead + server;
         return conns[c].alive.then_some(c);
     }
     if req.op.is_retrieval() {

@@ -241,7 +241,7 @@ impl Worker {
                 conns_len,
             ))
         } else if spec.places_keys(nservers) {
-            Some(groups::Groups::by_server(nservers))
+            Some(groups::Groups::by_server(nservers, conns_len))
         } else {
             None
         };

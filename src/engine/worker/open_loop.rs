@@ -107,8 +107,27 @@ impl Worker {
         let workload = &self.shared.workload;
         let ci = self.open_cursor(hint.unwrap_or(0));
         let req = super::draw(workload, &mut self.rng, &mut self.cursors[ci], intended);
-        let server = hint.unwrap_or_else(|| workload.keys.server_of(req.key));
+        let server = match hint {
+            Some(s) => s,
+            None => self.target_of(&req),
+        };
         (req, server)
+    }
+
+    /// The server of an arrival whose key decides: where it lives, or in
+    /// a replication run the server `Replicas::target` picks among those
+    /// this worker has a connection up to (its home when none is up, for
+    /// the request to fail as `no_connection`).
+    fn target_of(&mut self, req: &crate::workload::Request) -> usize {
+        let keys = &self.shared.workload.keys;
+        let home = keys.server_of(req.key);
+        let Some(r) = keys.replicas() else {
+            return home;
+        };
+        let turn = self.rng.gen::<u32>() as usize;
+        let alive_on = &self.alive_on;
+        r.target(!req.op.is_retrieval(), home, turn, |s| alive_on[s] > 0)
+            .unwrap_or(home)
     }
 
     /// A server, in proportion to this worker's connections to it (so that

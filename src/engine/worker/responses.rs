@@ -41,6 +41,9 @@ impl Worker {
                 rec.conns.response_size.record(reply.len() as u64);
                 if req.measured {
                     record_response(rec, sampler, server, req, resp, now);
+                    if keys.replicas().is_some() {
+                        count_replica_read(rec, keys, server, &req, resp);
+                    }
                 }
                 match req.check {
                     Check::Nothing => {}
@@ -156,6 +159,11 @@ impl Worker {
         }
         self.drop_conn(c);
         self.lose_group(c);
+        // A group that goes on without the socket may have had every
+        // request on it: no answer would come to refill it.
+        if self.can_send(c) {
+            self.refill(c, clock_ns());
+        }
     }
 
     /// `lose` for one socket, its group left alone.
@@ -305,6 +313,27 @@ fn drain_udp(rec: &mut Recorder, server: usize, udp: &mut UdpState) {
     rec.server_error(server, ErrorClass::UdpTimeout, timed_out);
     let garbled = std::mem::take(&mut udp.garbled);
     rec.server_error(server, ErrorClass::Protocol, garbled);
+}
+
+/// A replication run: a read of a loaded key that `server` answered
+/// though the key was written to another (its home) is a replica read,
+/// and its miss a replication miss.
+fn count_replica_read(
+    rec: &mut Recorder,
+    keys: &crate::workload::KeySpace,
+    server: usize,
+    req: &InFlight,
+    resp: Response,
+) {
+    let answered = matches!(resp.class, ResponseClass::Value | ResponseClass::End);
+    if !req.op.is_retrieval() || !answered || !keys.contains(req.key) {
+        return;
+    }
+    if keys.server_of(req.key) == server {
+        return;
+    }
+    rec.replica.reads += 1;
+    rec.replica.misses += u64::from(resp.values == 0);
 }
 
 fn record_response(

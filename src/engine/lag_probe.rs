@@ -1,0 +1,280 @@
+//! The replication-lag probe of a `--rep-write` run. On connections of its
+//! own (one per server, opened when first needed and again after a
+//! failure), it writes a key of its own to a writer and, from the write's
+//! acknowledgement, polls another server until the key shows there with
+//! the value written. One probe at a time, started `lag_rate` times a
+//! second: it samples replication, it is not load.
+//!
+//! The lag recorded is an upper bound: from the acknowledgement to the
+//! answer of the poll that found the key. Its resolution is the gap
+//! between polls (`lag_poll`, or 1 % of the time already waited if that
+//! is longer, which bounds the polls of a key that never shows) plus a
+//! poll's round trip (`poll_rtt`).
+
+use super::{clock_ns, connect};
+use crate::spec::{Address, RunSpec};
+use hdrhistogram::Histogram;
+use mcbench_proto::{Cmd, Progress, Protocol, Request, ResponseClass};
+use rustix::net::{RecvFlags, SendFlags};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most bytes a probe's reply may take (its value is its key).
+const MAX_REPLY: usize = 4096;
+
+/// What the probe measured.
+#[derive(Debug, Clone)]
+pub struct LagRecorder {
+    /// Probes whose write was acknowledged (the last may have been cut
+    /// short by the end of the run).
+    pub probes: u64,
+    /// Acknowledged probes found on the other server.
+    pub seen: u64,
+    /// Of them, found by the first poll: a lag below the resolution.
+    pub first_poll: u64,
+    /// Acknowledged probes not found there within `--timeout`.
+    pub unseen: u64,
+    /// Probes that could not be written or polled: a connection failed,
+    /// the write was refused, a reply did not parse.
+    pub failed: u64,
+    /// Acknowledgement → answer of the poll that found the key, ns.
+    pub lag: Histogram<u64>,
+    /// Round trip of every poll, ns.
+    pub poll_rtt: Histogram<u64>,
+}
+
+impl Default for LagRecorder {
+    fn default() -> Self {
+        LagRecorder {
+            probes: 0,
+            seen: 0,
+            first_poll: 0,
+            unseen: 0,
+            failed: 0,
+            lag: crate::stats::new_histogram(),
+            poll_rtt: crate::stats::new_histogram(),
+        }
+    }
+}
+
+/// Why a probe ended without a lag.
+enum Miss {
+    /// Not seen within the timeout.
+    Unseen,
+    /// The run is over.
+    Done,
+    /// A connection or a reply failed.
+    Failed,
+}
+
+/// The probe thread's state.
+struct Probe {
+    spec: RunSpec,
+    addrs: Vec<Address>,
+    replicas: crate::placement::Replicas,
+    links: Vec<Option<OwnedFd>>,
+    /// Set when the run's workers are done.
+    done: Arc<AtomicBool>,
+    stop: Arc<AtomicUsize>,
+    /// Tells this run's probe keys from any earlier run's.
+    nonce: u64,
+    rec: LagRecorder,
+}
+
+/// Starts the probe of a replication run with a lag rate; it probes from
+/// the end of the warm-up until `done` (or a stop) and returns what it
+/// measured. `go` releases it with the workers.
+pub fn spawn(
+    spec: &RunSpec,
+    addrs: &[Address],
+    go: crossbeam_channel::Receiver<()>,
+    done: Arc<AtomicBool>,
+    stop: Arc<AtomicUsize>,
+) -> Option<std::thread::JoinHandle<LagRecorder>> {
+    let replicas = spec.replicas()?;
+    let rate = spec.replication.as_ref()?.lag_rate;
+    if rate <= 0.0 {
+        return None;
+    }
+    let probe = Probe {
+        spec: spec.clone(),
+        addrs: addrs.to_vec(),
+        replicas,
+        links: (0..addrs.len()).map(|_| None).collect(),
+        done,
+        stop,
+        nonce: clock_ns() ^ u64::from(std::process::id()) << 32,
+        rec: LagRecorder::default(),
+    };
+    std::thread::Builder::new()
+        .name("mcbench-lag".into())
+        .spawn(move || probe.run(go, rate))
+        .ok()
+}
+
+impl Probe {
+    fn run(mut self, go: crossbeam_channel::Receiver<()>, rate: f64) -> LagRecorder {
+        let _ = go.recv(); // returns when the workers are released
+        let every = (1e9 / rate) as u64;
+        let mut next = clock_ns() + self.spec.warmup.as_nanos() as u64;
+        let mut n: u64 = 0;
+        while self.pause_until(next) {
+            next += every;
+            self.probe(n);
+            n += 1;
+            // A probe longer than the schedule's gap starts the next at
+            // once, without a burst to catch up.
+            next = next.max(clock_ns());
+        }
+        self.rec
+    }
+
+    fn over(&self) -> bool {
+        self.done.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed) != 0
+    }
+
+    /// Sleeps until `at` in short steps; false once the run is over.
+    fn pause_until(&self, at: u64) -> bool {
+        loop {
+            if self.over() {
+                return false;
+            }
+            let now = clock_ns();
+            if now >= at {
+                return true;
+            }
+            std::thread::sleep(Duration::from_nanos((at - now).min(10_000_000)));
+        }
+    }
+
+    /// Probe `n`: writer `n mod writers`, then polls on another server,
+    /// in turn.
+    fn probe(&mut self, n: u64) {
+        let key = format!("{}lag-{:x}-{n}", self.spec.key_prefix, self.nonce);
+        let writer = (n % self.replicas.writers as u64) as usize;
+        let Some(reader) = self.replicas.target(false, writer, n as usize, |_| true) else {
+            return;
+        };
+        let Some(acked) = self.write(writer, key.as_bytes()) else {
+            self.rec.failed += 1;
+            return;
+        };
+        self.rec.probes += 1;
+        match self.poll(reader, key.as_bytes(), acked) {
+            Ok(lag) => {
+                self.rec.seen += 1;
+                self.rec.lag.saturating_record(lag.max(1));
+            }
+            Err(Miss::Unseen) => self.rec.unseen += 1,
+            Err(Miss::Failed) => self.rec.failed += 1,
+            // Cut short by the end of the run: neither seen nor unseen.
+            Err(Miss::Done) => {}
+        }
+    }
+
+    /// Writes `key` (its own value) to `server`; when it was acknowledged.
+    fn write(&mut self, server: usize, key: &[u8]) -> Option<u64> {
+        let req = Request {
+            value: key,
+            ..Request::new(Cmd::Set, key)
+        };
+        let (class, _) = self.ask(server, &req)?;
+        (class == ResponseClass::Stored).then(clock_ns)
+    }
+
+    /// Polls `server` for `key` until it answers with the value written;
+    /// ns from `acked` to that answer.
+    fn poll(&mut self, server: usize, key: &[u8], acked: u64) -> Result<u64, Miss> {
+        let mut first = true;
+        let gap = self
+            .spec
+            .replication
+            .as_ref()
+            .map_or(0, |r| r.lag_poll.as_nanos() as u64);
+        let give_up = acked + self.spec.timeout.as_nanos() as u64;
+        let req = Request::new(Cmd::Get, key);
+        loop {
+            if self.over() {
+                return Err(Miss::Done);
+            }
+            let sent = clock_ns();
+            let (class, found) = self.ask(server, &req).ok_or(Miss::Failed)?;
+            let now = clock_ns();
+            self.rec.poll_rtt.saturating_record((now - sent).max(1));
+            if class == ResponseClass::Value && found.as_deref() == Some(key) {
+                self.rec.first_poll += u64::from(first);
+                return Ok(now - acked);
+            }
+            first = false;
+            if class != ResponseClass::Value && class != ResponseClass::End {
+                return Err(Miss::Failed);
+            }
+            if now >= give_up {
+                return Err(Miss::Unseen);
+            }
+            let wait = gap.max((now - acked) / 100).min(give_up - now);
+            std::thread::sleep(Duration::from_nanos(wait));
+        }
+    }
+
+    /// Sends `req` to `server` and reads its reply: its class and, for a
+    /// hit, the value. `None` (and the connection dropped, to be opened
+    /// again next time) when either fails.
+    fn ask(&mut self, server: usize, req: &Request) -> Option<(ResponseClass, Option<Vec<u8>>)> {
+        let protocol = self.spec.protocol;
+        let answer = self.link(server).and_then(|fd| exchange(fd, protocol, req));
+        if answer.is_none() {
+            self.links[server] = None;
+        }
+        answer
+    }
+
+    /// The connection to `server`, opened if it is not.
+    fn link(&mut self, server: usize) -> Option<&OwnedFd> {
+        if self.links[server].is_none() {
+            let timeout = self.spec.timeout;
+            self.links[server] =
+                connect::connect_blocking(&self.addrs[server], &self.spec, timeout, 0).ok();
+        }
+        self.links[server].as_ref()
+    }
+}
+
+/// One request and its reply on a blocking socket (its timeouts bound
+/// both).
+fn exchange(
+    fd: &OwnedFd,
+    protocol: Protocol,
+    req: &Request,
+) -> Option<(ResponseClass, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    protocol.encode(&mut out, req);
+    let mut bytes = &out[..];
+    while !bytes.is_empty() {
+        match rustix::net::send(fd, bytes, SendFlags::NOSIGNAL) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+    let mut reply = Vec::new();
+    let mut progress = Progress::default();
+    let mut chunk = [0u8; 1024];
+    loop {
+        if let Some((resp, used)) = protocol.parse(&reply, &mut progress, req.expect()).ok()? {
+            let value = protocol.first_value(&reply[..used]).map(<[u8]>::to_vec);
+            return Some((resp.class, value));
+        }
+        if reply.len() > MAX_REPLY {
+            return None;
+        }
+        match rustix::net::recv(fd, &mut chunk, RecvFlags::empty()) {
+            Ok((0, _)) => return None,
+            Ok((n, _)) => reply.extend_from_slice(&chunk[..n]),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+}

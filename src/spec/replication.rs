@@ -1,0 +1,95 @@
+//! memaslap's replication test (`--rep-write N`) as a run sets it: how
+//! many servers take writes, and how the replication lag is probed.
+
+use super::{units, RunSpec};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Lag probes per second unless `--rep-lag-rate` says otherwise.
+pub const DEFAULT_LAG_RATE: f64 = 10.0;
+
+/// Between polls of a probe key on a replica unless `--rep-lag-poll`
+/// says otherwise.
+pub const DEFAULT_LAG_POLL: Duration = Duration::from_micros(100);
+
+/// The fastest probe schedule: the probe has one connection per server
+/// and must not become load.
+const MAX_LAG_RATE: f64 = 1000.0;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replication {
+    /// The first `writers` servers take the writes (memaslap's
+    /// `--rep_write`); reads go to a server the key was not written to.
+    pub writers: usize,
+    /// Lag probes started per second on their own connections (0: none).
+    pub lag_rate: f64,
+    /// How long a probe waits between polls of its key on a replica.
+    #[serde(with = "units::seconds")]
+    pub lag_poll: Duration,
+}
+
+impl RunSpec {
+    /// The servers' roles in a replication run, if it is one.
+    pub fn replicas(&self) -> Option<crate::placement::Replicas> {
+        self.replication
+            .as_ref()
+            .map(|r| crate::placement::Replicas {
+                writers: r.writers,
+                servers: self.servers.len(),
+            })
+    }
+
+    /// `--rep-write`: two servers at least, writers among them, and only
+    /// what routes each request by its key on held TCP or unix
+    /// connections (memaslap refuses UDP and its facebook test too).
+    pub(super) fn validate_replication(&self) -> Result<(), String> {
+        let Some(r) = &self.replication else {
+            return Ok(());
+        };
+        let n = self.servers.len();
+        if n < 2 {
+            return Err(
+                "--rep-write needs at least two servers (-s A -s B): reads go to a server the key was not written to"
+                    .into(),
+            );
+        }
+        if r.writers == 0 || r.writers > n {
+            return Err(format!(
+                "--rep-write {} names the servers that take writes: 1 to {n} (the number of servers)",
+                r.writers
+            ));
+        }
+        if !(r.lag_rate.is_finite() && (0.0..=MAX_LAG_RATE).contains(&r.lag_rate)) {
+            return Err(format!(
+                "--rep-lag-rate is lag probes per second, 0 (none) to {MAX_LAG_RATE}; got {}",
+                r.lag_rate
+            ));
+        }
+        if r.lag_poll.is_zero() || r.lag_poll > Duration::from_secs(1) {
+            return Err("--rep-lag-poll must be above 0 and at most 1s".into());
+        }
+        let refuse = |what: &str| Err(format!("--rep-write does not go with {what}"));
+        if let Some(s) = self.servers.iter().find(|s| s.trim().starts_with("udp:")) {
+            return refuse(&format!("UDP ('{s}'), as memaslap's does not"));
+        }
+        if self.facebook {
+            return refuse("--facebook, as memaslap's does not");
+        }
+        if !self.distribution.places_keys() || self.roundrobin {
+            return refuse("--distribution none or --roundrobin: it places each key on a writer");
+        }
+        if self.churn.is_some() {
+            return refuse("--num-conns: it holds a connection to every server");
+        }
+        if self.window.is_some() {
+            return refuse("--window: it reads the keys of the preloaded key space");
+        }
+        if self.multiget.share > 0.0 || self.mix.share_of(crate::workload::OpKind::Mget) > 0.0 {
+            return refuse("multigets: each key of a read is judged by where it was written");
+        }
+        if self.load != super::LoadMode::Load {
+            return refuse("--no-load or --load-only: a read from a replica can only miss replication if the key was written");
+        }
+        Ok(())
+    }
+}
