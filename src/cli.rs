@@ -402,6 +402,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub roundrobin: bool,
 
+    /// Read every server's own `stats` at each interval on a connection
+    /// of its own (`stats settings` once, `stats slabs` and `stats items`
+    /// at start and end) and report the deltas beside the client's.
+    #[arg(long)]
+    pub server_stats: bool,
+
     /// memaslap's replication test: the first N servers take the writes
     /// (each key on the writer --distribution places it on), and reads go
     /// to a server the key was not written to; a miss there is a
@@ -533,6 +539,7 @@ impl RunArgs {
             distribution: self.distribution()?,
             roundrobin: self.roundrobin,
             replication: self.replication()?,
+            server_stats: self.server_stats,
             threads: self.threads,
             connections: self.connections,
             depth: self.depth,

@@ -14,6 +14,7 @@ pub mod error;
 pub mod placement;
 pub mod report;
 pub mod result;
+pub mod server_stats;
 pub mod spec;
 pub mod stats;
 pub mod warnings;

@@ -55,6 +55,15 @@ pub enum Warning {
         target: f64,
         achieved: f64,
     },
+    /// `--server-stats`: a server counted more or fewer of something than
+    /// this run's answers account for.
+    ServerCountsDisagree {
+        server: String,
+        /// What was counted, as the server names it.
+        what: String,
+        server_count: u64,
+        client_count: u64,
+    },
 }
 
 impl Warning {
@@ -119,6 +128,16 @@ impl fmt::Display for Warning {
                 "{waits} requests ({:.1}%) found every connection at its depth and waited in the client; \
                  that wait is part of their latency. Add connections (-c) or depth (-d) if it is not what you meant.",
                 share * 100.0
+            ),
+            Warning::ServerCountsDisagree {
+                server,
+                what,
+                server_count,
+                client_count,
+            } => write!(
+                f,
+                "{server} counted {server_count} {what} over the measured run where this run's answers \
+                 account for {client_count}: other clients use the server, or replies were lost"
             ),
             Warning::RateMissed { target, achieved } => write!(
                 f,

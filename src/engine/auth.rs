@@ -3,8 +3,8 @@
 //! meta, `AUTH` over RESP. Blocking, bounded by the socket timeouts the
 //! connection was opened with.
 
+use super::blocking::{read_more, send_all, Broken};
 use mcbench_proto::{AuthOutcome, Protocol};
-use rustix::net::{RecvFlags, SendFlags};
 use std::os::fd::OwnedFd;
 
 /// The most bytes an authentication reply may take.
@@ -20,7 +20,7 @@ pub fn authenticate(
 ) -> Result<(), String> {
     let mut request = Vec::new();
     protocol.encode_auth(&mut request, user.as_bytes(), password.as_bytes());
-    send_all(socket, &request)?;
+    send_all(socket, &request).map_err(|e| format!("sending the credentials: {e}"))?;
     let mut reply = Vec::new();
     loop {
         let parsed = protocol
@@ -32,7 +32,11 @@ pub fn authenticate(
         if reply.len() > MAX_REPLY {
             return Err("authentication reply too long".into());
         }
-        read_more(socket, &mut reply)?;
+        read_more(socket, &mut reply).map_err(|e| match e {
+            Broken::Closed => "the server closed the connection during authentication".into(),
+            Broken::TimedOut => "no authentication reply within --timeout".into(),
+            Broken::Io(e) => format!("reading the authentication reply: {e}"),
+        })?;
     }
 }
 
@@ -49,36 +53,5 @@ fn verdict(outcome: AuthOutcome) -> Result<(), String> {
         AuthOutcome::Declined(line) => Err(format!(
             "authentication failed: the server replied '{line}'"
         )),
-    }
-}
-
-fn send_all(socket: &OwnedFd, mut bytes: &[u8]) -> Result<(), String> {
-    while !bytes.is_empty() {
-        match rustix::net::send(socket, bytes, SendFlags::NOSIGNAL) {
-            Ok(n) => bytes = &bytes[n..],
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(format!("sending the credentials: {e}")),
-        }
-    }
-    Ok(())
-}
-
-fn read_more(socket: &OwnedFd, reply: &mut Vec<u8>) -> Result<(), String> {
-    let mut buf = [0u8; 1024];
-    loop {
-        match rustix::net::recv(socket, &mut buf, RecvFlags::empty()) {
-            Ok((0, _)) => {
-                return Err("the server closed the connection during authentication".into())
-            }
-            Ok((n, _)) => {
-                reply.extend_from_slice(&buf[..n]);
-                return Ok(());
-            }
-            Err(rustix::io::Errno::INTR) => {}
-            Err(rustix::io::Errno::AGAIN) => {
-                return Err("no authentication reply within --timeout".into())
-            }
-            Err(e) => return Err(format!("reading the authentication reply: {e}")),
-        }
     }
 }

@@ -11,11 +11,10 @@
 //! is longer, which bounds the polls of a key that never shows) plus a
 //! poll's round trip (`poll_rtt`).
 
-use super::{clock_ns, connect};
+use super::{blocking, clock_ns, connect};
 use crate::spec::{Address, RunSpec};
 use hdrhistogram::Histogram;
 use mcbench_proto::{Cmd, Progress, Protocol, Request, ResponseClass};
-use rustix::net::{RecvFlags, SendFlags};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -43,6 +42,9 @@ pub struct LagRecorder {
     pub lag: Histogram<u64>,
     /// Round trip of every poll, ns.
     pub poll_rtt: Histogram<u64>,
+    /// Per server: polls it answered, and of them hits (for the
+    /// `--server-stats` cross-check: they are lookups too).
+    pub polls: Vec<(u64, u64)>,
 }
 
 impl Default for LagRecorder {
@@ -55,6 +57,7 @@ impl Default for LagRecorder {
             failed: 0,
             lag: crate::stats::new_histogram(),
             poll_rtt: crate::stats::new_histogram(),
+            polls: Vec::new(),
         }
     }
 }
@@ -106,7 +109,10 @@ pub fn spawn(
         done,
         stop,
         nonce: clock_ns() ^ u64::from(std::process::id()) << 32,
-        rec: LagRecorder::default(),
+        rec: LagRecorder {
+            polls: vec![(0, 0); addrs.len()],
+            ..LagRecorder::default()
+        },
     };
     std::thread::Builder::new()
         .name("mcbench-lag".into())
@@ -203,6 +209,9 @@ impl Probe {
             let (class, found) = self.ask(server, &req).ok_or(Miss::Failed)?;
             let now = clock_ns();
             self.rec.poll_rtt.saturating_record((now - sent).max(1));
+            let polls = &mut self.rec.polls[server];
+            polls.0 += 1;
+            polls.1 += u64::from(class == ResponseClass::Value);
             if class == ResponseClass::Value && found.as_deref() == Some(key) {
                 self.rec.first_poll += u64::from(first);
                 return Ok(now - acked);
@@ -251,30 +260,20 @@ fn exchange(
 ) -> Option<(ResponseClass, Option<Vec<u8>>)> {
     let mut out = Vec::new();
     protocol.encode(&mut out, req);
-    let mut bytes = &out[..];
-    while !bytes.is_empty() {
-        match rustix::net::send(fd, bytes, SendFlags::NOSIGNAL) {
-            Ok(n) => bytes = &bytes[n..],
-            Err(rustix::io::Errno::INTR) => {}
-            Err(_) => return None,
-        }
-    }
     let mut reply = Vec::new();
     let mut progress = Progress::default();
-    let mut chunk = [0u8; 1024];
-    loop {
-        if let Some((resp, used)) = protocol.parse(&reply, &mut progress, req.expect()).ok()? {
-            let value = protocol.first_value(&reply[..used]).map(<[u8]>::to_vec);
-            return Some((resp.class, value));
+    let mut class = ResponseClass::Error;
+    let used = blocking::exchange(fd, &out, &mut reply, MAX_REPLY, |buf| {
+        match protocol.parse(buf, &mut progress, req.expect()) {
+            Ok(Some((resp, used))) => {
+                class = resp.class;
+                Ok(Some(used))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(e.to_string()),
         }
-        if reply.len() > MAX_REPLY {
-            return None;
-        }
-        match rustix::net::recv(fd, &mut chunk, RecvFlags::empty()) {
-            Ok((0, _)) => return None,
-            Ok((n, _)) => reply.extend_from_slice(&chunk[..n]),
-            Err(rustix::io::Errno::INTR) => {}
-            Err(_) => return None,
-        }
-    }
+    })
+    .ok()?;
+    let value = protocol.first_value(&reply[..used]).map(<[u8]>::to_vec);
+    Some((class, value))
 }

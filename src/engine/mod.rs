@@ -5,6 +5,7 @@
 //! what to send.
 
 mod auth;
+pub mod blocking;
 mod conn;
 mod connect;
 mod lag_probe;
@@ -26,6 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::{Worker, WorkerPlan};
 
+pub use connect::connect_blocking;
 pub use lag_probe::LagRecorder;
 
 /// The worker clock: CLOCK_MONOTONIC in ns (the vDSO, no syscall). Read
@@ -64,6 +66,9 @@ pub struct Shared {
     pub open_now: AtomicUsize,
     /// The most open at once since the measured phase began.
     pub open_max: AtomicUsize,
+    /// `--server-stats`: the servers' first `stats`, read just before the
+    /// release when there is no warm-up.
+    pub baseline: Option<crate::server_stats::sampler::Baseline>,
 }
 
 impl Shared {
@@ -156,6 +161,8 @@ pub struct Outcome {
     pub preloaded: Option<bool>,
     /// `--rep-write`: what the replication-lag probe measured.
     pub replication_lag: Option<LagRecorder>,
+    /// `--server-stats`: what each server said, in `addrs` order.
+    pub server_logs: Option<Vec<crate::server_stats::ServerLog>>,
 }
 
 /// Runs the whole benchmark against `addrs`. `observer` sees each interval
@@ -177,6 +184,20 @@ pub fn run(
         recorder.prepare(&ops, nservers);
         let _ = pool.send(recorder);
     }
+    let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
+    let workers_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Before anything can fail: a sampler never released ends with the
+    // channels it waits on.
+    let (sampler, baseline) = match crate::server_stats::sampler::spawn(
+        spec,
+        addrs,
+        go_rx.clone(),
+        workers_done.clone(),
+        stop.clone(),
+    ) {
+        Some(s) => (Some(s.thread), Some(s.baseline)),
+        None => (None, None),
+    };
     let shared = Arc::new(Shared {
         workload: Workload::new(spec, keys),
         spec: spec.clone(),
@@ -187,12 +208,12 @@ pub fn run(
         abort: std::sync::atomic::AtomicBool::new(false),
         open_now: AtomicUsize::new(0),
         open_max: AtomicUsize::new(0),
+        baseline,
     });
     let conns = connect::connect_all(addrs, spec).map_err(Failure::run)?;
     shared.open_now.store(conns.len(), Ordering::Relaxed);
     let plans = plan_workers(spec, &shared.workload.keys, conns, nservers);
     let (tx, rx) = crossbeam_channel::unbounded();
-    let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
     let mut handles = Vec::new();
     for plan in plans {
         let (shared, tx, go_rx) = (shared.clone(), tx.clone(), go_rx.clone());
@@ -203,22 +224,24 @@ pub fn run(
         handles.push(handle);
     }
     drop(tx);
-    let workers_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let probe = lag_probe::spawn(
         spec,
         addrs,
-        go_rx,
+        go_rx.clone(),
         workers_done.clone(),
         shared.stop.clone(),
     );
+    drop(go_rx);
     let outcome = collect(spec, &rx, go_tx, observer, total_conns, &pool, &shared);
     for h in handles {
         let _ = h.join();
     }
     workers_done.store(true, Ordering::Relaxed);
     let lag = probe.and_then(|p| p.join().ok());
+    let server_logs = sampler.and_then(|s| s.join().ok());
     outcome.map(|o| Outcome {
         replication_lag: lag,
+        server_logs,
         ..o
     })
 }
@@ -457,6 +480,9 @@ fn collect(
             baseline_at = Some(Instant::now() + spec.warmup);
             start_ns = clock_ns() + spec.warmup.as_nanos() as u64;
             started_unix_s = unix_now_s() + spec.warmup.as_secs_f64();
+            if let Some(b) = &shared.baseline {
+                b.take(spec.timeout + Duration::from_secs(1));
+            }
             go = None; // dropping the sender releases every worker
         }
     }
@@ -479,6 +505,7 @@ fn collect(
         preloaded: ran_preload.then_some(preload_failure.is_none()),
         preload_failure,
         replication_lag: None,
+        server_logs: None,
     })
 }
 

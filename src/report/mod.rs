@@ -14,6 +14,7 @@ mod samples;
 mod staged;
 mod text;
 mod text_conns;
+mod text_server_stats;
 mod text_servers;
 
 pub use compare::{compare, workload_differences};

@@ -43,6 +43,7 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
     counters(out, r);
     super::text_servers::write(out, r);
     super::text_servers::replication(out, r);
+    super::text_server_stats::write(out, r);
     super::text_conns::write(out, r);
     checks(out, r);
     for w in &r.warnings {

@@ -78,6 +78,8 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
                 .filter_map(|r| r.replication.as_ref())
                 .collect::<Vec<_>>(),
         )?,
+        // Each process read the same servers: the first run's reading.
+        server_stats: first.server_stats.clone(),
         client: merge_client(runs)?,
         warnings: runs.iter().flat_map(|r| r.warnings.clone()).collect(),
         intervals: merge_intervals(runs, same_servers(runs))?,

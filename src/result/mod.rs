@@ -7,6 +7,7 @@ mod connections;
 mod load;
 mod merge;
 mod replication;
+mod server_stats;
 mod servers;
 mod verdict;
 
@@ -23,6 +24,7 @@ use std::collections::BTreeMap;
 pub use connections::{Connections, SizeSummary};
 pub use merge::{merge, start_spread_s};
 pub use replication::{ReplicationLag, ReplicationSummary};
+pub use server_stats::{ServerInterval, ServerStatsRow};
 pub use servers::ServerSummary;
 pub use verdict::preload_failure;
 
@@ -72,6 +74,9 @@ pub struct RunResult {
     /// `--rep-write`: replica reads, replication misses and lag.
     #[serde(default)]
     pub replication: Option<ReplicationSummary>,
+    /// `--server-stats`: each server's own counters, in `servers` order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_stats: Vec<ServerStatsRow>,
     pub client: Client,
     pub warnings: Vec<Warning>,
     pub intervals: Vec<IntervalSummary>,
@@ -219,6 +224,18 @@ impl RunResult {
         let warnings = verdict::warnings(spec, out, open_loop.then_some(&send_lag_us));
         let failure = verdict::failure(spec, out, ctx.stopped_by.is_some());
         let looked_up = t.hits + t.misses;
+        let server_stats = out
+            .server_logs
+            .iter()
+            .flatten()
+            .zip(&ctx.servers)
+            .map(|(log, address)| ServerStatsRow::build(address, log))
+            .collect::<Vec<_>>();
+        let mut warnings = warnings;
+        warnings.extend(server_stats::cross_check(
+            &server_stats,
+            &server_stats::client_counts(out),
+        ));
         let per_server = t
             .servers
             .iter()
@@ -279,6 +296,7 @@ impl RunResult {
                 t.misses,
                 out.replication_lag.as_ref(),
             ),
+            server_stats,
             client: Client::build(out, &warnings, send_lag_us, open_loop),
             warnings,
             intervals: out.intervals.clone(),

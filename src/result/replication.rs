@@ -92,6 +92,7 @@ impl ReplicationSummary {
                 failed: lags.iter().map(|l| l.failed).sum(),
                 lag: Hdr::sum(lags.iter().map(|l| &l.lag_hdr))?,
                 poll_rtt: Hdr::sum(lags.iter().map(|l| &l.poll_rtt_hdr))?,
+                polls: Vec::new(),
             };
             let rate = lags.iter().map(|l| l.rate).sum();
             Some(ReplicationLag::build(&rec, rate, lags[0].poll_us))

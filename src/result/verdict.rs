@@ -202,6 +202,7 @@ mod tests {
             preload_failure: None,
             preloaded: None,
             replication_lag: None,
+            server_logs: None,
         }
     }
 

@@ -169,6 +169,9 @@ pub struct RunSpec {
     /// memaslap's replication test (`--rep-write`), if the run is one.
     #[serde(default)]
     pub replication: Option<Replication>,
+    /// Read every server's `stats` at each interval (`--server-stats`).
+    #[serde(default)]
+    pub server_stats: bool,
 }
 
 fn one() -> usize {
@@ -312,6 +315,7 @@ impl RunSpec {
         self.validate_servers()?;
         self.validate_placement()?;
         self.validate_replication()?;
+        self.validate_server_stats()?;
         self.validate_bounds()?;
         self.validate_resources()
     }

@@ -1,6 +1,6 @@
 //! The server list as written: `HOST:PORT:WEIGHT` weights (libmemcached's
-//! and memaslap's), memcache-perf's `HOST:PORT-END_PORT` ranges, and what
-//! key placement needs of each server.
+//! and memaslap's), memcache-perf's `HOST:PORT-END_PORT` ranges, what key
+//! placement needs of each server, and what `--server-stats` needs.
 
 use super::{Address, RunSpec};
 use crate::placement::{Router, Scheme, Server};
@@ -180,6 +180,29 @@ impl RunSpec {
         if self.threads > n && self.connections < per_server {
             return Err(format!(
                 "--roundrobin gives each of the {n} servers up to {per_server} threads, each needing a connection to it: use -c {per_server} or more"
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl RunSpec {
+    /// `--server-stats` reads memcached's text `stats` on connections of
+    /// its own: not over UDP, not from redis, and not after a binary SASL
+    /// handshake (which binds the connection to the binary protocol).
+    pub(super) fn validate_server_stats(&self) -> Result<(), String> {
+        if !self.server_stats {
+            return Ok(());
+        }
+        if self.protocol == mcbench_proto::Protocol::Resp {
+            return Err("--server-stats reads memcached's `stats`; redis answers INFO, which it does not read".into());
+        }
+        if self.user.is_some() && self.protocol == mcbench_proto::Protocol::Binary {
+            return Err("--server-stats asks `stats` in the text protocol; with --user over --protocol binary the connection would be bound to binary by its SASL handshake: use --protocol ascii or meta".into());
+        }
+        if let Some(s) = self.servers.iter().find(|s| s.trim().starts_with("udp:")) {
+            return Err(format!(
+                "--server-stats reads stats over TCP or a unix socket, not UDP ('{s}')"
             ));
         }
         Ok(())

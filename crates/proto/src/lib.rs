@@ -19,6 +19,7 @@ mod line;
 pub mod meta;
 pub mod resp;
 mod response;
+pub mod stats;
 pub mod udp;
 mod value;
 

@@ -4,6 +4,7 @@
 //! one set of charts, a colour per run.
 
 mod charts;
+mod servers;
 
 use super::Exporter;
 use crate::result::{percentile_label, percentile_us, RunResult};
@@ -30,6 +31,13 @@ impl Exporter for HtmlExporter {
         page.push_str("<h2>Over time</h2>\n");
         for svg in time_charts(runs)? {
             figure(&mut page, &svg);
+        }
+        let server_charts = servers::charts(runs)?;
+        if !server_charts.is_empty() {
+            page.push_str("<h2>Servers</h2>\n");
+            for svg in server_charts {
+                figure(&mut page, &svg);
+            }
         }
         page.push_str("</body>\n</html>\n");
         Ok(page.into_bytes())

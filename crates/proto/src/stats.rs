@@ -1,0 +1,117 @@
+//! memcached's `stats` command in the text protocol: `stats[ GROUP]\r\n`
+//! (`settings`, `slabs`, `items`, `conns`, `sizes`, ...) answered by
+//! `STAT <name> <value>\r\n` lines and `END\r\n`, or by an error line when
+//! the server has no such group. A connection that has not spoken binary
+//! may ask it whatever protocol the load uses.
+
+use crate::line::{error_reply, next_line};
+use crate::{ParseError, ResponseClass};
+
+/// The most `STAT` lines one reply may hold (`stats conns` gives four per
+/// connection): a bound on what a misbehaving server can make us buffer.
+pub const MAX_STAT_LINES: usize = 1 << 20;
+
+/// Appends `stats` or `stats GROUP`.
+pub fn encode(out: &mut Vec<u8>, group: Option<&str>) {
+    out.extend_from_slice(b"stats");
+    if let Some(g) = group {
+        out.push(b' ');
+        out.extend_from_slice(g.as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// A complete reply at the front of a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// `STAT` lines then `END`: the reply's length in bytes (its pairs are
+    /// read with [`pairs`]).
+    Stats(usize),
+    /// An error line (`ERROR`: no such group): its class and length.
+    Refused(ResponseClass, usize),
+}
+
+/// Parses the reply at the front of `buf`; `Ok(None)` until it is whole.
+pub fn parse(buf: &[u8]) -> Result<Option<Reply>, ParseError> {
+    let mut at = 0;
+    for _ in 0..=MAX_STAT_LINES {
+        let Some(line) = next_line(&buf[at..])? else {
+            return Ok(None);
+        };
+        let end = at + line.len() + 2;
+        if line == b"END" {
+            return Ok(Some(Reply::Stats(end)));
+        }
+        if at == 0 {
+            if let Some(class) = error_reply(line) {
+                return Ok(Some(Reply::Refused(class?, end)));
+            }
+        }
+        if split(line).is_none() {
+            return Err(ParseError::UnknownReply);
+        }
+        at = end;
+    }
+    Err(ParseError::LineTooLong)
+}
+
+/// The `(name, value)` pairs of a reply `parse` measured as `Stats`. A
+/// value is the rest of its line (`version 1.6.18`, `libevent
+/// 2.1.12-stable`, `5:addr tcp:127.0.0.1:40000`).
+pub fn pairs(reply: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    reply
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter_map(split)
+}
+
+/// `STAT name value` → (name, value).
+fn split(line: &[u8]) -> Option<(&[u8], &[u8])> {
+    let rest = line.strip_prefix(b"STAT ")?;
+    let space = rest.iter().position(|&b| b == b' ')?;
+    let (name, value) = (&rest[..space], &rest[space + 1..]);
+    (!name.is_empty()).then_some((name, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_parses_whole_or_waits() {
+        let reply =
+            b"STAT pid 42\r\nSTAT version 1.6.18\r\nSTAT 5:addr tcp:127.0.0.1:1\r\nEND\r\nSTAT";
+        let whole = reply.len() - 4;
+        assert_eq!(parse(reply), Ok(Some(Reply::Stats(whole))));
+        for cut in 0..whole {
+            assert_eq!(parse(&reply[..cut]), Ok(None), "cut at {cut}");
+        }
+        let got: Vec<(&[u8], &[u8])> = pairs(&reply[..whole]).collect();
+        assert_eq!(
+            got,
+            [
+                (&b"pid"[..], &b"42"[..]),
+                (b"version", b"1.6.18"),
+                (b"5:addr", b"tcp:127.0.0.1:1"),
+            ]
+        );
+    }
+
+    #[test]
+    fn refusals_and_garbage_are_told_apart() {
+        assert_eq!(
+            parse(b"ERROR\r\n"),
+            Ok(Some(Reply::Refused(ResponseClass::Error, 7)))
+        );
+        assert_eq!(parse(b"VALUE x 0 1\r\n"), Err(ParseError::UnknownReply));
+        assert_eq!(
+            parse(b"STAT novalue\r\nEND\r\n"),
+            Err(ParseError::UnknownReply)
+        );
+        assert!(parse(b"STAT a 1\nEND\r\n").is_err());
+        let mut out = Vec::new();
+        encode(&mut out, Some("slabs"));
+        encode(&mut out, None);
+        assert_eq!(out, b"stats slabs\r\nstats\r\n");
+    }
+}

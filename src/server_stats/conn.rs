@@ -1,0 +1,100 @@
+//! A kept connection to one server for its `stats`: connected once (the
+//! connect timed apart), asked as often as wanted, each round trip timed.
+
+use super::Stats;
+use crate::engine::blocking;
+use crate::spec::Address;
+use mcbench_proto::stats::{self as wire, Reply};
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+/// The longest `stats` reply read (`stats conns` of a busy server, or
+/// `stats items` with every slab class, stay far below it).
+const MAX_REPLY: usize = 64 << 20;
+
+/// How an answer that refuses a group begins.
+pub const REFUSED: &str = "the server refused";
+
+pub struct StatsConn {
+    socket: OwnedFd,
+    reply: Vec<u8>,
+    /// How long the connect (and any authentication) took.
+    pub connect_time: Duration,
+}
+
+impl StatsConn {
+    /// Connects to `addr` (TCP or unix) with `timeout` on the connect and
+    /// on every later read and write.
+    pub fn connect(addr: &Address, timeout: Duration) -> Result<Self, String> {
+        let began = Instant::now();
+        let socket: OwnedFd = match addr {
+            Address::Tcp(a) => {
+                let s = std::net::TcpStream::connect_timeout(a, timeout)
+                    .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+                s.set_read_timeout(Some(timeout))
+                    .map_err(|e| e.to_string())?;
+                s.set_write_timeout(Some(timeout))
+                    .map_err(|e| e.to_string())?;
+                let _ = s.set_nodelay(true);
+                s.into()
+            }
+            Address::Unix(path) => {
+                let s = std::os::unix::net::UnixStream::connect(path)
+                    .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+                s.set_read_timeout(Some(timeout))
+                    .map_err(|e| e.to_string())?;
+                s.set_write_timeout(Some(timeout))
+                    .map_err(|e| e.to_string())?;
+                s.into()
+            }
+            Address::Udp(_) => {
+                return Err(format!("{addr}: stats are read over TCP or a unix socket"))
+            }
+        };
+        Ok(StatsConn::over(socket, began.elapsed()))
+    }
+
+    /// A connection already open (and authenticated) with timeouts set,
+    /// which took `connect_time` to open.
+    pub fn over(socket: OwnedFd, connect_time: Duration) -> Self {
+        StatsConn {
+            socket,
+            reply: Vec::new(),
+            connect_time,
+        }
+    }
+
+    /// `stats` (`group` `None`) or `stats GROUP`, and how long it took.
+    /// A server that has no such group answers an error line: `Err`.
+    pub fn query(&mut self, group: Option<&str>) -> Result<(Stats, Duration), String> {
+        let mut request = Vec::new();
+        wire::encode(&mut request, group);
+        let began = Instant::now();
+        let mut refused = None;
+        let len = blocking::exchange(&self.socket, &request, &mut self.reply, MAX_REPLY, |buf| {
+            match wire::parse(buf) {
+                Ok(Some(Reply::Stats(len))) => Ok(Some(len)),
+                Ok(Some(Reply::Refused(class, len))) => {
+                    refused = Some(class);
+                    Ok(Some(len))
+                }
+                Ok(None) => Ok(None),
+                Err(e) => Err(format!("a stats reply that does not parse: {e}")),
+            }
+        })?;
+        let took = began.elapsed();
+        let what = group.map_or("stats".to_string(), |g| format!("stats {g}"));
+        if let Some(class) = refused {
+            return Err(format!("{REFUSED} '{what}' ({})", class.name()));
+        }
+        let stats = wire::pairs(&self.reply[..len])
+            .map(|(k, v)| {
+                (
+                    String::from_utf8_lossy(k).into_owned(),
+                    String::from_utf8_lossy(v).into_owned(),
+                )
+            })
+            .collect();
+        Ok((stats, took))
+    }
+}

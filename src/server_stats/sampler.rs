@@ -1,0 +1,248 @@
+//! `--server-stats`: a thread that reads every server's `stats` on a
+//! connection of its own at the start of measurement, at each interval and
+//! at the end, with `stats settings` once and `stats slabs` and `stats
+//! items` at the start and the end. Each round trip is timed; a connect is
+//! timed apart.
+//!
+//! The start is exact without a warm-up: the engine holds the workers
+//! back, after their preload, until the first `stats` of every server is
+//! answered (`Baseline`), so that the deltas count the measured requests
+//! and nothing else. After a warm-up it is read when the warm-up ends, as
+//! the workers' first requests are under way.
+
+use super::{Stats, StatsConn};
+use crate::engine::clock_ns;
+use crate::spec::{Address, RunSpec};
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Failures described per server at most (the rest are counted).
+const MAX_ERRORS: usize = 5;
+
+/// One `stats` of one server.
+#[derive(Debug, Clone)]
+pub struct StatsSample {
+    /// When it was answered, s since the start of measurement.
+    pub at_s: f64,
+    pub stats: Stats,
+}
+
+/// What one server said over the run.
+#[derive(Debug, Clone)]
+pub struct ServerLog {
+    /// `stats` at the start, at each interval, at the end (those that were
+    /// answered).
+    pub samples: Vec<StatsSample>,
+    pub settings: Option<Stats>,
+    /// `stats slabs` and `stats items` at the start and at the end.
+    pub slabs: [Option<Stats>; 2],
+    pub items: [Option<Stats>; 2],
+    /// Round trip of every `stats`, ns.
+    pub rtt: Histogram<u64>,
+    /// Each connect (and authentication), ns.
+    pub connects: Vec<u64>,
+    /// Queries that failed, and the first few of them described.
+    pub failures: u64,
+    pub errors: Vec<String>,
+}
+
+impl Default for ServerLog {
+    fn default() -> Self {
+        ServerLog {
+            samples: Vec::new(),
+            settings: None,
+            slabs: [None, None],
+            items: [None, None],
+            rtt: crate::stats::new_histogram(),
+            connects: Vec::new(),
+            failures: 0,
+            errors: Vec::new(),
+        }
+    }
+}
+
+struct Sampler {
+    spec: RunSpec,
+    addrs: Vec<Address>,
+    conns: Vec<Option<StatsConn>>,
+    logs: Vec<ServerLog>,
+    done: Arc<AtomicBool>,
+    stop: Arc<AtomicUsize>,
+    /// The start of measurement on the worker clock, ns.
+    start_ns: u64,
+}
+
+/// The engine's side of the first `stats`: asked for just before the
+/// workers are released (read then when there is no warm-up).
+pub struct Baseline {
+    now: crossbeam_channel::Sender<()>,
+    taken: crossbeam_channel::Receiver<()>,
+}
+
+impl Baseline {
+    /// The workers are about to be released: without a warm-up, every
+    /// server's `stats` is read now; waits (at most `limit`) until it is.
+    pub fn take(&self, limit: Duration) {
+        if self.now.send(()).is_ok() {
+            let _ = self.taken.recv_timeout(limit);
+        }
+    }
+}
+
+/// A running sampler: its thread and its baseline handshake.
+pub struct Running {
+    pub thread: std::thread::JoinHandle<Vec<ServerLog>>,
+    pub baseline: Baseline,
+}
+
+/// Starts the sampler of a `--server-stats` run (`None` otherwise); `go`
+/// releases it with the workers, `done` says they have finished. Its
+/// thread returns one log per server.
+pub fn spawn(
+    spec: &RunSpec,
+    addrs: &[Address],
+    go: crossbeam_channel::Receiver<()>,
+    done: Arc<AtomicBool>,
+    stop: Arc<AtomicUsize>,
+) -> Option<Running> {
+    if !spec.server_stats {
+        return None;
+    }
+    let (now, now_rx) = crossbeam_channel::bounded(1);
+    let (taken_tx, taken) = crossbeam_channel::bounded(1);
+    let sampler = Sampler {
+        spec: spec.clone(),
+        addrs: addrs.to_vec(),
+        conns: (0..addrs.len()).map(|_| None).collect(),
+        logs: vec![ServerLog::default(); addrs.len()],
+        done,
+        stop,
+        start_ns: 0,
+    };
+    let thread = std::thread::Builder::new()
+        .name("mcbench-stats".into())
+        .spawn(move || sampler.run(&now_rx, &taken_tx, go))
+        .ok()?;
+    Some(Running {
+        thread,
+        baseline: Baseline { now, taken },
+    })
+}
+
+impl Sampler {
+    fn run(
+        mut self,
+        now: &crossbeam_channel::Receiver<()>,
+        taken: &crossbeam_channel::Sender<()>,
+        go: crossbeam_channel::Receiver<()>,
+    ) -> Vec<ServerLog> {
+        // The engine asks just before it releases the workers, and never
+        // if the run failed before that: then there is nothing to sample.
+        if now.recv().is_err() {
+            return self.logs;
+        }
+        // Without a warm-up, the first `stats` now.
+        let warmup = self.spec.warmup.as_nanos() as u64;
+        let early = warmup == 0;
+        if early {
+            self.start_ns = clock_ns();
+            self.sample_all();
+        }
+        let _ = taken.send(());
+        let _ = go.recv(); // returns when the workers are released
+        if !early {
+            self.start_ns = clock_ns() + warmup;
+        }
+        let interval = self.spec.interval.as_nanos() as u64;
+        if self.pause_until(self.start_ns) {
+            if !early {
+                self.sample_all();
+            }
+            for s in 0..self.addrs.len() {
+                self.logs[s].settings = self.ask(s, Some("settings"));
+                self.logs[s].slabs[0] = self.ask(s, Some("slabs"));
+                self.logs[s].items[0] = self.ask(s, Some("items"));
+            }
+            let mut next = self.start_ns + interval;
+            while self.pause_until(next) {
+                self.sample_all();
+                next += interval;
+            }
+        }
+        // The end: once the workers are done (or stopped).
+        self.sample_all();
+        for s in 0..self.addrs.len() {
+            self.logs[s].slabs[1] = self.ask(s, Some("slabs"));
+            self.logs[s].items[1] = self.ask(s, Some("items"));
+        }
+        self.logs
+    }
+
+    fn over(&self) -> bool {
+        self.done.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed) != 0
+    }
+
+    /// Sleeps until `at` in short steps; false once the run is over.
+    fn pause_until(&self, at: u64) -> bool {
+        loop {
+            if self.over() {
+                return false;
+            }
+            let now = clock_ns();
+            if now >= at {
+                return true;
+            }
+            std::thread::sleep(Duration::from_nanos((at - now).min(10_000_000)));
+        }
+    }
+
+    fn sample_all(&mut self) {
+        for s in 0..self.addrs.len() {
+            if let Some(stats) = self.ask(s, None) {
+                let at_s = clock_ns().saturating_sub(self.start_ns) as f64 / 1e9;
+                self.logs[s].samples.push(StatsSample { at_s, stats });
+            }
+        }
+    }
+
+    /// `stats [group]` from server `s`, connecting first if need be; a
+    /// failure is logged and drops the connection (the next ask opens a
+    /// new one).
+    fn ask(&mut self, s: usize, group: Option<&str>) -> Option<Stats> {
+        let answer = self.conn(s).and_then(|c| c.query(group));
+        let log = &mut self.logs[s];
+        match answer {
+            Ok((stats, took)) => {
+                if group.is_none() {
+                    log.rtt.saturating_record((took.as_nanos() as u64).max(1));
+                }
+                Some(stats)
+            }
+            Err(e) => {
+                log.failures += 1;
+                // A refused group leaves the connection in step.
+                if !e.starts_with(super::conn::REFUSED) {
+                    self.conns[s] = None;
+                }
+                if log.errors.len() < MAX_ERRORS {
+                    log.errors.push(e);
+                }
+                None
+            }
+        }
+    }
+
+    fn conn(&mut self, s: usize) -> Result<&mut StatsConn, String> {
+        if self.conns[s].is_none() {
+            let began = clock_ns();
+            let socket =
+                crate::engine::connect_blocking(&self.addrs[s], &self.spec, self.spec.timeout, 0)?;
+            let took = clock_ns() - began;
+            self.logs[s].connects.push(took);
+            self.conns[s] = Some(StatsConn::over(socket, Duration::from_nanos(took)));
+        }
+        Ok(self.conns[s].as_mut().expect("just opened"))
+    }
+}

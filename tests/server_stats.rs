@@ -1,0 +1,147 @@
+//! `--server-stats` against a real memcached: the server's own counters
+//! over the measured run agree with the client's figures and with what
+//! the test reads from the server itself; a second client on the server
+//! makes the cross-check speak; the report shows them.
+
+mod support;
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::thread;
+use std::time::{Duration, Instant};
+use support::*;
+
+fn count(j: &Value, path: &str) -> u64 {
+    f(j, path) as u64
+}
+
+#[test]
+fn the_servers_counters_match_the_clients_and_the_server() {
+    let _m = shared_machine();
+    // 8 MB of 2 KB values for 20k keys: the run evicts.
+    let m = Memcached::start(&["-m", "8"]);
+    let dir = tempfile::tempdir().unwrap();
+    let html = path_in(dir.path(), "r.html");
+    let text = path_in(dir.path(), "r.txt");
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--server-stats",
+        "-t",
+        "2s",
+        "-i",
+        "500ms",
+        "-r",
+        "20000",
+        "-V",
+        "2000",
+        "--json",
+        &path_in(dir.path(), "r.json"),
+        "--html",
+        &html,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::write(&text, &out.stdout).unwrap();
+    let j = read_json(&dir.path().join("r.json"));
+    let row = &j["server_stats"][0];
+    let run = &row["run"];
+    // The first `stats` came after the preload, before any measured
+    // request; the last after the last answer: the server's counts are the
+    // client's.
+    assert_eq!(count(run, "get_hits"), count(&j, "gets.hits"));
+    assert_eq!(count(run, "get_misses"), count(&j, "gets.misses"));
+    assert_eq!(count(run, "cmd_get"), count(&j, "ops.get.count"));
+    assert_eq!(count(run, "cmd_set"), count(&j, "ops.set.count"));
+    // And the server's own totals hold the preload besides.
+    assert_eq!(m.stat("cmd_set"), 20_000 + count(run, "cmd_set"));
+    assert_eq!(m.stat("get_hits"), count(run, "get_hits"));
+    let evicted = count(run, "evictions");
+    assert!(evicted > 0 && evicted <= m.stat("evictions"), "{run}");
+    assert!(count(run, "bytes_read") > 0 && count(run, "bytes_written") > 0);
+    assert!(f(run, "cpu_ns_per_op") > 0.0);
+    // The run's four connections and the sampler's own.
+    assert!(count(run, "peak_connections") >= 5, "{run}");
+    // Per interval: they add up to the run.
+    let intervals = row["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 4, "{}", intervals.len());
+    let sum: u64 = intervals.iter().map(|i| count(i, "cmd_get")).sum();
+    assert_eq!(sum, count(run, "cmd_get"));
+    // One round trip per `stats`, on a kept connection opened once.
+    assert_eq!(hdr(&row["stats_rtt_hdr"]).len(), intervals.len() as u64 + 1);
+    assert_eq!(row["connect_us"].as_array().unwrap().len(), 1);
+    assert_eq!(row["settings"]["maxbytes"], "8388608");
+    assert!(row["slabs_end"]["active_slabs"].as_str().is_some());
+    assert!(row["items_end"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .any(|k| k.ends_with(":evicted")));
+    assert!(row["moved"]
+        .as_object()
+        .unwrap()
+        .contains_key("evicted_unfetched"));
+    assert!(!j["warnings"].to_string().contains("server_counts_disagree"));
+    let report = std::fs::read_to_string(&text).unwrap();
+    assert!(report.contains("Server stats"), "{report}");
+    assert!(report.contains(&format!("{} ", m.addr())));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Hit ratio per server (its own stats)"));
+}
+
+/// Another client's gets on the same server, while `until` lasts.
+fn other_client(addr: String, until: Instant) -> thread::JoinHandle<u64> {
+    thread::spawn(move || {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        let mut buf = [0u8; 64];
+        let mut sent = 0;
+        while Instant::now() < until {
+            s.write_all(b"get someone-else\r\n").unwrap();
+            let n = s.read(&mut buf).unwrap();
+            assert!(buf[..n].ends_with(b"END\r\n"));
+            sent += 1;
+        }
+        sent
+    })
+}
+
+#[test]
+fn another_client_on_the_server_is_called_out() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let until = Instant::now() + Duration::from_millis(2500);
+    let other = other_client(m.addr(), until);
+    let (out, j) = run_json(&["run", "-s", &m.addr(), "--server-stats", "-t", "1s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(other.join().unwrap() > 1000);
+    let warned = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "server_counts_disagree")
+        .unwrap_or_else(|| panic!("no cross-check warning: {}", j["warnings"]));
+    assert_eq!(
+        warned["client_count"],
+        j["gets"]["hits"].as_u64().unwrap() + j["gets"]["misses"].as_u64().unwrap()
+    );
+    assert!(warned["server_count"].as_u64() > warned["client_count"].as_u64());
+}
+
+#[test]
+fn server_stats_refuses_what_it_cannot_read() {
+    assert_usage_error(
+        &mcbench(&[
+            "run",
+            "-s",
+            "127.0.0.1:1",
+            "--protocol",
+            "resp",
+            "--server-stats",
+        ]),
+        "INFO",
+    );
+    assert_usage_error(
+        &mcbench(&["run", "-s", "udp:127.0.0.1:1", "--server-stats"]),
+        "not UDP",
+    );
+}
