@@ -37,6 +37,64 @@ pub enum Command {
     /// Print the server each key goes to under a distribution (ketama,
     /// modula, ...), as a client library or proxy would place it.
     Route(RouteArgs),
+    /// Print servers' `stats`, or `stats GROUP` (slabs, items, settings,
+    /// conns, sizes), sorted, as memcached-tool's stats mode does.
+    Stats(StatsArgs),
+    /// memcached-tool's display: each slab class with pages, its item size,
+    /// age, count, whether it is full, evictions and OOM.
+    Slabs(ServersArgs),
+    /// A live view of servers' stats with memcache-top's columns, its
+    /// rates and hit ratio over the measured interval.
+    Top(TopArgs),
+}
+
+/// The servers a stats command reads.
+#[derive(Debug, Args)]
+pub struct ServersArgs {
+    /// Server HOST:PORT or unix:/path; repeat or comma-separate.
+    #[arg(
+        short = 's',
+        long = "server",
+        required = true,
+        value_delimiter = ',',
+        env = "MEMCACHED_SERVERS"
+    )]
+    pub servers: Vec<String>,
+
+    /// Longest wait for a connect or a reply.
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    pub timeout: Duration,
+}
+
+/// `mcbench stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub target: ServersArgs,
+
+    /// The group: slabs, items, settings, conns, sizes, or any other word
+    /// the server knows (none: the general stats).
+    pub group: Option<String>,
+
+    /// Print {server: {name: value}} as JSON instead.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `mcbench top`.
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    #[command(flatten)]
+    pub target: ServersArgs,
+
+    /// Refresh every this long (memcache-top's --sleep).
+    #[arg(short = 'i', long, alias = "sleep", value_parser = parse_duration, default_value = "3s")]
+    pub interval: Duration,
+
+    /// Stop after this many refreshes (as top's -n); without it, until q
+    /// or Ctrl-C.
+    #[arg(short = 'n', long, value_parser = parse_count)]
+    pub iterations: Option<u64>,
 }
 
 /// `mcbench route`: which server each key goes to, under a distribution.

@@ -15,6 +15,9 @@ fn main() {
         Command::Report(args) => mcbench::app::report(&args),
         Command::Compare(args) => mcbench::app::compare(&args),
         Command::Route(args) => mcbench::app::route(&args),
+        Command::Stats(args) => mcbench::app::stats(&args),
+        Command::Slabs(args) => mcbench::app::slabs(&args),
+        Command::Top(args) => mcbench::app::top(&args),
         Command::Profiles => {
             print!("{}", mcbench::config::profiles::listing());
             mcbench::error::exit::OK

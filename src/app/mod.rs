@@ -2,11 +2,15 @@
 //! an exit code; `report` and `compare` over saved results (`saved`);
 //! `route`, where keys live (`route`).
 
+mod inspect;
 mod route;
 mod saved;
+mod top;
 
+pub use inspect::{slabs, stats};
 pub use route::route;
 pub use saved::{compare, report};
+pub use top::top;
 
 use crate::cli::RunArgs;
 use crate::embedded::EmbeddedMemcached;
@@ -167,7 +171,7 @@ fn exit_code(result: &RunResult) -> i32 {
 
 /// SIGINT and SIGTERM set the flag (to the signal number) instead of
 /// killing the process, so that the results so far are still written.
-fn install_signal_flag() -> Result<Arc<AtomicUsize>, Failure> {
+pub(crate) fn install_signal_flag() -> Result<Arc<AtomicUsize>, Failure> {
     let stop = Arc::new(AtomicUsize::new(0));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register_usize(sig, stop.clone(), sig as usize)

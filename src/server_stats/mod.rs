@@ -7,6 +7,8 @@
 //!   server at the start of measurement, at each interval and at the end,
 //!   plus `stats settings` once and `stats slabs`/`stats items` at start
 //!   and end;
+//! - [`slabs`]: memcached-tool's `display` table of slab classes;
+//! - [`top`]: memcache-top's rows, from two `stats` of each server;
 //! - [`figures`]: the deltas a benchmark reads (hits, misses, evictions,
 //!   connections, bytes, items, the server's CPU per op) and every other
 //!   numeric stat that moved.
@@ -17,6 +19,8 @@
 pub mod conn;
 pub mod figures;
 pub mod sampler;
+pub mod slabs;
+pub mod top;
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,116 @@
+//! `mcbench stats` and `mcbench slabs`: a server's `stats` in memcached-tool's
+//! layouts (its `stats`/`settings` modes, and its `display` table of slab
+//! classes), read once on a fresh connection.
+
+use crate::cli::{ServersArgs, StatsArgs};
+use crate::error::exit;
+use crate::server_stats::{slabs, Stats, StatsConn};
+use crate::spec::Address;
+
+pub fn stats(args: &StatsArgs) -> i32 {
+    if let Some(g) = &args.group {
+        if g.is_empty() || !g.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            eprintln!("mcbench: error: stats group '{g}' must be one word (slabs, items, settings, conns, sizes, ...)");
+            return exit::USAGE;
+        }
+    }
+    let group = args.group.as_deref().filter(|g| *g != "general");
+    each_server(
+        &args.target,
+        |name, conn| {
+            let (stats, _) = conn.query(group)?;
+            Ok(stats_block(name, &stats, args.json, group.is_none()))
+        },
+        args.json,
+    )
+}
+
+pub fn slabs(args: &ServersArgs) -> i32 {
+    each_server(
+        args,
+        |name, conn| {
+            let (slabs, _) = conn.query(Some("slabs"))?;
+            let (items, _) = conn.query(Some("items"))?;
+            Ok(format!("# {name}\n{}", slabs::display(&slabs, &items)))
+        },
+        false,
+    )
+}
+
+/// memcached-tool's layout (1.6): the address, then `name value` sorted
+/// by name, wider for the general stats than for its `settings` mode; or
+/// a JSON object.
+fn stats_block(name: &str, stats: &Stats, json: bool, general: bool) -> String {
+    if json {
+        return serde_json::to_string(stats).unwrap_or_default();
+    }
+    let (head, field, value) = if general { (22, 29, 14) } else { (17, 24, 12) };
+    let mut out = format!(
+        "#{name:<head$} {:>5} {:>w$}\n",
+        "Field",
+        "Value",
+        w = value - 1
+    );
+    for (k, v) in stats {
+        out.push_str(&format!("{k:>field$} {v:>value$}\n"));
+    }
+    out
+}
+
+/// Runs `show` on a connection to each server in turn and prints what it
+/// gives (JSON: one object keyed by server). Exit 2 for a bad address,
+/// 1 if any server failed (the others are still printed).
+fn each_server(
+    args: &ServersArgs,
+    show: impl Fn(&str, &mut StatsConn) -> Result<String, String>,
+    json: bool,
+) -> i32 {
+    let names = match names(args) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("mcbench: error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let mut failed = false;
+    let mut blocks = Vec::new();
+    for name in &names {
+        let shown = Address::resolve(name)
+            .and_then(|a| StatsConn::connect(&a, args.timeout))
+            .and_then(|mut c| show(name, &mut c));
+        match shown {
+            Ok(text) => blocks.push((name, text)),
+            Err(e) => {
+                eprintln!("mcbench: error: {name}: {e}");
+                failed = true;
+            }
+        }
+    }
+    if json {
+        let fields: Vec<String> = blocks
+            .iter()
+            .map(|(n, t)| format!("{}:{t}", serde_json::to_string(n).unwrap_or_default()))
+            .collect();
+        println!("{{{}}}", fields.join(","));
+    } else {
+        let texts: Vec<&str> = blocks.iter().map(|(_, t)| t.as_str()).collect();
+        print!("{}", texts.join("\n"));
+    }
+    if failed {
+        exit::FAILED
+    } else {
+        exit::OK
+    }
+}
+
+/// The servers as written (ranges expanded); weights mean nothing here.
+pub(super) fn names(args: &ServersArgs) -> Result<Vec<String>, String> {
+    let (names, weights) = crate::spec::servers::expand(&args.servers)?;
+    if weights.iter().any(|&w| w != 1) {
+        return Err("a server weight (HOST:PORT:WEIGHT) means nothing to a stats command".into());
+    }
+    if let Some(udp) = names.iter().find(|n| n.starts_with("udp:")) {
+        return Err(format!("'{udp}': stats are read over TCP or a unix socket"));
+    }
+    Ok(names)
+}
