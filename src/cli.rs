@@ -460,6 +460,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub roundrobin: bool,
 
+    /// Run the same workload against each server in turn, each from its
+    /// own preload, then compare them (the repcached guide's comparison).
+    /// --json, --csv and --hdr-log get one file per server (NAME.1.json,
+    /// ...); --html overlays them.
+    #[arg(long)]
+    pub each: bool,
+
     /// Read every server's own `stats` at each interval on a connection
     /// of its own (`stats settings` once, `stats slabs` and `stats items`
     /// at start and end) and report the deltas beside the client's.

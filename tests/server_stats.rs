@@ -145,3 +145,94 @@ fn server_stats_refuses_what_it_cannot_read() {
         "not UDP",
     );
 }
+
+#[test]
+fn each_runs_every_server_alone_from_its_own_preload_then_compares() {
+    let _m = shared_machine();
+    let roomy = Memcached::start(&["-m", "64"]);
+    let small = Memcached::start(&["-m", "4"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &roomy.addr(),
+        "-s",
+        &small.addr(),
+        "--each",
+        "--server-stats",
+        "-t",
+        "1s",
+        "-V",
+        "1000",
+        "-r",
+        "10000",
+        "--json",
+        &path_in(dir.path(), "r.json"),
+        "--html",
+        &path_in(dir.path(), "r.html"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let runs = [
+        read_json(&dir.path().join("r.1.json")),
+        read_json(&dir.path().join("r.2.json")),
+    ];
+    for (j, m) in runs.iter().zip([&roomy, &small]) {
+        assert_eq!(j["servers"], serde_json::json!([m.addr()]));
+        assert_eq!(j["preloaded"], true);
+        // Each server saw its own preload and its own run, nothing else.
+        assert_eq!(m.stat("cmd_set"), 10_000 + count(j, "ops.set.count"));
+        assert_eq!(m.stat("cmd_get"), count(j, "ops.get.count"));
+        assert_eq!(
+            count(&j["server_stats"][0], "run.cmd_get"),
+            count(j, "ops.get.count")
+        );
+    }
+    assert_eq!(count(&runs[0]["server_stats"][0], "run.evictions"), 0);
+    assert!(count(&runs[1]["server_stats"][0], "run.evictions") > 0);
+    let text = stdout(&out);
+    let table = text
+        .split("the servers compared")
+        .nth(1)
+        .expect("the comparison");
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no '{name}' row:\n{table}"))
+            .to_string()
+    };
+    assert!(table.contains(&roomy.addr()) && table.contains(&small.addr()));
+    // `server evictions  0.0  N (-)`: none on the roomy one, the small
+    // one's as its own stats counted them.
+    let evictions: Vec<String> = row("server evictions")
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    assert_eq!(evictions[2], "0.0", "{table}");
+    let small_evictions = count(&runs[1]["server_stats"][0], "run.evictions");
+    assert_eq!(
+        evictions[3].parse::<f64>().unwrap(),
+        small_evictions as f64,
+        "{table}"
+    );
+    let page = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(page.contains(&roomy.addr()) && page.contains(&small.addr()));
+}
+
+#[test]
+fn each_refuses_what_it_cannot_do() {
+    let two = ["-s", "127.0.0.1:1", "-s", "127.0.0.1:2"];
+    assert_usage_error(
+        &mcbench(&["run", "-s", "127.0.0.1:1", "--each"]),
+        "at least two",
+    );
+    let with = |extra: &[&str]| {
+        let mut args = vec!["run", "--each"];
+        args.extend(two);
+        args.extend_from_slice(extra);
+        mcbench(&args)
+    };
+    assert_usage_error(&with(&["--rep-write", "1"]), "--rep-write");
+    assert_usage_error(&with(&["--json", "-"]), "not '-'");
+    assert_usage_error(&with(&["--save", "/tmp/x"]), "--save");
+}

@@ -2,6 +2,7 @@
 //! an exit code; `report` and `compare` over saved results (`saved`);
 //! `route`, where keys live (`route`).
 
+mod each;
 mod inspect;
 mod route;
 mod saved;
@@ -74,6 +75,9 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
         .percentiles
         .as_ref()
         .map_or(DEFAULT_PERCENTILES.to_vec(), |p| p.0.clone());
+    if args.each {
+        return each::run_each(args, &spec, percentiles);
+    }
     // Every output exists before any traffic: a bad path costs no run.
     let files = args.outputs.files();
     let mut named: Vec<(&str, &std::path::Path)> =
@@ -88,41 +92,7 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
         .transpose()
         .map_err(Failure::usage)?;
     let stop = install_signal_flag()?;
-    let embedded = if spec.servers.is_empty() {
-        Some(EmbeddedMemcached::start(&embedded_size(&spec))?)
-    } else {
-        None
-    };
-    let addrs = match &embedded {
-        Some(e) => vec![Address::Tcp(e.addr)],
-        None => spec
-            .servers
-            .iter()
-            .map(|s| Address::resolve(s))
-            .collect::<Result<_, _>>()
-            .map_err(Failure::run)?,
-    };
-    let mut watch = Watch {
-        spec: &spec,
-        percentiles: &percentiles,
-        progress: progress_bar(&spec),
-        samples: samples.as_mut(),
-    };
-    let outcome = engine::run(&spec, &addrs, stop.clone(), &mut watch)?;
-    watch.progress.finish_and_clear();
-    let stopped_by = match stop.load(Ordering::Relaxed) {
-        0 => None,
-        sig if sig == libc::SIGTERM as usize => Some("SIGTERM".to_string()),
-        _ => Some("SIGINT".to_string()),
-    };
-    let ctx = RunContext {
-        servers: addrs.iter().map(ToString::to_string).collect(),
-        embedded_server: embedded.as_ref().map(|e| e.version.clone()),
-        stopped_by: stopped_by.clone(),
-        percentiles,
-    };
-    drop(embedded);
-    let result = RunResult::build(&spec, &outcome, ctx);
+    let result = measure(&spec, percentiles, &stop, samples.as_mut())?;
     let written = outputs.write(std::slice::from_ref(&result));
     let saved = samples.map_or(Ok(()), SampleWriter::finish);
     let code = exit_code(&result);
@@ -137,6 +107,51 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
         return Ok(exit::FAILED);
     }
     Ok(code)
+}
+
+/// One run: against `spec`'s servers (or a memcached started for it), its
+/// result built. `--save`'s samples go to `samples`.
+fn measure(
+    spec: &RunSpec,
+    percentiles: Vec<f64>,
+    stop: &Arc<AtomicUsize>,
+    samples: Option<&mut SampleWriter>,
+) -> Result<RunResult, Failure> {
+    let embedded = if spec.servers.is_empty() {
+        Some(EmbeddedMemcached::start(&embedded_size(spec))?)
+    } else {
+        None
+    };
+    let addrs = match &embedded {
+        Some(e) => vec![Address::Tcp(e.addr)],
+        None => spec
+            .servers
+            .iter()
+            .map(|s| Address::resolve(s))
+            .collect::<Result<_, _>>()
+            .map_err(Failure::run)?,
+    };
+    let mut watch = Watch {
+        spec,
+        percentiles: &percentiles,
+        progress: progress_bar(spec),
+        samples,
+    };
+    let outcome = engine::run(spec, &addrs, stop.clone(), &mut watch)?;
+    watch.progress.finish_and_clear();
+    let stopped_by = match stop.load(Ordering::Relaxed) {
+        0 => None,
+        sig if sig == libc::SIGTERM as usize => Some("SIGTERM".to_string()),
+        _ => Some("SIGINT".to_string()),
+    };
+    let ctx = RunContext {
+        servers: addrs.iter().map(ToString::to_string).collect(),
+        embedded_server: embedded.as_ref().map(|e| e.version.clone()),
+        stopped_by,
+        percentiles,
+    };
+    drop(embedded);
+    Ok(RunResult::build(spec, &outcome, ctx))
 }
 
 /// What the embedded memcached must hold: every connection, the key space
@@ -154,7 +169,7 @@ fn embedded_size(spec: &RunSpec) -> crate::embedded::Sizing {
 
 /// 130/143 after a signal (results so far written), 1 for a failed run,
 /// 0 otherwise.
-fn exit_code(result: &RunResult) -> i32 {
+pub(crate) fn exit_code(result: &RunResult) -> i32 {
     match result.stopped_by.as_deref() {
         Some("SIGTERM") => return exit::SIGTERM,
         Some(_) => return exit::SIGINT,

@@ -2,6 +2,7 @@
 //! after checking that they ran the same workload.
 
 use crate::result::{percentile_label, percentile_us, OpSummary, RunResult};
+use crate::server_stats::Figures;
 use std::fmt::Write;
 
 /// Spec fields that say where, how or how long the load was made, not
@@ -74,7 +75,61 @@ pub fn compare(runs: &[RunResult], labels: &[String]) -> Result<String, String> 
         "client CPU ns/op".into(),
         runs.iter().map(|r| r.client.cpu_ns_per_op).collect(),
     ));
+    server_rows(&mut rows, runs);
     Ok(render(&rows, runs, labels))
+}
+
+/// With `--server-stats` in every run: the servers' own figures over the
+/// run, summed over each run's servers.
+fn server_rows(rows: &mut Vec<(String, Vec<f64>)>, runs: &[RunResult]) {
+    let figures: Option<Vec<Vec<&Figures>>> = runs
+        .iter()
+        .map(|r| {
+            let f: Vec<&Figures> = r
+                .server_stats
+                .iter()
+                .filter_map(|s| s.run.as_ref())
+                .collect();
+            (!f.is_empty()).then_some(f)
+        })
+        .collect();
+    let Some(figures) = figures else { return };
+    let sum = |pick: &dyn Fn(&Figures) -> f64| -> Vec<f64> {
+        figures
+            .iter()
+            .map(|fs| fs.iter().map(|f| pick(f)).sum())
+            .collect()
+    };
+    let commands = sum(&|f| f.ops_per_s * f.duration_s);
+    let (hits, misses) = (sum(&|f| f.get_hits as f64), sum(&|f| f.get_misses as f64));
+    let cpu = sum(&|f| f.cpu_ns_per_op.unwrap_or(0.0) * f.ops_per_s * f.duration_s);
+    rows.push(("server commands/s".into(), sum(&|f| f.ops_per_s)));
+    rows.push((
+        "server hit ratio %".into(),
+        hits.iter()
+            .zip(&misses)
+            .map(|(h, m)| {
+                if h + m > 0.0 {
+                    100.0 * h / (h + m)
+                } else {
+                    0.0
+                }
+            })
+            .collect(),
+    ));
+    rows.push(("server evictions".into(), sum(&|f| f.evictions as f64)));
+    rows.push(("server items at end".into(), sum(&|f| f.curr_items as f64)));
+    rows.push((
+        "server MB read+written/s".into(),
+        sum(&|f| (f.bytes_read + f.bytes_written) as f64 / 1e6 / f.duration_s.max(1e-9)),
+    ));
+    rows.push((
+        "server CPU ns/command".into(),
+        cpu.iter()
+            .zip(&commands)
+            .map(|(c, n)| c / n.max(1.0))
+            .collect(),
+    ));
 }
 
 fn latency_rows(

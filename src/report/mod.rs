@@ -135,6 +135,13 @@ impl ExportManager {
         Ok(ExportManager { targets })
     }
 
+    /// The same outputs without the text report (another manager prints
+    /// it).
+    pub fn without_text(mut self) -> Self {
+        self.targets.retain(|t| t.format != Format::Text);
+        self
+    }
+
     /// Renders and writes every output. One that fails does not stop the
     /// others; the failures come back together (exit 1).
     pub fn write(&mut self, runs: &[RunResult]) -> Result<(), Failure> {

@@ -209,6 +209,36 @@ impl RunSpec {
     }
 }
 
+impl RunSpec {
+    /// `--each`: the same run against each server alone, in turn; one spec
+    /// per server. Modes that need the servers together are refused.
+    pub fn each(&self) -> Result<Vec<RunSpec>, String> {
+        if self.servers.len() < 2 {
+            return Err("--each runs the workload against each server in turn: give at least two (-s A -s B)".into());
+        }
+        if self.replication.is_some() {
+            return Err("--each runs one server at a time; --rep-write needs them together".into());
+        }
+        if self.roundrobin {
+            return Err(
+                "--each runs one server at a time; --roundrobin spreads threads over several"
+                    .into(),
+            );
+        }
+        self.servers
+            .iter()
+            .map(|server| {
+                let one = RunSpec {
+                    servers: vec![server.clone()],
+                    weights: Vec::new(),
+                    ..self.clone()
+                };
+                one.validate().map(|()| one)
+            })
+            .collect()
+    }
+}
+
 /// Weights are read by ketama only: refused elsewhere rather than ignored.
 pub fn check_weights(weights: &[u32], scheme: Scheme) -> Result<(), String> {
     if weights.iter().any(|&w| w != 1) && !scheme.weighted() {

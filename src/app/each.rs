@@ -1,0 +1,143 @@
+//! `mcbench run --each`: the repcached guide's comparison in one command.
+//! The same workload runs against each server alone, in turn, each from
+//! its own preload; each run's report prints as it ends, and the
+//! `compare` table follows (with the servers' own figures when
+//! `--server-stats` is on). `--json`, `--csv` and `--hdr-log` get one
+//! file per server (`out.json` → `out.1.json`, `out.2.json`, ...), in the
+//! servers' order; `--html` overlays every run in one page.
+
+use super::{exit_code, install_signal_flag, measure};
+use crate::cli::RunArgs;
+use crate::error::{exit, Failure};
+use crate::report::{self, ExportManager, Format};
+use crate::result::RunResult;
+use crate::spec::RunSpec;
+use std::path::{Path, PathBuf};
+
+pub(super) fn run_each(
+    args: &RunArgs,
+    spec: &RunSpec,
+    percentiles: Vec<f64>,
+) -> Result<i32, Failure> {
+    let specs = spec.each().map_err(Failure::usage)?;
+    if args.save.is_some() {
+        return Err(Failure::usage(
+            "--save keeps one run's requests; --each makes one run per server",
+        ));
+    }
+    let files = args.outputs.files();
+    if files.iter().any(|(_, p)| *p == Path::new("-")) {
+        return Err(Failure::usage(
+            "--each writes one result per server: name files, not '-'",
+        ));
+    }
+    let per_run: Vec<Vec<(Format, PathBuf)>> = (1..=specs.len())
+        .map(|i| {
+            files
+                .iter()
+                .filter(|(f, _)| *f != Format::Html)
+                .map(|(f, p)| (*f, numbered(p, i)))
+                .collect()
+        })
+        .collect();
+    let html: Vec<(Format, &Path)> = files
+        .iter()
+        .copied()
+        .filter(|(f, _)| *f == Format::Html)
+        .collect();
+    let mut named: Vec<(&str, &Path)> = html.iter().map(|(f, p)| (f.flag(), *p)).collect();
+    named.extend(
+        per_run
+            .iter()
+            .flatten()
+            .map(|(f, p)| (f.flag(), p.as_path())),
+    );
+    report::refuse_same_file(&named).map_err(Failure::usage)?;
+    // Every output exists before any traffic.
+    let mut outputs = per_run
+        .iter()
+        .map(|fs| {
+            let refs: Vec<(Format, &Path)> = fs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+            ExportManager::create(&refs, false)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut overlay = ExportManager::create(&html, true)?.without_text();
+    let stop = install_signal_flag()?;
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut code = exit::OK;
+    for (i, (one, out)) in specs.iter().zip(&mut outputs).enumerate() {
+        eprintln!(
+            "mcbench: --each: run {} of {}: {}",
+            i + 1,
+            specs.len(),
+            one.servers[0]
+        );
+        let result = measure(one, percentiles.clone(), &stop, None)?;
+        if let Err(f) = out.write(std::slice::from_ref(&result)) {
+            eprintln!("mcbench: error: {f}");
+            code = worse(code, exit::FAILED);
+        }
+        let stopped = result.stopped_by.is_some();
+        code = worse(code, exit_code(&result));
+        results.push(result);
+        if stopped {
+            break;
+        }
+    }
+    if let Err(f) = overlay.write(&results) {
+        eprintln!("mcbench: error: {f}");
+        code = worse(code, exit::FAILED);
+    }
+    if results.len() > 1 {
+        let labels: Vec<String> = results.iter().map(|r| r.servers.join(",")).collect();
+        let table = report::compare(&results, &labels).map_err(Failure::run)?;
+        println!(
+            "\n════════ --each: the servers compared (ratios to the first) ════════\n\n{table}"
+        );
+    }
+    Ok(code)
+}
+
+/// `out.json` → `out.2.json`; `out` → `out.2`.
+fn numbered(path: &Path, i: usize) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{i}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{i}"),
+    };
+    path.with_file_name(name)
+}
+
+/// The exit code that says more: a signal over a failure over success.
+fn worse(a: i32, b: i32) -> i32 {
+    let rank = |c: i32| match c {
+        exit::SIGINT | exit::SIGTERM => 3,
+        exit::FAILED => 2,
+        exit::OK => 0,
+        _ => 1,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_numbered_per_server() {
+        assert_eq!(
+            numbered(Path::new("/r/out.json"), 2),
+            Path::new("/r/out.2.json")
+        );
+        assert_eq!(numbered(Path::new("log"), 1), Path::new("log.1"));
+        assert_eq!(worse(exit::OK, exit::FAILED), exit::FAILED);
+        assert_eq!(worse(exit::SIGINT, exit::FAILED), exit::SIGINT);
+    }
+}
