@@ -155,6 +155,24 @@ fn gets(addr: String, key: &'static str, done: Arc<AtomicBool>) -> thread::JoinH
 struct Tmux(String);
 
 impl Tmux {
+    /// A tmux server named `name` with a 160×30 session `top` that runs
+    /// `script`.
+    fn start(name: &str, script: &str) -> Tmux {
+        let tmux = Tmux(format!("{name}-{}", std::process::id()));
+        tmux.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "top",
+            "-x",
+            "160",
+            "-y",
+            "30",
+            script,
+        ]);
+        tmux
+    }
+
     fn cmd(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
             .args(["-L", &self.0])
@@ -209,23 +227,12 @@ fn top_shows_the_intervals_rates_and_gives_the_terminal_back() {
         gets(hits.addr(), "hot", done.clone()),
         gets(misses.addr(), "cold", done.clone()),
     );
-    let tmux = Tmux(format!("mcbench-top-{}", std::process::id()));
     let script = format!(
         "{BIN} top -s {} -s {} -i 300ms; echo EXIT=$?; stty -a | grep -o -- '-\\?icanon'; sleep 60",
         hits.addr(),
         misses.addr()
     );
-    tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "top",
-        "-x",
-        "160",
-        "-y",
-        "30",
-        &script,
-    ]);
+    let tmux = Tmux::start("mcbench-top", &script);
     tmux.wait_for("INSTANCE");
     // The second frame has rates.
     thread::sleep(Duration::from_millis(1000));
@@ -263,18 +270,7 @@ fn top_shows_the_intervals_rates_and_gives_the_terminal_back() {
     assert!(!after.contains("INSTANCE"), "{after}");
     drop(tmux);
     // Ctrl-C quits as its signal would.
-    let tmux = Tmux(format!("mcbench-top-c-{}", std::process::id()));
-    tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "top",
-        "-x",
-        "160",
-        "-y",
-        "30",
-        &script,
-    ]);
+    let tmux = Tmux::start("mcbench-top-c", &script);
     tmux.wait_for("INSTANCE");
     tmux.cmd(&["send-keys", "-t", "top", "C-c"]);
     let after = tmux.wait_for("EXIT=");

@@ -11,13 +11,12 @@
 //! is longer, which bounds the polls of a key that never shows) plus a
 //! poll's round trip (`poll_rtt`).
 
+use super::sidecar::RunEnd;
 use super::{blocking, clock_ns, connect};
 use crate::spec::{Address, RunSpec};
 use hdrhistogram::Histogram;
 use mcbench_proto::{Cmd, Progress, Protocol, Request, ResponseClass};
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The most bytes a probe's reply may take (its value is its key).
@@ -78,23 +77,20 @@ struct Probe {
     addrs: Vec<Address>,
     replicas: crate::placement::Replicas,
     links: Vec<Option<OwnedFd>>,
-    /// Set when the run's workers are done.
-    done: Arc<AtomicBool>,
-    stop: Arc<AtomicUsize>,
+    end: RunEnd,
     /// Tells this run's probe keys from any earlier run's.
     nonce: u64,
     rec: LagRecorder,
 }
 
 /// Starts the probe of a replication run with a lag rate; it probes from
-/// the end of the warm-up until `done` (or a stop) and returns what it
+/// the end of the warm-up until the run is over and returns what it
 /// measured. `go` releases it with the workers.
 pub fn spawn(
     spec: &RunSpec,
     addrs: &[Address],
     go: crossbeam_channel::Receiver<()>,
-    done: Arc<AtomicBool>,
-    stop: Arc<AtomicUsize>,
+    end: RunEnd,
 ) -> Option<std::thread::JoinHandle<LagRecorder>> {
     let replicas = spec.replicas()?;
     let rate = spec.replication.as_ref()?.lag_rate;
@@ -106,8 +102,7 @@ pub fn spawn(
         addrs: addrs.to_vec(),
         replicas,
         links: (0..addrs.len()).map(|_| None).collect(),
-        done,
-        stop,
+        end,
         nonce: clock_ns() ^ u64::from(std::process::id()) << 32,
         rec: LagRecorder {
             polls: vec![(0, 0); addrs.len()],
@@ -126,7 +121,7 @@ impl Probe {
         let every = (1e9 / rate) as u64;
         let mut next = clock_ns() + self.spec.warmup.as_nanos() as u64;
         let mut n: u64 = 0;
-        while self.pause_until(next) {
+        while self.end.pause_until(next) {
             next += every;
             self.probe(n);
             n += 1;
@@ -135,24 +130,6 @@ impl Probe {
             next = next.max(clock_ns());
         }
         self.rec
-    }
-
-    fn over(&self) -> bool {
-        self.done.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed) != 0
-    }
-
-    /// Sleeps until `at` in short steps; false once the run is over.
-    fn pause_until(&self, at: u64) -> bool {
-        loop {
-            if self.over() {
-                return false;
-            }
-            let now = clock_ns();
-            if now >= at {
-                return true;
-            }
-            std::thread::sleep(Duration::from_nanos((at - now).min(10_000_000)));
-        }
     }
 
     /// Probe `n`: writer `n mod writers`, then polls on another server,
@@ -202,7 +179,7 @@ impl Probe {
         let give_up = acked + self.spec.timeout.as_nanos() as u64;
         let req = Request::new(Cmd::Get, key);
         loop {
-            if self.over() {
+            if self.end.over() {
                 return Err(Miss::Done);
             }
             let sent = clock_ns();

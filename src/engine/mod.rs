@@ -13,6 +13,7 @@ pub mod os;
 mod pacer;
 mod poller;
 mod request;
+mod sidecar;
 mod worker;
 
 use crate::error::Failure;
@@ -29,6 +30,7 @@ use worker::{Worker, WorkerPlan};
 
 pub use connect::connect_blocking;
 pub use lag_probe::LagRecorder;
+pub use sidecar::RunEnd;
 
 /// The worker clock: CLOCK_MONOTONIC in ns (the vDSO, no syscall). Read
 /// directly rather than through `Instant` to skip its checked arithmetic
@@ -185,19 +187,17 @@ pub fn run(
         let _ = pool.send(recorder);
     }
     let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
-    let workers_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let end = RunEnd {
+        done: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        stop: stop.clone(),
+    };
     // Before anything can fail: a sampler never released ends with the
     // channels it waits on.
-    let (sampler, baseline) = match crate::server_stats::sampler::spawn(
-        spec,
-        addrs,
-        go_rx.clone(),
-        workers_done.clone(),
-        stop.clone(),
-    ) {
-        Some(s) => (Some(s.thread), Some(s.baseline)),
-        None => (None, None),
-    };
+    let (sampler, baseline) =
+        match crate::server_stats::sampler::spawn(spec, addrs, go_rx.clone(), end.clone()) {
+            Some(s) => (Some(s.thread), Some(s.baseline)),
+            None => (None, None),
+        };
     let shared = Arc::new(Shared {
         workload: Workload::new(spec, keys),
         spec: spec.clone(),
@@ -224,19 +224,13 @@ pub fn run(
         handles.push(handle);
     }
     drop(tx);
-    let probe = lag_probe::spawn(
-        spec,
-        addrs,
-        go_rx.clone(),
-        workers_done.clone(),
-        shared.stop.clone(),
-    );
+    let probe = lag_probe::spawn(spec, addrs, go_rx.clone(), end.clone());
     drop(go_rx);
     let outcome = collect(spec, &rx, go_tx, observer, total_conns, &pool, &shared);
     for h in handles {
         let _ = h.join();
     }
-    workers_done.store(true, Ordering::Relaxed);
+    end.done.store(true, Ordering::Relaxed);
     let lag = probe.and_then(|p| p.join().ok());
     let server_logs = sampler.and_then(|s| s.join().ok());
     outcome.map(|o| Outcome {

@@ -11,11 +11,9 @@
 //! the workers' first requests are under way.
 
 use super::{Stats, StatsConn};
-use crate::engine::clock_ns;
+use crate::engine::{clock_ns, RunEnd};
 use crate::spec::{Address, RunSpec};
 use hdrhistogram::Histogram;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Failures described per server at most (the rest are counted).
@@ -68,8 +66,7 @@ struct Sampler {
     addrs: Vec<Address>,
     conns: Vec<Option<StatsConn>>,
     logs: Vec<ServerLog>,
-    done: Arc<AtomicBool>,
-    stop: Arc<AtomicUsize>,
+    end: RunEnd,
     /// The start of measurement on the worker clock, ns.
     start_ns: u64,
 }
@@ -98,14 +95,13 @@ pub struct Running {
 }
 
 /// Starts the sampler of a `--server-stats` run (`None` otherwise); `go`
-/// releases it with the workers, `done` says they have finished. Its
+/// releases it with the workers, `end` says when the run is over. Its
 /// thread returns one log per server.
 pub fn spawn(
     spec: &RunSpec,
     addrs: &[Address],
     go: crossbeam_channel::Receiver<()>,
-    done: Arc<AtomicBool>,
-    stop: Arc<AtomicUsize>,
+    end: RunEnd,
 ) -> Option<Running> {
     if !spec.server_stats {
         return None;
@@ -117,8 +113,7 @@ pub fn spawn(
         addrs: addrs.to_vec(),
         conns: (0..addrs.len()).map(|_| None).collect(),
         logs: vec![ServerLog::default(); addrs.len()],
-        done,
-        stop,
+        end,
         start_ns: 0,
     };
     let thread = std::thread::Builder::new()
@@ -156,7 +151,7 @@ impl Sampler {
             self.start_ns = clock_ns() + warmup;
         }
         let interval = self.spec.interval.as_nanos() as u64;
-        if self.pause_until(self.start_ns) {
+        if self.end.pause_until(self.start_ns) {
             if !early {
                 self.sample_all();
             }
@@ -166,7 +161,7 @@ impl Sampler {
                 self.logs[s].items[0] = self.ask(s, Some("items"));
             }
             let mut next = self.start_ns + interval;
-            while self.pause_until(next) {
+            while self.end.pause_until(next) {
                 self.sample_all();
                 next += interval;
             }
@@ -178,24 +173,6 @@ impl Sampler {
             self.logs[s].items[1] = self.ask(s, Some("items"));
         }
         self.logs
-    }
-
-    fn over(&self) -> bool {
-        self.done.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed) != 0
-    }
-
-    /// Sleeps until `at` in short steps; false once the run is over.
-    fn pause_until(&self, at: u64) -> bool {
-        loop {
-            if self.over() {
-                return false;
-            }
-            let now = clock_ns();
-            if now >= at {
-                return true;
-            }
-            std::thread::sleep(Duration::from_nanos((at - now).min(10_000_000)));
-        }
     }
 
     fn sample_all(&mut self) {

@@ -1,0 +1,40 @@
+//! What the threads beside the workers (the replication-lag probe, the
+//! server-stats sampler) share: whether the run is over, and a sleep that
+//! ends when it is.
+
+use super::clock_ns;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The longest a side thread sleeps before it looks again.
+const STEP_NS: u64 = 10_000_000;
+
+#[derive(Clone)]
+pub struct RunEnd {
+    /// Set once the workers are done.
+    pub done: Arc<AtomicBool>,
+    /// A signal's number once one asked to stop.
+    pub stop: Arc<AtomicUsize>,
+}
+
+impl RunEnd {
+    pub fn over(&self) -> bool {
+        self.done.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed) != 0
+    }
+
+    /// Sleeps until `at` (the worker clock, ns) in short steps; false once
+    /// the run is over.
+    pub fn pause_until(&self, at: u64) -> bool {
+        loop {
+            if self.over() {
+                return false;
+            }
+            let now = clock_ns();
+            if now >= at {
+                return true;
+            }
+            std::thread::sleep(Duration::from_nanos((at - now).min(STEP_NS)));
+        }
+    }
+}
