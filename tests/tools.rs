@@ -133,6 +133,10 @@ fn stats_prints_every_group_as_memcached_tool_does() {
         "one word",
     );
     assert_usage_error(&mcbench(&["top", "-s", &m.addr(), "-i", "1ms"]), "-i");
+    assert_usage_error(
+        &mcbench(&["stats", "-s", &m.addr(), "reset"]),
+        "changes the server",
+    );
 }
 
 /// Gets of `key` on `addr` in a loop until `done`.

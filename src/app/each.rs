@@ -20,11 +20,6 @@ pub(super) fn run_each(
     percentiles: Vec<f64>,
 ) -> Result<i32, Failure> {
     let specs = spec.each().map_err(Failure::usage)?;
-    if args.save.is_some() {
-        return Err(Failure::usage(
-            "--save keeps one run's requests; --each makes one run per server",
-        ));
-    }
     let files = args.outputs.files();
     if files.iter().any(|(_, p)| *p == Path::new("-")) {
         return Err(Failure::usage(
@@ -72,7 +67,16 @@ pub(super) fn run_each(
             specs.len(),
             one.servers[0]
         );
-        let result = measure(one, percentiles.clone(), &stop, None)?;
+        // A run that could not be made (its server refuses connections)
+        // ends the series; the runs made so far are still reported.
+        let result = match measure(one, percentiles.clone(), &stop, None) {
+            Ok(r) => r,
+            Err(f) => {
+                eprintln!("mcbench: error: {}: {f}", one.servers[0]);
+                code = worse(code, exit::FAILED);
+                break;
+            }
+        };
         if let Err(f) = out.write(std::slice::from_ref(&result)) {
             eprintln!("mcbench: error: {f}");
             code = worse(code, exit::FAILED);

@@ -6,6 +6,7 @@ use crate::cli::{ServersArgs, StatsArgs};
 use crate::error::exit;
 use crate::server_stats::{slabs, Stats, StatsConn};
 use crate::spec::Address;
+use mcbench_proto::stats as wire;
 
 pub fn stats(args: &StatsArgs) -> i32 {
     if let Some(g) = &args.group {
@@ -13,6 +14,14 @@ pub fn stats(args: &StatsArgs) -> i32 {
             eprintln!("mcbench: error: stats group '{g}' must be one word (slabs, items, settings, conns, sizes, ...)");
             return exit::USAGE;
         }
+    }
+    if let Some(g) = args
+        .group
+        .as_deref()
+        .filter(|g| wire::CHANGES_SERVER.contains(g))
+    {
+        eprintln!("mcbench: error: 'stats {g}' changes the server; mcbench only reads");
+        return exit::USAGE;
     }
     let group = args.group.as_deref().filter(|g| *g != "general");
     each_server(
@@ -109,7 +118,7 @@ pub(super) fn names(args: &ServersArgs) -> Result<Vec<String>, String> {
     if weights.iter().any(|&w| w != 1) {
         return Err("a server weight (HOST:PORT:WEIGHT) means nothing to a stats command".into());
     }
-    if let Some(udp) = names.iter().find(|n| n.starts_with("udp:")) {
+    if let Some(udp) = Address::first_udp(&names) {
         return Err(format!("'{udp}': stats are read over TCP or a unix socket"));
     }
     Ok(names)

@@ -95,6 +95,17 @@ pub fn connect_blocking(
     Ok(socket)
 }
 
+/// A blocking TCP or unix connection to `addr` with default socket
+/// options and `timeout` on the connect, reads and writes; nothing sent
+/// (the stats tools).
+pub fn connect_plain(addr: &Address, timeout: Duration) -> Result<OwnedFd, String> {
+    if matches!(addr, Address::Udp(_)) {
+        return Err(format!("{addr}: a TCP or unix socket is needed"));
+    }
+    connect(addr, &SocketOptions::default(), timeout, 0)
+        .map_err(|e| format!("cannot connect to {addr}: {}", describe(&e)))
+}
+
 /// A connect error, with what to do about running out of ports.
 pub fn describe(e: &std::io::Error) -> String {
     if crate::stats::ConnError::of(e) == crate::stats::ConnError::AddrUnavail {

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::{Worker, WorkerPlan};
 
-pub use connect::connect_blocking;
+pub use connect::{connect_blocking, connect_plain};
 pub use lag_probe::LagRecorder;
 pub use sidecar::RunEnd;
 

@@ -37,4 +37,13 @@ impl RunEnd {
             std::thread::sleep(Duration::from_nanos((at - now).min(STEP_NS)));
         }
     }
+
+    /// Waits (at most `limit`) until the workers are done: after a
+    /// signal, they still end their phase.
+    pub fn wait_done(&self, limit: Duration) {
+        let until = std::time::Instant::now() + limit;
+        while !self.done.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 }

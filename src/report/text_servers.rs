@@ -54,7 +54,7 @@ pub fn write(out: &mut String, r: &RunResult) {
     let _ = writeln!(
         out,
         "{:<width$} {:>10} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}",
-        "server", "ops", "share", "ops/s", "p50", "p99", "p99.9", "max", "errors"
+        "server", "ops", "share", "ok/s", "p50", "p99", "p99.9", "max", "errors"
     );
     let total: u64 = r.per_server.iter().map(|s| s.count).sum();
     for s in &r.per_server {
@@ -65,7 +65,7 @@ pub fn write(out: &mut String, r: &RunResult) {
             s.address,
             s.count,
             100.0 * s.count as f64 / total.max(1) as f64,
-            s.rate,
+            s.ok_rate,
             q.p50,
             q.p99,
             q.p999,

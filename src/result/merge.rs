@@ -78,8 +78,13 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
                 .filter_map(|r| r.replication.as_ref())
                 .collect::<Vec<_>>(),
         )?,
-        // Each process read the same servers: the first run's reading.
-        server_stats: first.server_stats.clone(),
+        // Processes that read the same servers: the first one's reading
+        // (each read the servers' totals).
+        server_stats: if same_servers(runs) {
+            first.server_stats.clone()
+        } else {
+            Vec::new()
+        },
         client: merge_client(runs)?,
         warnings: runs.iter().flat_map(|r| r.warnings.clone()).collect(),
         intervals: merge_intervals(runs, same_servers(runs))?,

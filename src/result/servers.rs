@@ -11,6 +11,11 @@ pub struct ServerSummary {
     /// Answered requests (error replies included).
     pub count: u64,
     pub rate: f64,
+    /// Answered without an error reply, and their rate: the throughput.
+    #[serde(default)]
+    pub ok: u64,
+    #[serde(default)]
+    pub ok_rate: f64,
     pub hits: u64,
     pub misses: u64,
     /// Failed requests: error replies, lost, timed out, no connection.
@@ -27,6 +32,8 @@ impl ServerSummary {
             address: address.to_string(),
             count: r.latency.len(),
             rate: r.latency.len() as f64 / secs,
+            ok: r.latency.len().saturating_sub(r.error_replies),
+            ok_rate: r.latency.len().saturating_sub(r.error_replies) as f64 / secs,
             hits: r.hits,
             misses: r.misses,
             errors: r.failures,
@@ -57,6 +64,7 @@ impl ServerSummary {
                     latency: Hdr::sum(rows.iter().map(|r| &r.latency_hdr))?,
                     hits: rows.iter().map(|r| r.hits).sum(),
                     misses: rows.iter().map(|r| r.misses).sum(),
+                    error_replies: rows.iter().map(|r| r.count.saturating_sub(r.ok)).sum(),
                     failures: rows.iter().map(|r| r.errors).sum(),
                 };
                 Ok(ServerSummary::build(address, &merged, secs))

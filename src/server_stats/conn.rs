@@ -27,30 +27,7 @@ impl StatsConn {
     /// on every later read and write.
     pub fn connect(addr: &Address, timeout: Duration) -> Result<Self, String> {
         let began = Instant::now();
-        let socket: OwnedFd = match addr {
-            Address::Tcp(a) => {
-                let s = std::net::TcpStream::connect_timeout(a, timeout)
-                    .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
-                s.set_read_timeout(Some(timeout))
-                    .map_err(|e| e.to_string())?;
-                s.set_write_timeout(Some(timeout))
-                    .map_err(|e| e.to_string())?;
-                let _ = s.set_nodelay(true);
-                s.into()
-            }
-            Address::Unix(path) => {
-                let s = std::os::unix::net::UnixStream::connect(path)
-                    .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
-                s.set_read_timeout(Some(timeout))
-                    .map_err(|e| e.to_string())?;
-                s.set_write_timeout(Some(timeout))
-                    .map_err(|e| e.to_string())?;
-                s.into()
-            }
-            Address::Udp(_) => {
-                return Err(format!("{addr}: stats are read over TCP or a unix socket"))
-            }
-        };
+        let socket = crate::engine::connect_plain(addr, timeout)?;
         Ok(StatsConn::over(socket, began.elapsed()))
     }
 

@@ -69,6 +69,8 @@ struct Sampler {
     end: RunEnd,
     /// The start of measurement on the worker clock, ns.
     start_ns: u64,
+    /// The run is over: no connection is opened again.
+    ending: bool,
 }
 
 /// The engine's side of the first `stats`: asked for just before the
@@ -115,6 +117,7 @@ pub fn spawn(
         logs: vec![ServerLog::default(); addrs.len()],
         end,
         start_ns: 0,
+        ending: false,
     };
     let thread = std::thread::Builder::new()
         .name("mcbench-stats".into())
@@ -138,13 +141,16 @@ impl Sampler {
         if now.recv().is_err() {
             return self.logs;
         }
-        // Without a warm-up, the first `stats` now.
+        // Without a warm-up, the first `stats` now; `settings`, `slabs`
+        // and `items` (which take server-wide locks) before any measured
+        // request either way.
         let warmup = self.spec.warmup.as_nanos() as u64;
         let early = warmup == 0;
         if early {
             self.start_ns = clock_ns();
             self.sample_all();
         }
+        self.describe_all(0);
         let _ = taken.send(());
         let _ = go.recv(); // returns when the workers are released
         if !early {
@@ -155,24 +161,32 @@ impl Sampler {
             if !early {
                 self.sample_all();
             }
-            for s in 0..self.addrs.len() {
-                self.logs[s].settings = self.ask(s, Some("settings"));
-                self.logs[s].slabs[0] = self.ask(s, Some("slabs"));
-                self.logs[s].items[0] = self.ask(s, Some("items"));
-            }
             let mut next = self.start_ns + interval;
             while self.end.pause_until(next) {
                 self.sample_all();
                 next += interval;
             }
         }
-        // The end: once the workers are done (or stopped).
+        // The end, once the workers are done: after a signal they cut off
+        // what is in flight within a moment. A server whose connection
+        // failed is not waited for again.
+        self.end.wait_done(self.spec.timeout);
+        self.ending = true;
         self.sample_all();
-        for s in 0..self.addrs.len() {
-            self.logs[s].slabs[1] = self.ask(s, Some("slabs"));
-            self.logs[s].items[1] = self.ask(s, Some("items"));
-        }
+        self.describe_all(1);
         self.logs
+    }
+
+    /// `stats settings` (at the start), `stats slabs` and `stats items`
+    /// of every server, as reading `at` (0: start, 1: end).
+    fn describe_all(&mut self, at: usize) {
+        for s in 0..self.addrs.len() {
+            if at == 0 {
+                self.logs[s].settings = self.ask(s, Some("settings"));
+            }
+            self.logs[s].slabs[at] = self.ask(s, Some("slabs"));
+            self.logs[s].items[at] = self.ask(s, Some("items"));
+        }
     }
 
     fn sample_all(&mut self) {
@@ -212,6 +226,9 @@ impl Sampler {
     }
 
     fn conn(&mut self, s: usize) -> Result<&mut StatsConn, String> {
+        if self.conns[s].is_none() && self.ending {
+            return Err("not asked at the end: its connection had failed".into());
+        }
         if self.conns[s].is_none() {
             let began = clock_ns();
             let socket =

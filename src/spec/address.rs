@@ -21,6 +21,16 @@ enum Written<'a> {
 }
 
 impl Address {
+    /// Whether `text`, as written, names a server over UDP.
+    pub fn names_udp(text: &str) -> bool {
+        text.trim().starts_with("udp:")
+    }
+
+    /// The first of `servers` (as written) over UDP.
+    pub fn first_udp(servers: &[String]) -> Option<&String> {
+        servers.iter().find(|s| Address::names_udp(s))
+    }
+
     /// Checks the form of `text` without resolving it (usage errors, found
     /// before anything starts).
     pub fn check(text: &str) -> Result<(), String> {

@@ -264,7 +264,7 @@ impl super::RunSpec {
         if self.load == super::LoadMode::LoadOnly {
             return refuse("--load-only", "it measures no connection of the schedule");
         }
-        if self.servers.iter().any(|s| s.starts_with("udp:")) {
+        if super::Address::first_udp(&self.servers).is_some() {
             return refuse("a UDP server", "UDP has no connections to open and close");
         }
         if (self.threads as u64) > churn.conns {

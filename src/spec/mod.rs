@@ -334,7 +334,7 @@ impl RunSpec {
         if self.load == LoadMode::LoadOnly {
             return Err("--read-delay applies to measured reads: --load-only measures the preload, which reads at once".into());
         }
-        if self.servers.iter().any(|s| s.trim().starts_with("udp:")) {
+        if Address::first_udp(&self.servers).is_some() {
             return Err("--read-delay is for streams (TCP, unix sockets): a UDP socket is read one datagram per wake-up".into());
         }
         if self.read_delay > MAX_READ_DELAY {
@@ -412,7 +412,7 @@ impl RunSpec {
             );
         }
         self.validate_noreply()?;
-        if self.servers.iter().any(|s| s.trim().starts_with("udp:")) {
+        if Address::first_udp(&self.servers).is_some() {
             self.validate_udp(true)?;
         }
         self.validate_facebook()?;

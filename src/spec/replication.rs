@@ -1,7 +1,7 @@
 //! memaslap's replication test (`--rep-write N`) as a run sets it: how
 //! many servers take writes, and how the replication lag is probed.
 
-use super::{units, RunSpec};
+use super::{units, Address, RunSpec};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -69,7 +69,7 @@ impl RunSpec {
             return Err("--rep-lag-poll must be above 0 and at most 1s".into());
         }
         let refuse = |what: &str| Err(format!("--rep-write does not go with {what}"));
-        if let Some(s) = self.servers.iter().find(|s| s.trim().starts_with("udp:")) {
+        if let Some(s) = Address::first_udp(&self.servers) {
             return refuse(&format!("UDP ('{s}'), as memaslap's does not"));
         }
         if self.facebook {
@@ -86,6 +86,30 @@ impl RunSpec {
         }
         if self.multiget.share > 0.0 || self.mix.share_of(crate::workload::OpKind::Mget) > 0.0 {
             return refuse("multigets: each key of a read is judged by where it was written");
+        }
+        // A replica answers reads only: ops that change a key or hand out
+        // a server's cas unique would go to the wrong server, and a key
+        // that expires or is deleted would pass for a replication miss.
+        use crate::workload::OpKind;
+        let changes = [
+            OpKind::Delete,
+            OpKind::Touch,
+            OpKind::Gat,
+            OpKind::Gats,
+            OpKind::Gets,
+            OpKind::Cas,
+        ];
+        if let Some(op) = changes.iter().find(|op| self.mix.share_of(**op) > 0.0) {
+            return refuse(&format!("{op} in the mix: a replica serves get, the writers the storage commands and counters"));
+        }
+        if self.expiry != 0 {
+            return refuse("--expiry: a key that expires would pass for a replication miss");
+        }
+        if self.verify > 0.0 || self.exp_verify > 0.0 {
+            return refuse("--verify or --exp-verify: every replication miss would count again as a failed check");
+        }
+        if self.getset {
+            return refuse("--getset: every replication miss would write its key again to a writer that holds it");
         }
         if self.load != super::LoadMode::Load {
             return refuse("--no-load or --load-only: a read from a replica can only miss replication if the key was written");

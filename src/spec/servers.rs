@@ -200,7 +200,7 @@ impl RunSpec {
         if self.user.is_some() && self.protocol == mcbench_proto::Protocol::Binary {
             return Err("--server-stats asks `stats` in the text protocol; with --user over --protocol binary the connection would be bound to binary by its SASL handshake: use --protocol ascii or meta".into());
         }
-        if let Some(s) = self.servers.iter().find(|s| s.trim().starts_with("udp:")) {
+        if let Some(s) = Address::first_udp(&self.servers) {
             return Err(format!(
                 "--server-stats reads stats over TCP or a unix socket, not UDP ('{s}')"
             ));
@@ -224,6 +224,9 @@ impl RunSpec {
                 "--each runs one server at a time; --roundrobin spreads threads over several"
                     .into(),
             );
+        }
+        if self.save_rate.is_some() {
+            return Err("--save keeps one run's requests; --each makes one run per server".into());
         }
         self.servers
             .iter()

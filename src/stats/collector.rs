@@ -47,6 +47,9 @@ pub struct IntervalSummary {
 pub struct IntervalServer {
     /// Answered requests (error replies included).
     pub count: u64,
+    /// Answered without an error reply.
+    #[serde(default)]
+    pub ok: u64,
     pub hits: u64,
     pub misses: u64,
     /// Failed requests: error replies, lost, timed out, no connection.
@@ -57,6 +60,7 @@ impl IntervalServer {
     pub fn of(r: &super::ServerRecorder) -> Self {
         IntervalServer {
             count: r.latency.len(),
+            ok: r.latency.len().saturating_sub(r.error_replies),
             hits: r.hits,
             misses: r.misses,
             errors: r.failures,
@@ -65,6 +69,7 @@ impl IntervalServer {
 
     pub fn add(&mut self, other: &IntervalServer) {
         self.count += other.count;
+        self.ok += other.ok;
         self.hits += other.hits;
         self.misses += other.misses;
         self.errors += other.errors;

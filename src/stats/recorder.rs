@@ -288,13 +288,21 @@ impl Recorder {
         }
     }
 
-    /// An answered request of `server`: its latency and lookups.
+    /// An answered request of `server`: its latency, lookups, and whether
+    /// the answer was an error reply.
     #[inline]
-    pub fn server_answer(&mut self, server: usize, latency_ns: u64, hits: u64, misses: u64) {
+    pub fn server_answer(
+        &mut self,
+        server: usize,
+        latency_ns: u64,
+        lookups: (u64, u64),
+        error: bool,
+    ) {
         if let Some(s) = self.servers.get_mut(server) {
             s.latency.saturating_record(latency_ns.max(1));
-            s.hits += hits;
-            s.misses += misses;
+            s.hits += lookups.0;
+            s.misses += lookups.1;
+            s.error_replies += u64::from(error);
         }
     }
 

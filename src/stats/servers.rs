@@ -14,6 +14,9 @@ pub struct ServerRecorder {
     pub latency: Histogram<u64>,
     pub hits: u64,
     pub misses: u64,
+    /// Answers that were error replies (counted in `latency` too, and in
+    /// `failures`): never throughput.
+    pub error_replies: u64,
     /// Failed requests (error replies, lost, timed out, no connection).
     pub failures: u64,
 }
@@ -25,6 +28,7 @@ impl Default for ServerRecorder {
                 .expect("static histogram bounds are valid"),
             hits: 0,
             misses: 0,
+            error_replies: 0,
             failures: 0,
         }
     }
@@ -35,6 +39,7 @@ impl ServerRecorder {
         self.latency.reset();
         self.hits = 0;
         self.misses = 0;
+        self.error_replies = 0;
         self.failures = 0;
     }
 
@@ -42,6 +47,7 @@ impl ServerRecorder {
         self.latency.add(&other.latency).expect("same bounds");
         self.hits += other.hits;
         self.misses += other.misses;
+        self.error_replies += other.error_replies;
         self.failures += other.failures;
     }
 }

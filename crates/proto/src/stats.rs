@@ -11,6 +11,11 @@ use crate::{ParseError, ResponseClass};
 /// connection): a bound on what a misbehaving server can make us buffer.
 pub const MAX_STAT_LINES: usize = 1 << 20;
 
+/// `stats` groups that change the server rather than report on it:
+/// `reset` zeroes its counters, `detail on|off` switches its per-prefix
+/// accounting.
+pub const CHANGES_SERVER: [&str; 2] = ["reset", "detail"];
+
 /// Appends `stats` or `stats GROUP`.
 pub fn encode(out: &mut Vec<u8>, group: Option<&str>) {
     out.extend_from_slice(b"stats");

@@ -360,7 +360,7 @@ fn record_response(
     rec.hits += hits;
     rec.misses += misses;
     rec.responses[resp.class.index()] += 1;
-    rec.server_answer(server, latency_ns, hits, misses);
+    rec.server_answer(server, latency_ns, (hits, misses), err.is_some());
     if let Some(err) = err {
         rec.server_error(server, err, 1);
     }

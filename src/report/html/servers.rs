@@ -21,7 +21,7 @@ pub fn charts(runs: &[RunResult]) -> Result<Vec<String>, String> {
                 .iter()
                 .filter_map(|iv| {
                     let row = iv.servers.get(s)?;
-                    Some((iv.time_s, row.count as f64 / iv.duration_s.max(1e-9)))
+                    Some((iv.time_s, row.ok as f64 / iv.duration_s.max(1e-9)))
                 })
                 .collect();
             if !client.is_empty() {
@@ -49,7 +49,7 @@ pub fn charts(runs: &[RunResult]) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     if !answered.is_empty() {
         out.push(charts::over_time(
-            "Requests answered per server (client)",
+            "Requests answered without error per server (client)",
             "ops/s",
             &answered,
         )?);

@@ -1,213 +1,13 @@
-//! Command-line definitions of the native subcommands, and their mapping
-//! onto a `RunSpec`.
+//! `mcbench run`'s flags, and their mapping onto a validated `RunSpec`.
 
+use super::OutputArgs;
 use crate::spec::churn::{parse_buffer, parse_source_addrs};
 use crate::spec::units::{parse_count, parse_duration, parse_rate};
 use crate::spec::{Churn, Gaps, LoadMode, RunSpec, SocketOptions, StopAfter, DEFAULT_MAX_VALUE};
 use crate::workload::{ClientSlice, Distribution, Mix, MultiGet, Popularity};
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "mcbench",
-    version,
-    about = "Load generator and latency-measurement tool for memcached",
-    args_override_self = true,
-    long_about = "Load generator and latency-measurement tool for memcached.\n\n\
-        Latency is measured from each request's intended send time (no coordinated \
-        omission); the tool reports when it, not the server, is the bottleneck."
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Drive get/set load at memcached servers and report throughput and latency.
-    Run(Box<RunArgs>),
-    /// List the workload profiles `run --profile` accepts, with what each sets.
-    Profiles,
-    /// Render saved results (`run --json`) again: text, HTML, CSV, HdrHistogram log.
-    Report(ReportArgs),
-    /// Compare saved results side by side, each with its ratio to the first.
-    Compare(CompareArgs),
-    /// Print the server each key goes to under a distribution (ketama,
-    /// modula, ...), as a client library or proxy would place it.
-    Route(RouteArgs),
-    /// Print servers' `stats`, or `stats GROUP` (slabs, items, settings,
-    /// conns, sizes), sorted, as memcached-tool's stats mode does.
-    Stats(StatsArgs),
-    /// memcached-tool's display: each slab class with pages, its item size,
-    /// age, count, whether it is full, evictions and OOM.
-    Slabs(ServersArgs),
-    /// A live view of servers' stats with memcache-top's columns, its
-    /// rates and hit ratio over the measured interval.
-    Top(TopArgs),
-}
-
-/// The servers a stats command reads.
-#[derive(Debug, Args)]
-pub struct ServersArgs {
-    /// Server HOST:PORT or unix:/path; repeat or comma-separate.
-    #[arg(
-        short = 's',
-        long = "server",
-        required = true,
-        value_delimiter = ',',
-        env = "MEMCACHED_SERVERS"
-    )]
-    pub servers: Vec<String>,
-
-    /// Longest wait for a connect or a reply.
-    #[arg(long, value_parser = parse_duration, default_value = "5s")]
-    pub timeout: Duration,
-}
-
-/// `mcbench stats`.
-#[derive(Debug, Args)]
-pub struct StatsArgs {
-    #[command(flatten)]
-    pub target: ServersArgs,
-
-    /// The group: slabs, items, settings, conns, sizes, or any other word
-    /// the server knows (none: the general stats).
-    pub group: Option<String>,
-
-    /// Print {server: {name: value}} as JSON instead.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `mcbench top`.
-#[derive(Debug, Args)]
-pub struct TopArgs {
-    #[command(flatten)]
-    pub target: ServersArgs,
-
-    /// Refresh every this long (memcache-top's --sleep).
-    #[arg(short = 'i', long, alias = "sleep", value_parser = parse_duration, default_value = "3s")]
-    pub interval: Duration,
-
-    /// Stop after this many refreshes (as top's -n); without it, until q
-    /// or Ctrl-C.
-    #[arg(short = 'n', long, value_parser = parse_count)]
-    pub iterations: Option<u64>,
-}
-
-/// `mcbench route`: which server each key goes to, under a distribution.
-#[derive(Debug, Args)]
-pub struct RouteArgs {
-    /// Servers, in the client's order (HOST:PORT[:WEIGHT], ranges too).
-    #[arg(short = 's', long = "server", required = true, value_delimiter = ',')]
-    pub servers: Vec<String>,
-
-    /// modula, ketama, ketama-spy or ch3 (see `mcbench run --help`).
-    #[arg(long, value_name = "NAME", default_value = "modula")]
-    pub distribution: String,
-
-    /// modula's key hash.
-    #[arg(long, value_name = "NAME")]
-    pub hash: Option<crate::placement::KeyHash>,
-
-    /// Keys to place; with none, one per line from standard input. Each
-    /// is printed with its server's index and address, tab-separated.
-    pub keys: Vec<String>,
-}
-
-/// Where results go, for `run` and `report`.
-#[derive(Debug, Args)]
-pub struct OutputArgs {
-    /// Write the results as JSON to FILE (`-` for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// Write one CSV row per interval per op type to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-
-    /// Write a self-contained HTML report with charts to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-
-    /// Write the latency histograms as an HdrHistogram interval log to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub hdr_log: Option<PathBuf>,
-
-    /// Percentiles the text report, live line and CSV print, e.g.
-    /// 25,50,75,95,99,99.9 (default 50,90,99,99.9,99.99).
-    #[arg(long, value_name = "LIST")]
-    pub percentiles: Option<Percentiles>,
-}
-
-impl OutputArgs {
-    /// The files asked for, with their formats.
-    pub fn files(&self) -> Vec<(crate::report::Format, &std::path::Path)> {
-        use crate::report::Format;
-        [
-            (Format::Json, &self.json),
-            (Format::Csv, &self.csv),
-            (Format::Html, &self.html),
-            (Format::HdrLog, &self.hdr_log),
-        ]
-        .into_iter()
-        .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
-        .collect()
-    }
-}
-
-/// A list of percentiles, each above 0 and at most 100.
-#[derive(Debug, Clone)]
-pub struct Percentiles(pub Vec<f64>);
-
-impl std::str::FromStr for Percentiles {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let list = text
-            .split(',')
-            .map(|p| match p.trim().parse::<f64>() {
-                Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
-                _ => Err(format!(
-                    "'{p}' is not a percentile: give numbers above 0 and at most 100, like 50,99,99.9"
-                )),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Percentiles(list))
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// Results written by `mcbench run --json`.
-    #[arg(required = true, value_name = "RUN.json")]
-    pub runs: Vec<PathBuf>,
-
-    /// Merge the runs into one, as if one process had recorded every
-    /// request (runs of several processes or machines at the same time).
-    #[arg(long)]
-    pub merge: bool,
-
-    #[command(flatten)]
-    pub outputs: OutputArgs,
-}
-
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// Results written by `mcbench run --json`; the first is the baseline.
-    #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
-    pub runs: Vec<PathBuf>,
-
-    /// Compare even when the runs' workloads differ.
-    #[arg(long)]
-    pub force: bool,
-
-    /// Percentiles to compare (default: the first run's).
-    #[arg(long, value_name = "LIST")]
-    pub percentiles: Option<Percentiles>,
-}
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -483,14 +283,14 @@ pub struct RunArgs {
 
     /// With --rep-write: replication-lag probes per second, each a write
     /// of its own key on its own connection, polled on another server
-    /// until it shows (0: none).
-    #[arg(long, value_name = "R", default_value_t = crate::spec::replication::DEFAULT_LAG_RATE)]
-    pub rep_lag_rate: f64,
+    /// until it shows (0: none) [default: 10]
+    #[arg(long, value_name = "R")]
+    pub rep_lag_rate: Option<f64>,
 
     /// With --rep-write: the wait between polls of a probe's key (the
-    /// lag's resolution, with a poll's round trip).
-    #[arg(long, value_parser = parse_duration, default_value = "100us", value_name = "D")]
-    pub rep_lag_poll: Duration,
+    /// lag's resolution, with a poll's round trip) [default: 100us]
+    #[arg(long, value_parser = parse_duration, value_name = "D")]
+    pub rep_lag_poll: Option<Duration>,
 
     /// With --facebook: TCP connections beside each connection's UDP
     /// socket (memaslap's --conn_sock).
@@ -678,18 +478,17 @@ impl RunArgs {
 impl RunArgs {
     /// `--rep-write` and its lag probe; the probe's flags alone are refused.
     fn replication(&self) -> Result<Option<crate::spec::Replication>, String> {
+        use crate::spec::replication::{DEFAULT_LAG_POLL, DEFAULT_LAG_RATE};
         let Some(writers) = self.rep_write else {
-            let probe_set = self.rep_lag_rate != crate::spec::replication::DEFAULT_LAG_RATE
-                || self.rep_lag_poll != crate::spec::replication::DEFAULT_LAG_POLL;
-            if probe_set {
+            if self.rep_lag_rate.is_some() || self.rep_lag_poll.is_some() {
                 return Err("--rep-lag-rate and --rep-lag-poll need --rep-write N".into());
             }
             return Ok(None);
         };
         Ok(Some(crate::spec::Replication {
             writers,
-            lag_rate: self.rep_lag_rate,
-            lag_poll: self.rep_lag_poll,
+            lag_rate: self.rep_lag_rate.unwrap_or(DEFAULT_LAG_RATE),
+            lag_poll: self.rep_lag_poll.unwrap_or(DEFAULT_LAG_POLL),
         }))
     }
 

@@ -1,0 +1,143 @@
+//! Command-line definitions of the native subcommands: `run` (and its
+//! mapping onto a `RunSpec`) in `run`, the server tools' in `tools`, the
+//! saved results' here.
+
+mod run;
+mod tools;
+
+pub use run::RunArgs;
+pub use tools::{RouteArgs, ServersArgs, StatsArgs, TopArgs};
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcbench",
+    version,
+    about = "Load generator and latency-measurement tool for memcached",
+    args_override_self = true,
+    long_about = "Load generator and latency-measurement tool for memcached.\n\n\
+        Latency is measured from each request's intended send time (no coordinated \
+        omission); the tool reports when it, not the server, is the bottleneck."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Drive get/set load at memcached servers and report throughput and latency.
+    Run(Box<RunArgs>),
+    /// List the workload profiles `run --profile` accepts, with what each sets.
+    Profiles,
+    /// Render saved results (`run --json`) again: text, HTML, CSV, HdrHistogram log.
+    Report(ReportArgs),
+    /// Compare saved results side by side, each with its ratio to the first.
+    Compare(CompareArgs),
+    /// Print the server each key goes to under a distribution (ketama,
+    /// modula, ...), as a client library or proxy would place it.
+    Route(RouteArgs),
+    /// Print servers' `stats`, or `stats GROUP` (slabs, items, settings,
+    /// conns, sizes), sorted, as memcached-tool's stats mode does.
+    Stats(StatsArgs),
+    /// memcached-tool's display: each slab class with pages, its item size,
+    /// age, count, whether it is full, evictions and OOM.
+    Slabs(ServersArgs),
+    /// A live view of servers' stats with memcache-top's columns, its
+    /// rates and hit ratio over the measured interval.
+    Top(TopArgs),
+}
+
+/// Where results go, for `run` and `report`.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Write the results as JSON to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write one CSV row per interval per op type to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Write a self-contained HTML report with charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Write the latency histograms as an HdrHistogram interval log to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+
+    /// Percentiles the text report, live line and CSV print, e.g.
+    /// 25,50,75,95,99,99.9 (default 50,90,99,99.9,99.99).
+    #[arg(long, value_name = "LIST")]
+    pub percentiles: Option<Percentiles>,
+}
+
+impl OutputArgs {
+    /// The files asked for, with their formats.
+    pub fn files(&self) -> Vec<(crate::report::Format, &std::path::Path)> {
+        use crate::report::Format;
+        [
+            (Format::Json, &self.json),
+            (Format::Csv, &self.csv),
+            (Format::Html, &self.html),
+            (Format::HdrLog, &self.hdr_log),
+        ]
+        .into_iter()
+        .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
+        .collect()
+    }
+}
+
+/// A list of percentiles, each above 0 and at most 100.
+#[derive(Debug, Clone)]
+pub struct Percentiles(pub Vec<f64>);
+
+impl std::str::FromStr for Percentiles {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let list = text
+            .split(',')
+            .map(|p| match p.trim().parse::<f64>() {
+                Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
+                _ => Err(format!(
+                    "'{p}' is not a percentile: give numbers above 0 and at most 100, like 50,99,99.9"
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Percentiles(list))
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results written by `mcbench run --json`.
+    #[arg(required = true, value_name = "RUN.json")]
+    pub runs: Vec<PathBuf>,
+
+    /// Merge the runs into one, as if one process had recorded every
+    /// request (runs of several processes or machines at the same time).
+    #[arg(long)]
+    pub merge: bool,
+
+    #[command(flatten)]
+    pub outputs: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Results written by `mcbench run --json`; the first is the baseline.
+    #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
+    pub runs: Vec<PathBuf>,
+
+    /// Compare even when the runs' workloads differ.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Percentiles to compare (default: the first run's).
+    #[arg(long, value_name = "LIST")]
+    pub percentiles: Option<Percentiles>,
+}

@@ -1,0 +1,75 @@
+//! The flags of the tools that read servers rather than load them:
+//! `route`, `stats`, `slabs`, `top`.
+
+use crate::spec::units::{parse_count, parse_duration};
+use clap::Args;
+use std::time::Duration;
+
+/// The servers a stats command reads.
+#[derive(Debug, Args)]
+pub struct ServersArgs {
+    /// Server HOST:PORT or unix:/path; repeat or comma-separate.
+    #[arg(
+        short = 's',
+        long = "server",
+        required = true,
+        value_delimiter = ',',
+        env = "MEMCACHED_SERVERS"
+    )]
+    pub servers: Vec<String>,
+
+    /// Longest wait for a connect or a reply.
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    pub timeout: Duration,
+}
+
+/// `mcbench stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub target: ServersArgs,
+
+    /// The group: slabs, items, settings, conns, sizes, or any other word
+    /// the server knows (none: the general stats).
+    pub group: Option<String>,
+
+    /// Print {server: {name: value}} as JSON instead.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `mcbench top`.
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    #[command(flatten)]
+    pub target: ServersArgs,
+
+    /// Refresh every this long (memcache-top's --sleep).
+    #[arg(short = 'i', long, alias = "sleep", value_parser = parse_duration, default_value = "3s")]
+    pub interval: Duration,
+
+    /// Stop after this many refreshes (as top's -n); without it, until q
+    /// or Ctrl-C.
+    #[arg(short = 'n', long, value_parser = parse_count)]
+    pub iterations: Option<u64>,
+}
+
+/// `mcbench route`: which server each key goes to, under a distribution.
+#[derive(Debug, Args)]
+pub struct RouteArgs {
+    /// Servers, in the client's order (HOST:PORT[:WEIGHT], ranges too).
+    #[arg(short = 's', long = "server", required = true, value_delimiter = ',')]
+    pub servers: Vec<String>,
+
+    /// modula, ketama, ketama-spy or ch3 (see `mcbench run --help`).
+    #[arg(long, value_name = "NAME", default_value = "modula")]
+    pub distribution: String,
+
+    /// modula's key hash.
+    #[arg(long, value_name = "NAME")]
+    pub hash: Option<crate::placement::KeyHash>,
+
+    /// Keys to place; with none, one per line from standard input. Each
+    /// is printed with its server's index and address, tab-separated.
+    pub keys: Vec<String>,
+}
