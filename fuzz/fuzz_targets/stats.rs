@@ -1,12 +1,20 @@
 //! `stats` replies: no panic; a complete reply takes at least one byte and
-//! no more than there are; a reply found in a prefix is the whole's; its
-//! pairs come from `STAT` lines only.
+//! no more than there are; a reply found in a prefix is the whole's; read
+//! in two parts it is the same; its pairs come from `STAT` lines only.
 #![no_main]
 
-use mcbench_proto::stats::{pairs, parse, Reply};
+use mcbench_proto::stats::{pairs, parse, parse_from, Reply};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let whole = parse(data);
+    // Read in two parts, the second resuming where the first stopped:
+    // the same answer.
+    let mut checked = 0;
+    let half = parse_from(&data[..data.len() / 2], &mut checked);
+    if half == Ok(None) {
+        assert!(checked <= data.len() / 2);
+        assert_eq!(parse_from(data, &mut checked), whole);
+    }
     if let Ok(Some(reply)) = whole {
         let len = match reply {
             Reply::Stats(len) | Reply::Refused(_, len) => len,

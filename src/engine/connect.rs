@@ -6,7 +6,6 @@ use crate::spec::{Address, RunSpec, SocketOptions};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 /// One open connection: its socket and the server it goes to.
@@ -133,10 +132,12 @@ fn connect(
         }
         Address::Udp(a) => udp(a, timeout),
         Address::Unix(path) => {
-            let stream = UnixStream::connect(path)?;
-            stream.set_read_timeout(Some(timeout))?;
-            stream.set_write_timeout(Some(timeout))?;
-            Ok(stream.into())
+            // A full accept backlog makes a unix connect wait: bounded too.
+            let socket = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+            socket.connect_timeout(&SockAddr::unix(path)?, timeout)?;
+            socket.set_read_timeout(Some(timeout))?;
+            socket.set_write_timeout(Some(timeout))?;
+            Ok(socket.into())
         }
     }
 }

@@ -48,8 +48,9 @@ impl StatsConn {
         wire::encode(&mut request, group);
         let began = Instant::now();
         let mut refused = None;
+        let mut checked = 0;
         let len = blocking::exchange(&self.socket, &request, &mut self.reply, MAX_REPLY, |buf| {
-            match wire::parse(buf) {
+            match wire::parse_from(buf, &mut checked) {
                 Ok(Some(Reply::Stats(len))) => Ok(Some(len)),
                 Ok(Some(Reply::Refused(class, len))) => {
                     refused = Some(class);

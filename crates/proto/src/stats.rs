@@ -7,10 +7,6 @@
 use crate::line::{error_reply, next_line};
 use crate::{ParseError, ResponseClass};
 
-/// The most `STAT` lines one reply may hold (`stats conns` gives four per
-/// connection): a bound on what a misbehaving server can make us buffer.
-pub const MAX_STAT_LINES: usize = 1 << 20;
-
 /// `stats` groups that change the server rather than report on it:
 /// `reset` zeroes its counters, `detail on|off` switches its per-prefix
 /// accounting.
@@ -38,8 +34,16 @@ pub enum Reply {
 
 /// Parses the reply at the front of `buf`; `Ok(None)` until it is whole.
 pub fn parse(buf: &[u8]) -> Result<Option<Reply>, ParseError> {
-    let mut at = 0;
-    for _ in 0..=MAX_STAT_LINES {
+    parse_from(buf, &mut 0)
+}
+
+/// `parse` for a reply that arrives in parts: `*checked` is how many bytes
+/// at the front are whole `STAT` lines an earlier call checked (0 at
+/// first), and it moves past each line checked, so that a long reply
+/// (`stats conns` of a busy server) is read in linear time.
+pub fn parse_from(buf: &[u8], checked: &mut usize) -> Result<Option<Reply>, ParseError> {
+    loop {
+        let at = *checked;
         let Some(line) = next_line(&buf[at..])? else {
             return Ok(None);
         };
@@ -55,9 +59,8 @@ pub fn parse(buf: &[u8]) -> Result<Option<Reply>, ParseError> {
         if split(line).is_none() {
             return Err(ParseError::UnknownReply);
         }
-        at = end;
+        *checked = end;
     }
-    Err(ParseError::LineTooLong)
 }
 
 /// The `(name, value)` pairs of a reply `parse` measured as `Stats`. A
@@ -91,6 +94,16 @@ mod tests {
         for cut in 0..whole {
             assert_eq!(parse(&reply[..cut]), Ok(None), "cut at {cut}");
         }
+        // In parts: each call starts where the last one's whole lines end.
+        let mut checked = 0;
+        for cut in [5, 13, 30, whole - 1] {
+            assert_eq!(parse_from(&reply[..cut], &mut checked), Ok(None));
+            assert!(checked <= cut);
+        }
+        assert_eq!(
+            parse_from(reply, &mut checked),
+            Ok(Some(Reply::Stats(whole)))
+        );
         let got: Vec<(&[u8], &[u8])> = pairs(&reply[..whole]).collect();
         assert_eq!(
             got,
