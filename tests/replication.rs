@@ -14,10 +14,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 use support::*;
 
-fn count(j: &Value, path: &str) -> u64 {
-    f(j, path) as u64
-}
-
 /// Per interval, per server: requests answered.
 fn served(j: &Value) -> Vec<Vec<u64>> {
     j["intervals"]
@@ -395,6 +391,17 @@ fn replication_refuses_what_it_cannot_do() {
         (
             &["--rep-write", "1", "--rep-lag-poll", "2s"],
             "--rep-lag-poll",
+        ),
+        (
+            &[
+                "--rep-write",
+                "1",
+                "--rep-lag-rate",
+                "0",
+                "--rep-lag-poll",
+                "1ms",
+            ],
+            "runs none",
         ),
         (&["--rep-write", "1", "--facebook"], "--facebook"),
         (&["--rep-write", "1", "--num-conns", "10"], "--num-conns"),

@@ -5,15 +5,10 @@
 
 mod support;
 
-use serde_json::Value;
 use std::io::{Read, Write};
 use std::thread;
 use std::time::{Duration, Instant};
 use support::*;
-
-fn count(j: &Value, path: &str) -> u64 {
-    f(j, path) as u64
-}
 
 #[test]
 fn the_servers_counters_match_the_clients_and_the_server() {

@@ -17,10 +17,6 @@ const FULL_MIX: &str = "get=4,gets=1,gat=1,gats=1,touch=1,set=2,add=1,replace=1,
                         decr=1,delete=1,mget=1";
 const APPEND_MIX: &str = "get=2,append=1,prepend=1";
 
-fn count(j: &Value, path: &str) -> u64 {
-    f(j, path) as u64
-}
-
 /// A full-mix run: each op's kind of reply shows up and nothing fails.
 fn check_full_mix(j: &Value, what: &str) {
     let errors: u64 = j["errors"]

@@ -485,6 +485,11 @@ impl RunArgs {
             }
             return Ok(None);
         };
+        if self.rep_lag_rate == Some(0.0) && self.rep_lag_poll.is_some() {
+            return Err(
+                "--rep-lag-poll sets how the lag probe polls; --rep-lag-rate 0 runs none".into(),
+            );
+        }
         Ok(Some(crate::spec::Replication {
             writers,
             lag_rate: self.rep_lag_rate.unwrap_or(DEFAULT_LAG_RATE),

@@ -15,13 +15,8 @@ pub fn write(out: &mut String, r: &RunResult) {
         out,
         "\nServer stats (each server's own `stats`, start → end of the measured run)"
     );
-    let width = r
-        .server_stats
-        .iter()
-        .map(|s| s.address.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
+    let width =
+        super::text_servers::address_width(r.server_stats.iter().map(|s| s.address.as_str()));
     let _ = writeln!(
         out,
         "{:<width$} {:>10} {:>10} {:>10} {:>7} {:>8} {:>8} {:>14} {:>9} {:>9} {:>9} {:>9}",

@@ -44,13 +44,7 @@ pub fn write(out: &mut String, r: &RunResult) {
         out,
         "\nPer server (latency intended send → response, µs, 2 significant digits)"
     );
-    let width = r
-        .per_server
-        .iter()
-        .map(|s| s.address.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
+    let width = address_width(r.per_server.iter().map(|s| s.address.as_str()));
     let _ = writeln!(
         out,
         "{:<width$} {:>10} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}",
@@ -104,4 +98,9 @@ pub fn replication(out: &mut String, r: &RunResult) {
             q.p50, q.p99, q.max, lag.first_poll, lag.seen, lag.poll_us, lag.poll_rtt_us.p50
         );
     }
+}
+
+/// The width of a column of server addresses (at least "server"'s).
+pub fn address_width<'a>(addresses: impl Iterator<Item = &'a str>) -> usize {
+    addresses.map(str::len).max().unwrap_or(0).max(6)
 }

@@ -257,7 +257,8 @@ fn union<'a>(items: impl Iterator<Item = &'a String>) -> Vec<String> {
     out
 }
 
-fn ratio(a: u64, b: u64) -> f64 {
+/// `a / b`; 0 when `b` is.
+pub(super) fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
     } else {

@@ -2,6 +2,7 @@
 //! answered and how many missed, apart from every other miss, and the
 //! replication lag the probe measured.
 
+use super::merge::ratio;
 use super::{quantiles, Quantiles};
 use crate::engine::LagRecorder;
 use crate::spec::RunSpec;
@@ -124,13 +125,5 @@ impl ReplicationLag {
             poll_rtt_us: quantiles(&l.poll_rtt),
             poll_rtt_hdr: Hdr::encode(&l.poll_rtt),
         }
-    }
-}
-
-fn ratio(a: u64, b: u64) -> f64 {
-    if b == 0 {
-        0.0
-    } else {
-        a as f64 / b as f64
     }
 }

@@ -373,6 +373,11 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
     }
 }
 
+/// A count at a dotted `path` of a JSON result.
+pub fn count(v: &serde_json::Value, path: &str) -> u64 {
+    f(v, path) as u64
+}
+
 /// The number at a dotted `path` of a JSON result (`total.latency_us.p99`).
 pub fn f(v: &serde_json::Value, path: &str) -> f64 {
     path.split('.')
