@@ -64,9 +64,19 @@ impl Memcached {
         for _ in 0..5 {
             let port = free_port();
             let args: Vec<String> = listen(port).split(' ').map(String::from).collect();
-            let m = Memcached::launch(port, &args, extra, env);
+            let mut m = Memcached::launch(port, &args, extra, env);
             let authenticating = extra.iter().any(|a| *a == "-Y" || *a == "-S");
-            if authenticating || m.try_stat("pid") == Some(u64::from(m.child.id())) {
+            if authenticating {
+                // Its `stats` needs credentials: ours if it still runs a
+                // moment later (one that lost the port exits at once, and
+                // the listener found was another test's).
+                thread::sleep(Duration::from_millis(100));
+                if m.child.try_wait().ok().flatten().is_none() {
+                    return m;
+                }
+                continue;
+            }
+            if m.try_stat("pid") == Some(u64::from(m.child.id())) {
                 return m;
             }
         }
