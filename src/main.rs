@@ -12,6 +12,8 @@ fn main() {
     let cli = Cli::parse_from(argv);
     let code = match cli.command {
         Command::Run(args) => mcbench::app::run(&args),
+        Command::Search(args) => mcbench::app::search(&args),
+        Command::Scan(args) => mcbench::app::scan(&args),
         Command::Report(args) => mcbench::app::report(&args),
         Command::Compare(args) => mcbench::app::compare(&args),
         Command::Route(args) => mcbench::app::route(&args),

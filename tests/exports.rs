@@ -184,57 +184,6 @@ print(json.dumps({
     }
 }
 
-/// Chromium, or a failure saying how to get it: the HTML test must not
-/// pass without it.
-fn chromium() -> PathBuf {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|b| {
-            let ok = Command::new(b)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            ok.then(|| PathBuf::from(b))
-        })
-        .expect("the HTML test needs Chromium: apt-get install chromium (see .ci/run)")
-}
-
-/// Headless Chromium with `args`, killed if it takes over a minute.
-fn in_chromium(args: &[String]) -> std::process::Output {
-    let child = Command::new(chromium())
-        .args(["--headless", "--no-sandbox", "--disable-gpu"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_bounded(child, std::time::Duration::from_secs(60))
-}
-
-/// Renders `page` in headless Chromium with a probe script added, and
-/// returns, per chart, its data lines (polylines of 3+ points that laid
-/// out with a width) and their colours.
-fn drawn_charts(page: &Path) -> Vec<(usize, Vec<String>)> {
-    let probe = r#"<script>
-const charts = [...document.querySelectorAll('figure.chart svg')].map(svg => {
-  const lines = [...svg.querySelectorAll('polyline')]
-    .filter(l => l.points.numberOfItems >= 3 && l.getBBox().width > 0);
-  return [lines.length, [...new Set(lines.map(l => l.getAttribute('stroke')))]];
-});
-document.body.setAttribute('data-drawn', JSON.stringify(charts));
-</script></body>"#;
-    let html = std::fs::read_to_string(page).unwrap();
-    let probed = page.with_extension("probe.html");
-    std::fs::write(&probed, html.replace("</body>", probe)).unwrap();
-    let out = in_chromium(&["--dump-dom".into(), format!("file://{}", probed.display())]);
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let at = dom.find("data-drawn=\"").expect("Chromium ran the probe") + 12;
-    let json = dom[at..].split('"').next().unwrap().replace("&quot;", "\"");
-    serde_json::from_str(&json).unwrap()
-}
-
 fn screenshot(page: &Path, name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
     std::fs::create_dir_all(&dir).unwrap();

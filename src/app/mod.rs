@@ -2,12 +2,14 @@
 //! an exit code; `report` and `compare` over saved results (`saved`);
 //! `route`, where keys live (`route`).
 
+mod curve;
 mod each;
 mod inspect;
 mod route;
 mod saved;
 mod top;
 
+pub use curve::{scan, search};
 pub use inspect::{slabs, stats};
 pub use route::route;
 pub use saved::{compare, report};

@@ -2,9 +2,11 @@
 //! mapping onto a `RunSpec`) in `run`, the server tools' in `tools`, the
 //! saved results' here.
 
+mod curve;
 mod run;
 mod tools;
 
+pub use curve::{ScanArgs, SearchArgs};
 pub use run::RunArgs;
 pub use tools::{RouteArgs, ServersArgs, StatsArgs, TopArgs};
 
@@ -30,6 +32,12 @@ pub struct Cli {
 pub enum Command {
     /// Drive get/set load at memcached servers and report throughput and latency.
     Run(Box<RunArgs>),
+    /// Find the highest open-loop rate whose latency percentile meets an
+    /// SLO (--slo p99:1ms): bracket, bisect, confirm. Takes run's flags.
+    Search(Box<SearchArgs>),
+    /// One open-loop run per rate (--rates 10k:200k:10k): the
+    /// latency–throughput curve. Takes run's flags.
+    Scan(Box<ScanArgs>),
     /// List the workload profiles `run --profile` accepts, with what each sets.
     Profiles,
     /// Render saved results (`run --json`) again: text, HTML, CSV, HdrHistogram log.
@@ -51,7 +59,7 @@ pub enum Command {
 }
 
 /// Where results go, for `run` and `report`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
     /// Write the results as JSON to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]

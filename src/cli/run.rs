@@ -9,7 +9,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Server HOST:PORT (TCP), udp:HOST:PORT or unix:/path; repeat or
     /// comma-separate for several. With none, a memcached from PATH is
@@ -53,9 +53,10 @@ pub struct RunArgs {
     #[arg(short = 'x', long, value_parser = parse_count)]
     pub ops: Option<u64>,
 
-    /// Time to run before measuring; not counted.
-    #[arg(short = 'w', long, value_parser = parse_duration, default_value = "0s")]
-    pub warmup: Duration,
+    /// Time to run before measuring; not counted [default: 0s; 1s per
+    /// probe of search and scan]
+    #[arg(short = 'w', long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
 
     /// Number of keys in the key space.
     #[arg(short = 'r', long, value_parser = parse_count, default_value = "10000")]
@@ -411,7 +412,7 @@ impl RunArgs {
             rate: self.rate,
             arrival: self.arrival.clone(),
             stop,
-            warmup: self.warmup,
+            warmup: self.warmup.unwrap_or(Duration::ZERO),
             keys: self.keys,
             key_size: self.key_size.clone(),
             value_size: self.value_size.clone(),

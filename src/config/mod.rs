@@ -22,13 +22,18 @@ pub fn memaslap_flags(text: &str, origin: &str) -> Result<Vec<String>, String> {
 
 use std::ffi::OsString;
 
-/// `argv` with the layers its `run` command names expanded in place.
+/// `argv` with the layers its `run` (or `search`, `scan`) command names
+/// expanded in place.
 pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
     let args: Vec<String> = argv
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let Some(run_at) = args.iter().position(|a| a == "run") else {
+    // The first word that names a command taking run's flags.
+    let Some(run_at) = args
+        .iter()
+        .position(|a| ["run", "search", "scan"].contains(&a.as_str()))
+    else {
         return Ok(argv);
     };
     let typed = &args[run_at + 1..];

@@ -61,6 +61,29 @@ pub const PROFILES: &[Profile] = &[
     },
 ];
 
+/// The latency objective memcache-perf states for its profile `name`
+/// (what `mcbench search` bounds when no `--slo` is given).
+pub fn slo(name: &str) -> Result<crate::result::Slo, String> {
+    let slo = match name {
+        "mcperf-1" => "p95:20ms",
+        "mcperf-2" => "p99:10ms",
+        "mcperf-3" => {
+            return Err(
+                "profile mcperf-3 names its percentile (p99.9) but no bound: \
+                        give --slo p99.9:BOUND"
+                    .into(),
+            )
+        }
+        "mcperf-4" => "p99.9:1ms",
+        _ => {
+            return Err(format!(
+                "profile '{name}' states no latency objective: give --slo PERCENTILE:BOUND"
+            ))
+        }
+    };
+    slo.parse()
+}
+
 /// The flags of profile `name`, or why there is none.
 pub fn lookup(name: &str) -> Result<&'static Profile, String> {
     if name == "ycsb-e" {

@@ -14,6 +14,7 @@ mod samples;
 mod staged;
 mod text;
 mod text_conns;
+pub mod text_curve;
 mod text_server_stats;
 mod text_servers;
 
@@ -23,7 +24,7 @@ pub use samples::SampleWriter;
 pub use staged::refuse_same_file;
 
 use crate::error::Failure;
-use crate::result::RunResult;
+use crate::result::{Curve, RunResult};
 use staged::StagedFile;
 use std::fs::File;
 use std::io::Write;
@@ -37,6 +38,16 @@ pub trait Exporter {
 
     /// Whether the format can hold several runs (the HTML overlays them).
     fn takes_several(&self) -> bool {
+        false
+    }
+
+    /// The output's bytes for a scan's or a search's curve.
+    fn render_curve(&self, _curve: &Curve) -> Result<Vec<u8>, String> {
+        Err("this format holds runs, not curves".into())
+    }
+
+    /// Whether the format can hold a curve.
+    fn takes_curve(&self) -> bool {
         false
     }
 }
@@ -97,6 +108,34 @@ impl ExportManager {
     /// than a result lost after the run. `several`: the outputs will be
     /// given several runs.
     pub fn create(files: &[(Format, &Path)], several: bool) -> Result<Self, Failure> {
+        Self::create_checked(files, |format, exporter| {
+            if several && !exporter.takes_several() {
+                return Err(format!(
+                    "{} holds one run: give one result, or --merge them",
+                    format.flag()
+                ));
+            }
+            Ok(())
+        })
+    }
+
+    /// The outputs of a scan or a search, which hold one curve.
+    pub fn create_curve(files: &[(Format, &Path)]) -> Result<Self, Failure> {
+        Self::create_checked(files, |format, exporter| {
+            if !exporter.takes_curve() {
+                return Err(format!(
+                    "{} holds one run's histograms, not a curve; --json keeps every run",
+                    format.flag()
+                ));
+            }
+            Ok(())
+        })
+    }
+
+    fn create_checked(
+        files: &[(Format, &Path)],
+        check: impl Fn(Format, &dyn Exporter) -> Result<(), String>,
+    ) -> Result<Self, Failure> {
         let to_stdout = files.iter().filter(|(_, p)| *p == Path::new("-")).count();
         if to_stdout > 1 {
             return Err(Failure::usage("only one output can go to stdout ('-')"));
@@ -113,12 +152,7 @@ impl ExportManager {
         }];
         for &(format, path) in files {
             let exporter = format.exporter();
-            if several && !exporter.takes_several() {
-                return Err(Failure::usage(format!(
-                    "{} holds one run: give one result, or --merge them",
-                    format.flag()
-                )));
-            }
+            check(format, exporter.as_ref()).map_err(Failure::usage)?;
             let dest = if path == Path::new("-") {
                 Dest::Stdout
             } else {
@@ -145,10 +179,22 @@ impl ExportManager {
     /// Renders and writes every output. One that fails does not stop the
     /// others; the failures come back together (exit 1).
     pub fn write(&mut self, runs: &[RunResult]) -> Result<(), Failure> {
+        self.write_each(|e| e.render(runs))
+    }
+
+    /// Renders and writes a scan's or a search's curve to every output.
+    pub fn write_curve(&mut self, curve: &Curve) -> Result<(), Failure> {
+        self.write_each(|e| e.render_curve(curve))
+    }
+
+    fn write_each(
+        &mut self,
+        render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, String>,
+    ) -> Result<(), Failure> {
         let failed: Vec<String> = self
             .targets
             .iter_mut()
-            .filter_map(|t| write_one(t, runs).err())
+            .filter_map(|t| write_one(t, &render).err())
             .collect();
         if failed.is_empty() {
             Ok(())
@@ -158,11 +204,11 @@ impl ExportManager {
     }
 }
 
-fn write_one(t: &mut Target, runs: &[RunResult]) -> Result<(), String> {
-    let bytes = t
-        .exporter
-        .render(runs)
-        .map_err(|e| format!("{}: {e}", t.format.flag()))?;
+fn write_one(
+    t: &mut Target,
+    render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, String>,
+) -> Result<(), String> {
+    let bytes = render(t.exporter.as_ref()).map_err(|e| format!("{}: {e}", t.format.flag()))?;
     let (what, res) = match &mut t.dest {
         Dest::Stdout => (
             "stdout".to_string(),

@@ -27,6 +27,14 @@ impl Exporter for TextExporter {
     fn takes_several(&self) -> bool {
         true
     }
+
+    fn render_curve(&self, curve: &crate::result::Curve) -> Result<Vec<u8>, String> {
+        Ok(super::text_curve::render(curve).into_bytes())
+    }
+
+    fn takes_curve(&self) -> bool {
+        true
+    }
 }
 
 fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {

@@ -4,6 +4,7 @@
 //! a comparison or a merge can be made again from it.
 
 mod connections;
+pub mod curve;
 mod load;
 mod merge;
 mod replication;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub use connections::{Connections, SizeSummary};
+pub use curve::{Curve, CurveKind, CurvePoint, Slo, Verdict};
 pub use merge::{merge, start_spread_s};
 pub use replication::{ReplicationLag, ReplicationSummary};
 pub use server_stats::{ServerInterval, ServerStatsRow};
@@ -324,6 +326,14 @@ fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {
 /// The value at `percent` (0..=100) of a histogram of ns, in µs.
 pub fn percentile_us(h: &Histogram<u64>, percent: f64) -> f64 {
     quantile_us(h, percent / 100.0)
+}
+
+impl RunResult {
+    /// The latency an SLO reads, and whose it is: every request's
+    /// (`load`).
+    pub fn slo_latency(&self) -> (&'static str, &Hdr) {
+        ("load", &self.total.latency_hdr)
+    }
 }
 
 /// A percentile's column name: `p50`, `p99.9`, `p99.99`.

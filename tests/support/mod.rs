@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -607,4 +607,55 @@ impl Drop for Redis {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Chromium, or a failure saying how to get it: the HTML test must not
+/// pass without it.
+pub fn chromium() -> PathBuf {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|b| {
+            let ok = Command::new(b)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            ok.then(|| PathBuf::from(b))
+        })
+        .expect("the HTML test needs Chromium: apt-get install chromium (see .ci/run)")
+}
+
+/// Headless Chromium with `args`, killed if it takes over a minute.
+pub fn in_chromium(args: &[String]) -> std::process::Output {
+    let child = Command::new(chromium())
+        .args(["--headless", "--no-sandbox", "--disable-gpu"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_bounded(child, std::time::Duration::from_secs(60))
+}
+
+/// Renders `page` in headless Chromium with a probe script added, and
+/// returns, per chart, its data lines (polylines of 3+ points that laid
+/// out with a width) and their colours.
+pub fn drawn_charts(page: &Path) -> Vec<(usize, Vec<String>)> {
+    let probe = r#"<script>
+const charts = [...document.querySelectorAll('figure.chart svg')].map(svg => {
+  const lines = [...svg.querySelectorAll('polyline')]
+    .filter(l => l.points.numberOfItems >= 3 && l.getBBox().width > 0);
+  return [lines.length, [...new Set(lines.map(l => l.getAttribute('stroke')))]];
+});
+document.body.setAttribute('data-drawn', JSON.stringify(charts));
+</script></body>"#;
+    let html = std::fs::read_to_string(page).unwrap();
+    let probed = page.with_extension("probe.html");
+    std::fs::write(&probed, html.replace("</body>", probe)).unwrap();
+    let out = in_chromium(&["--dump-dom".into(), format!("file://{}", probed.display())]);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let at = dom.find("data-drawn=\"").expect("Chromium ran the probe") + 12;
+    let json = dom[at..].split('"').next().unwrap().replace("&quot;", "\"");
+    serde_json::from_str(&json).unwrap()
 }

@@ -82,6 +82,60 @@ pub fn over_time(title: &str, y_desc: &str, series: &[Series]) -> Result<String,
     Ok(svg)
 }
 
+/// Latency (µs, log axis) against achieved throughput (ops/s): the
+/// latency–throughput curve, each point marked; `bound` draws an SLO.
+pub fn curve(title: &str, series: &[Series], bound: Option<f64>) -> Result<String, String> {
+    let (lo, hi) = y_range(series, true);
+    let (lo, hi) = match bound {
+        Some(b) => (lo.min(b / 1.5), hi.max(b * 1.5)),
+        None => (lo, hi),
+    };
+    let x_end = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(1.0, f64::max)
+        * 1.05;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..x_end, (lo..hi).log_scale())
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("achieved throughput, ops/s")
+            .y_desc("latency, µs")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .draw()
+            .map_err(err)?;
+        if let Some(b) = bound {
+            chart
+                .draw_series(LineSeries::new(
+                    [(0.0, b), (x_end, b)],
+                    BLACK.mix(0.6).stroke_width(1),
+                ))
+                .map_err(err)?
+                .label(format!("SLO {b} µs"))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.mix(0.6)));
+        }
+        for s in series {
+            let color = s.color;
+            chart
+                .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .map_err(err)?;
+        }
+        draw(&mut chart, series)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
 fn draw<'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
     series: &[Series],

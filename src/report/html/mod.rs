@@ -4,6 +4,7 @@
 //! one set of charts, a colour per run.
 
 mod charts;
+mod curve;
 mod servers;
 
 use super::Exporter;
@@ -44,6 +45,14 @@ impl Exporter for HtmlExporter {
     }
 
     fn takes_several(&self) -> bool {
+        true
+    }
+
+    fn render_curve(&self, curve: &crate::result::Curve) -> Result<Vec<u8>, String> {
+        curve::page(curve)
+    }
+
+    fn takes_curve(&self) -> bool {
         true
     }
 }

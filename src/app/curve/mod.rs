@@ -1,0 +1,297 @@
+//! `mcbench search` and `mcbench scan`: one workload run open loop at a
+//! series of rates, each run after its own warm-up, the series kept as one
+//! `Curve` (every point and every run) and written once at the end, or
+//! when a signal or a failure cuts it short.
+//!
+//! The keys are loaded once, by the first run; the later runs find them on
+//! the server. With no `--server`, one memcached is started for the whole
+//! series.
+
+mod search;
+
+use super::{install_signal_flag, measure};
+use crate::cli::{RunArgs, ScanArgs, SearchArgs};
+use crate::embedded::EmbeddedMemcached;
+use crate::error::{exit, Failure};
+use crate::report::{text_curve, ExportManager};
+use crate::result::{Curve, CurveKind, CurvePoint, Slo, Verdict, DEFAULT_PERCENTILES};
+use crate::spec::{LoadMode, RunSpec};
+use search::{Next, Search};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A probe's length and warm-up when the flags give none (mutilate's 5 s).
+const PROBE_LENGTH: Duration = Duration::from_secs(5);
+const PROBE_WARMUP: Duration = Duration::from_secs(1);
+
+/// The first rate a search probes without `--min-rate` or `--rate`.
+const DEFAULT_MIN_RATE: f64 = 1000.0;
+
+pub fn search(args: &SearchArgs) -> i32 {
+    finish(search_inner(args))
+}
+
+pub fn scan(args: &ScanArgs) -> i32 {
+    finish(scan_inner(args))
+}
+
+fn finish(code: Result<i32, Failure>) -> i32 {
+    code.unwrap_or_else(|f| {
+        eprintln!("mcbench: error: {f}");
+        f.exit_code()
+    })
+}
+
+fn search_inner(args: &SearchArgs) -> Result<i32, Failure> {
+    let slo =
+        match (args.slo, &args.run.profile) {
+            (Some(slo), _) => slo,
+            (None, Some(name)) => crate::config::profiles::slo(name).map_err(Failure::usage)?,
+            (None, None) => return Err(Failure::usage(
+                "search needs a bound: --slo PERCENTILE:BOUND (p99:1ms), or an mcperf --profile",
+            )),
+        };
+    let min = args.min_rate.or(args.run.rate).unwrap_or(DEFAULT_MIN_RATE);
+    if min <= 0.0 || args.max_rate.is_some_and(|max| max < min) {
+        return Err(Failure::usage(format!(
+            "--min-rate must be above 0 and at most --max-rate; got {min} and {:?}",
+            args.max_rate
+        )));
+    }
+    let curve = Curve::new(CurveKind::Search, Some(slo), Some(args.precision));
+    let mut series = Series::prepare(&args.run, min, curve)?;
+    let mut search = Search::new(min, args.max_rate, args.precision);
+    loop {
+        let next = search.next();
+        let Next::Probe { rate, repeat } = next else {
+            if let Next::Found(rate) | Next::Ceiling(rate) = next {
+                series.curve.answer = Some(rate);
+            }
+            return Ok(series.end(search_outcome(next, slo)));
+        };
+        if series.curve.points.len() >= args.max_probes {
+            let outcome = format!(
+                "no answer after {} probes (--max-probes); the best rate so far: {}",
+                args.max_probes,
+                rate_text(search.best())
+            );
+            return Ok(series.end((outcome, exit::FAILED)));
+        }
+        // A probe the client could not keep up with is run once more: a
+        // late client is often a passing hiccup of a shared machine.
+        let mut verdict = None;
+        for attempt in 0..2 {
+            let Some(point) = series.probe(rate, repeat || attempt > 0)? else {
+                return Ok(series.end_stopped());
+            };
+            verdict = point.verdict;
+            if verdict != Some(Verdict::ClientBound) {
+                break;
+            }
+        }
+        match verdict {
+            Some(Verdict::ClientBound) => {
+                let outcome = format!(
+                    "the client, not the server, limits this run at {rate:.0} ops/s (twice); \
+                     add threads or agents. The best rate before it: {}",
+                    rate_text(search.best())
+                );
+                return Ok(series.end((outcome, exit::FAILED)));
+            }
+            verdict => search.record(rate, verdict == Some(Verdict::Pass), repeat),
+        }
+    }
+}
+
+/// The search's last word and its exit code.
+fn search_outcome(next: Next, slo: Slo) -> (String, i32) {
+    match next {
+        Next::Found(rate) => (
+            format!("the highest rate meeting {slo}: {rate:.0} ops/s (it passed twice)"),
+            exit::OK,
+        ),
+        Next::Ceiling(rate) => (
+            format!(
+                "every rate up to --max-rate met {slo}: the answer is at least {rate:.0} ops/s"
+            ),
+            exit::OK,
+        ),
+        Next::Unmet(rate) => (
+            format!(
+                "{slo} is not met even at the lowest rate, {rate:.0} ops/s: \
+                 lower --min-rate, or look at the server"
+            ),
+            exit::FAILED,
+        ),
+        Next::Probe { .. } => unreachable!("a probe is not an end"),
+    }
+}
+
+fn rate_text(rate: Option<f64>) -> String {
+    rate.map_or("none".into(), |r| format!("{r:.0} ops/s"))
+}
+
+fn scan_inner(args: &ScanArgs) -> Result<i32, Failure> {
+    if let Some(rate) = args.run.rate {
+        eprintln!("mcbench: note: --rates sets each run's rate; --rate {rate} is not used");
+    }
+    let rates = &args.rates.0;
+    let curve = Curve::new(CurveKind::Scan, args.slo, None);
+    let mut series = Series::prepare(&args.run, rates[0], curve)?;
+    for &rate in rates {
+        if series.probe(rate, false)?.is_none() {
+            return Ok(series.end_stopped());
+        }
+    }
+    let bound = series
+        .curve
+        .points
+        .iter()
+        .filter(|p| p.client_bound)
+        .count();
+    let outcome = match bound {
+        0 => format!("{} rates run", rates.len()),
+        n => format!(
+            "{} rates run; {n} of them client-bound (their points measure mcbench, not \
+             the server: add threads or agents)",
+            rates.len()
+        ),
+    };
+    Ok(series.end((outcome, exit::OK)))
+}
+
+/// The runs of one scan or search, and where their curve goes.
+struct Series {
+    base: RunSpec,
+    percentiles: Vec<f64>,
+    embedded: Option<EmbeddedMemcached>,
+    stop: Arc<AtomicUsize>,
+    outputs: ExportManager,
+    curve: Curve,
+}
+
+impl Series {
+    /// Checks the flags (open loop at `first_rate`) and creates the outputs,
+    /// before any traffic.
+    fn prepare(run: &RunArgs, first_rate: f64, curve: Curve) -> Result<Self, Failure> {
+        refuse(run).map_err(Failure::usage)?;
+        let mut args = run.clone();
+        args.rate = Some(first_rate);
+        if args.duration.is_none() && args.ops.is_none() {
+            args.duration = Some(PROBE_LENGTH);
+        }
+        args.warmup.get_or_insert(PROBE_WARMUP);
+        let mut base = args.to_spec().map_err(Failure::usage)?;
+        let files = run.outputs.files();
+        let outputs = ExportManager::create_curve(&files)?;
+        let stop = install_signal_flag()?;
+        let embedded = if base.servers.is_empty() {
+            let e = EmbeddedMemcached::start(&super::embedded_size(&base))?;
+            base.servers = vec![e.addr.to_string()];
+            Some(e)
+        } else {
+            None
+        };
+        eprintln!("{}", text_curve::header(&curve));
+        Ok(Series {
+            base,
+            percentiles: run
+                .outputs
+                .percentiles
+                .as_ref()
+                .map_or(DEFAULT_PERCENTILES.to_vec(), |p| p.0.clone()),
+            embedded,
+            stop,
+            outputs,
+            curve,
+        })
+    }
+
+    /// One run at `rate`, added to the curve and printed; `None` when a
+    /// signal cut it short.
+    fn probe(&mut self, rate: f64, repeat: bool) -> Result<Option<&CurvePoint>, Failure> {
+        let mut spec = self.base.clone();
+        spec.rate = Some(rate);
+        if !self.curve.runs.is_empty() && spec.load == LoadMode::Load {
+            spec.load = LoadMode::NoLoad;
+        }
+        let mut result = match measure(&spec, self.percentiles.clone(), &self.stop, None) {
+            Ok(r) => r,
+            Err(f) => {
+                let outcome = format!("stopped at {rate:.0} ops/s: {f}");
+                self.write(&outcome);
+                return Err(Failure::run(outcome));
+            }
+        };
+        result.embedded_server = self.embedded.as_ref().map(|e| e.version.clone());
+        if result.stopped_by.is_some() {
+            self.curve
+                .push(rate, result, repeat)
+                .map_err(Failure::run)?;
+            return Ok(None);
+        }
+        self.curve
+            .push(rate, result, repeat)
+            .map_err(Failure::run)?;
+        let n = self.curve.points.len();
+        let point = &self.curve.points[n - 1];
+        eprintln!("{}", text_curve::line(&self.curve, n, point));
+        Ok(Some(point))
+    }
+
+    /// Writes the curve with its outcome; the exit code, 1 if a write failed.
+    fn end(mut self, (outcome, code): (String, i32)) -> i32 {
+        if code != exit::OK {
+            eprintln!("mcbench: error: {outcome}");
+        }
+        if self.write(&outcome) {
+            code
+        } else {
+            exit::FAILED
+        }
+    }
+
+    /// After a signal: what was run is written, then 130 or 143.
+    fn end_stopped(mut self) -> i32 {
+        let sig = self.stop.load(Ordering::Relaxed);
+        let (name, code) = if sig == libc::SIGTERM as usize {
+            ("SIGTERM", exit::SIGTERM)
+        } else {
+            ("SIGINT", exit::SIGINT)
+        };
+        let outcome = format!("stopped by {name} after {} runs", self.curve.runs.len());
+        self.write(&outcome);
+        code
+    }
+
+    fn write(&mut self, outcome: &str) -> bool {
+        self.curve.outcome = outcome.to_string();
+        match self.outputs.write_curve(&self.curve) {
+            Ok(()) => true,
+            Err(f) => {
+                eprintln!("mcbench: error: {f}");
+                false
+            }
+        }
+    }
+}
+
+/// `run` flags a series cannot take.
+fn refuse(run: &RunArgs) -> Result<(), String> {
+    let refused = [
+        (
+            run.each,
+            "--each (run the series against one server at a time instead)",
+        ),
+        (
+            run.save.is_some(),
+            "--save (the series writes its runs with --json)",
+        ),
+        (run.load_only, "--load-only (nothing would be measured)"),
+    ];
+    match refused.iter().find(|(given, _)| *given) {
+        Some((_, what)) => Err(format!("search and scan do not take {what}")),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,102 @@
+//! A scan's or a search's page: the points' table and the latency–
+//! throughput curve (p50, p99, p99.9 and the SLO's percentile against the
+//! achieved rate), then the first run's configuration.
+
+use super::{charts, config_table, esc, HEAD};
+use crate::result::{percentile_label, Curve, CurveKind};
+use charts::{Series, PALETTE};
+use std::fmt::Write;
+
+pub fn page(curve: &Curve) -> Result<Vec<u8>, String> {
+    let mut page = HEAD.replace(
+        "<h1>mcbench report</h1>",
+        match curve.kind {
+            CurveKind::Scan => "<h1>mcbench scan</h1>",
+            CurveKind::Search => "<h1>mcbench search</h1>",
+        },
+    );
+    let _ = writeln!(page, "<p><b>{}</b></p>", esc(&curve.outcome));
+    points_table(&mut page, curve);
+    let svg = charts::curve(
+        "Latency against throughput",
+        &series(curve),
+        curve.slo.map(|s| s.bound_us),
+    )?;
+    let _ = writeln!(page, "<figure class=\"chart\">{svg}</figure>");
+    if !curve.runs.is_empty() {
+        config_table(&mut page, &curve.runs[..1]);
+    }
+    page.push_str("</body>\n</html>\n");
+    Ok(page.into_bytes())
+}
+
+fn points_table(page: &mut String, curve: &Curve) {
+    page.push_str(
+        "<h2>Points</h2>\n<table>\n<tr><th>#</th><th>offered ops/s</th>\
+         <th>achieved ops/s</th><th>latency of</th><th>p50 µs</th><th>p99 µs</th><th>p99.9 µs</th>",
+    );
+    if let Some(p) = curve.extra_percentile() {
+        let _ = write!(page, "<th>{} µs</th>", percentile_label(p));
+    }
+    page.push_str("<th>errors</th><th>verdict</th></tr>\n");
+    for (i, p) in curve.points.iter().enumerate() {
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td>",
+            i + 1,
+            p.offered_rate,
+            p.achieved_rate,
+            esc(&p.group),
+            p.p50_us,
+            p.p99_us,
+            p.p999_us
+        );
+        if curve.extra_percentile().is_some() {
+            let _ = write!(page, "<td>{:.1}</td>", p.slo_us.unwrap_or(f64::NAN));
+        }
+        let verdict = p.verdict.map_or("-".to_string(), |v| v.to_string());
+        let why = p.why.as_deref().map_or(String::new(), |w| format!(": {w}"));
+        let repeat = if p.repeat { " (repeat)" } else { "" };
+        let _ = writeln!(
+            page,
+            "<td>{}</td><td>{}{repeat}{}</td></tr>",
+            p.errors,
+            verdict,
+            esc(&why)
+        );
+    }
+    page.push_str("</table>\n");
+}
+
+/// p50, p99, p99.9 (and the SLO's percentile when it is another) against
+/// the achieved rate, in the order of the offered rates: past saturation
+/// the line turns back, as the achieved rate falls while latency grows.
+fn series(curve: &Curve) -> Vec<Series> {
+    let mut points: Vec<_> = curve.points.iter().collect();
+    points.sort_by(|a, b| a.offered_rate.total_cmp(&b.offered_rate));
+    let mut out: Vec<Series> = [("p50", 0), ("p99", 1), ("p99.9", 2)]
+        .into_iter()
+        .map(|(name, i)| Series {
+            label: name.to_string(),
+            color: PALETTE[i],
+            points: points
+                .iter()
+                .map(|p| {
+                    let y = [p.p50_us, p.p99_us, p.p999_us][i];
+                    (p.achieved_rate, y.max(1e-3))
+                })
+                .collect(),
+        })
+        .collect();
+    if let Some(percentile) = curve.extra_percentile() {
+        out.push(Series {
+            label: percentile_label(percentile),
+            color: PALETTE[3],
+            points: points
+                .iter()
+                .filter_map(|p| p.slo_us.map(|y| (p.achieved_rate, y.max(1e-3))))
+                .collect(),
+        });
+    }
+    out
+}

@@ -1,0 +1,271 @@
+//! `mcbench scan` and `mcbench search` results: a series of open-loop runs,
+//! one per offered rate, each reduced to a point of the latency–throughput
+//! curve. The runs are kept whole beside the points, histograms included,
+//! so that any point can be looked into again.
+
+use super::{percentile_label, percentile_us, RunResult};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+pub const CURVE_SCHEMA: &str = "mcbench.curve/1";
+
+/// A run whose achieved rate falls below this share of the offered rate
+/// did not carry its load: it fails a bound whatever its latency.
+pub const CARRIED_SHARE: f64 = 0.9;
+
+/// A latency objective: the `percentile` of latency (from the intended
+/// send) at most `bound_us`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    pub percentile: f64,
+    pub bound_us: f64,
+}
+
+impl std::str::FromStr for Slo {
+    type Err = String;
+
+    /// `p99:1ms`, `99.9:500us`, or mutilate's `99:1000` (a bare bound is µs).
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad =
+            || format!("'{text}' is not an SLO: give PERCENTILE:BOUND, like p99:1ms or 99.9:500us");
+        let (p, bound) = text.split_once(':').ok_or_else(bad)?;
+        let percentile: f64 = p
+            .trim()
+            .trim_start_matches('p')
+            .parse()
+            .map_err(|_| bad())?;
+        if !(percentile > 0.0 && percentile < 100.0) {
+            return Err(format!(
+                "the SLO's percentile must be above 0 and below 100, got {percentile}"
+            ));
+        }
+        let bound = bound.trim();
+        let bound_us = match bound.parse::<f64>() {
+            Ok(us) => us,
+            Err(_) => {
+                crate::spec::units::parse_duration(bound)
+                    .map_err(|_| bad())?
+                    .as_secs_f64()
+                    * 1e6
+            }
+        };
+        if !(bound_us.is_finite() && bound_us > 0.0) {
+            return Err(format!("the SLO's bound must be above 0, got '{bound}'"));
+        }
+        Ok(Slo {
+            percentile,
+            bound_us,
+        })
+    }
+}
+
+impl fmt::Display for Slo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ≤ {} µs",
+            percentile_label(self.percentile),
+            self.bound_us
+        )
+    }
+}
+
+/// A point's standing against the SLO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    /// mcbench, not the server, limited the run: never an answer.
+    ClientBound,
+}
+
+impl Verdict {
+    /// The name JSON and CSV give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::ClientBound => "client_bound",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::ClientBound => "client-bound",
+        })
+    }
+}
+
+/// One run of the series.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CurvePoint {
+    /// The open-loop rate asked for, ops/s.
+    pub offered_rate: f64,
+    /// Answers per second over the measured time.
+    pub achieved_rate: f64,
+    /// Answers without an error reply, per second.
+    pub ok_rate: f64,
+    /// Latency from the intended send, µs, of the requests whose latency
+    /// the point reads (`group`).
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    /// The SLO's percentile, µs (when there is an SLO).
+    pub slo_us: Option<f64>,
+    /// Whose latency: `load` (every request) or `measure` (the
+    /// measurement connections, `--measure-connections`).
+    pub group: String,
+    pub errors: u64,
+    pub client_bound: bool,
+    /// Against the SLO; none without one, or when a signal cut the run.
+    pub verdict: Option<Verdict>,
+    /// Why a point failed or was client-bound.
+    pub why: Option<String>,
+    /// A repeat of an earlier point's rate (search's check for noise).
+    pub repeat: bool,
+}
+
+impl CurvePoint {
+    /// `run`, made at `offered_rate`, as a point; judged when there is an SLO.
+    pub fn of(
+        offered_rate: f64,
+        run: &RunResult,
+        slo: Option<Slo>,
+        repeat: bool,
+    ) -> Result<Self, String> {
+        let (group, latency) = run.slo_latency();
+        let h = latency.decode()?;
+        let mut point = CurvePoint {
+            offered_rate,
+            achieved_rate: run.total.rate,
+            ok_rate: run.total.ok_rate,
+            p50_us: percentile_us(&h, 50.0),
+            p99_us: percentile_us(&h, 99.0),
+            p999_us: percentile_us(&h, 99.9),
+            slo_us: slo.map(|s| percentile_us(&h, s.percentile)),
+            group: group.to_string(),
+            errors: run.total.errors,
+            client_bound: run.client.client_bound,
+            verdict: None,
+            why: None,
+            repeat,
+        };
+        if let Some(slo) = slo.filter(|_| run.stopped_by.is_none()) {
+            let (verdict, why) = point.judge(run, slo);
+            point.verdict = Some(verdict);
+            point.why = why;
+        }
+        Ok(point)
+    }
+
+    fn judge(&self, run: &RunResult, slo: Slo) -> (Verdict, Option<String>) {
+        if self.client_bound {
+            let why = run.warnings.iter().find(|w| w.client_bound());
+            return (Verdict::ClientBound, why.map(ToString::to_string));
+        }
+        let fail = |why: String| (Verdict::Fail, Some(why));
+        if let Some(failure) = &run.failure {
+            return fail(failure.clone());
+        }
+        if self.errors > 0 {
+            return fail(format!("{} requests failed", self.errors));
+        }
+        if self.achieved_rate < CARRIED_SHARE * self.offered_rate {
+            return fail(format!(
+                "achieved {:.0} of {:.0} ops/s offered",
+                self.achieved_rate, self.offered_rate
+            ));
+        }
+        let at = self.slo_us.unwrap_or(f64::INFINITY);
+        if at > slo.bound_us {
+            return fail(format!(
+                "{} {at:.1} µs > {} µs",
+                percentile_label(slo.percentile),
+                slo.bound_us
+            ));
+        }
+        (Verdict::Pass, None)
+    }
+}
+
+/// Which series made the curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CurveKind {
+    /// `mcbench scan`: the rates given, in order.
+    Scan,
+    /// `mcbench search`: the rates the search chose, in the order probed.
+    Search,
+}
+
+/// A scan's or a search's result: `mcbench.curve/1`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Curve {
+    pub schema: String,
+    pub kind: CurveKind,
+    pub slo: Option<Slo>,
+    /// search: the bracket is narrowed until (high − low) / low is at most
+    /// this.
+    pub precision: Option<f64>,
+    pub points: Vec<CurvePoint>,
+    /// search: the highest offered rate that met the SLO, twice.
+    pub answer: Option<f64>,
+    /// How the series ended, in words.
+    pub outcome: String,
+    /// The runs behind the points, in the same order.
+    pub runs: Vec<RunResult>,
+}
+
+impl Curve {
+    pub fn new(kind: CurveKind, slo: Option<Slo>, precision: Option<f64>) -> Self {
+        Curve {
+            schema: CURVE_SCHEMA.into(),
+            kind,
+            slo,
+            precision,
+            points: Vec::new(),
+            answer: None,
+            outcome: String::new(),
+            runs: Vec::new(),
+        }
+    }
+
+    /// The SLO's percentile when the points' p50, p99 and p99.9 do not
+    /// already show it: a column of its own in the tables.
+    pub fn extra_percentile(&self) -> Option<f64> {
+        self.slo
+            .map(|s| s.percentile)
+            .filter(|p| ![50.0, 99.0, 99.9].contains(p))
+    }
+
+    /// Adds `run` as the next point.
+    pub fn push(&mut self, offered_rate: f64, run: RunResult, repeat: bool) -> Result<(), String> {
+        let point = CurvePoint::of(offered_rate, &run, self.slo, repeat)?;
+        self.points.push(point);
+        self.runs.push(run);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slos_parse_as_mutilate_and_as_mcbench_write_them() {
+        let s: Slo = "p99:1ms".parse().unwrap();
+        assert_eq!((s.percentile, s.bound_us), (99.0, 1000.0));
+        let s: Slo = "95:1000".parse().unwrap();
+        assert_eq!((s.percentile, s.bound_us), (95.0, 1000.0));
+        let s: Slo = "99.9:500us".parse().unwrap();
+        assert_eq!((s.percentile, s.bound_us), (99.9, 500.0));
+        for bad in ["p99", "p100:1ms", "p99:0", "x:1ms", "p99:fast"] {
+            assert!(bad.parse::<Slo>().is_err(), "{bad}");
+        }
+    }
+}

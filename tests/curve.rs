@@ -1,0 +1,329 @@
+//! `mcbench search` and `mcbench scan` against a memcached whose rate the
+//! test caps: one server thread pinned to CPU 0, mcbench's worker pinned to
+//! CPU 1, and multigets of 100 missing keys, which cost the server far
+//! more than the client.
+
+mod support;
+
+use serde_json::Value;
+use std::process::Command;
+use std::time::Duration;
+use support::*;
+
+/// A memcached with one worker thread, every thread of it on CPU 0.
+fn capped_memcached() -> Memcached {
+    let m = Memcached::start(&["-t", "1"]);
+    let pinned = Command::new("taskset")
+        .args(["-a", "-p", "-c", "0", &m.pid().to_string()])
+        .output()
+        .expect("taskset (util-linux) runs");
+    assert!(pinned.status.success(), "taskset: {:?}", pinned);
+    m
+}
+
+/// The workload: open loop from CPU 1, busy-polling (no wake-up latency
+/// in what is measured), 32 connections, 100-key multigets that all miss.
+const SATURATING: &[&str] = &[
+    "--affinity",
+    "1",
+    "--busy-poll",
+    "-c",
+    "32",
+    "--mix",
+    "get=100",
+    "--multiget",
+    "100",
+    "--no-load",
+    "-t",
+    "700ms",
+    "-w",
+    "300ms",
+];
+
+fn with(addr: &str, head: &[&str], tail: &[&str]) -> Vec<String> {
+    head.iter()
+        .chain(["-s", addr].iter())
+        .chain(SATURATING)
+        .chain(tail)
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn run(args: &[String], limit: Duration) -> std::process::Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    wait_bounded(spawn_mcbench(&args, &[]), limit)
+}
+
+fn points(curve: &Value) -> &Vec<Value> {
+    curve["points"].as_array().unwrap()
+}
+
+#[test]
+fn the_search_finds_the_knee_the_scan_draws() {
+    let _machine = quiet_machine();
+    let m = capped_memcached();
+    let dir = tempfile::tempdir().unwrap();
+    let (scan_json, html, csv) = (
+        path_in(dir.path(), "scan.json"),
+        path_in(dir.path(), "scan.html"),
+        path_in(dir.path(), "scan.csv"),
+    );
+    let out = run(
+        &with(
+            &m.addr(),
+            &["scan", "--rates", "20k:90k:10k", "--slo", "p50:5ms"],
+            &["--json", &scan_json, "--html", &html, "--csv", &csv],
+        ),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let scan = read_json(dir.path().join("scan.json").as_path());
+    assert_eq!(scan["schema"], "mcbench.curve/1");
+    let pts = points(&scan);
+    assert_eq!(pts.len(), 8);
+    assert_eq!(scan["runs"].as_array().unwrap().len(), 8);
+    for (i, p) in pts.iter().enumerate() {
+        assert_eq!(f(p, "offered_rate"), 20_000.0 + 10_000.0 * i as f64);
+        // Each point is its run, read from the run's own histogram.
+        let run = &scan["runs"][i];
+        assert_eq!(f(p, "p50_us"), f(run, "total.latency_us.p50"));
+        assert_eq!(f(p, "achieved_rate"), f(run, "total.rate"));
+    }
+    // A point the client was late on (the shared machine's hiccups) is
+    // neither pass nor fail; the knee is the first failure, and a point
+    // below it must have passed for the test to mean anything.
+    let verdicts: Vec<&str> = pts.iter().map(|p| p["verdict"].as_str().unwrap()).collect();
+    let knee = verdicts
+        .iter()
+        .position(|v| *v == "fail")
+        .unwrap_or_else(|| panic!("the server never saturated: {verdicts:?}"));
+    let last_pass = verdicts[..knee]
+        .iter()
+        .rposition(|v| *v == "pass")
+        .unwrap_or_else(|| panic!("no rate below the knee passed: {}", stderr(&out)));
+    let (last_pass, first_fail) = (
+        f(&pts[last_pass], "offered_rate"),
+        f(&pts[knee], "offered_rate"),
+    );
+
+    let search_json = path_in(dir.path(), "search.json");
+    let out = run(
+        &with(
+            &m.addr(),
+            &["search", "--slo", "p50:5ms", "--min-rate", "20k"],
+            &["--json", &search_json],
+        ),
+        Duration::from_secs(240),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let search = read_json(dir.path().join("search.json").as_path());
+    let answer = f(&search, "answer");
+    // The server's capacity on a shared machine moves by tens of percent
+    // between runs; the answer must still sit at the scan's knee.
+    assert!(
+        answer >= 0.6 * last_pass && answer <= 1.4 * first_fail,
+        "search {answer} against the scan's knee {last_pass}..{first_fail}\n{}",
+        stderr(&out)
+    );
+    // The answer passed twice, and the lowest rate that failed is within
+    // the precision above it.
+    let probes = points(&search);
+    let at_answer: Vec<&Value> = probes
+        .iter()
+        .filter(|p| f(p, "offered_rate") == answer)
+        .collect();
+    // (A probe the client was late on is run again, and is neither.)
+    let passes = at_answer.iter().filter(|p| p["verdict"] == "pass").count();
+    assert!(passes >= 2, "{at_answer:?}");
+    assert!(at_answer.iter().all(|p| p["verdict"] != "fail"));
+    assert!(at_answer.iter().any(|p| p["repeat"] == true));
+    let lowest_fail = probes
+        .iter()
+        .filter(|p| p["verdict"] == "fail")
+        .map(|p| f(p, "offered_rate"))
+        .fold(f64::INFINITY, f64::min);
+    assert!(lowest_fail > answer && (lowest_fail - answer) / answer <= 0.02 + 1e-9);
+    assert!(stdout(&out).contains("the highest rate meeting p50 ≤ 5000 µs"));
+
+    check_csv_against_json(&csv, &scan);
+    let charts = drawn_charts(dir.path().join("scan.html").as_path());
+    assert_eq!(charts.len(), 1, "one latency–throughput chart: {charts:?}");
+    assert_eq!(charts[0].0, 3, "p50, p99 and p99.9 drawn: {charts:?}");
+}
+
+/// Python's csv module reads the scan's CSV: the same points as the JSON.
+fn check_csv_against_json(csv: &str, scan: &Value) {
+    let script = r#"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print(json.dumps([[float(r["offered_rate"]), float(r["p99_us"]), r["verdict"]] for r in rows]))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, csv])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<(f64, f64, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), points(scan).len());
+    for (row, p) in rows.iter().zip(points(scan)) {
+        assert_eq!(row.0, f(p, "offered_rate"));
+        assert!((row.1 - f(p, "p99_us")).abs() < 1e-3);
+        assert_eq!(row.2, p["verdict"].as_str().unwrap());
+    }
+}
+
+#[test]
+fn a_bound_unmet_at_the_lowest_rate_fails_the_search() {
+    let _machine = quiet_machine();
+    let m = capped_memcached();
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "s.json");
+    let out = run(
+        &with(
+            &m.addr(),
+            &["search", "--slo", "p50:1us", "--min-rate", "20k"],
+            &["--json", &json],
+        ),
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not met even at the lowest rate, 20000 ops/s"),
+        "{}",
+        stderr(&out)
+    );
+    let search = read_json(dir.path().join("s.json").as_path());
+    assert!(search["answer"].is_null());
+    // One probe, at the lowest rate (run again first if the client was
+    // late on it).
+    let probes = points(&search);
+    let (last, before) = probes.split_last().unwrap();
+    assert!(before.iter().all(|p| p["verdict"] == "client_bound"));
+    assert!(before.len() <= 1);
+    assert_eq!(last["verdict"], "fail");
+    assert_eq!(f(last, "offered_rate"), 20_000.0);
+    assert!(f(last, "p50_us") > 1.0);
+}
+
+#[test]
+fn a_profile_lends_the_search_its_slo_or_says_it_has_none() {
+    let _machine = shared_machine();
+    let out = mcbench(&["search", "--profile", "mcperf-3", "-s", "127.0.0.1:1"]);
+    assert_usage_error(&out, "p99.9");
+    let out = mcbench(&["search", "-s", "127.0.0.1:1"]);
+    assert_usage_error(&out, "--slo");
+    let out = mcbench(&["search", "--slo", "p99:fast", "-s", "127.0.0.1:1"]);
+    assert_usage_error(&out, "not an SLO");
+
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "s.json");
+    // One probe allowed: the search stops there, but the point is
+    // written with the profile's SLO (memcache-perf's p99 10 ms).
+    let out = run(
+        &[
+            "search",
+            "--profile",
+            "mcperf-2",
+            "-c",
+            "2",
+            "-s",
+            &m.addr(),
+            "--max-probes",
+            "1",
+            "-t",
+            "200ms",
+            "-w",
+            "0s",
+            "--json",
+            &json,
+        ]
+        .map(String::from),
+        Duration::from_secs(60),
+    );
+    // Its end depends on the machine (no answer after one probe; or the
+    // bound missed, or the client late, at 1000/s): never a pass.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let search = read_json(dir.path().join("s.json").as_path());
+    assert_eq!(f(&search, "slo.percentile"), 99.0);
+    assert_eq!(f(&search, "slo.bound_us"), 10_000.0);
+    assert!((1..=2).contains(&points(&search).len()));
+    assert_eq!(search["runs"][0]["spec"]["value_size"], "fixed:1000");
+}
+
+#[test]
+fn outputs_and_flags_a_series_cannot_take_are_refused_before_any_traffic() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let log = path_in(dir.path(), "x.hlog");
+    for (args, needle) in [
+        (
+            vec!["scan", "--rates", "1k", "--hdr-log", &log],
+            "--hdr-log",
+        ),
+        (vec!["scan", "--rates", "1k", "--each"], "--each"),
+        (vec!["scan", "--rates", "0:1k:1k"], "above 0"),
+        (vec!["search", "--slo", "p99:1ms", "--save", &log], "--save"),
+        (
+            vec![
+                "search",
+                "--slo",
+                "p99:1ms",
+                "--min-rate",
+                "5k",
+                "--max-rate",
+                "1k",
+            ],
+            "--max-rate",
+        ),
+    ] {
+        let mut args = args;
+        args.extend(["-s", "127.0.0.1:1"]);
+        assert_usage_error(&mcbench(&args), needle);
+    }
+    assert!(!dir.path().join("x.hlog").exists());
+}
+
+#[test]
+fn a_signal_ends_the_scan_with_the_points_so_far_written() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "s.json");
+    let child = spawn_mcbench(
+        &[
+            "scan",
+            "-s",
+            &m.addr(),
+            "--rates",
+            "1k,2k,3k,4k",
+            "--slo",
+            "p99:1s",
+            "-t",
+            "1s",
+            "-w",
+            "0s",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = wait_bounded(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let scan = read_json(dir.path().join("s.json").as_path());
+    let n = points(&scan).len();
+    assert!((2..4).contains(&n), "{n} points");
+    assert!(scan["outcome"]
+        .as_str()
+        .unwrap()
+        .contains("stopped by SIGINT"));
+    // The run the signal cut is kept, without a verdict.
+    assert!(points(&scan)[n - 1]["verdict"].is_null());
+    assert!(!points(&scan)[0]["verdict"].is_null());
+}
