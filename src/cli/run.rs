@@ -293,6 +293,22 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_duration, value_name = "D")]
     pub rep_lag_poll: Option<Duration>,
 
+    /// Measurement connections per server beside the load (mutilate's
+    /// -C): their own open loop at --measure-rate, their latency reported
+    /// apart, free of the load's client-side queueing.
+    #[arg(long, alias = "measure_connections", value_name = "N")]
+    pub measure_connections: Option<usize>,
+
+    /// The measurement connections' rate, ops/s over all of them
+    /// (mutilate's -Q) [default: 1000]
+    #[arg(long, alias = "measure_qps", value_parser = parse_rate, value_name = "R")]
+    pub measure_rate: Option<f64>,
+
+    /// Requests in flight per measurement connection (mutilate's -D)
+    /// [default: 1]
+    #[arg(long, alias = "measure_depth", value_name = "D")]
+    pub measure_depth: Option<usize>,
+
     /// With --facebook: TCP connections beside each connection's UDP
     /// socket (memaslap's --conn_sock).
     #[arg(long, alias = "conn_sock", value_name = "N", default_value_t = 1)]
@@ -406,6 +422,7 @@ impl RunArgs {
             roundrobin: self.roundrobin,
             replication: self.replication()?,
             server_stats: self.server_stats,
+            measure: self.measure()?,
             threads: self.threads,
             connections: self.connections,
             depth: self.depth,
@@ -495,6 +512,24 @@ impl RunArgs {
             writers,
             lag_rate: self.rep_lag_rate.unwrap_or(DEFAULT_LAG_RATE),
             lag_poll: self.rep_lag_poll.unwrap_or(DEFAULT_LAG_POLL),
+        }))
+    }
+
+    /// `--measure-connections` and its rate and depth; these alone are
+    /// refused.
+    fn measure(&self) -> Result<Option<crate::spec::MeasureGroup>, String> {
+        let Some(connections) = self.measure_connections else {
+            if self.measure_rate.is_some() || self.measure_depth.is_some() {
+                return Err(
+                    "--measure-rate and --measure-depth need --measure-connections N".into(),
+                );
+            }
+            return Ok(None);
+        };
+        Ok(Some(crate::spec::MeasureGroup {
+            connections,
+            rate: self.measure_rate.unwrap_or(1000.0),
+            depth: self.measure_depth.unwrap_or(1),
         }))
     }
 

@@ -165,6 +165,9 @@ pub struct Outcome {
     pub replication_lag: Option<LagRecorder>,
     /// `--server-stats`: what each server said, in `addrs` order.
     pub server_logs: Option<Vec<crate::server_stats::ServerLog>>,
+    /// `--measure-connections`: what the measurement group recorded (the
+    /// load group's is `total`).
+    pub measure: Option<Recorder>,
 }
 
 /// Runs the whole benchmark against `addrs`. `observer` sees each interval
@@ -212,7 +215,13 @@ pub fn run(
     });
     let conns = connect::connect_all(addrs, spec).map_err(Failure::run)?;
     shared.open_now.store(conns.len(), Ordering::Relaxed);
-    let plans = plan_workers(spec, &shared.workload.keys, conns, nservers);
+    let mut plans = plan_workers(spec, &shared.workload.keys, conns, nservers);
+    if let Some(plan) = plan_measure(spec, addrs).map_err(Failure::run)? {
+        shared
+            .open_now
+            .fetch_add(plan.conns.len(), Ordering::Relaxed);
+        plans.push(plan);
+    }
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut handles = Vec::new();
     for plan in plans {
@@ -307,6 +316,7 @@ fn plan_workers(
             },
             load: Vec::new(),
             cpu: cpus.as_ref().map(|c| c[i % c.len()]),
+            depth: spec.depth,
         })
         .collect();
     let total_conns = conns.len();
@@ -327,6 +337,43 @@ fn plan_workers(
         plan_preload(&mut plans, keys, spec.places_keys(nservers), nservers);
     }
     plans
+}
+
+/// The measurement group's worker, numbered after the load's: its own
+/// connections (`--measure-connections` per server), rate and depth, and
+/// nothing to preload. Its lanes follow every lane of the load workers.
+fn plan_measure(
+    spec: &RunSpec,
+    addrs: &[crate::spec::Address],
+) -> Result<Option<WorkerPlan>, String> {
+    let Some(m) = spec.measure else {
+        return Ok(None);
+    };
+    let group = RunSpec {
+        connections: m.connections,
+        ..spec.clone()
+    };
+    let conns = connect::connect_all(addrs, &group)?;
+    let nservers = addrs.len();
+    let first_lane = spec.total_connections(nservers) + (spec.threads + 1) * nservers;
+    let cpu = spec.affinity.as_ref().map(|list| {
+        let cpus = if list.is_empty() {
+            os::allowed_cpus()
+        } else {
+            list.clone()
+        };
+        cpus[spec.threads % cpus.len()]
+    });
+    Ok(Some(WorkerPlan {
+        index: spec.threads,
+        lanes: (first_lane..first_lane + conns.len()).collect(),
+        conns,
+        rate: Some(m.rate),
+        quota: None,
+        load: Vec::new(),
+        cpu,
+        depth: m.depth,
+    }))
 }
 
 /// Shares the preload: keys placed on several servers are cut among the
@@ -385,7 +432,8 @@ fn collect(
     shared: &Shared,
 ) -> Result<Outcome, Failure> {
     let abort = &shared.abort;
-    let workers = spec.threads;
+    // The measurement group's worker, if any, comes after the load's.
+    let workers = spec.threads + usize::from(spec.measure.is_some());
     let mut reached = vec![false; workers];
     let mut ends: Vec<Option<PhaseEnd>> = vec![None; workers];
     let mut busy = vec![0.0; workers];
@@ -396,10 +444,13 @@ fn collect(
     // Whether every worker finished its preload (not stopped by a signal).
     let mut ran_preload = spec.load == LoadMode::Load && spec.window.is_none();
     let mut collector = Collector::new(
-        workers,
+        spec.threads,
         spec.interval.as_nanos() as u64,
         spec.replication.is_some(),
     );
+    let mut measure = spec
+        .measure
+        .map(|_| Collector::new(1, spec.interval.as_nanos() as u64, false));
     let mut go = Some(go);
     let mut cpu_start = CpuTimes::process();
     // Process CPU is counted from the end of the warm-up, like everything else.
@@ -424,8 +475,15 @@ fn collect(
                 if !snap.recorder.samples.is_empty() {
                     observer.samples(&snap.recorder.samples, start_ns);
                 }
-                if let Some(summary) = collector.add(&snap) {
-                    observer.interval(&summary);
+                match measure.as_mut() {
+                    Some(m) if snap.worker == spec.threads => {
+                        m.add(&snap);
+                    }
+                    _ => {
+                        if let Some(summary) = collector.add(&snap) {
+                            observer.interval(&summary);
+                        }
+                    }
                 }
                 // Emptied here, off the workers' threads, for reuse.
                 let mut recorder = snap.recorder;
@@ -500,6 +558,7 @@ fn collect(
         preload_failure,
         replication_lag: None,
         server_logs: None,
+        measure: measure.map(|m| m.finish().0),
     })
 }
 

@@ -7,6 +7,7 @@ use crate::result::{percentile_label, percentile_us, OpSummary, RunResult};
 use crate::spec::{LoadMode, StopAfter};
 use crate::stats::{max_us, Hdr};
 use crate::workload::Distribution;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 pub struct TextExporter;
@@ -48,6 +49,7 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
         "Service time (actual send → response), µs",
         |s| &s.service_time_hdr,
     )?;
+    measure_group(out, r)?;
     counters(out, r);
     super::text_servers::write(out, r);
     super::text_servers::replication(out, r);
@@ -57,6 +59,26 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
     for w in &r.warnings {
         let _ = writeln!(out, "WARNING: {w}");
     }
+    Ok(())
+}
+
+/// `--measure-connections`: the measurement group's own tables.
+fn measure_group(out: &mut String, r: &RunResult) -> Result<(), String> {
+    let Some(m) = &r.measure else {
+        return Ok(());
+    };
+    let title = format!(
+        "Measurement connections ({} per server, {} ops/s, depth {}): latency, µs",
+        m.connections, m.rate, m.depth
+    );
+    group_table(out, &r.percentiles, (&m.ops, &m.total), &title, |s| {
+        &s.latency_hdr
+    })?;
+    let _ = writeln!(
+        out,
+        "measurement send lag: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection\n",
+        m.send_lag_us.p50, m.send_lag_us.p99, m.send_lag_us.max, m.waits
+    );
     Ok(())
 }
 
@@ -239,20 +261,30 @@ fn table(
     title: &str,
     pick: fn(&OpSummary) -> &Hdr,
 ) -> Result<(), String> {
+    group_table(out, &r.percentiles, (&r.ops, &r.total), title, pick)
+}
+
+/// One group's table: a row per op type, then `total`.
+fn group_table(
+    out: &mut String,
+    percentiles: &[f64],
+    (ops, total): (&BTreeMap<String, OpSummary>, &OpSummary),
+    title: &str,
+    pick: fn(&OpSummary) -> &Hdr,
+) -> Result<(), String> {
     let _ = writeln!(out, "{title}");
     let _ = write!(out, "{:<8}{:>11}{:>12}{:>12}", "op", "ops", "ok/s", "err/s");
     let mut heads = vec!["min".to_string(), "mean".into(), "stdev".into()];
-    heads.extend(r.percentiles.iter().map(|p| percentile_label(*p)));
+    heads.extend(percentiles.iter().map(|p| percentile_label(*p)));
     heads.push("max".into());
     for h in &heads {
         let _ = write!(out, "{h:>9}");
     }
     out.push('\n');
-    let rows = r
-        .ops
+    let rows = ops
         .iter()
         .map(|(n, s)| (n.as_str(), s))
-        .chain([("total", &r.total)]);
+        .chain([("total", total)]);
     for (name, s) in rows {
         let h = pick(s).decode()?;
         let _ = write!(
@@ -264,7 +296,7 @@ fn table(
         if !h.is_empty() {
             cells = vec![h.min() as f64 / 1e3, h.mean() / 1e3, h.stdev() / 1e3];
         }
-        cells.extend(r.percentiles.iter().map(|p| percentile_us(&h, *p)));
+        cells.extend(percentiles.iter().map(|p| percentile_us(&h, *p)));
         cells.push(max_us(&h));
         for c in cells {
             let _ = write!(out, "{:>9}", us(c));

@@ -88,6 +88,13 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
         client: merge_client(runs)?,
         warnings: runs.iter().flat_map(|r| r.warnings.clone()).collect(),
         intervals: merge_intervals(runs, same_servers(runs))?,
+        measure: super::MeasureSummary::merge(
+            &runs
+                .iter()
+                .filter_map(|r| r.measure.as_ref())
+                .collect::<Vec<_>>(),
+            secs,
+        )?,
     })
 }
 
@@ -100,7 +107,7 @@ pub fn start_spread_s(runs: &[RunResult]) -> f64 {
 
 /// The parts' sum, summarised as a run's op is. `ok` is summed rather
 /// than derived: on `total`, `errors` counts failures without a reply too.
-fn merge_op(parts: &[&OpSummary], secs: f64) -> Result<OpSummary, String> {
+pub(super) fn merge_op(parts: &[&OpSummary], secs: f64) -> Result<OpSummary, String> {
     let all = OpRecorder {
         latency: Hdr::sum(parts.iter().map(|p| &p.latency_hdr))?,
         service: Hdr::sum(parts.iter().map(|p| &p.service_time_hdr))?,

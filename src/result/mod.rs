@@ -6,6 +6,7 @@
 mod connections;
 pub mod curve;
 mod load;
+mod measure;
 mod merge;
 mod replication;
 mod server_stats;
@@ -24,6 +25,7 @@ use std::collections::BTreeMap;
 
 pub use connections::{Connections, SizeSummary};
 pub use curve::{Curve, CurveKind, CurvePoint, Slo, Verdict};
+pub use measure::MeasureSummary;
 pub use merge::{merge, start_spread_s};
 pub use replication::{ReplicationLag, ReplicationSummary};
 pub use server_stats::{ServerInterval, ServerStatsRow};
@@ -82,6 +84,10 @@ pub struct RunResult {
     pub client: Client,
     pub warnings: Vec<Warning>,
     pub intervals: Vec<IntervalSummary>,
+    /// `--measure-connections`: the measurement group, apart from the
+    /// load (whose figures are everything above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<MeasureSummary>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -203,20 +209,7 @@ impl RunResult {
     pub fn build(spec: &RunSpec, out: &Outcome, ctx: RunContext) -> Self {
         let secs = out.duration_s.max(1e-9);
         let t = &out.total;
-        let mut ops = BTreeMap::new();
-        let mut all = OpRecorder::new();
-        let empty = OpRecorder::new();
-        for op in OpKind::ALL {
-            let r = t.op(op).unwrap_or(&empty);
-            all.latency.add(&r.latency).expect("same bounds");
-            all.service.add(&r.service).expect("same bounds");
-            if r.count() > 0 || spec.mix.share_of(op) > 0.0 {
-                ops.insert(op.name().to_string(), op_summary(r, secs));
-            }
-        }
-        all.hits = t.hits;
-        all.misses = t.misses;
-        all.errors = t.failures();
+        let (ops, total) = op_summary_table(spec, t, secs);
         let open_loop = spec.has_schedule();
         let send_lag_us = LagSummary {
             p50: quantile_us(&t.send_lag, 0.5),
@@ -261,11 +254,12 @@ impl RunResult {
             stopped_by: ctx.stopped_by,
             percentiles: ctx.percentiles,
             ops,
-            total: OpSummary {
-                ok: all.count().saturating_sub(t.reply_errors()),
-                ok_rate: all.count().saturating_sub(t.reply_errors()) as f64 / secs,
-                ..op_summary(&all, secs)
-            },
+            total,
+            measure: out
+                .measure
+                .as_ref()
+                .zip(spec.measure)
+                .map(|(r, group)| MeasureSummary::build(spec, group, r, secs)),
             gets: Gets {
                 hits: t.hits,
                 misses: t.misses,
@@ -306,6 +300,35 @@ impl RunResult {
     }
 }
 
+/// Per op type sent (or in the mix), and every op together, over `secs`.
+pub(crate) fn op_summary_table(
+    spec: &RunSpec,
+    t: &crate::stats::Recorder,
+    secs: f64,
+) -> (BTreeMap<String, OpSummary>, OpSummary) {
+    let mut ops = BTreeMap::new();
+    let mut all = OpRecorder::new();
+    let empty = OpRecorder::new();
+    for op in OpKind::ALL {
+        let r = t.op(op).unwrap_or(&empty);
+        all.latency.add(&r.latency).expect("same bounds");
+        all.service.add(&r.service).expect("same bounds");
+        if r.count() > 0 || spec.mix.share_of(op) > 0.0 {
+            ops.insert(op.name().to_string(), op_summary(r, secs));
+        }
+    }
+    all.hits = t.hits;
+    all.misses = t.misses;
+    all.errors = t.failures();
+    let ok = all.count().saturating_sub(t.reply_errors());
+    let total = OpSummary {
+        ok,
+        ok_rate: ok as f64 / secs,
+        ..op_summary(&all, secs)
+    };
+    (ops, total)
+}
+
 fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {
     OpSummary {
         count: r.count(),
@@ -329,10 +352,14 @@ pub fn percentile_us(h: &Histogram<u64>, percent: f64) -> f64 {
 }
 
 impl RunResult {
-    /// The latency an SLO reads, and whose it is: every request's
+    /// The latency an SLO reads, and whose it is: the measurement
+    /// group's when there is one (`measure`), else every request's
     /// (`load`).
     pub fn slo_latency(&self) -> (&'static str, &Hdr) {
-        ("load", &self.total.latency_hdr)
+        match &self.measure {
+            Some(m) => ("measure", &m.total.latency_hdr),
+            None => ("load", &self.total.latency_hdr),
+        }
     }
 }
 

@@ -203,6 +203,7 @@ mod tests {
             preloaded: None,
             replication_lag: None,
             server_logs: None,
+            measure: None,
         }
     }
 

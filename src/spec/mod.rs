@@ -4,6 +4,7 @@
 mod address;
 mod checks;
 pub mod churn;
+pub mod measure;
 pub mod replication;
 pub mod servers;
 pub mod units;
@@ -11,6 +12,7 @@ mod verify;
 
 pub use address::Address;
 pub use churn::{Churn, Gaps, SocketOptions};
+pub use measure::MeasureGroup;
 pub use replication::Replication;
 
 use crate::workload::{ClientSlice, Distribution, KeySpace, Mix, MultiGet, Popularity};
@@ -172,6 +174,9 @@ pub struct RunSpec {
     /// Read every server's `stats` at each interval (`--server-stats`).
     #[serde(default)]
     pub server_stats: bool,
+    /// Measurement connections beside the load (`--measure-connections`).
+    #[serde(default)]
+    pub measure: Option<MeasureGroup>,
 }
 
 fn one() -> usize {
@@ -235,6 +240,7 @@ impl RunSpec {
             }
         }
         self.validate_read_delay()?;
+        self.validate_measure()?;
         if let Some(share) = self.save_rate {
             if !(share > 0.0 && share <= 1.0) {
                 return Err(format!(

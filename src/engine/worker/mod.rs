@@ -89,6 +89,9 @@ pub struct WorkerPlan {
     /// (`Some`) or where its keys live (`None`, when keys are placed).
     pub load: Vec<(Option<usize>, Range<u64>)>,
     pub cpu: Option<usize>,
+    /// Requests in flight per connection: `--depth`, or the measurement
+    /// group's `--measure-depth`.
+    pub depth: usize,
 }
 
 /// A request due to be sent (or waiting for a free slot). Its op and keys
@@ -111,6 +114,8 @@ enum Source {
 
 pub struct Worker {
     index: usize,
+    /// Requests in flight per connection.
+    depth: usize,
     shared: Arc<Shared>,
     tx: crossbeam_channel::Sender<Message>,
     poller: Poller,
@@ -211,7 +216,7 @@ impl Worker {
                     spec.protocol,
                     o.datagram,
                     o.server,
-                    spec.depth,
+                    plan.depth,
                     max_pending,
                 )
             })
@@ -247,10 +252,11 @@ impl Worker {
         };
         Ok(Worker {
             index: plan.index,
+            depth: plan.depth,
             rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
             sampler: Sampler::new(spec.save_rate, spec.seed ^ plan.index as u64),
             alive: conns.len(),
-            ready: vec![VecDeque::with_capacity(conns.len() * spec.depth); nservers],
+            ready: vec![VecDeque::with_capacity(conns.len() * plan.depth); nservers],
             backlog: vec![VecDeque::new(); nservers],
             pacer: plan
                 .rate
@@ -598,7 +604,7 @@ impl Worker {
     /// its server, then to the ready list.
     fn list_free_slots(&mut self, c: usize) {
         let server = self.conns[c].server;
-        let depth = self.shared.spec.depth;
+        let depth = self.depth;
         while self.conns[c].alive && self.conns[c].in_flight.len() + self.conns[c].listed < depth {
             if let Some(due) = self.backlog[server].pop_front() {
                 self.issue(c, due);
@@ -613,7 +619,7 @@ impl Worker {
     /// or `depth` per server for a client of several), once it is down to
     /// half.
     fn refill_closed(&mut self, lead: usize, now: u64) {
-        let depth = self.shared.spec.depth;
+        let depth = self.depth;
         let cap = self.groups.as_ref().map_or(depth, |g| g.cap(depth));
         // Only `issue` changes the group's load here, one request at a time.
         let mut load = self.load_of(lead);

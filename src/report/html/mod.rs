@@ -142,13 +142,25 @@ fn summary_table(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
     }
     page.push_str("<th>max µs</th><th>errors</th></tr>\n");
     for (i, r) in runs.iter().enumerate() {
-        for (op, s) in r.ops.iter().chain([(&"total".to_string(), &r.total)]) {
+        let measure = r.measure.iter().flat_map(|m| {
+            m.ops
+                .iter()
+                .map(|(op, s)| (format!("measure: {op}"), s))
+                .chain([("measure: total".to_string(), &m.total)])
+        });
+        let rows = r
+            .ops
+            .iter()
+            .map(|(op, s)| (op.clone(), s))
+            .chain([("total".to_string(), &r.total)])
+            .chain(measure);
+        for (op, s) in rows {
             let h = s.latency_hdr.decode()?;
             let _ = write!(
                 page,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td>",
                 esc(&label(i, r)),
-                esc(op),
+                esc(&op),
                 s.count,
                 s.rate
             );

@@ -1,0 +1,112 @@
+//! `--measure-connections`: a second group of connections at its own low
+//! rate beside the load, counted and reported apart (mutilate's -C/-Q/-D).
+
+mod support;
+
+use support::*;
+
+#[test]
+fn the_measurement_group_is_counted_and_reported_apart() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let before = m.stat("cmd_get") + m.stat("cmd_set");
+    let (out, j) = run_ok(
+        &m.addr(),
+        &[
+            "-c",
+            "2",
+            "-d",
+            "8",
+            "-t",
+            "1s",
+            "--no-load",
+            "--measure-connections",
+            "2",
+            "--measure-rate",
+            "400",
+            "--measure-depth",
+            "2",
+        ],
+    );
+    let measure = &j["measure"];
+    assert_eq!(f(measure, "connections"), 2.0);
+    assert_eq!(f(measure, "rate"), 400.0);
+    assert_eq!(f(measure, "depth"), 2.0);
+    // The group keeps its own schedule: ~400 requests over the second.
+    let group = f(measure, "total.count");
+    let secs = f(&j, "duration_s");
+    assert!(
+        (group - 400.0 * secs).abs() < 0.25 * 400.0 * secs,
+        "{group} in {secs} s"
+    );
+    // The server saw both groups' requests, and nothing else.
+    let load = f(&j, "total.count");
+    let served = (m.stat("cmd_get") + m.stat("cmd_set") - before) as f64;
+    assert_eq!(served, load + group, "load {load}, measurement {group}");
+    // Each group's latency comes from its own histogram.
+    assert_eq!(
+        f(measure, "total.latency_us.p50"),
+        hdr(&measure["total"]["latency_hdr"]).value_at_quantile(0.5) as f64 / 1e3
+    );
+    assert!(stderr(&out).contains("Measurement connections (2 per server, 400 ops/s, depth 2)"));
+}
+
+#[test]
+fn a_scan_reads_the_measurement_group() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "scan.json");
+    let out = mcbench(&[
+        "scan",
+        "-s",
+        &m.addr(),
+        "--rates",
+        "2k,4k",
+        "-t",
+        "500ms",
+        "-w",
+        "0s",
+        "--measure-connections",
+        "1",
+        "--measure-rate",
+        "300",
+        "--json",
+        &json,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let scan = read_json(dir.path().join("scan.json").as_path());
+    for (p, run) in scan["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(scan["runs"].as_array().unwrap())
+    {
+        assert_eq!(p["group"], "measure");
+        assert_eq!(f(p, "p99_us"), f(run, "measure.total.latency_us.p99"));
+        // The achieved rate is the load's.
+        assert_eq!(f(p, "achieved_rate"), f(run, "total.rate"));
+    }
+}
+
+#[test]
+fn measurement_flags_alone_or_with_the_wrong_run_are_refused() {
+    let _machine = shared_machine();
+    for (args, needle) in [
+        (vec!["--measure-rate", "100"], "need --measure-connections"),
+        (vec!["--measure-connections", "1", "-x", "100"], "--ops"),
+        (vec!["--measure-connections", "0"], "at least 1"),
+        (
+            vec!["--measure-connections", "1", "--measure-rate", "0"],
+            "positive",
+        ),
+        (
+            vec!["--measure-connections", "1", "--num-conns", "5", "-t", "1s"],
+            "--num-conns",
+        ),
+    ] {
+        let mut all = vec!["run", "-s", "127.0.0.1:1"];
+        all.extend(args);
+        assert_usage_error(&mcbench(&all), needle);
+    }
+}
