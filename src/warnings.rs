@@ -50,6 +50,19 @@ pub enum Warning {
         waits: u64,
         share: f64,
     },
+    /// `--skip`: arrivals the client dropped unsent while it was behind;
+    /// the latency leaves them out.
+    Skipped {
+        skips: u64,
+        share: f64,
+    },
+    /// `--trace-commands`: a server did not take `start_trace` or
+    /// `stop_trace`.
+    TraceRefused {
+        server: String,
+        command: String,
+        reply: String,
+    },
     /// Open loop: the rate answered is not the rate asked for.
     RateMissed {
         target: f64,
@@ -123,6 +136,21 @@ impl fmt::Display for Warning {
                      --source-addrs 127.0.0.2,127.0.0.3,... adds a range of ports per address."
                 )
             }
+            Warning::Skipped { skips, share } => write!(
+                f,
+                "{skips} transmissions ({:.1}%) were skipped while mcbench was behind its schedule \
+                 (--skip): their latency is not measured, so the tail leaves out the worst moments",
+                share * 100.0
+            ),
+            Warning::TraceRefused {
+                server,
+                command,
+                reply,
+            } => write!(
+                f,
+                "{server} did not take '{command}' (--trace-commands): it answered '{reply}'; \
+                 no server-side trace was taken"
+            ),
             Warning::ClientWaits { waits, share } => write!(
                 f,
                 "{waits} requests ({:.1}%) found every connection at its depth and waited in the client; \

@@ -49,14 +49,39 @@ pub struct RunArgs {
     #[arg(short = 't', long, value_parser = parse_duration, conflicts_with = "ops")]
     pub duration: Option<Duration>,
 
-    /// Stop after exactly this many measured requests.
-    #[arg(short = 'x', long, value_parser = parse_count)]
+    /// Stop after exactly this many measured requests, shared among the
+    /// servers (mutilate's -N/--queries).
+    #[arg(short = 'x', long, alias = "queries", value_parser = parse_count)]
     pub ops: Option<u64>,
 
     /// Time to run before measuring; not counted [default: 0s; 1s per
     /// probe of search and scan]
     #[arg(short = 'w', long, value_parser = parse_duration)]
     pub warmup: Option<Duration>,
+
+    /// A pause between the preload and the measured phase with nothing
+    /// sent (mutilate's and memcache-perf's -W/--wait).
+    #[arg(short = 'W', long, value_parser = parse_duration, value_name = "D")]
+    pub wait: Option<Duration>,
+
+    /// Open loop: when an arrival is over 5 ms late and finds no free
+    /// connection slot, drop it unsent, and the later ones until the
+    /// schedule is within 4 ms of now; count them (mutilate's --skip).
+    /// Their latency is not measured: a truthful tail needs this off.
+    #[arg(long)]
+    pub skip: bool,
+
+    /// Open loop: a connection sends nothing for 250 µs after each answer
+    /// (mutilate's --moderate, as its code does it); arrivals meanwhile
+    /// wait for another connection, and the wait is latency.
+    #[arg(long)]
+    pub moderate: bool,
+
+    /// Send start_trace before the measured phase and stop_trace after it
+    /// to every server (memcache-perf's -e, for tracing memcached builds);
+    /// a server that refuses them gets a warning.
+    #[arg(long, alias = "trace")]
+    pub trace_commands: bool,
 
     /// Number of keys in the key space.
     #[arg(short = 'r', long, value_parser = parse_count, default_value = "10000")]
@@ -423,6 +448,10 @@ impl RunArgs {
             replication: self.replication()?,
             server_stats: self.server_stats,
             measure: self.measure()?,
+            skip: self.skip,
+            moderate: self.moderate,
+            wait: self.wait.unwrap_or(Duration::ZERO),
+            trace_commands: self.trace_commands,
             threads: self.threads,
             connections: self.connections,
             depth: self.depth,

@@ -14,6 +14,7 @@ mod pacer;
 mod poller;
 mod request;
 mod sidecar;
+mod trace_commands;
 mod worker;
 
 use crate::error::Failure;
@@ -22,6 +23,7 @@ use crate::stats::cpu::CpuTimes;
 use crate::stats::{Collector, IntervalSummary, Recorder, Sample, Snapshot};
 use crate::workload::{KeySpace, Workload};
 use crossbeam_channel::RecvTimeoutError;
+use mcbench_proto::trace::TraceCommand;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -168,6 +170,8 @@ pub struct Outcome {
     /// `--measure-connections`: what the measurement group recorded (the
     /// load group's is `total`).
     pub measure: Option<Recorder>,
+    /// `--trace-commands`: the servers that refused them.
+    pub trace_refusals: Vec<crate::warnings::Warning>,
 }
 
 /// Runs the whole benchmark against `addrs`. `observer` sees each interval
@@ -452,6 +456,7 @@ fn collect(
         .measure
         .map(|_| Collector::new(1, spec.interval.as_nanos() as u64, false));
     let mut go = Some(go);
+    let mut trace_refusals = Vec::new();
     let mut cpu_start = CpuTimes::process();
     // Process CPU is counted from the end of the warm-up, like everything else.
     let mut baseline_at: Option<Instant> = None;
@@ -525,6 +530,15 @@ fn collect(
                 preload_failure.is_some(),
                 std::sync::atomic::Ordering::Relaxed,
             );
+            // A signal during the wait ends it: the workers then stop at once.
+            wait_before_measuring(spec.wait, &shared.stop);
+            if spec.trace_commands {
+                trace_refusals.extend(trace_commands::send(
+                    spec,
+                    &shared.addrs,
+                    TraceCommand::Start,
+                ));
+            }
             cpu_start = CpuTimes::process();
             // The most open at once counts from here.
             let open = shared.open_now.load(Ordering::Relaxed);
@@ -539,6 +553,13 @@ fn collect(
         }
     }
     let cpu = CpuTimes::process().since(cpu_start);
+    if spec.trace_commands && go.is_none() {
+        trace_refusals.extend(trace_commands::send(
+            spec,
+            &shared.addrs,
+            TraceCommand::Stop,
+        ));
+    }
     let (total, intervals) = collector.finish();
     let ends: Vec<PhaseEnd> = ends
         .into_iter()
@@ -559,7 +580,17 @@ fn collect(
         replication_lag: None,
         server_logs: None,
         measure: measure.map(|m| m.finish().0),
+        trace_refusals,
     })
+}
+
+/// `-W/--wait`: a pause between the preload and the measured phase with
+/// nothing sent, cut short by a signal.
+fn wait_before_measuring(wait: Duration, stop: &AtomicUsize) {
+    let until = Instant::now() + wait;
+    while Instant::now() < until && stop.load(Ordering::Relaxed) == 0 {
+        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+    }
 }
 
 /// Why the preload failed: a worker's phase failed, or its replies did

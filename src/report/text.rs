@@ -363,6 +363,9 @@ fn counters(out: &mut String, r: &RunResult) {
                 "send lag: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection",
                 l.p50, l.p99, l.max, c.waits
             );
+            if r.spec.skip {
+                let _ = writeln!(out, "skipped transmissions (--skip): {}", c.skips);
+            }
         }
         None => {
             let _ = writeln!(

@@ -158,6 +158,7 @@ fn merge_client(runs: &[RunResult]) -> Result<Client, String> {
         send_lag_hdr: Hdr::encode(&lag),
         open_loop: runs.iter().any(|r| r.client.open_loop),
         waits: runs.iter().map(|r| r.client.waits).sum(),
+        skips: runs.iter().map(|r| r.client.skips).sum(),
         peak_rss_bytes: runs
             .iter()
             .map(|r| r.client.peak_rss_bytes)

@@ -162,6 +162,9 @@ pub struct Client {
     pub open_loop: bool,
     /// Requests that waited in the client for a free connection slot.
     pub waits: u64,
+    /// `--skip`: arrivals dropped unsent while the client was behind.
+    #[serde(default)]
+    pub skips: u64,
     pub peak_rss_bytes: u64,
 }
 
@@ -191,6 +194,7 @@ impl Client {
             send_lag_hdr: Hdr::encode(&t.send_lag),
             open_loop,
             waits: t.client_waits,
+            skips: t.skips,
             peak_rss_bytes: cpu::peak_rss_bytes(),
         }
     }

@@ -137,8 +137,15 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             requests: unanswered,
         });
     }
+    if t.skips > 0 {
+        w.push(Warning::Skipped {
+            skips: t.skips,
+            share: t.skips as f64 / (total_ops + t.skips).max(1) as f64,
+        });
+    }
+    w.extend(out.trace_refusals.iter().cloned());
     if t.client_waits > 0 {
-        let share = t.client_waits as f64 / total_ops.max(1) as f64;
+        let share = t.client_waits as f64 / (total_ops + t.skips).max(1) as f64;
         w.push(Warning::ClientWaits {
             waits: t.client_waits,
             share,
@@ -204,6 +211,7 @@ mod tests {
             replication_lag: None,
             server_logs: None,
             measure: None,
+            trace_refusals: Vec::new(),
         }
     }
 

@@ -4,6 +4,7 @@
 mod address;
 mod checks;
 pub mod churn;
+mod knobs;
 pub mod measure;
 pub mod replication;
 pub mod servers;
@@ -177,6 +178,21 @@ pub struct RunSpec {
     /// Measurement connections beside the load (`--measure-connections`).
     #[serde(default)]
     pub measure: Option<MeasureGroup>,
+    /// Open loop: drop arrivals unsent while far behind (`--skip`).
+    #[serde(default)]
+    pub skip: bool,
+    /// Open loop: a connection sends nothing for 250 µs after an answer
+    /// (`--moderate`).
+    #[serde(default)]
+    pub moderate: bool,
+    /// A pause with nothing sent between the preload and the measured
+    /// phase (`-W/--wait`).
+    #[serde(default, with = "units::seconds")]
+    pub wait: Duration,
+    /// Send `start_trace`/`stop_trace` around the measured phase
+    /// (`--trace-commands`).
+    #[serde(default)]
+    pub trace_commands: bool,
 }
 
 fn one() -> usize {
@@ -241,6 +257,7 @@ impl RunSpec {
         }
         self.validate_read_delay()?;
         self.validate_measure()?;
+        self.validate_knobs()?;
         if let Some(share) = self.save_rate {
             if !(share > 0.0 && share <= 1.0) {
                 return Err(format!(

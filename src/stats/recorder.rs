@@ -218,6 +218,8 @@ pub struct Recorder {
     pub bytes_rx: u64,
     /// Requests that found every connection at its depth and waited.
     pub client_waits: u64,
+    /// `--skip`: arrivals dropped unsent because the client was behind.
+    pub skips: u64,
     pub connections_lost: u64,
     /// Lost connections opened again (`--reconnect`).
     pub connections_reopened: u64,
@@ -245,6 +247,7 @@ impl Default for Recorder {
             bytes_tx: 0,
             bytes_rx: 0,
             client_waits: 0,
+            skips: 0,
             connections_lost: 0,
             connections_reopened: 0,
             conns: super::ConnStats::default(),
@@ -402,6 +405,7 @@ impl Recorder {
         self.bytes_tx = 0;
         self.bytes_rx = 0;
         self.client_waits = 0;
+        self.skips = 0;
         self.connections_lost = 0;
         self.connections_reopened = 0;
         self.conns.reset();
@@ -428,6 +432,7 @@ impl Recorder {
         self.bytes_tx += other.bytes_tx;
         self.bytes_rx += other.bytes_rx;
         self.client_waits += other.client_waits;
+        self.skips += other.skips;
         self.connections_lost += other.connections_lost;
         self.connections_reopened += other.connections_reopened;
         self.conns.merge(&other.conns);

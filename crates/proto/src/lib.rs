@@ -20,6 +20,7 @@ pub mod meta;
 pub mod resp;
 mod response;
 pub mod stats;
+pub mod trace;
 pub mod udp;
 mod value;
 

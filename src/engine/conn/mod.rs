@@ -82,6 +82,8 @@ pub struct Conn {
     /// A non-blocking connect is under way (`--num-conns`): the socket
     /// turns writable when it is done.
     pub connecting: bool,
+    /// `--moderate`: the connection sends nothing before this (ns).
+    pub quiet_until: u64,
 }
 
 impl Conn {
@@ -113,6 +115,7 @@ impl Conn {
             opaque: 0,
             unread: false,
             connecting: false,
+            quiet_until: 0,
         }
     }
 

@@ -448,6 +448,9 @@ impl Worker {
                 drain_deadline = now.saturating_add(timeout);
             }
             if open && self.sending {
+                if self.shared.spec.moderate {
+                    self.release_moderated(now);
+                }
                 self.dispatch_due(now);
             }
             if self.sending && self.churning() {
@@ -511,6 +514,9 @@ impl Worker {
                 }
                 if let (true, Some(p)) = (open, &self.pacer) {
                     wake = wake.min(p.next());
+                }
+                if open && self.shared.spec.moderate {
+                    wake = wake.min(self.moderated_wake());
                 }
                 if let Some(at) = self.reopening.next_at() {
                     wake = wake.min(at);
@@ -605,8 +611,12 @@ impl Worker {
     fn list_free_slots(&mut self, c: usize) {
         let server = self.conns[c].server;
         let depth = self.depth;
+        if self.shared.spec.skip {
+            self.skip_late_backlog(server);
+        }
+        let quiet = self.conns[c].quiet_until > clock_ns();
         while self.conns[c].alive && self.conns[c].in_flight.len() + self.conns[c].listed < depth {
-            if let Some(due) = self.backlog[server].pop_front() {
+            if let Some(due) = self.backlog[server].pop_front().filter(|_| !quiet) {
                 self.issue(c, due);
             } else {
                 self.ready[server].push_back(c);

@@ -6,6 +6,16 @@ use crate::engine::pacer::Pacer;
 use crate::stats::ErrorClass;
 use rand::Rng;
 
+/// `--moderate`: how long a connection stays quiet after an answer
+/// (mutilate's code: 250 µs after the connection's last answer; its help
+/// text says "~1/lambda").
+pub(super) const MODERATE_NS: u64 = 250_000;
+
+/// `--skip`: how late an arrival must be to be skipped, and how close to
+/// now the schedule is brought back (mutilate's 5 ms and 4 ms).
+const SKIP_BEHIND_NS: u64 = 5_000_000;
+const SKIP_CATCH_UP_NS: u64 = 4_000_000;
+
 impl Worker {
     pub(super) fn start_open_loop(&mut self, start: u64) {
         for q in &mut self.ready {
@@ -66,7 +76,7 @@ impl Worker {
                 intended_ns: intended,
                 measured,
             };
-            match self.take_slot(server) {
+            match self.take_slot(server, now) {
                 Some(c) => {
                     self.issue(c, due);
                 }
@@ -88,6 +98,23 @@ impl Worker {
                     }
                 }
             }
+        }
+    }
+
+    /// `--skip` (mutilate's): when the oldest request waiting for
+    /// `server` is over `SKIP_BEHIND_NS` late, it and every other waiting
+    /// one more than `SKIP_CATCH_UP_NS` late are dropped unsent, each
+    /// counted as a skip (mutilate moves its schedule on the same way).
+    pub(super) fn skip_late_backlog(&mut self, server: usize) {
+        let now = crate::engine::clock_ns();
+        let q = &mut self.backlog[server];
+        let late = |d: &Due, by: u64| now.saturating_sub(d.intended_ns) > by;
+        if !q.front().is_some_and(|d| late(d, SKIP_BEHIND_NS)) {
+            return;
+        }
+        while let Some(d) = q.front().filter(|d| late(d, SKIP_CATCH_UP_NS)) {
+            self.recorder.skips += u64::from(d.measured);
+            q.pop_front();
         }
     }
 
@@ -139,8 +166,12 @@ impl Worker {
         }
     }
 
-    /// A connection to `server` with a free slot.
-    fn take_slot(&mut self, server: usize) -> Option<usize> {
+    /// A connection to `server` with a free slot (with `--moderate`, one
+    /// not kept quiet at `now`).
+    fn take_slot(&mut self, server: usize, now: u64) -> Option<usize> {
+        if self.shared.spec.moderate {
+            return self.take_moderated(server, now);
+        }
         while let Some(c) = self.ready[server].pop_front() {
             self.conns[c].listed -= 1;
             if self.conns[c].alive {
@@ -148,5 +179,40 @@ impl Worker {
             }
         }
         None
+    }
+
+    fn take_moderated(&mut self, server: usize, now: u64) -> Option<usize> {
+        let conns = &self.conns;
+        self.ready[server].retain(|&c| conns[c].alive);
+        let at = self.ready[server]
+            .iter()
+            .position(|&c| self.conns[c].quiet_until <= now)?;
+        let c = self.ready[server].remove(at)?;
+        self.conns[c].listed -= 1;
+        Some(c)
+    }
+
+    /// `--moderate`: requests waiting for a server go out on its
+    /// connections whose quiet time is over.
+    pub(super) fn release_moderated(&mut self, now: u64) {
+        for server in 0..self.backlog.len() {
+            while !self.backlog[server].is_empty() {
+                let Some(c) = self.take_slot(server, now) else {
+                    break;
+                };
+                let due = self.backlog[server].pop_front().expect("not empty");
+                self.issue(c, due);
+            }
+        }
+    }
+
+    /// `--moderate`: when the first connection with a free slot for a
+    /// server with waiting requests ends its quiet time (`u64::MAX`: none).
+    pub(super) fn moderated_wake(&self) -> u64 {
+        (0..self.backlog.len())
+            .filter(|&s| !self.backlog[s].is_empty())
+            .flat_map(|s| self.ready[s].iter().map(|&c| self.conns[c].quiet_until))
+            .min()
+            .unwrap_or(u64::MAX)
     }
 }

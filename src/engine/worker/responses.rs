@@ -82,6 +82,9 @@ impl Worker {
             // (`last_now` unset): still a sign of life from the server.
             self.last_progress_ns = if last_now > 0 {
                 self.last_answer_ns = last_now;
+                if self.shared.spec.moderate {
+                    self.conns[c].quiet_until = last_now + super::open_loop::MODERATE_NS;
+                }
                 last_now
             } else {
                 clock_ns()

@@ -1,0 +1,55 @@
+//! `--trace-commands` (memcache-perf's `-e`): `start_trace` before the
+//! measured phase and `stop_trace` after it, sent to every server on a
+//! connection of its own, for memcached builds that trace server-side
+//! activity between them. A server that does not know them answers
+//! `ERROR`: a warning, not a failed run.
+
+use super::blocking::exchange;
+use super::connect_blocking;
+use crate::spec::{Address, RunSpec};
+use crate::warnings::Warning;
+use mcbench_proto::trace::{self, TraceCommand};
+
+/// Longest reply read to a trace command, bytes.
+const REPLY_LIMIT: usize = 1024;
+
+/// Sends `command` to each server; the refusals (an error reply, or no
+/// reply at all), as warnings.
+pub fn send(spec: &RunSpec, addrs: &[Address], command: TraceCommand) -> Vec<Warning> {
+    addrs
+        .iter()
+        .filter_map(|addr| {
+            let reply = match ask(spec, addr, command) {
+                Ok((_, false)) => return None,
+                Ok((line, true)) => line,
+                Err(e) => e,
+            };
+            Some(Warning::TraceRefused {
+                server: addr.to_string(),
+                command: command.name().to_string(),
+                reply,
+            })
+        })
+        .collect()
+}
+
+/// The server's reply line, and whether it refused the command.
+fn ask(spec: &RunSpec, addr: &Address, command: TraceCommand) -> Result<(String, bool), String> {
+    let socket = connect_blocking(addr, spec, spec.timeout, 0)?;
+    let mut reply = Vec::new();
+    let mut answer = None;
+    exchange(
+        &socket,
+        &command.encode(),
+        &mut reply,
+        REPLY_LIMIT,
+        |got| match trace::parse(got).map_err(|e| e.to_string())? {
+            Some((len, line, refused)) => {
+                answer = Some((line, refused));
+                Ok(Some(len))
+            }
+            None => Ok(None),
+        },
+    )?;
+    answer.ok_or_else(|| "no reply".to_string())
+}
