@@ -191,7 +191,14 @@ fn busy_poll_spins_and_is_not_called_saturation() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let busy = j["client"]["worker_busy"][0].as_f64().unwrap();
     assert!(busy > 0.8, "busy-polling worker busy {busy}");
-    assert_eq!(j["client"]["client_bound"], false, "{}", j["warnings"]);
+    // (A late send is judged apart: on a shared machine one stall of the
+    // spinning thread among 200 sends can set the send lag's p99.)
+    let saturated = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "worker_saturated");
+    assert!(!saturated, "{}", j["warnings"]);
     assert_eq!(j["spec"]["busy_poll"], true);
     assert!(f(&j, "total.count") > 150.0);
 }

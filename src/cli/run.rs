@@ -134,9 +134,23 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0.0)]
     pub miss_ratio: f64,
 
-    /// On a get miss, set that key (reported as op "fill").
-    #[arg(long)]
+    /// On a get miss, set that key (reported as op "fill"); the mix's own
+    /// sets are sent too, so this is also the mutilate fork's
+    /// --getsetorset (its --getset sends gets only: add -u 0).
+    #[arg(long, alias = "getsetorset")]
     pub getset: bool,
+
+    /// Latency and throughput count only answers without an error reply
+    /// (the mutilate fork's --successful); error replies are still
+    /// counted and shown as errors.
+    #[arg(long)]
+    pub successful: bool,
+
+    /// The miss ratio per window of N measured answers, as a series in
+    /// the JSON (`miss_windows`, per worker thread), to see when the cache
+    /// reaches a steady state (the mutilate fork's -m/--misswindow).
+    #[arg(long, alias = "misswindow", value_parser = parse_count, value_name = "N")]
+    pub miss_window: Option<u64>,
 
     /// memaslap's task window: each connection works on the last N keys it
     /// wrote, sets write new keys (memaslap --win_size). Replaces the key
@@ -450,6 +464,8 @@ impl RunArgs {
             measure: self.measure()?,
             skip: self.skip,
             moderate: self.moderate,
+            successful: self.successful,
+            miss_window: self.miss_window,
             wait: self.wait.unwrap_or(Duration::ZERO),
             trace_commands: self.trace_commands,
             threads: self.threads,

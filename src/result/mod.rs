@@ -88,6 +88,33 @@ pub struct RunResult {
     /// load (whose figures are everything above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure: Option<MeasureSummary>,
+    /// `--miss-window`: the miss ratio per window of answers, per worker.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub miss_windows: Vec<MissWindowRow>,
+}
+
+/// One `--miss-window` window, with its miss ratio (of the retrieval keys
+/// it looked up; null with none).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MissWindowRow {
+    #[serde(flatten)]
+    pub window: crate::stats::MissWindow,
+    pub miss_ratio: Option<f64>,
+}
+
+impl MissWindowRow {
+    fn rows(windows: &[crate::stats::MissWindow]) -> Vec<Self> {
+        let mut rows: Vec<Self> = windows
+            .iter()
+            .map(|w| MissWindowRow {
+                window: *w,
+                miss_ratio: (w.hits + w.misses > 0)
+                    .then(|| w.misses as f64 / (w.hits + w.misses) as f64),
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.window.worker, r.window.index));
+        rows
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -259,6 +286,7 @@ impl RunResult {
             percentiles: ctx.percentiles,
             ops,
             total,
+            miss_windows: MissWindowRow::rows(&t.miss_windows),
             measure: out
                 .measure
                 .as_ref()
@@ -324,7 +352,12 @@ pub(crate) fn op_summary_table(
     all.hits = t.hits;
     all.misses = t.misses;
     all.errors = t.failures();
-    let ok = all.count().saturating_sub(t.reply_errors());
+    // `--successful` leaves error replies out of the counts already.
+    let ok = if spec.successful {
+        all.count()
+    } else {
+        all.count().saturating_sub(t.reply_errors())
+    };
     let total = OpSummary {
         ok,
         ok_rate: ok as f64 / secs,

@@ -40,13 +40,17 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
             return Some(why);
         }
     }
-    let (failed, attempted) = t.failed_of_attempted();
+    let (failed, mut attempted) = t.failed_of_attempted();
+    // `--successful` keeps error replies out of the op counts: they were
+    // answered all the same.
+    let answered_errors = if spec.successful { t.reply_errors() } else { 0 };
+    attempted += answered_errors;
     if attempted == 0 {
         // Nothing was sent (a rate so low no arrival fell in the run):
         // nothing failed either; `rate_missed` says so.
         return None;
     }
-    if t.total_ops() == 0 {
+    if t.total_ops() + answered_errors == 0 {
         return Some(format!(
             "no request was answered{}",
             summary_suffix(&t.failure_summary())

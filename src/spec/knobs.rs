@@ -13,6 +13,9 @@ impl RunSpec {
         if self.moderate && self.rate.is_none() {
             return Err("--moderate spaces the sends of an open loop: give --rate".into());
         }
+        if self.miss_window == Some(0) {
+            return Err("--miss-window must be at least 1 request".into());
+        }
         if self.wait > MAX_WAIT {
             return Err(format!("--wait must be at most 1h, got {:?}", self.wait));
         }

@@ -185,6 +185,13 @@ pub struct RunSpec {
     /// (`--moderate`).
     #[serde(default)]
     pub moderate: bool,
+    /// Latency and throughput of answers without an error reply only
+    /// (`--successful`); errors are still counted.
+    #[serde(default)]
+    pub successful: bool,
+    /// The miss ratio per window of this many answers (`--miss-window`).
+    #[serde(default)]
+    pub miss_window: Option<u64>,
     /// A pause with nothing sent between the preload and the measured
     /// phase (`-W/--wait`).
     #[serde(default, with = "units::seconds")]

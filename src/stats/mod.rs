@@ -13,5 +13,7 @@ pub use checks::CheckCounts;
 pub use collector::{Collector, IntervalOp, IntervalServer, IntervalSummary, Snapshot};
 pub use connections::{ConnError, ConnStats, Sizes};
 pub use hdr::Hdr;
-pub use recorder::{max_us, new_histogram, quantile_us, ErrorClass, OpRecorder, Recorder, Sample};
+pub use recorder::{
+    max_us, new_histogram, quantile_us, ErrorClass, MissWindow, OpRecorder, Recorder, Sample,
+};
 pub use servers::{ReplicaReads, ServerRecorder};

@@ -4,6 +4,7 @@
 use crate::workload::OpKind;
 use hdrhistogram::Histogram;
 use mcbench_proto::ResponseClass;
+use serde::{Deserialize, Serialize};
 
 /// Histogram range: 1 ns .. 1 hour, 3 significant digits. Larger values are
 /// clamped to the top (a request that took over an hour is not a latency).
@@ -233,6 +234,23 @@ pub struct Recorder {
     pub replica: super::ReplicaReads,
     /// `--save`: the requests of this interval chosen to be written.
     pub samples: Vec<Sample>,
+    /// `--miss-window`: the windows this interval closed.
+    pub miss_windows: Vec<MissWindow>,
+}
+
+/// `--miss-window`: one window of a worker's measured answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct MissWindow {
+    pub worker: usize,
+    /// The window's number in its worker, from 0.
+    pub index: u64,
+    /// When its last answer came, s since the start of measurement.
+    pub time_s: f64,
+    /// Answers in the window (`--miss-window`, but the last may be short).
+    pub requests: u64,
+    /// Retrieval keys found and not found.
+    pub hits: u64,
+    pub misses: u64,
 }
 
 impl Default for Recorder {
@@ -255,6 +273,7 @@ impl Default for Recorder {
             servers: Vec::new(),
             replica: super::ReplicaReads::default(),
             samples: Vec::new(),
+            miss_windows: Vec::new(),
         }
     }
 }
@@ -415,6 +434,7 @@ impl Recorder {
         }
         self.replica = super::ReplicaReads::default();
         self.samples.clear();
+        self.miss_windows.clear();
     }
 
     /// Adds `other` into `self`, losslessly.
@@ -438,6 +458,7 @@ impl Recorder {
         self.conns.merge(&other.conns);
         self.checks.merge(&other.checks);
         self.replica.merge(&other.replica);
+        self.miss_windows.extend_from_slice(&other.miss_windows);
         if self.servers.len() < other.servers.len() {
             self.servers
                 .resize_with(other.servers.len(), Default::default);

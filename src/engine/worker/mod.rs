@@ -133,6 +133,8 @@ pub struct Worker {
     open_cursors: usize,
     /// Keys whose get missed, to set now (`--getset`).
     fills: Vec<u64>,
+    /// `--miss-window`: the window being counted.
+    miss_window: Option<responses::MissCount>,
     rng: SmallRng,
     /// `--save`: which measured requests are written out.
     sampler: Sampler,
@@ -268,6 +270,9 @@ impl Worker {
             cursors,
             open_cursors,
             fills: Vec::new(),
+            miss_window: spec
+                .miss_window
+                .map(|n| responses::MissCount::new(n, plan.index)),
             encoder: Encoder::new(WireOptions {
                 protocol: spec.protocol,
                 expiry: spec.expiry,
@@ -546,6 +551,9 @@ impl Worker {
         };
         if report {
             let end_ns = self.measured_until.saturating_sub(self.record_from);
+            if let Some(w) = self.miss_window.as_mut() {
+                w.close(&mut self.recorder, end_ns);
+            }
             self.emit(interval_index, end_ns);
         }
         self.end_phase();

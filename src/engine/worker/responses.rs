@@ -25,9 +25,12 @@ impl Worker {
         let workload = &self.shared.workload;
         let keys = &workload.keys;
         let protocol = self.shared.spec.protocol;
+        let successful = self.shared.spec.successful;
         let fills = &mut self.fills;
         let cursor = &mut self.cursors[ci];
         let mut last_now = 0;
+        let window = &mut self.miss_window;
+        let from = self.record_from;
         let conn = &mut self.conns[c];
         let server = conn.server;
         let before = conn.in_flight.len();
@@ -40,7 +43,10 @@ impl Worker {
                 last_now = now;
                 rec.conns.response_size.record(reply.len() as u64);
                 if req.measured {
-                    record_response(rec, sampler, server, req, resp, now);
+                    record_response(rec, sampler, server, req, resp, now, successful);
+                    if let Some(w) = window.as_mut() {
+                        w.count(rec, &req, resp, now.saturating_sub(from));
+                    }
                     if keys.replicas().is_some() {
                         count_replica_read(rec, keys, server, &req, resp);
                     }
@@ -346,9 +352,18 @@ fn record_response(
     req: InFlight,
     resp: mcbench_proto::Response,
     now: u64,
+    successful: bool,
 ) {
     let latency_ns = now.saturating_sub(req.intended_ns);
     let service_ns = now.saturating_sub(req.sent_ns);
+    let err = ErrorClass::of_reply(resp.class);
+    // `--successful` (the mutilate fork's): an error reply is counted as
+    // an error only, outside every latency and every throughput.
+    if let (true, Some(err)) = (successful, err) {
+        rec.responses[resp.class.index()] += 1;
+        rec.server_error(server, err, 1);
+        return;
+    }
     let op = rec.record_op(req.op, latency_ns, service_ns);
     let (mut hits, mut misses) = (0, 0);
     if req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End) {
@@ -358,7 +373,6 @@ fn record_response(
     }
     op.hits += hits;
     op.misses += misses;
-    let err = ErrorClass::of_reply(resp.class);
     op.errors += u64::from(err.is_some());
     rec.hits += hits;
     rec.misses += misses;
@@ -375,5 +389,60 @@ fn record_response(
             service_ns,
             reply: resp.class,
         });
+    }
+}
+
+/// `--miss-window`: a worker's current window of measured answers.
+#[derive(Debug, Clone)]
+pub(super) struct MissCount {
+    pub(super) size: u64,
+    pub(super) open: crate::stats::MissWindow,
+}
+
+impl MissCount {
+    pub(super) fn new(size: u64, worker: usize) -> Self {
+        MissCount {
+            size,
+            open: crate::stats::MissWindow {
+                worker,
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Counts one answer; a full window goes to the interval's recorder.
+    fn count(
+        &mut self,
+        rec: &mut Recorder,
+        req: &InFlight,
+        resp: mcbench_proto::Response,
+        since_start_ns: u64,
+    ) {
+        let w = &mut self.open;
+        w.requests += 1;
+        if req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End)
+        {
+            let found = u64::from(resp.values.min(req.expect.keys));
+            w.hits += found;
+            w.misses += u64::from(req.expect.keys) - found;
+        }
+        if w.requests == self.size {
+            self.close(rec, since_start_ns);
+        }
+    }
+
+    /// Closes the open window (the last one of a run may be short).
+    pub(super) fn close(&mut self, rec: &mut Recorder, since_start_ns: u64) {
+        let w = &mut self.open;
+        if w.requests == 0 {
+            return;
+        }
+        w.time_s = since_start_ns as f64 / 1e9;
+        rec.miss_windows.push(*w);
+        *w = crate::stats::MissWindow {
+            worker: w.worker,
+            index: w.index + 1,
+            ..Default::default()
+        };
     }
 }

@@ -1,0 +1,125 @@
+//! The mutilate fork's cache-workload modes (seed `mutilate-fork.md`):
+//! `--getsetorset`, `--successful`, `--miss-window`; each read back from
+//! memcached's own counters.
+
+mod support;
+
+use support::*;
+
+fn delta(m: &Memcached, stat: &str, before: u64) -> u64 {
+    m.stat(stat) - before
+}
+
+#[test]
+fn getsetorset_sends_the_mix_s_sets_and_fills_every_miss() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (sets, misses) = (m.stat("cmd_set"), m.stat("get_misses"));
+    let (_, j) = run_ok(
+        &m.addr(),
+        &[
+            "--no-load",
+            "--getsetorset",
+            "-u",
+            "0.3",
+            "-x",
+            "5000",
+            "-c",
+            "1",
+        ],
+    );
+    let (direct, fills) = (count(&j, "ops.set.count"), count(&j, "ops.fill.count"));
+    assert!(
+        direct > 1000 && fills > 1000,
+        "{direct} sets, {fills} fills"
+    );
+    assert_eq!(delta(&m, "cmd_set", sets), direct + fills);
+    // Every miss while sending was filled (one connection at depth 1: the
+    // last answer may come after sending stopped).
+    let missed = delta(&m, "get_misses", misses);
+    assert_eq!(missed, count(&j, "gets.misses"));
+    assert!(
+        fills <= missed && fills + 1 >= missed,
+        "{fills} fills, {missed} misses"
+    );
+}
+
+#[test]
+fn successful_leaves_error_replies_out_of_latency_and_throughput() {
+    let _machine = shared_machine();
+    // Items of at most 1 KiB: every 2000-byte set is refused.
+    let m = Memcached::start(&["-I", "1k", "-o", "slab_chunk_max=1024"]);
+    let args = |successful: bool| {
+        let mut a = vec![
+            "--no-load",
+            "--mix",
+            "get=50,set=50",
+            "-V",
+            "2000",
+            "-x",
+            "4000",
+        ];
+        if successful {
+            a.push("--successful");
+        }
+        a
+    };
+    let gets = m.stat("cmd_get");
+    let (out, j) = run_json(&[&["run", "-s", &m.addr()][..], &args(true)[..]].concat());
+    // memcached refuses each set before counting it: the client's -x is
+    // the other reader (every request is a get the server counted, or a
+    // refused set).
+    let served_gets = delta(&m, "cmd_get", gets);
+    let refused = 4000 - served_gets;
+    assert!(refused > 1000, "{refused}");
+    assert_eq!(count(&j, "errors.server_error"), refused);
+    assert_eq!(count(&j, "ops.set.count"), 0);
+    assert_eq!(count(&j, "ops.get.count"), served_gets);
+    assert_eq!(count(&j, "total.count"), served_gets);
+    assert_eq!(count(&j, "total.ok"), served_gets);
+    assert_eq!(count(&j, "total.errors"), refused);
+    // Half the requests failing is a run that completed, not a failed one.
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let gets = m.stat("cmd_get");
+    let (_, j) = run_json(&[&["run", "-s", &m.addr()][..], &args(false)[..]].concat());
+    let refused = 4000 - delta(&m, "cmd_get", gets);
+    assert_eq!(count(&j, "ops.set.count"), refused);
+    assert_eq!(count(&j, "ops.set.errors"), refused);
+}
+
+#[test]
+fn miss_window_shows_the_cache_warming_up() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let misses = m.stat("get_misses");
+    let (_, j) = run_ok(
+        &m.addr(),
+        &[
+            "--no-load",
+            "--getset",
+            "-u",
+            "0",
+            "-x",
+            "20000",
+            "--miss-window",
+            "5000",
+        ],
+    );
+    let windows = j["miss_windows"].as_array().unwrap();
+    let total = count(&j, "total.count");
+    assert_eq!(windows.len() as u64, total.div_ceil(5000));
+    let (last, full) = windows.split_last().unwrap();
+    assert!(full.iter().all(|w| count(w, "requests") == 5000));
+    assert!(count(last, "requests") <= 5000);
+    let sum = |field: &str| windows.iter().map(|w| count(w, field)).sum::<u64>();
+    assert_eq!(sum("requests"), total);
+    assert_eq!(sum("misses"), delta(&m, "get_misses", misses));
+    // Filling every miss warms the cache: the first window misses most.
+    let ratio = |w: &serde_json::Value| f(w, "miss_ratio");
+    assert!(ratio(&windows[0]) > 0.5 && ratio(last) < ratio(&windows[0]) / 2.0);
+    assert_usage_error(
+        &mcbench(&["run", "-s", &m.addr(), "--miss-window", "0"]),
+        "at least 1",
+    );
+}
