@@ -123,3 +123,80 @@ fn miss_window_shows_the_cache_warming_up() {
         "at least 1",
     );
 }
+
+/// `calls` of one command in Redis's own `INFO commandstats` (0 if never).
+fn redis_calls(redis: &Redis, cmd: &str) -> u64 {
+    redis
+        .info_text("commandstats", &format!("cmdstat_{cmd}"))
+        .and_then(|v| {
+            v.split(',')
+                .find_map(|kv| kv.strip_prefix("calls="))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn assoc_stores_keys_as_redis_hash_fields() {
+    let _machine = shared_machine();
+    let redis = Redis::start().expect("redis-server is missing: scripts/deps installs it");
+    let server = format!("127.0.0.1:{}", redis.port);
+    let (_, j) = run_ok(
+        &server,
+        &[
+            "--protocol",
+            "resp",
+            "--assoc",
+            "4",
+            "-K",
+            "30",
+            "-r",
+            "2000",
+            "-x",
+            "3000",
+            "-u",
+            "0.2",
+        ],
+    );
+    // Redis's own count: every get an HGET, every set (the preload's too)
+    // an HSET, and no plain GET or SET.
+    assert_eq!(redis_calls(&redis, "hget"), count(&j, "ops.get.count"));
+    assert_eq!(
+        redis_calls(&redis, "hset"),
+        2000 + count(&j, "ops.set.count")
+    );
+    assert_eq!(redis_calls(&redis, "get") + redis_calls(&redis, "set"), 0);
+    // Every preloaded key was found in its hash.
+    assert_eq!(count(&j, "gets.misses"), 0);
+    assert_eq!(count(&j, "total.errors"), 0);
+    // The hashes are the keys without their last 4 bytes: fewer than the
+    // keys (keys differing only there share one).
+    let hashes: u64 = redis
+        .info_text("keyspace", "db0")
+        .and_then(|v| {
+            v.split(',')
+                .find_map(|kv| kv.strip_prefix("keys="))
+                .map(String::from)
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(hashes < 2000 && hashes > 0, "{hashes} hashes");
+    assert_usage_error(
+        &mcbench(&["run", "-s", &server, "--assoc", "4"]),
+        "--protocol resp",
+    );
+    assert_usage_error(
+        &mcbench(&[
+            "run",
+            "-s",
+            &server,
+            "--protocol",
+            "resp",
+            "--assoc",
+            "4",
+            "--mix",
+            "get=9,delete=1",
+        ]),
+        "delete",
+    );
+}

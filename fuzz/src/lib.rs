@@ -8,7 +8,7 @@ use mcbench_proto::{Cmd, Expect, ParseError, Progress, Protocol, Response};
 type Parsed = Result<Option<(Response, usize)>, ParseError>;
 
 /// An `Expect` drawn from the first 4 bytes (command, keys, quiet, opaque,
-/// value limit): every shape of request the engine sends.
+/// value limit, hash field): every shape of request the engine sends.
 pub fn expect_from(head: &[u8; 4]) -> Expect {
     let cmd = Cmd::ALL[usize::from(head[0]) % Cmd::ALL.len()];
     let keys = u32::from(head[1] % 5).max(1);
@@ -22,6 +22,8 @@ pub fn expect_from(head: &[u8; 4]) -> Expect {
     e.keys = if cmd.is_retrieval() { keys } else { 1 };
     e.noreply = head[2] & 1 == 1;
     e.opaque = u32::from(head[2] >> 1);
+    // RESP: a get or set sent to a hash field (`--assoc`).
+    e.hash = head[3] & 4 != 0;
     e.with_max_value(max_value)
 }
 

@@ -146,6 +146,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub successful: bool,
 
+    /// Redis only (--protocol resp): a key longer than B bytes is stored
+    /// as field (its last B bytes) of a hash (the rest), with HSET/HGET;
+    /// shorter keys stay plain keys (the mutilate fork's --assoc).
+    #[arg(long, value_name = "B")]
+    pub assoc: Option<u16>,
+
     /// The miss ratio per window of N measured answers, as a series in
     /// the JSON (`miss_windows`, per worker thread), to see when the cache
     /// reaches a steady state (the mutilate fork's -m/--misswindow).
@@ -466,6 +472,7 @@ impl RunArgs {
             moderate: self.moderate,
             successful: self.successful,
             miss_window: self.miss_window,
+            assoc: self.assoc,
             wait: self.wait.unwrap_or(Duration::ZERO),
             trace_commands: self.trace_commands,
             threads: self.threads,

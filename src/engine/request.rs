@@ -19,6 +19,8 @@ pub struct WireOptions {
     pub meta: mcbench_proto::meta::Options,
     /// The longest value a reply may carry (`RunSpec::largest_stored_value`).
     pub max_value: u32,
+    /// RESP: `--assoc`'s field length (0: off).
+    pub hash_field: u16,
 }
 
 /// Encodes requests for one worker. Holds the buffer a multiget's keys are
@@ -70,6 +72,7 @@ impl Encoder {
         wire.delta = self.wire.delta;
         wire.cas = req.cas;
         wire.opaque = opaque;
+        wire.hash_field = self.wire.hash_field;
         wire.noreply = self.wire.noreply && self.wire.protocol.supports_noreply(cmd);
         if cmd.is_storage() {
             wire.value = workload.value(rng, req.key);
@@ -84,6 +87,7 @@ impl Encoder {
             noreply: wire.noreply,
             opaque,
             max_value: self.wire.max_value,
+            hash: mcbench_proto::resp::in_hash(&wire),
         }
     }
 }

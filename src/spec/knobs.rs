@@ -2,6 +2,7 @@
 //! `--trace-commands`) and what they need of the rest of the run.
 
 use super::{LoadMode, RunSpec};
+use crate::workload::OpKind;
 
 impl RunSpec {
     /// mutilate's and memcache-perf's smaller knobs: `--skip`, `-W/--wait`,
@@ -16,6 +17,7 @@ impl RunSpec {
         if self.miss_window == Some(0) {
             return Err("--miss-window must be at least 1 request".into());
         }
+        self.validate_assoc()?;
         if self.wait > MAX_WAIT {
             return Err(format!("--wait must be at most 1h, got {:?}", self.wait));
         }
@@ -34,6 +36,43 @@ impl RunSpec {
             return Err(
                 "--trace-commands brackets the measured phase: --load-only has none".into(),
             );
+        }
+        Ok(())
+    }
+}
+
+impl RunSpec {
+    /// `--assoc`: RESP gets and sets only, as single keys.
+    fn validate_assoc(&self) -> Result<(), String> {
+        let Some(field) = self.assoc else {
+            return Ok(());
+        };
+        if self.protocol != mcbench_proto::Protocol::Resp {
+            return Err(
+                "--assoc stores keys as Redis hash fields: it needs --protocol resp".into(),
+            );
+        }
+        if field == 0 || usize::from(field) > crate::workload::MAX_KEY_LEN {
+            return Err(format!(
+                "--assoc is the field's length in bytes, 1 to {}; got {field}",
+                crate::workload::MAX_KEY_LEN
+            ));
+        }
+        let others: Vec<&str> = self
+            .ops_sent()
+            .into_iter()
+            .filter(|op| !matches!(op, OpKind::Get | OpKind::Set | OpKind::Fill))
+            .map(|op| op.name())
+            .collect();
+        if !others.is_empty() || self.multiget.share > 0.0 {
+            return Err(format!(
+                "--assoc sends gets and sets as HGET/HSET; it cannot send {}",
+                if others.is_empty() {
+                    "multigets".to_string()
+                } else {
+                    others.join(", ")
+                }
+            ));
         }
         Ok(())
     }

@@ -192,6 +192,10 @@ pub struct RunSpec {
     /// The miss ratio per window of this many answers (`--miss-window`).
     #[serde(default)]
     pub miss_window: Option<u64>,
+    /// RESP: keys longer than this go to hash fields of this many bytes
+    /// (`--assoc`).
+    #[serde(default)]
+    pub assoc: Option<u16>,
     /// A pause with nothing sent between the preload and the measured
     /// phase (`-W/--wait`).
     #[serde(default, with = "units::seconds")]

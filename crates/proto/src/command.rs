@@ -150,6 +150,10 @@ pub struct Request<'a> {
     pub noreply: bool,
     /// Echoed by the server (binary opaque, meta `O`); checked on parse.
     pub opaque: u32,
+    /// RESP only (the mutilate fork's `--assoc`): a get or set of a key
+    /// longer than this many bytes goes to a hash named by the rest of the
+    /// key, its field being these last bytes (`HGET`/`HSET`); 0 never.
+    pub hash_field: u16,
 }
 
 impl<'a> Request<'a> {
@@ -165,6 +169,7 @@ impl<'a> Request<'a> {
             delta: 0,
             noreply: false,
             opaque: 0,
+            hash_field: 0,
         }
     }
 
@@ -186,6 +191,7 @@ impl<'a> Request<'a> {
             noreply: self.noreply,
             opaque: self.opaque,
             max_value: u32::MAX,
+            hash: crate::resp::in_hash(self),
         }
     }
 }
@@ -207,6 +213,8 @@ pub struct Expect {
     /// header, before its bytes are awaited. `u32::MAX`: the protocol's
     /// own ceiling.
     pub max_value: u32,
+    /// RESP: the request went to a hash field (`HGET`/`HSET`).
+    pub hash: bool,
 }
 
 impl Expect {

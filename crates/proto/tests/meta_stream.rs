@@ -14,6 +14,7 @@ fn expect(cmd: Cmd, keys: u32, noreply: bool, opaque: u32) -> Expect {
         noreply,
         opaque,
         max_value: u32::MAX,
+        hash: false,
     }
 }
 

@@ -13,6 +13,7 @@ fn expect(cmd: Cmd, keys: u32) -> Expect {
         noreply: false,
         opaque: 0,
         max_value: u32::MAX,
+        hash: false,
     }
 }
 

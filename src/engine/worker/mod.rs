@@ -280,6 +280,7 @@ impl Worker {
                 noreply: spec.noreply,
                 meta: spec.meta_options()?,
                 max_value: u32::try_from(spec.largest_stored_value()).unwrap_or(u32::MAX),
+                hash_field: spec.assoc.unwrap_or(0),
             }),
             has_udp,
             next_udp_check: 0,

@@ -63,6 +63,7 @@ pub fn parse_response_from(
         noreply: false,
         opaque: 0,
         max_value: u32::MAX,
+        hash: false,
     };
     finish(parse_at(buf, progress, any, None), progress)
 }

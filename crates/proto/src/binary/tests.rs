@@ -242,6 +242,7 @@ fn many(cmd: Cmd, keys: u32) -> Expect {
         noreply: false,
         opaque: 0x2a,
         max_value: u32::MAX,
+        hash: false,
     }
 }
 

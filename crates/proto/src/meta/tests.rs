@@ -28,6 +28,7 @@ fn expect(cmd: Cmd) -> Expect {
         noreply: false,
         opaque: 0,
         max_value: u32::MAX,
+        hash: false,
     }
 }
 

@@ -36,6 +36,14 @@ const MAX_DEPTH: usize = 8;
 /// becomes `MGET`.
 pub fn encode(out: &mut Vec<u8>, req: &Request) {
     let key = req.keys;
+    if in_hash(req) {
+        let (hash, field) = key.split_at(key.len() - usize::from(req.hash_field));
+        match req.cmd {
+            Cmd::Get => command(out, &[b"HGET", hash, field]),
+            _ => command(out, &[b"HSET", hash, field, req.value]),
+        }
+        return;
+    }
     match req.cmd {
         Cmd::Get => get(out, req),
         Cmd::Set => set(out, key, req.value, req.exptime, None),
@@ -47,6 +55,16 @@ pub fn encode(out: &mut Vec<u8>, req: &Request) {
         Cmd::Delete => command(out, &[b"DEL", key]),
         _ => {}
     }
+}
+
+/// Whether `req` goes to a hash field (`HGET`/`HSET`): a single-key get or
+/// a set, with `hash_field` set and a key longer than it (shorter keys
+/// are plain keys, as the mutilate fork does).
+pub fn in_hash(req: &Request) -> bool {
+    req.hash_field > 0
+        && matches!(req.cmd, Cmd::Get | Cmd::Set)
+        && req.keys.len() > usize::from(req.hash_field)
+        && !req.keys.contains(&b' ')
 }
 
 /// The commands RESP can carry with memcached's meaning.
@@ -257,6 +275,8 @@ fn classify(item: Item, expect: Expect) -> Result<Response, ParseError> {
         }
         (Cmd::Get, Item::Array(count)) if multiget && count == i64::from(expect.keys) => End,
         (Cmd::Set | Cmd::Add | Cmd::Replace, Item::Simple(b"OK")) => Stored,
+        // HSET answers how many fields it added (0 when it overwrote).
+        (Cmd::Set, Item::Integer(n)) if expect.hash && n >= 0 => Stored,
         // SET's NX or XX condition failed.
         (Cmd::Add | Cmd::Replace, Item::Bulk(-1)) => NotStored,
         (Cmd::Delete, Item::Integer(n)) if n > 0 => Deleted,

@@ -267,3 +267,27 @@ fn multiget_resumes() {
     };
     assert_eq!(parse(wire, &mut progress, exp), done);
 }
+
+#[test]
+fn assoc_keys_are_hash_fields_and_short_keys_stay_plain() {
+    let hashed = |cmd, key: &'static [u8]| Request {
+        value: b"v",
+        hash_field: 2,
+        ..Request::new(cmd, key)
+    };
+    assert_eq!(
+        enc(hashed(Get, b"user:42")),
+        b"*3\r\n$4\r\nHGET\r\n$5\r\nuser:\r\n$2\r\n42\r\n"
+    );
+    assert_eq!(
+        enc(hashed(Set, b"user:42")),
+        b"*4\r\n$4\r\nHSET\r\n$5\r\nuser:\r\n$2\r\n42\r\n$1\r\nv\r\n"
+    );
+    // No longer than the field: a plain key.
+    assert_eq!(enc(hashed(Get, b"42")), b"*2\r\n$3\r\nGET\r\n$2\r\n42\r\n");
+    // HSET's integer answers a hashed set only.
+    let hset = hashed(Set, b"user:42").expect();
+    let parsed = parse(b":1\r\n", &mut Progress::default(), hset);
+    assert_eq!(parsed, Ok(Some((of(Stored), 4))));
+    assert_eq!(one(b":1\r\n", Set, 1), Err(ParseError::UnexpectedReply));
+}
