@@ -312,6 +312,8 @@ fn yrmcds_master_fails_over_to_its_slave_in_a_network_namespace() {
         )
         .unwrap();
     }
+    // The master crashes (SIGKILL: a yrmcdsd master sometimes spins on
+    // SIGTERM instead of exiting, which left the script waiting on it).
     // The master owns 127.0.0.1; the slave's virtual IP 127.0.0.2 is on no
     // interface until the master is gone and the test adds it, as an
     // operator (or keepalived) would: then the slave takes over (and binds
@@ -323,13 +325,13 @@ fn yrmcds_master_fails_over_to_its_slave_in_a_network_namespace() {
          {bin} run -s 127.0.0.1:22111 -s 127.0.0.2:22112 --rep-write 1 -t 5s -i 250ms \
          --timeout 3s --rep-lag-rate 0 --json {d}/out.json > {d}/out.txt 2>&1 & B=$!\n\
          for i in $(seq 200); do [ \"$(grep -c '^\\[' {d}/out.txt)\" -ge 4 ] && break; sleep 0.1; done\n\
-         set +e\nkill $M\nwait $M\nip addr add 127.0.0.2/32 dev lo\n\
-         wait $B\necho \"mcbench exit $?\"\nkill $S\nwait $S\nexit 0\n",
+         set +e\nkill -9 $M\nwait $M\nip addr add 127.0.0.2/32 dev lo\n\
+         wait $B\necho \"mcbench exit $?\"\nkill -9 $S\nwait $S\nexit 0\n",
         bin = BIN
     );
     std::fs::write(format!("{d}/failover.sh"), script).unwrap();
     let namespace = Command::new("unshare")
-        .args(["-n", "bash", &format!("{d}/failover.sh")])
+        .args(["-n", "--fork", "--pid", "--kill-child", "bash", &format!("{d}/failover.sh")])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
