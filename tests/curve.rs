@@ -6,20 +6,8 @@
 mod support;
 
 use serde_json::Value;
-use std::process::Command;
 use std::time::Duration;
 use support::*;
-
-/// A memcached with one worker thread, every thread of it on CPU 0.
-fn capped_memcached() -> Memcached {
-    let m = Memcached::start(&["-t", "1"]);
-    let pinned = Command::new("taskset")
-        .args(["-a", "-p", "-c", "0", &m.pid().to_string()])
-        .output()
-        .expect("taskset (util-linux) runs");
-    assert!(pinned.status.success(), "taskset: {:?}", pinned);
-    m
-}
 
 /// The workload: open loop from CPU 1, busy-polling (no wake-up latency
 /// in what is measured), 32 connections, 100-key multigets that all miss.
@@ -158,16 +146,7 @@ import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 print(json.dumps([[float(r["offered_rate"]), float(r["p99_us"]), r["verdict"]] for r in rows]))
 "#;
-    let out = Command::new("python3")
-        .args(["-c", script, csv])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<(f64, f64, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<(f64, f64, String)> = serde_json::from_slice(&python(script, &[csv])).unwrap();
     assert_eq!(rows.len(), points(scan).len());
     for (row, p) in rows.iter().zip(points(scan)) {
         assert_eq!(row.0, f(p, "offered_rate"));

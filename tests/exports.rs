@@ -141,16 +141,7 @@ print(json.dumps({
     "time": [float(r["time_s"]) for r in total],
 }))
 "#;
-    let out = Command::new("python3")
-        .args(["-c", script, &path_in(d, "r.csv")])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let py: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let py: Value = serde_json::from_slice(&python(script, &[&path_in(d, "r.csv")])).unwrap();
     let fields: Vec<&str> = py["fields"]
         .as_array()
         .unwrap()

@@ -122,6 +122,39 @@ fn miss_window_shows_the_cache_warming_up() {
         &mcbench(&["run", "-s", &m.addr(), "--miss-window", "0"]),
         "at least 1",
     );
+    // With a preload and two workers: windows count measured answers only,
+    // each worker's numbered from 0, whatever the intervals.
+    let misses = m.stat("get_misses");
+    let (_, j) = run_ok(
+        &m.addr(),
+        &[
+            "-T",
+            "2",
+            "-i",
+            "100ms",
+            "-x",
+            "30000",
+            "--miss-window",
+            "1000",
+            "-u",
+            "0",
+            "--miss-ratio",
+            "0.5",
+        ],
+    );
+    let windows = j["miss_windows"].as_array().unwrap();
+    let sum = |field: &str| windows.iter().map(|w| count(w, field)).sum::<u64>();
+    assert_eq!(sum("requests"), count(&j, "total.count"));
+    assert_eq!(sum("misses"), delta(&m, "get_misses", misses));
+    for worker in [0, 1] {
+        let indexes: Vec<u64> = windows
+            .iter()
+            .filter(|w| count(w, "worker") == worker)
+            .map(|w| count(w, "index"))
+            .collect();
+        assert!(indexes.len() >= 14, "worker {worker}: {indexes:?}");
+        assert!(indexes.iter().enumerate().all(|(i, x)| *x == i as u64));
+    }
 }
 
 /// `calls` of one command in Redis's own `INFO commandstats` (0 if never).

@@ -331,7 +331,14 @@ fn yrmcds_master_fails_over_to_its_slave_in_a_network_namespace() {
     );
     std::fs::write(format!("{d}/failover.sh"), script).unwrap();
     let namespace = Command::new("unshare")
-        .args(["-n", "--fork", "--pid", "--kill-child", "bash", &format!("{d}/failover.sh")])
+        .args([
+            "-n",
+            "--fork",
+            "--pid",
+            "--kill-child",
+            "bash",
+            &format!("{d}/failover.sh"),
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -163,7 +163,7 @@ fn embedded_size(spec: &RunSpec) -> crate::embedded::Sizing {
         + spec.value_size.mean().min(spec.max_value_len() as f64)
         + 64.0;
     crate::embedded::Sizing {
-        connections: spec.connections,
+        connections: spec.connections + spec.measure.map_or(0, |m| m.connections),
         data_bytes: (spec.keys as f64 * item) as u64,
         max_item_bytes: spec.largest_stored_value() + 512,
     }

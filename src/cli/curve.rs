@@ -67,12 +67,13 @@ fn parse_rates(text: &str) -> Result<Rates, String> {
             if max < min {
                 return Err(format!("--rates {text}: MAX is below MIN"));
             }
-            let n = ((max - min) / step + 1e-9).floor() as usize + 1;
-            if n > MAX_SCAN_POINTS {
+            let steps = ((max - min) / step + 1e-9).floor();
+            if steps >= MAX_SCAN_POINTS as f64 {
                 return Err(format!(
-                    "--rates {text} asks for {n} runs; at most {MAX_SCAN_POINTS}"
+                    "--rates {text} asks for more than {MAX_SCAN_POINTS} runs"
                 ));
             }
+            let n = steps as usize + 1;
             (0..n).map(|i| min + i as f64 * step).collect()
         }
         [_] => text

@@ -301,13 +301,7 @@ fn plan_workers(
     nservers: usize,
 ) -> Vec<WorkerPlan> {
     let t = spec.threads;
-    let cpus = spec.affinity.as_ref().map(|list| {
-        if list.is_empty() {
-            os::allowed_cpus()
-        } else {
-            list.clone()
-        }
-    });
+    let cpus = worker_cpus(spec);
     let mut plans: Vec<WorkerPlan> = (0..t)
         .map(|i| WorkerPlan {
             index: i,
@@ -343,6 +337,18 @@ fn plan_workers(
     plans
 }
 
+/// `--affinity`'s CPUs, worker `i` taking the `i mod len`-th: the list
+/// given, or every CPU this process may use.
+fn worker_cpus(spec: &RunSpec) -> Option<Vec<usize>> {
+    spec.affinity.as_ref().map(|list| {
+        if list.is_empty() {
+            os::allowed_cpus()
+        } else {
+            list.clone()
+        }
+    })
+}
+
 /// The measurement group's worker, numbered after the load's: its own
 /// connections (`--measure-connections` per server), rate and depth, and
 /// nothing to preload. Its lanes follow every lane of the load workers.
@@ -360,14 +366,7 @@ fn plan_measure(
     let conns = connect::connect_all(addrs, &group)?;
     let nservers = addrs.len();
     let first_lane = spec.total_connections(nservers) + (spec.threads + 1) * nservers;
-    let cpu = spec.affinity.as_ref().map(|list| {
-        let cpus = if list.is_empty() {
-            os::allowed_cpus()
-        } else {
-            list.clone()
-        };
-        cpus[spec.threads % cpus.len()]
-    });
+    let cpu = worker_cpus(spec).map(|cpus| cpus[spec.threads % cpus.len()]);
     Ok(Some(WorkerPlan {
         index: spec.threads,
         lanes: (first_lane..first_lane + conns.len()).collect(),
@@ -469,6 +468,14 @@ fn collect(
         if baseline_at.is_some_and(|t| Instant::now() >= t) {
             cpu_start = CpuTimes::process();
             baseline_at = None;
+            // After a warm-up, the trace starts with the measured phase.
+            if spec.trace_commands && !spec.warmup.is_zero() {
+                trace_refusals.extend(trace_commands::send(
+                    spec,
+                    &shared.addrs,
+                    TraceCommand::Start,
+                ));
+            }
         }
         let msg = match rx.recv_timeout(wait) {
             Ok(m) => m,
@@ -532,7 +539,7 @@ fn collect(
             );
             // A signal during the wait ends it: the workers then stop at once.
             wait_before_measuring(spec.wait, &shared.stop);
-            if spec.trace_commands {
+            if spec.trace_commands && spec.warmup.is_zero() {
                 trace_refusals.extend(trace_commands::send(
                     spec,
                     &shared.addrs,
@@ -586,11 +593,12 @@ fn collect(
 
 /// `-W/--wait`: a pause between the preload and the measured phase with
 /// nothing sent, cut short by a signal.
-fn wait_before_measuring(wait: Duration, stop: &AtomicUsize) {
-    let until = Instant::now() + wait;
-    while Instant::now() < until && stop.load(Ordering::Relaxed) == 0 {
-        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
-    }
+fn wait_before_measuring(wait: Duration, stop: &Arc<AtomicUsize>) {
+    let end = RunEnd {
+        done: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        stop: stop.clone(),
+    };
+    end.pause_until(clock_ns().saturating_add(wait.as_nanos() as u64));
 }
 
 /// Why the preload failed: a worker's phase failed, or its replies did

@@ -175,6 +175,19 @@ impl CurvePoint {
         if self.errors > 0 {
             return fail(format!("{} requests failed", self.errors));
         }
+        // The measurement group's latency is the one judged: it must have
+        // answered, and answered without failures.
+        if let Some(m) = &run.measure {
+            if m.total.count == 0 {
+                return fail("the measurement connections got no answer".into());
+            }
+            if m.total.errors > 0 {
+                return fail(format!(
+                    "{} requests of the measurement connections failed",
+                    m.total.errors
+                ));
+            }
+        }
         if self.achieved_rate < CARRIED_SHARE * self.offered_rate {
             return fail(format!(
                 "achieved {:.0} of {:.0} ops/s offered",

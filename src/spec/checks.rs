@@ -62,7 +62,8 @@ impl RunSpec {
         self.key_space(crate::placement::Router::Single)?;
         // One per connection, one epoll per worker, and headroom for stdio,
         // the output files, the embedded server's pipes.
-        let mut needed = (total_conns + self.threads + 64) as u64;
+        let measure = self.measure.map_or(0, |m| m.connections * nservers + 1);
+        let mut needed = (total_conns + measure + self.threads + 64) as u64;
         if self.servers.is_empty() {
             needed = needed.max(crate::embedded::max_conns(self.connections) as u64 + 64);
         }

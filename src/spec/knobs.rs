@@ -32,10 +32,20 @@ impl RunSpec {
                     .into(),
             );
         }
-        if self.trace_commands && self.load == LoadMode::LoadOnly {
+        if self.trace_commands && crate::spec::Address::first_udp(&self.servers).is_some() {
             return Err(
-                "--trace-commands brackets the measured phase: --load-only has none".into(),
+                "--trace-commands sends its commands over TCP: give TCP or unix servers".into(),
             );
+        }
+        let measured = [
+            (self.trace_commands, "--trace-commands brackets"),
+            (!self.wait.is_zero(), "--wait precedes"),
+            (self.miss_window.is_some(), "--miss-window counts"),
+        ];
+        if self.load == LoadMode::LoadOnly {
+            if let Some((_, what)) = measured.iter().find(|(given, _)| *given) {
+                return Err(format!("{what} the measured phase: --load-only has none"));
+            }
         }
         Ok(())
     }
@@ -50,6 +60,12 @@ impl RunSpec {
         if self.protocol != mcbench_proto::Protocol::Resp {
             return Err(
                 "--assoc stores keys as Redis hash fields: it needs --protocol resp".into(),
+            );
+        }
+        if self.expiry > 0 || self.exp_verify > 0.0 {
+            return Err(
+                "--assoc writes hash fields, which have no expiry: drop --expiry and --exp-verify"
+                    .into(),
             );
         }
         if field == 0 || usize::from(field) > crate::workload::MAX_KEY_LEN {

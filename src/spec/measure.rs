@@ -56,6 +56,10 @@ impl RunSpec {
                 self.save_rate.is_some(),
                 "--save (its samples would mix the groups)",
             ),
+            (
+                !self.read_delay.is_zero(),
+                "--read-delay (it would delay the group's reads)",
+            ),
         ];
         match refused.iter().find(|(given, _)| *given) {
             Some((_, what)) => Err(format!("--measure-connections does not go with {what}")),

@@ -659,3 +659,32 @@ document.body.setAttribute('data-drawn', JSON.stringify(charts));
     let json = dom[at..].split('"').next().unwrap().replace("&quot;", "\"");
     serde_json::from_str(&json).unwrap()
 }
+
+/// A memcached with one worker thread, every thread of it pinned to CPU 0
+/// (the tests' load generator pins itself to CPU 1): a server the test
+/// can saturate.
+pub fn capped_memcached() -> Memcached {
+    let m = Memcached::start(&["-t", "1"]);
+    let pinned = Command::new("taskset")
+        .args(["-a", "-p", "-c", "0", &m.pid().to_string()])
+        .output()
+        .expect("taskset (util-linux) runs");
+    assert!(pinned.status.success(), "taskset: {pinned:?}");
+    m
+}
+
+/// Python 3 running `script` with `args`: its stdout (it must succeed).
+pub fn python(script: &str, args: &[&str]) -> Vec<u8> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}

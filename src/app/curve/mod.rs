@@ -81,8 +81,8 @@ fn search_inner(args: &SearchArgs) -> Result<i32, Failure> {
         // A probe the client could not keep up with is run once more: a
         // late client is often a passing hiccup of a shared machine.
         let mut verdict = None;
-        for attempt in 0..2 {
-            let Some(point) = series.probe(rate, repeat || attempt > 0)? else {
+        for _ in 0..2 {
+            let Some(point) = series.probe(rate, repeat)? else {
                 return Ok(series.end_stopped());
             };
             verdict = point.verdict;

@@ -98,11 +98,15 @@ mod tests {
     /// Runs a search against a server whose true limit is `knee`, with
     /// `noisy` deciding a wrong verdict now and then; returns the probes
     /// and the end.
-    fn against(knee: f64, mut noisy: impl FnMut(f64) -> bool, s: &mut Search) -> (usize, Next) {
+    fn against(
+        knee: f64,
+        mut noisy: impl FnMut(f64, bool) -> bool,
+        s: &mut Search,
+    ) -> (usize, Next) {
         for probes in 0..100 {
             match s.next() {
                 Next::Probe { rate, repeat } => {
-                    let pass = (rate <= knee) != noisy(rate);
+                    let pass = (rate <= knee) != noisy(rate, repeat);
                     s.record(rate, pass, repeat);
                 }
                 end => return (probes, end),
@@ -114,7 +118,7 @@ mod tests {
     #[test]
     fn brackets_then_bisects_to_the_precision_then_confirms() {
         let mut s = Search::new(1000.0, None, 0.02);
-        let (probes, end) = against(45_000.0, |_| false, &mut s);
+        let (probes, end) = against(45_000.0, |_, _| false, &mut s);
         let Next::Found(rate) = end else {
             panic!("{end:?}")
         };
@@ -126,14 +130,14 @@ mod tests {
     #[test]
     fn a_pass_that_fails_its_repeat_lowers_the_answer() {
         let mut s = Search::new(1000.0, None, 0.02);
-        let mut first = true;
-        // The first repeat fails: that rate was noise.
+        let mut flipped = None;
+        // The first confirmation fails: the rate it checks passed by noise.
         let (_, end) = against(
             45_000.0,
-            |rate| {
-                let flip = first && s_is_repeat_rate(rate);
+            |rate, repeat| {
+                let flip = repeat && flipped.is_none();
                 if flip {
-                    first = false;
+                    flipped = Some(rate);
                 }
                 flip
             },
@@ -142,23 +146,22 @@ mod tests {
         let Next::Found(rate) = end else {
             panic!("{end:?}")
         };
-        assert!(rate < 45_000.0 && rate > 40_000.0, "{rate}");
-    }
-
-    /// The bisection's last pass for a knee of 45k from 1k.
-    fn s_is_repeat_rate(rate: f64) -> bool {
-        (44_100.0..=45_000.0).contains(&rate)
+        let noisy = flipped.expect("a confirmation ran");
+        assert!(
+            rate < noisy && rate > 40_000.0,
+            "{rate} after {noisy} failed"
+        );
     }
 
     #[test]
     fn a_bound_missed_at_the_lowest_rate_is_unmet() {
         let mut s = Search::new(1000.0, None, 0.02);
-        assert_eq!(against(500.0, |_| false, &mut s).1, Next::Unmet(1000.0));
+        assert_eq!(against(500.0, |_, _| false, &mut s).1, Next::Unmet(1000.0));
     }
 
     #[test]
     fn a_ceiling_stops_the_doubling() {
         let mut s = Search::new(1000.0, Some(5000.0), 0.02);
-        assert_eq!(against(1e9, |_| false, &mut s).1, Next::Ceiling(5000.0));
+        assert_eq!(against(1e9, |_, _| false, &mut s).1, Next::Ceiling(5000.0));
     }
 }

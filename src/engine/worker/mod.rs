@@ -453,10 +453,12 @@ impl Worker {
                 sending_stopped = now;
                 drain_deadline = now.saturating_add(timeout);
             }
+            // `--moderate`: waiting requests go out as quiet times end,
+            // in the drain too.
+            if open && self.shared.spec.moderate {
+                self.release_moderated(now);
+            }
             if open && self.sending {
-                if self.shared.spec.moderate {
-                    self.release_moderated(now);
-                }
                 self.dispatch_due(now);
             }
             if self.sending && self.churning() {
@@ -521,9 +523,7 @@ impl Worker {
                 if let (true, Some(p)) = (open, &self.pacer) {
                     wake = wake.min(p.next());
                 }
-                if open && self.shared.spec.moderate {
-                    wake = wake.min(self.moderated_wake());
-                }
+
                 if let Some(at) = self.reopening.next_at() {
                     wake = wake.min(at);
                 }
@@ -533,6 +533,9 @@ impl Worker {
             }
             if self.in_flight > 0 || self.churn.is_some() {
                 wake = wake.min(self.next_timeout_check.max(now));
+            }
+            if open && self.shared.spec.moderate {
+                wake = wake.min(self.moderated_wake().max(now));
             }
             if let Err(e) = self.poll(wake.saturating_sub(now)) {
                 break PhaseEnd::Failed(format!("event loop: {e}"));
@@ -566,6 +569,11 @@ impl Worker {
     fn start_measuring(&mut self) {
         self.recorder = self.shared.empty_recorder();
         self.cpu_start = cpu::thread_cpu_ns();
+        // Windows count measured answers only: not the preload's, nor the
+        // warm-up's.
+        if let Some(w) = &mut self.miss_window {
+            *w = responses::MissCount::new(w.size, self.index);
+        }
     }
 
     /// What a phase leaves behind must not count in the next: requests
@@ -623,9 +631,16 @@ impl Worker {
         if self.shared.spec.skip {
             self.skip_late_backlog(server);
         }
+        // `--moderate`: a quiet connection lists its slots; the waiting
+        // requests go out on it once its quiet time is over.
         let quiet = self.conns[c].quiet_until > clock_ns();
         while self.conns[c].alive && self.conns[c].in_flight.len() + self.conns[c].listed < depth {
-            if let Some(due) = self.backlog[server].pop_front().filter(|_| !quiet) {
+            let waiting = if quiet {
+                None
+            } else {
+                self.backlog[server].pop_front()
+            };
+            if let Some(due) = waiting {
                 self.issue(c, due);
             } else {
                 self.ready[server].push_back(c);

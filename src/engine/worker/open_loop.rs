@@ -182,8 +182,13 @@ impl Worker {
     }
 
     fn take_moderated(&mut self, server: usize, now: u64) -> Option<usize> {
-        let conns = &self.conns;
-        self.ready[server].retain(|&c| conns[c].alive);
+        let conns = &mut self.conns;
+        self.ready[server].retain(|&c| {
+            if !conns[c].alive {
+                conns[c].listed -= 1;
+            }
+            conns[c].alive
+        });
         let at = self.ready[server]
             .iter()
             .position(|&c| self.conns[c].quiet_until <= now)?;

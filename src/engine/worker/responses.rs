@@ -365,12 +365,7 @@ fn record_response(
         return;
     }
     let op = rec.record_op(req.op, latency_ns, service_ns);
-    let (mut hits, mut misses) = (0, 0);
-    if req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End) {
-        let keys = req.expect.keys;
-        hits = u64::from(resp.values.min(keys));
-        misses = u64::from(keys) - hits;
-    }
+    let (hits, misses) = lookups(&req, resp);
     op.hits += hits;
     op.misses += misses;
     op.errors += u64::from(err.is_some());
@@ -390,6 +385,16 @@ fn record_response(
             reply: resp.class,
         });
     }
+}
+
+/// A retrieval's keys found and not found (0, 0 for anything else).
+fn lookups(req: &InFlight, resp: mcbench_proto::Response) -> (u64, u64) {
+    if !(req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End)) {
+        return (0, 0);
+    }
+    let keys = req.expect.keys;
+    let hits = u64::from(resp.values.min(keys));
+    (hits, u64::from(keys) - hits)
 }
 
 /// `--miss-window`: a worker's current window of measured answers.
@@ -420,12 +425,9 @@ impl MissCount {
     ) {
         let w = &mut self.open;
         w.requests += 1;
-        if req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End)
-        {
-            let found = u64::from(resp.values.min(req.expect.keys));
-            w.hits += found;
-            w.misses += u64::from(req.expect.keys) - found;
-        }
+        let (hits, misses) = lookups(req, resp);
+        w.hits += hits;
+        w.misses += misses;
         if w.requests == self.size {
             self.close(rec, since_start_ns);
         }
