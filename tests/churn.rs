@@ -4,7 +4,7 @@
 
 mod support;
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 use support::*;
 
@@ -296,7 +296,7 @@ fn churn_flags_that_cannot_work_are_refused() {
     }
 }
 
-/// Runs `script` in a network namespace of its own (lo up), where the
+/// Runs `script` (within 120 s) in a network namespace of its own (lo up), where the
 /// port range and TIME_WAIT reuse are ours to set, with a memcached on
 /// 127.0.0.1:11211 there; `$MCBENCH` is mcbench.
 fn in_netns(script: &str) -> std::process::Output {
@@ -305,8 +305,10 @@ fn in_netns(script: &str) -> std::process::Output {
     } else {
         ""
     };
-    let out = Command::new("unshare")
-        .args(["-n", "bash", "-euc"])
+    // A PID namespace too: if the script is killed at the bound, its
+    // memcached goes with it.
+    let child = Command::new("unshare")
+        .args(["-n", "--fork", "--pid", "--kill-child", "bash", "-euc"])
         .arg(format!(
             r#"ip link set lo up
 memcached {user} -l 127.0.0.1 -p 11211 -U 0 & MC=$!
@@ -315,8 +317,11 @@ for i in $(seq 50); do (echo > /dev/tcp/127.0.0.1/11211) 2>/dev/null && break; s
 kill $MC"#
         ))
         .env("MCBENCH", BIN)
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("unshare (util-linux) must be installed (see .ci/run)");
+    let out = wait_bounded(child, Duration::from_secs(120));
     assert!(out.status.success(), "{}", stderr(&out));
     out
 }
