@@ -103,9 +103,48 @@ fn the_search_finds_the_knee_the_scan_draws() {
         ),
         Duration::from_secs(240),
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     let search = read_json(dir.path().join("search.json").as_path());
-    let answer = f(&search, "answer");
+    let probes = points(&search);
+    let lowest_fail = probes
+        .iter()
+        .filter(|p| p["verdict"] == "fail")
+        .map(|p| f(p, "offered_rate"))
+        .fold(f64::INFINITY, f64::min);
+    let answer = match search["answer"].as_f64() {
+        Some(answer) => {
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            assert!(stdout(&out).contains("the highest rate meeting p50 ≤ 5000 µs"));
+            // The answer passed twice (a probe the client was late on is
+            // run again, and is neither), and the lowest rate that failed
+            // is within the precision above it.
+            let at_answer: Vec<&Value> = probes
+                .iter()
+                .filter(|p| f(p, "offered_rate") == answer)
+                .collect();
+            let passes = at_answer.iter().filter(|p| p["verdict"] == "pass").count();
+            assert!(passes >= 2, "{at_answer:?}");
+            assert!(at_answer.iter().all(|p| p["verdict"] != "fail"));
+            assert!(at_answer.iter().any(|p| p["repeat"] == true));
+            assert!(lowest_fail > answer && (lowest_fail - answer) / answer <= 0.02 + 1e-9);
+            answer
+        }
+        // An overloaded shared machine can leave mcbench late twice on one
+        // probe: the search must then stop with exit 1 and say so, and the
+        // bracket it had narrowed must already be at the knee.
+        None => {
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            assert!(
+                stderr(&out).contains("the client, not the server, limits this run"),
+                "{}",
+                stderr(&out)
+            );
+            probes
+                .iter()
+                .filter(|p| p["verdict"] == "pass" && f(p, "offered_rate") < lowest_fail)
+                .map(|p| f(p, "offered_rate"))
+                .fold(0.0, f64::max)
+        }
+    };
     // The server's capacity on a shared machine moves by tens of percent
     // between runs; the answer must still sit at the scan's knee.
     assert!(
@@ -113,25 +152,6 @@ fn the_search_finds_the_knee_the_scan_draws() {
         "search {answer} against the scan's knee {last_pass}..{first_fail}\n{}",
         stderr(&out)
     );
-    // The answer passed twice, and the lowest rate that failed is within
-    // the precision above it.
-    let probes = points(&search);
-    let at_answer: Vec<&Value> = probes
-        .iter()
-        .filter(|p| f(p, "offered_rate") == answer)
-        .collect();
-    // (A probe the client was late on is run again, and is neither.)
-    let passes = at_answer.iter().filter(|p| p["verdict"] == "pass").count();
-    assert!(passes >= 2, "{at_answer:?}");
-    assert!(at_answer.iter().all(|p| p["verdict"] != "fail"));
-    assert!(at_answer.iter().any(|p| p["repeat"] == true));
-    let lowest_fail = probes
-        .iter()
-        .filter(|p| p["verdict"] == "fail")
-        .map(|p| f(p, "offered_rate"))
-        .fold(f64::INFINITY, f64::min);
-    assert!(lowest_fail > answer && (lowest_fail - answer) / answer <= 0.02 + 1e-9);
-    assert!(stdout(&out).contains("the highest rate meeting p50 ≤ 5000 µs"));
 
     check_csv_against_json(&csv, &scan);
     let charts = drawn_charts(dir.path().join("scan.html").as_path());
