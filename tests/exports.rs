@@ -330,3 +330,43 @@ fn a_failing_stdout_still_writes_the_files() {
     assert!(stderr(&out).contains("stdout"), "{}", stderr(&out));
     assert!(f(&read_json(Path::new(&json)), "total.count") > 0.0);
 }
+
+#[test]
+fn an_output_that_is_a_pipe_or_device_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("results.fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    // The reader: the pipe's contents, once its writer closes it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::read(&path));
+    });
+    let m = Memcached::start(&[]);
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-t",
+        "300ms",
+        "--json",
+        fifo.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Renamed over, the pipe would be a plain file now, its reader left
+    // waiting for a writer that never comes.
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "the FIFO was replaced: {kind:?}");
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the pipe's reader got the results")
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&got).unwrap();
+    assert!(count(&j, "total.count") > 0);
+}

@@ -2,13 +2,18 @@
 //! temporary file beside its path before any traffic (so an unwritable
 //! path is found up front, and an older file of that name is not emptied
 //! by a run that then fails), and renamed over the path once complete.
+//!
+//! A path that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO)
+//! is written in place: renaming over it would replace the device or pipe
+//! with a plain file.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 pub struct StagedFile {
     path: PathBuf,
-    tmp: PathBuf,
+    /// The temporary file (`None`: written in place).
+    tmp: Option<PathBuf>,
     committed: bool,
 }
 
@@ -19,6 +24,18 @@ impl StagedFile {
         let shown = path.display();
         if path.is_dir() {
             return Err(format!("{flag} {shown}: is a directory"));
+        }
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| format!("{flag} {shown}: cannot open it: {e}"))?;
+            let staged = StagedFile {
+                path: path.to_path_buf(),
+                tmp: None,
+                committed: true,
+            };
+            return Ok((staged, file));
         }
         let name = path
             .file_name()
@@ -32,7 +49,7 @@ impl StagedFile {
             .map_err(|e| format!("{flag} {shown}: cannot create the file: {e}"))?;
         let staged = StagedFile {
             path: path.to_path_buf(),
-            tmp,
+            tmp: Some(tmp),
             committed: false,
         };
         Ok((staged, file))
@@ -40,7 +57,9 @@ impl StagedFile {
 
     /// Puts the finished file in place (its contents must be flushed).
     pub fn commit(mut self) -> std::io::Result<()> {
-        std::fs::rename(&self.tmp, &self.path)?;
+        if let Some(tmp) = &self.tmp {
+            std::fs::rename(tmp, &self.path)?;
+        }
         self.committed = true;
         Ok(())
     }
@@ -52,8 +71,8 @@ impl StagedFile {
 
 impl Drop for StagedFile {
     fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_file(&self.tmp);
+        if let (false, Some(tmp)) = (self.committed, &self.tmp) {
+            let _ = std::fs::remove_file(tmp);
         }
     }
 }
