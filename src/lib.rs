@@ -17,5 +17,6 @@ pub mod result;
 pub mod server_stats;
 pub mod spec;
 pub mod stats;
+pub mod trace;
 pub mod warnings;
 pub mod workload;

@@ -20,6 +20,7 @@ fn main() {
         Command::Stats(args) => mcbench::app::stats(&args),
         Command::Slabs(args) => mcbench::app::slabs(&args),
         Command::Top(args) => mcbench::app::top(&args),
+        Command::TraceStat(args) => mcbench::app::trace_stat(&args),
         Command::Profiles => {
             print!("{}", mcbench::config::profiles::listing());
             mcbench::error::exit::OK

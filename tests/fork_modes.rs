@@ -233,3 +233,62 @@ fn assoc_stores_keys_as_redis_hash_fields() {
         "delete",
     );
 }
+
+#[test]
+fn delete90_deletes_nine_keys_in_ten_halfway_through_the_queries() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (gets, hits, misses) = (
+        m.stat("cmd_get"),
+        m.stat("delete_hits"),
+        m.stat("delete_misses"),
+    );
+    let (_, j) = run_ok(
+        &m.addr(),
+        &[
+            "-r",
+            "10000",
+            "-x",
+            "20000",
+            "-u",
+            "0",
+            "--getset",
+            "--delete90",
+            "--miss-window",
+            "1000",
+            "-c",
+            "1",
+        ],
+    );
+    // The preload wrote every key: each delete finds its key.
+    assert_eq!(delta(&m, "delete_hits", hits), 9000);
+    assert_eq!(delta(&m, "delete_misses", misses), 0);
+    // The deletes are not queries: -x counts the gets alone.
+    assert_eq!(delta(&m, "cmd_get", gets), 20000);
+    assert_eq!(count(&j, "ops.delete.count"), 9000);
+    // Nothing missed before the halfway point; after it, the deleted keys
+    // miss until refilled.
+    let windows = j["miss_windows"].as_array().unwrap();
+    let ratio = |w: &serde_json::Value| w["miss_ratio"].as_f64().unwrap_or(0.0);
+    assert!(windows[..10].iter().all(|w| ratio(w) == 0.0), "{windows:?}");
+    assert!(windows[10..].iter().any(|w| ratio(w) > 0.3), "{windows:?}");
+    // Each tenth key was kept.
+    assert!(raw_get(&m, &format!("mcb:{:0>26}", 9)).starts_with("VALUE"));
+}
+
+#[test]
+fn delete90_needs_getset_and_a_number_of_queries() {
+    let (_, addr) = silent_listener();
+    for (args, needle) in [
+        (vec!["--delete90", "-x", "100"], "--getset"),
+        (vec!["--delete90", "--getset", "-t", "1s"], "--ops"),
+        (
+            vec!["--delete90", "--getset", "-x", "100", "--rate", "1000"],
+            "open loop",
+        ),
+    ] {
+        let mut all = vec!["run", "-s", &addr];
+        all.extend(args);
+        assert_usage_error(&mcbench(&all), needle);
+    }
+}

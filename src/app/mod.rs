@@ -8,12 +8,14 @@ mod inspect;
 mod route;
 mod saved;
 mod top;
+mod trace_stat;
 
 pub use curve::{scan, search};
 pub use inspect::{slabs, stats};
 pub use route::route;
 pub use saved::{compare, report};
 pub use top::top;
+pub use trace_stat::trace_stat;
 
 use crate::cli::RunArgs;
 use crate::embedded::EmbeddedMemcached;
@@ -211,7 +213,7 @@ fn progress_bar(spec: &RunSpec) -> ProgressBar {
         StopAfter::Duration(d) => d.as_millis() as u64,
         StopAfter::Ops(n) => n,
         // The schedule's length is not known in time: a spinner.
-        StopAfter::Schedule => return ProgressBar::new_spinner(),
+        StopAfter::Schedule | StopAfter::TraceEnd => return ProgressBar::new_spinner(),
     };
     let bar = ProgressBar::new(len);
     bar.set_style(

@@ -8,7 +8,7 @@ mod tools;
 
 pub use curve::{ScanArgs, SearchArgs};
 pub use run::RunArgs;
-pub use tools::{RouteArgs, ServersArgs, StatsArgs, TopArgs};
+pub use tools::{RouteArgs, ServersArgs, StatsArgs, TopArgs, TraceStatArgs};
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -56,6 +56,9 @@ pub enum Command {
     /// A live view of servers' stats with memcache-top's columns, its
     /// rates and hit ratio over the measured interval.
     Top(TopArgs),
+    /// What a trace file holds (records, ops, span, its recorded hit
+    /// ratio), read as a replay reads it, and how fast.
+    TraceStat(TraceStatArgs),
 }
 
 /// Where results go, for `run` and `report`.

@@ -80,8 +80,45 @@ pub struct RunArgs {
     /// Send start_trace before the measured phase and stop_trace after it
     /// to every server (memcache-perf's -e, for tracing memcached builds);
     /// a server that refuses them gets a warning.
-    #[arg(long, alias = "trace")]
+    #[arg(long)]
     pub trace_commands: bool,
+
+    /// Replay a trace file instead of the mix: its keys (as given, without
+    /// --key-prefix), ops, value sizes and (unless --trace-timing ignore)
+    /// its timestamps. zstd-compressed
+    /// files are read as they stream. Runs until the trace ends unless -t
+    /// or -x cuts it.
+    #[arg(long, value_name = "FILE", conflicts_with = "read_file")]
+    pub trace: Option<PathBuf>,
+
+    /// The trace's format: twitter, oracle-general, oracle-general-opns,
+    /// lcs or meta-kv [default: from the lcs magic, the file name, or the
+    /// first line's fields]
+    #[arg(long, value_name = "FORMAT", requires = "trace")]
+    pub trace_format: Option<crate::trace::TraceFormat>,
+
+    /// Replay the trace's timestamps this many times faster (2x, 0.5x).
+    #[arg(long, value_name = "S", value_parser = crate::spec::parse_speed, requires = "trace")]
+    pub trace_speed: Option<f64>,
+
+    /// replay: send at the trace's timestamps (open loop, latency from
+    /// each request's intended time); ignore: the run's own --rate, or a
+    /// closed loop without it (the mutilate fork's way).
+    #[arg(long, value_name = "replay|ignore", value_parser = ["replay", "ignore"], requires = "trace")]
+    pub trace_timing: Option<String>,
+
+    /// Send each trace client's requests, in order, on one connection
+    /// (client id modulo the run's connections). Closed loop only.
+    #[arg(long)]
+    pub trace_clients: bool,
+
+    /// Keys to send, read from a file in order instead of drawn (the
+    /// mutilate fork's --read_file): lines of `key`, `key,value size`, or
+    /// the fork's `time,app,req,key,value size` (req 1 get, 2 set); ops
+    /// not given come from the mix. Runs at --rate or closed loop until
+    /// the file ends, unless -t or -x cuts it.
+    #[arg(long, alias = "read_file", value_name = "FILE")]
+    pub read_file: Option<PathBuf>,
 
     /// Number of keys in the key space.
     #[arg(short = 'r', long, value_parser = parse_count, default_value = "10000")]
@@ -139,6 +176,14 @@ pub struct RunArgs {
     /// --getsetorset (its --getset sends gets only: add -u 0).
     #[arg(long, alias = "getsetorset")]
     pub getset: bool,
+
+    /// Halfway through --ops/-x, delete 90 % of the key space (every key
+    /// but each tenth), then go on with the mix: the mutilate fork's
+    /// --delete90, after Rumble et al. (FAST '14). Needs --getset and
+    /// --ops; closed loop. The deletes are measured as op "delete" and are
+    /// not counted in --ops.
+    #[arg(long)]
+    pub delete90: bool,
 
     /// Latency and throughput count only answers without an error reply
     /// (the mutilate fork's --successful); error replies are still
@@ -434,11 +479,14 @@ impl RunArgs {
             (Some(n), _) => StopAfter::Ops(n),
             (None, Some(d)) => StopAfter::Duration(d),
             (None, None) if self.num_conns.is_some() => StopAfter::Schedule,
+            (None, None) if self.trace.is_some() || self.read_file.is_some() => StopAfter::TraceEnd,
             (None, None) => StopAfter::Duration(DEFAULT_DURATION),
         };
+        let trace = self.trace_spec()?;
+        // A replay has no key space to preload, unless asked (and refused).
         let load = if self.load_only {
             LoadMode::LoadOnly
-        } else if self.no_load {
+        } else if self.no_load || (trace.is_some() && !self.load) {
             LoadMode::NoLoad
         } else {
             LoadMode::Load
@@ -491,7 +539,10 @@ impl RunArgs {
             multiget: self.multiget_spec(&mix)?,
             mix,
             miss_ratio: self.miss_ratio,
-            getset: self.getset,
+            // Records that name no op are gets that fill their misses.
+            getset: self.getset || trace.as_ref().is_some_and(|t| !t.names_ops),
+            delete90: self.delete90,
+            trace,
             window: self.window,
             overwrite: self.overwrite,
             max_value_size: usize::try_from(self.max_value_size).unwrap_or(usize::MAX),
@@ -546,6 +597,37 @@ impl RunArgs {
 }
 
 impl RunArgs {
+    /// `--trace` or `--read-file`: the file opened to find its format (a
+    /// file that cannot be read is a usage error, before any traffic).
+    fn trace_spec(&self) -> Result<Option<crate::spec::TraceSpec>, String> {
+        use crate::trace::{TraceFormat, TraceReader};
+        if self.trace_clients && self.trace.is_none() && self.read_file.is_none() {
+            return Err("--trace-clients needs --trace FILE".into());
+        }
+        let (path, format) = match (&self.trace, &self.read_file) {
+            (Some(path), _) => (path, self.trace_format),
+            (None, Some(path)) => (path, Some(TraceFormat::Keys)),
+            (None, None) => return Ok(None),
+        };
+        let reader = TraceReader::open(path, format)?;
+        let format = reader.format();
+        let ignore = self.trace_timing.as_deref() == Some("ignore");
+        if ignore && self.trace_speed.is_some() {
+            return Err(
+                "--trace-speed sets the replay of timestamps; --trace-timing ignore uses none"
+                    .into(),
+            );
+        }
+        let speed = (format.timed() && !ignore).then(|| self.trace_speed.unwrap_or(1.0));
+        Ok(Some(crate::spec::TraceSpec {
+            path: path.clone(),
+            format,
+            speed,
+            clients: self.trace_clients,
+            names_ops: reader.names_ops(),
+        }))
+    }
+
     /// `--rep-write` and its lag probe; the probe's flags alone are refused.
     fn replication(&self) -> Result<Option<crate::spec::Replication>, String> {
         use crate::spec::replication::{DEFAULT_LAG_POLL, DEFAULT_LAG_RATE};

@@ -3,6 +3,7 @@
 
 use crate::spec::units::{parse_count, parse_duration};
 use clap::Args;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The servers a stats command reads.
@@ -72,4 +73,18 @@ pub struct RouteArgs {
     /// Keys to place; with none, one per line from standard input. Each
     /// is printed with its server's index and address, tab-separated.
     pub keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TraceStatArgs {
+    /// The trace (plain or zstd).
+    pub file: PathBuf,
+
+    /// Its format (see `mcbench run --help`); found by itself otherwise.
+    #[arg(long, value_name = "FORMAT")]
+    pub trace_format: Option<crate::trace::TraceFormat>,
+
+    /// Also spread its timestamps as a replay at this speed would (2x).
+    #[arg(long, value_name = "S", value_parser = crate::spec::parse_speed)]
+    pub trace_speed: Option<f64>,
 }

@@ -11,20 +11,23 @@ mod connect;
 mod lag_probe;
 pub mod os;
 mod pacer;
+mod plan;
 mod poller;
 mod request;
 mod sidecar;
 mod trace_commands;
+pub mod trace_feed;
 mod worker;
 
 use crate::error::Failure;
-use crate::spec::{LoadMode, RunSpec, StopAfter};
+use crate::spec::{LoadMode, RunSpec};
 use crate::stats::cpu::CpuTimes;
 use crate::stats::{Collector, IntervalSummary, Recorder, Sample, Snapshot};
-use crate::workload::{KeySpace, Workload};
+use crate::workload::Workload;
 use crossbeam_channel::RecvTimeoutError;
 use mcbench_proto::trace::TraceCommand;
-use std::ops::Range;
+pub use plan::share;
+use plan::{plan_measure, plan_workers, start_feed};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -172,6 +175,8 @@ pub struct Outcome {
     pub measure: Option<Recorder>,
     /// `--trace-commands`: the servers that refused them.
     pub trace_refusals: Vec<crate::warnings::Warning>,
+    /// `--trace`: what the trace's reader saw.
+    pub trace: Option<trace_feed::FeedReport>,
 }
 
 /// Runs the whole benchmark against `addrs`. `observer` sees each interval
@@ -226,6 +231,7 @@ pub fn run(
             .fetch_add(plan.conns.len(), Ordering::Relaxed);
         plans.push(plan);
     }
+    let feed = start_feed(spec, &mut plans, shared.stop.clone()).map_err(Failure::run)?;
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut handles = Vec::new();
     for plan in plans {
@@ -246,9 +252,11 @@ pub fn run(
     end.done.store(true, Ordering::Relaxed);
     let lag = probe.and_then(|p| p.join().ok());
     let server_logs = sampler.and_then(|s| s.join().ok());
+    let trace = feed.and_then(|f| f.join().ok());
     outcome.map(|o| Outcome {
         replication_lag: lag,
         server_logs,
+        trace,
         ..o
     })
 }
@@ -291,136 +299,6 @@ fn done_failed(worker: usize, why: String) -> Message {
         elapsed_ns: 0,
         counts: None,
     }
-}
-
-/// Shares connections, rate, `--ops` and the keys to preload among workers.
-fn plan_workers(
-    spec: &RunSpec,
-    keys: &KeySpace,
-    conns: Vec<connect::Opened>,
-    nservers: usize,
-) -> Vec<WorkerPlan> {
-    let t = spec.threads;
-    let cpus = worker_cpus(spec);
-    let mut plans: Vec<WorkerPlan> = (0..t)
-        .map(|i| WorkerPlan {
-            index: i,
-            conns: Vec::new(),
-            lanes: Vec::new(),
-            rate: None,
-            quota: match spec.stop {
-                StopAfter::Ops(n) => Some(share(n, t, i)),
-                StopAfter::Duration(_) | StopAfter::Schedule => None,
-            },
-            load: Vec::new(),
-            cpu: cpus.as_ref().map(|c| c[i % c.len()]),
-            depth: spec.depth,
-        })
-        .collect();
-    let total_conns = conns.len();
-    let mut owner = connect::Owners::new(spec, nservers);
-    for (i, conn) in conns.into_iter().enumerate() {
-        let plan = &mut plans[owner.worker_of(i, conn.server)];
-        plan.conns.push(conn);
-        plan.lanes.push(i);
-    }
-    // Each worker's share of the rate follows its share of the connections,
-    // so that every server gets the same share of the run's rate.
-    for plan in &mut plans {
-        plan.rate = spec
-            .rate
-            .map(|r| r * plan.conns.len() as f64 / total_conns as f64);
-    }
-    if spec.load != LoadMode::NoLoad && spec.window.is_none() {
-        plan_preload(&mut plans, keys, spec.places_keys(nservers), nservers);
-    }
-    plans
-}
-
-/// `--affinity`'s CPUs, worker `i` taking the `i mod len`-th: the list
-/// given, or every CPU this process may use.
-fn worker_cpus(spec: &RunSpec) -> Option<Vec<usize>> {
-    spec.affinity.as_ref().map(|list| {
-        if list.is_empty() {
-            os::allowed_cpus()
-        } else {
-            list.clone()
-        }
-    })
-}
-
-/// The measurement group's worker, numbered after the load's: its own
-/// connections (`--measure-connections` per server), rate and depth, and
-/// nothing to preload. Its lanes follow every lane of the load workers.
-fn plan_measure(
-    spec: &RunSpec,
-    addrs: &[crate::spec::Address],
-) -> Result<Option<WorkerPlan>, String> {
-    let Some(m) = spec.measure else {
-        return Ok(None);
-    };
-    let group = RunSpec {
-        connections: m.connections,
-        ..spec.clone()
-    };
-    let conns = connect::connect_all(addrs, &group)?;
-    let nservers = addrs.len();
-    let first_lane = spec.total_connections(nservers) + (spec.threads + 1) * nservers;
-    let cpu = worker_cpus(spec).map(|cpus| cpus[spec.threads % cpus.len()]);
-    Ok(Some(WorkerPlan {
-        index: spec.threads,
-        lanes: (first_lane..first_lane + conns.len()).collect(),
-        conns,
-        rate: Some(m.rate),
-        quota: None,
-        load: Vec::new(),
-        cpu,
-        depth: m.depth,
-    }))
-}
-
-/// Shares the preload: keys placed on several servers are cut among the
-/// workers (each has a socket to every server); otherwise every server
-/// gets every key, cut among the workers connected to it.
-fn plan_preload(plans: &mut [WorkerPlan], keys: &KeySpace, placed: bool, nservers: usize) {
-    let ids = keys.ids();
-    let shares = |n: usize| {
-        split(ids.end - ids.start, n)
-            .into_iter()
-            .map(|r| r.start + ids.start..r.end + ids.start)
-    };
-    if placed {
-        let owners: Vec<usize> = (0..plans.len())
-            .filter(|&w| !plans[w].conns.is_empty())
-            .collect();
-        for (k, range) in shares(owners.len()).enumerate() {
-            plans[owners[k]].load.push((None, range));
-        }
-        return;
-    }
-    for s in 0..nservers {
-        let owners: Vec<usize> = (0..plans.len())
-            .filter(|&w| plans[w].conns.iter().any(|o| o.server == s))
-            .collect();
-        for (k, range) in shares(owners.len()).enumerate() {
-            plans[owners[k]].load.push((Some(s), range));
-        }
-    }
-}
-
-/// Part `i` of `n` shared by `parts` as evenly as whole numbers allow (the
-/// first `n % parts` get one more).
-pub fn share(n: u64, parts: usize, i: usize) -> u64 {
-    let parts = parts.max(1) as u64;
-    n / parts + u64::from((i as u64) < n % parts)
-}
-
-/// `n` items cut into `parts` contiguous ranges of near-equal size.
-fn split(n: u64, parts: usize) -> Vec<Range<u64>> {
-    let parts = parts.max(1) as u64;
-    (0..parts)
-        .map(|p| (n * p / parts)..(n * (p + 1) / parts))
-        .collect()
 }
 
 /// The main thread's part: wait for the barrier, release the workers,
@@ -588,6 +466,7 @@ fn collect(
         server_logs: None,
         measure: measure.map(|m| m.finish().0),
         trace_refusals,
+        trace: None,
     })
 }
 
@@ -618,19 +497,4 @@ fn unix_now_s() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_covers_everything_once() {
-        for (n, parts) in [(10, 3), (0, 2), (7, 7), (5, 8)] {
-            let ranges = split(n, parts);
-            assert_eq!(ranges.len(), parts);
-            assert_eq!(ranges.iter().map(|r| r.end - r.start).sum::<u64>(), n);
-            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
-        }
-    }
 }

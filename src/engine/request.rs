@@ -23,6 +23,17 @@ pub struct WireOptions {
     pub hash_field: u16,
 }
 
+/// A replayed request's own key and value (`--trace`): what the trace
+/// gives in place of the key space's.
+#[derive(Debug, Clone, Copy)]
+pub struct TracedKey<'a> {
+    pub key: &'a [u8],
+    /// Value size, bytes (`None`: the run's `--value-size`).
+    pub value_len: Option<u32>,
+    /// Expiry, s (0: the run's `--expiry`).
+    pub ttl: u32,
+}
+
 /// Encodes requests for one worker. Holds the buffer a multiget's keys are
 /// gathered in, so that encoding never allocates once warm.
 pub struct Encoder {
@@ -50,11 +61,16 @@ impl Encoder {
         rng: &mut R,
         server: usize,
         cursor: &mut Cursor,
+        traced: Option<TracedKey>,
     ) -> Expect {
         let mut buf = [0u8; MAX_KEY_LEN];
         self.keys.clear();
-        self.keys
-            .extend_from_slice(workload.keys.key(req.key, &mut buf));
+        match traced {
+            Some(t) => self.keys.extend_from_slice(t.key),
+            None => self
+                .keys
+                .extend_from_slice(workload.keys.key(req.key, &mut buf)),
+        }
         let mut nkeys = 1;
         if req.op == OpKind::Mget {
             // Its further keys live on the same server as its first.
@@ -75,7 +91,13 @@ impl Encoder {
         wire.hash_field = self.wire.hash_field;
         wire.noreply = self.wire.noreply && self.wire.protocol.supports_noreply(cmd);
         if cmd.is_storage() {
-            wire.value = workload.value(rng, req.key);
+            wire.value = match traced.and_then(|t| t.value_len) {
+                Some(len) => workload.value_of_len(req.key, len as usize),
+                None => workload.value(rng, req.key),
+            };
+        }
+        if let Some(t) = traced.filter(|t| t.ttl > 0) {
+            wire.exptime = t.ttl;
         }
         if let crate::workload::Check::ExpiringSet { .. } = req.check {
             wire.exptime = workload.checks.ttl_s;

@@ -50,6 +50,9 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
         |s| &s.service_time_hdr,
     )?;
     measure_group(out, r)?;
+    if let Some(t) = &r.trace {
+        let _ = writeln!(out, "{}\n", t.describe());
+    }
     counters(out, r);
     super::text_servers::write(out, r);
     super::text_servers::replication(out, r);
@@ -89,6 +92,7 @@ fn config(out: &mut String, r: &RunResult) {
         None => r.servers.join(", "),
     };
     let pace = match s.rate {
+        None if s.open_loop() => "open loop, at the trace's timestamps".into(),
         Some(rate) => format!(
             "open loop, {rate} ops/s target, gaps shaped {}",
             arrival_name(&s.arrival)
@@ -106,6 +110,7 @@ fn config(out: &mut String, r: &RunResult) {
         StopAfter::Duration(d) => format!("{:.2} s", d.as_secs_f64()),
         StopAfter::Ops(n) => format!("{n} ops"),
         StopAfter::Schedule => "until the connection schedule is done".into(),
+        StopAfter::TraceEnd => "until the trace ends".into(),
     };
     let _ = writeln!(out, "mcbench {} · server {server}", r.version);
     wire(out, r);
@@ -187,6 +192,23 @@ fn on_off(b: bool) -> &'static str {
 /// Keys, values, mix and the options that reshape them.
 fn workload(out: &mut String, r: &RunResult) {
     let s = &r.spec;
+    if let Some(t) = &s.trace {
+        let ops = if t.format == crate::trace::TraceFormat::Keys {
+            "ops from each line, else the mix"
+        } else if t.names_ops {
+            "ops from the trace"
+        } else {
+            "every record a get, its misses filled"
+        };
+        let fill = if s.getset { "; misses filled" } else { "" };
+        let _ = writeln!(
+            out,
+            "  keys and value sizes from {} ({}), {ops}{fill}",
+            t.path.display(),
+            t.format
+        );
+        return;
+    }
     let load = match (s.load, r.preloaded) {
         _ if s.window.is_some() => "not preloaded (each window fills as the run writes)",
         (LoadMode::Load, Some(true)) => "preloaded",

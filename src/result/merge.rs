@@ -88,6 +88,11 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
         client: merge_client(runs)?,
         warnings: runs.iter().flat_map(|r| r.warnings.clone()).collect(),
         intervals: merge_intervals(runs, same_servers(runs))?,
+        trace: super::TraceSummary::merge(
+            &runs.iter().map(|r| r.trace.as_ref()).collect::<Vec<_>>(),
+            hits,
+            misses,
+        ),
         // Each run's windows as they were (worker numbers are per run).
         miss_windows: runs.iter().flat_map(|r| r.miss_windows.clone()).collect(),
         measure: super::MeasureSummary::merge(

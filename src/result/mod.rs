@@ -11,6 +11,7 @@ mod merge;
 mod replication;
 mod server_stats;
 mod servers;
+mod trace;
 mod verdict;
 
 use crate::engine::{Outcome, PhaseEnd};
@@ -30,6 +31,7 @@ pub use merge::{merge, start_spread_s};
 pub use replication::{ReplicationLag, ReplicationSummary};
 pub use server_stats::{ServerInterval, ServerStatsRow};
 pub use servers::ServerSummary;
+pub use trace::TraceSummary;
 pub use verdict::preload_failure;
 
 pub const SCHEMA: &str = "mcbench.run/2";
@@ -91,6 +93,9 @@ pub struct RunResult {
     /// `--miss-window`: the miss ratio per window of answers, per worker.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub miss_windows: Vec<MissWindowRow>,
+    /// `--trace`, `--read-file`: what the replay read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSummary>,
 }
 
 /// One `--miss-window` window, with its miss ratio (of the retrieval keys
@@ -287,6 +292,10 @@ impl RunResult {
             ops,
             total,
             miss_windows: MissWindowRow::rows(&t.miss_windows),
+            trace: out
+                .trace
+                .as_ref()
+                .and_then(|f| TraceSummary::build(spec, f, t.hits, t.misses)),
             measure: out
                 .measure
                 .as_ref()

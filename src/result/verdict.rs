@@ -25,6 +25,9 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
     if stopped {
         return None;
     }
+    if let Some(why) = out.trace.as_ref().and_then(|t| t.error.as_ref()) {
+        return Some(format!("the trace could not be read to its end: {why}"));
+    }
     if let Some(PhaseEnd::Failed(why)) = out.ends.iter().find(|e| matches!(e, PhaseEnd::Failed(_)))
     {
         return Some(why.clone());
@@ -216,6 +219,7 @@ mod tests {
             server_logs: None,
             measure: None,
             trace_refusals: Vec::new(),
+            trace: None,
         }
     }
 

@@ -205,7 +205,7 @@ impl super::RunSpec {
     /// loop, paced calls or paced connections): then being late to it is
     /// the send lag.
     pub fn has_schedule(&self) -> bool {
-        self.rate.is_some()
+        self.open_loop()
             || self.churn.is_some_and(|c| {
                 c.conn_gaps != Gaps::AfterPrevious || c.call_gaps != Gaps::AfterPrevious
             })

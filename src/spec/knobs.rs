@@ -8,16 +8,17 @@ impl RunSpec {
     /// mutilate's and memcache-perf's smaller knobs: `--skip`, `-W/--wait`,
     /// `--trace-commands`.
     pub(super) fn validate_knobs(&self) -> Result<(), String> {
-        if self.skip && self.rate.is_none() {
+        if self.skip && !self.open_loop() {
             return Err("--skip drops arrivals of an open loop that is behind: give --rate".into());
         }
-        if self.moderate && self.rate.is_none() {
+        if self.moderate && !self.open_loop() {
             return Err("--moderate spaces the sends of an open loop: give --rate".into());
         }
         if self.miss_window == Some(0) {
             return Err("--miss-window must be at least 1 request".into());
         }
         self.validate_assoc()?;
+        self.validate_delete90()?;
         if self.wait > MAX_WAIT {
             return Err(format!("--wait must be at most 1h, got {:?}", self.wait));
         }
@@ -91,6 +92,51 @@ impl RunSpec {
             ));
         }
         Ok(())
+    }
+}
+
+impl RunSpec {
+    /// `--delete90`: a fixed number of queries in getset mode (as the
+    /// fork demands), sent closed loop over the key space.
+    fn validate_delete90(&self) -> Result<(), String> {
+        if !self.delete90 {
+            return Ok(());
+        }
+        if !self.getset {
+            return Err(
+                "--delete90 needs --getset: the deleted keys are refilled as gets miss".into(),
+            );
+        }
+        if !matches!(self.stop, super::StopAfter::Ops(_)) {
+            return Err("--delete90 deletes halfway through a fixed number of queries: give --ops/-x (--queries)".into());
+        }
+        let refused = [
+            (
+                self.open_loop(),
+                "an open loop (--rate): the deletes pause the mix, which a closed loop does",
+            ),
+            (
+                self.trace.is_some(),
+                "--trace: a replay has no key space to delete from",
+            ),
+            (
+                self.window.is_some(),
+                "--window: each connection's window is its own key space",
+            ),
+            (
+                self.verify > 0.0 || self.exp_verify > 0.0,
+                "--verify: deleted keys would read as lost",
+            ),
+            (self.churn.is_some(), "--num-conns"),
+            (
+                self.load == LoadMode::LoadOnly,
+                "--load-only: there is no measured phase",
+            ),
+        ];
+        match refused.iter().find(|(given, _)| *given) {
+            Some((_, what)) => Err(format!("--delete90 cannot be used with {what}")),
+            None => Ok(()),
+        }
     }
 }
 

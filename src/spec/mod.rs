@@ -8,6 +8,7 @@ mod knobs;
 pub mod measure;
 pub mod replication;
 pub mod servers;
+mod trace;
 pub mod units;
 mod verify;
 
@@ -15,6 +16,7 @@ pub use address::Address;
 pub use churn::{Churn, Gaps, SocketOptions};
 pub use measure::MeasureGroup;
 pub use replication::Replication;
+pub use trace::{parse_speed, TraceSpec};
 
 use crate::workload::{ClientSlice, Distribution, KeySpace, Mix, MultiGet, Popularity};
 use mcbench_proto::udp::HEADER_LEN as UDP_HEADER;
@@ -45,6 +47,8 @@ pub enum StopAfter {
     /// When every connection of `--num-conns` has made its calls and
     /// closed (twemperf's end of run).
     Schedule,
+    /// When the trace (`--trace`, `--read-file`) has been replayed whole.
+    TraceEnd,
 }
 
 /// A complete, validated run description.
@@ -79,6 +83,10 @@ pub struct RunSpec {
     pub miss_ratio: f64,
     /// On a get miss, set that key.
     pub getset: bool,
+    /// Halfway through `--ops`, delete 90 % of the key space (the mutilate
+    /// fork's `--delete90`).
+    #[serde(default)]
+    pub delete90: bool,
     /// memaslap's task window: keys per connection; `None` uses the key space.
     pub window: Option<u64>,
     /// Window mode: share of sets that overwrite a key of the window.
@@ -196,6 +204,9 @@ pub struct RunSpec {
     /// (`--assoc`).
     #[serde(default)]
     pub assoc: Option<u16>,
+    /// A trace to replay instead of the mix (`--trace`, `--read-file`).
+    #[serde(default)]
+    pub trace: Option<TraceSpec>,
     /// A pause with nothing sent between the preload and the measured
     /// phase (`-W/--wait`).
     #[serde(default, with = "units::seconds")]
@@ -269,6 +280,7 @@ impl RunSpec {
         self.validate_read_delay()?;
         self.validate_measure()?;
         self.validate_knobs()?;
+        self.validate_trace()?;
         if let Some(share) = self.save_rate {
             if !(share > 0.0 && share <= 1.0) {
                 return Err(format!(
@@ -362,7 +374,7 @@ impl RunSpec {
         if self.read_delay.is_zero() {
             return Ok(());
         }
-        if self.rate.is_some() {
+        if self.open_loop() {
             return Err("--read-delay is for closed loops: with --rate answers are read as they arrive, so that each is timed against its schedule".into());
         }
         if self.load == LoadMode::LoadOnly {
@@ -547,6 +559,13 @@ impl RunSpec {
             .into_iter()
             .filter(|op| self.mix.share_of(*op) > 0.0)
             .collect();
+        if let Some(t) = self
+            .trace
+            .as_ref()
+            .filter(|t| t.format != crate::trace::TraceFormat::Keys)
+        {
+            ops = crate::trace::ops_of(t.format).to_vec();
+        }
         if self.multiget.share > 0.0 && self.mix.share_of(OpKind::Get) > 0.0 {
             ops.push(OpKind::Mget);
         }
@@ -558,6 +577,9 @@ impl RunSpec {
         }
         if self.getset {
             ops.push(OpKind::Fill);
+        }
+        if self.delete90 {
+            ops.push(OpKind::Delete);
         }
         ops.sort_by_key(|op| op.index());
         ops.dedup();
@@ -580,6 +602,10 @@ impl RunSpec {
 
     /// The largest value size a request can have, bytes.
     pub fn max_value_len(&self) -> usize {
+        // A trace states each value's size, up to the item limit.
+        if self.trace.is_some() {
+            return self.max_value_size;
+        }
         let (_, hi) = self.value_size.support();
         (hi.ceil().max(1.0) as usize).min(self.max_value_size)
     }

@@ -256,6 +256,12 @@ impl KeySpace {
         }
     }
 
+    /// The server that holds `key` (0 without placement): for keys that
+    /// are not the key space's (a trace's).
+    pub fn server_of_key(&self, key: &[u8]) -> usize {
+        self.router.server_of(key)
+    }
+
     /// Whether keys are placed on several servers (else every key goes to
     /// the connection's own server). A replication run's are, even on one
     /// writer: its reads go to the others.

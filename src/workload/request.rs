@@ -197,4 +197,12 @@ impl Workload {
         // `len` is at most `max_value`, which the table serves.
         self.values.value_for(key, len).unwrap_or_default()
     }
+
+    /// A value of `len` bytes (at most `--max-value-size`) for a set of
+    /// `key`: a trace states its values' sizes.
+    pub fn value_of_len(&self, key: u64, len: usize) -> &[u8] {
+        self.values
+            .value_for(key, len.min(self.max_value))
+            .unwrap_or_default()
+    }
 }

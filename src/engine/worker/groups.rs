@@ -73,19 +73,21 @@ impl Groups {
 
 /// The socket of `lead`'s group that `req` goes out on; `None` when that
 /// socket is down (closed for a timeout and being reopened, or its server
-/// lost). Without groups, `lead` itself.
+/// lost). Without groups, `lead` itself. `home` is where a replayed
+/// request's key lives (else the key space says).
 pub fn route(
     groups: &mut Option<Groups>,
     conns: &[Conn],
     lead: usize,
     req: &Request,
     keys: &KeySpace,
+    home: Option<usize>,
 ) -> Option<usize> {
     let Some(g) = groups else {
         return Some(lead);
     };
     if g.kind == Kind::ByServer {
-        let home = keys.server_of(req.key);
+        let home = home.unwrap_or_else(|| keys.server_of(req.key));
         let server = match keys.replicas() {
             Some(r) => {
                 let turn = &mut g.turn[lead / g.size];

@@ -7,9 +7,11 @@
 //! slot waits in the client, and that wait counts as latency).
 
 mod churn;
+mod closed_loop;
 mod groups;
 mod open_loop;
 mod reconnect;
+mod replay;
 mod responses;
 mod sampler;
 mod stall;
@@ -22,7 +24,7 @@ use super::poller::{Poller, READABLE, WRITABLE};
 use super::request::{Encoder, WireOptions};
 use super::{clock_ns, Message, PhaseEnd, PhaseKind, Shared};
 use crate::stats::{cpu, Recorder, Snapshot};
-use crate::workload::{Cursor, OpKind, Request};
+use crate::workload::{Cursor, Request};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use sampler::Sampler;
@@ -35,16 +37,6 @@ use std::sync::Arc;
 const MAX_WAIT_NS: u64 = 50_000_000;
 /// Read buffer shared by the worker's connections, bytes.
 const SCRATCH_LEN: usize = 64 * 1024;
-/// Closed loop refills a connection once at most this many of its `depth`
-/// requests are still unanswered. Refilling on every answer would send one
-/// or two requests per write, and the server would answer in equally small
-/// pieces: at depth 16 that costs a third more client CPU per request
-/// (measured; bench/README.md). Refilling at half keeps writes and reads in
-/// batches while at least half the depth stays in flight. Depth 1 and 2 are
-/// unaffected.
-fn low_water(depth: usize) -> usize {
-    depth / 2
-}
 /// Arrivals turned into requests per loop turn, at most.
 const MAX_DISPATCH: usize = 4096;
 /// Requests that may wait for a free slot, per server; beyond it arrivals
@@ -53,10 +45,6 @@ const MAX_DISPATCH: usize = 4096;
 const MAX_BACKLOG: usize = 1 << 20;
 /// Readiness events taken per wait.
 const EVENTS: usize = 256;
-
-/// Draws per free slot after which a closed loop whose keys keep landing
-/// on a server that is down stops trying until its next answer.
-const MAX_UNROUTED: usize = 64;
 
 /// The next request of the mix, with what its answer is checked for.
 fn draw(
@@ -92,6 +80,10 @@ pub struct WorkerPlan {
     /// Requests in flight per connection: `--depth`, or the measurement
     /// group's `--measure-depth`.
     pub depth: usize,
+    /// `--trace`: this worker's share of the trace feed.
+    pub trace: Option<crossbeam_channel::Receiver<super::trace_feed::Batch>>,
+    /// `--delete90`: this worker's share of the key space, as `load`.
+    pub deletes: Vec<(Option<usize>, Range<u64>)>,
 }
 
 /// A request due to be sent (or waiting for a free slot). Its op and keys
@@ -110,6 +102,11 @@ enum Source {
     Load(Vec<(Option<usize>, Range<u64>)>),
     /// The configured mix, over random keys.
     Mix,
+    /// A trace's records (`--trace`, `--read-file`).
+    Trace,
+    /// `--delete90`: deletes 90 % of the keys of the ranges (each key
+    /// but every tenth), then back to the mix.
+    Delete(Vec<(Option<usize>, Range<u64>)>),
 }
 
 pub struct Worker {
@@ -172,8 +169,13 @@ pub struct Worker {
     /// Open loop: due requests waiting for a slot, per server.
     backlog: Vec<VecDeque<Due>>,
     pacer: Option<Pacer>,
+    /// `--trace`: the records to replay, and the keys they carry.
+    replay: Option<replay::Replay>,
     quota: Option<u64>,
     load: Vec<(Option<usize>, Range<u64>)>,
+    /// `--delete90`: the keys to delete once `quota_left` is down to half
+    /// the quota (taken when the deletes start).
+    deletes: Vec<(Option<usize>, Range<u64>)>,
     // Per-phase state.
     source: Source,
     /// Thread CPU time when measuring started, ns.
@@ -263,8 +265,16 @@ impl Worker {
             pacer: plan
                 .rate
                 .map(|r| Pacer::new(spec.arrival.clone(), r, start)),
+            replay: plan.trace.map(|rx| {
+                let t = spec.trace.as_ref().expect("a trace run");
+                let clients = t
+                    .clients
+                    .then(|| (spec.total_connections(nservers), plan.lanes.as_slice()));
+                replay::Replay::new(rx, t.speed.is_some(), conns_len, clients)
+            }),
             quota: plan.quota,
             load: plan.load,
+            deletes: plan.deletes,
             conns,
             alive_on,
             cursors,
@@ -401,10 +411,13 @@ impl Worker {
         } else {
             u64::MAX
         };
-        self.source = if measured_kind {
-            Source::Mix
-        } else {
-            Source::Load(self.load.clone())
+        self.source = match (measured_kind, &mut self.replay) {
+            (true, Some(replay)) => {
+                replay.start_ns = start;
+                Source::Trace
+            }
+            (true, None) => Source::Mix,
+            (false, _) => Source::Load(self.load.clone()),
         };
         self.sending = true;
         self.read_delay = if measured_kind {
@@ -416,7 +429,7 @@ impl Worker {
         self.last_progress_ns = start;
         self.last_answer_ns = start;
         let mut sending_stopped = u64::MAX;
-        let open = measured_kind && self.pacer.is_some();
+        let open = measured_kind && self.open_loop();
         // A phase without an end in time gives up on servers that stopped
         // answering (`stall`); one with an end counts each unanswered
         // request as it times out (`timeouts`) and goes on, once its
@@ -463,6 +476,11 @@ impl Worker {
             }
             if self.sending && self.churning() {
                 self.churn_due(now);
+            }
+            if self.sending && !open && self.trace_starved() {
+                for c in 0..self.conns.len() {
+                    self.refill(c, now);
+                }
             }
             // Once sending stops, the rest (the drain) belongs to the last interval.
             if report && self.sending && now >= next_interval {
@@ -520,8 +538,13 @@ impl Worker {
                 if report {
                     wake = wake.min(next_interval);
                 }
-                if let (true, Some(p)) = (open, &self.pacer) {
-                    wake = wake.min(p.next());
+                if open {
+                    if let Some(at) = self.arrival_wake() {
+                        wake = wake.min(at);
+                    }
+                }
+                if self.trace_starved() {
+                    wake = wake.min(now + replay::STARVED_WAKE_NS);
                 }
 
                 if let Some(at) = self.reopening.next_at() {
@@ -588,10 +611,12 @@ impl Worker {
         }
     }
 
-    fn source_exhausted(&self) -> bool {
+    pub(super) fn source_exhausted(&self) -> bool {
         match &self.source {
             Source::Load(cursors) => cursors.iter().all(|(_, r)| r.is_empty()),
             Source::Mix => self.churn.as_ref().is_some_and(churn::Schedule::done),
+            Source::Trace => self.replay.as_ref().is_some_and(replay::Replay::exhausted),
+            Source::Delete(_) => false,
         }
     }
 
@@ -649,46 +674,19 @@ impl Worker {
         }
     }
 
-    /// Closed loop and preload: fills `lead`'s group to its cap (`depth`,
-    /// or `depth` per server for a client of several), once it is down to
-    /// half.
-    fn refill_closed(&mut self, lead: usize, now: u64) {
-        let depth = self.depth;
-        let cap = self.groups.as_ref().map_or(depth, |g| g.cap(depth));
-        // Only `issue` changes the group's load here, one request at a time.
-        let mut load = self.load_of(lead);
-        if load > low_water(cap) || !self.can_send(lead) {
-            return;
-        }
-        // A preload's keys: this connection's server's, or where they live.
-        let by_key = self.groups.as_ref().is_some_and(groups::Groups::by_key);
-        let server = (!by_key).then_some(self.conns[lead].server);
-        let mut unrouted = 0;
-        while load < cap {
-            let Some(due) = self.next_closed(server, now) else {
-                return;
-            };
-            if self.issue(lead, due) {
-                load += 1;
-                continue;
-            }
-            // A key whose server is down fails alone; a client whose
-            // draws keep landing there waits for its next answer, and one
-            // with none to wait for is done (else nothing would wake it).
-            unrouted += 1;
-            if unrouted >= MAX_UNROUTED * cap {
-                if load == 0 {
-                    self.give_up_group(lead);
-                }
-                return;
-            }
+    /// Whether arrivals come from a schedule (the measured phase of an
+    /// open-loop run: the pacer's, or a trace's timestamps).
+    fn open_loop(&self) -> bool {
+        match self.source {
+            Source::Mix => self.pacer.is_some(),
+            Source::Trace => self.pacer.is_some() || self.replay.as_ref().is_some_and(|r| r.timed),
+            Source::Load(_) | Source::Delete(_) => false,
         }
     }
 
-    /// Whether arrivals come from the pacer (the measured phase of an
-    /// open-loop run).
-    fn open_loop(&self) -> bool {
-        self.pacer.is_some() && matches!(self.source, Source::Mix)
+    /// A replay the feed has not kept up with (it is looked at again soon).
+    fn trace_starved(&self) -> bool {
+        matches!(self.source, Source::Trace) && self.replay.as_ref().is_some_and(|r| r.starved)
     }
 
     /// The cursor a request on connection `c` draws with and tells.
@@ -714,33 +712,6 @@ impl Worker {
         }
     }
 
-    /// Closed loop and load: the next request, sent now; a preload's next
-    /// key of `server`'s ranges (`None`: of the ranges whose keys are
-    /// placed).
-    fn next_closed(&mut self, server: Option<usize>, now: u64) -> Option<Due> {
-        if !self.sending || self.quota_left == 0 {
-            return None;
-        }
-        let measured = now >= self.record_from;
-        let req = match &mut self.source {
-            Source::Load(ranges) => {
-                let (_, range) = ranges
-                    .iter_mut()
-                    .find(|(s, r)| *s == server && !r.is_empty())?;
-                Some(Request::new(OpKind::Set, range.next()?))
-            }
-            Source::Mix => None,
-        };
-        if measured {
-            self.quota_left -= 1;
-        }
-        Some(Due {
-            req,
-            intended_ns: now,
-            measured,
-        })
-    }
-
     /// Encodes `due` into connection `c`'s output: in a closed loop, into
     /// the socket of `c`'s group that carries it (its key's server, or its
     /// op's socket with `--facebook`). `false` if that socket is down: the
@@ -755,17 +726,25 @@ impl Worker {
             Some(req) => req,
             None => draw(workload, &mut self.rng, cursor, due.intended_ns),
         };
+        let traced_home = self.replay.as_ref().and_then(|r| r.server_of(req.key));
         let target = if open {
             Some(c)
         } else {
-            groups::route(&mut self.groups, &self.conns, lead, &req, &workload.keys)
+            groups::route(
+                &mut self.groups,
+                &self.conns,
+                lead,
+                &req,
+                &workload.keys,
+                traced_home,
+            )
         };
         let Some(c) = target else {
             if due.measured {
-                let server = if workload.keys.placed() {
-                    workload.keys.server_of(req.key)
-                } else {
-                    self.conns[lead].server
+                let server = match traced_home {
+                    Some(s) => s,
+                    None if workload.keys.placed() => workload.keys.server_of(req.key),
+                    None => self.conns[lead].server,
                 };
                 self.recorder
                     .server_error(server, crate::stats::ErrorClass::NoConnection, 1);
@@ -779,6 +758,7 @@ impl Worker {
         if conn.udp.is_some() {
             mcbench_proto::udp::write_header(conn.out(), opaque as u16);
         }
+        let traced = self.replay.as_ref().map(|r| r.traced(req.key));
         let expect = self.encoder.encode(
             conn.out(),
             req,
@@ -787,8 +767,9 @@ impl Worker {
             &mut self.rng,
             server,
             cursor,
+            traced,
         );
-        if req.op.writes() && workload.keys.contains(req.key) {
+        if traced.is_none() && req.op.writes() && workload.keys.contains(req.key) {
             cursor.set(workload.keys.rank_of(req.key));
         }
         let size = conn.out().len() - before;

@@ -2,7 +2,6 @@
 //! on connections with a free slot, or wait in the client for one.
 
 use super::{Due, Worker, MAX_BACKLOG, MAX_DISPATCH};
-use crate::engine::pacer::Pacer;
 use crate::stats::ErrorClass;
 use rand::Rng;
 
@@ -40,16 +39,19 @@ impl Worker {
             if !self.sending || self.quota_left == 0 {
                 return;
             }
-            let Some(intended) = self.pacer.as_ref().map(Pacer::next) else {
+            let Some(intended) = self.next_arrival() else {
                 return;
             };
             if intended > now {
                 return;
             }
-            self.pacer
-                .as_mut()
-                .expect("open loop")
-                .advance(&mut self.rng);
+            // A paced replay ends with its trace: no arrival after it.
+            if self.replay.is_some() && !self.traced_ready() && self.source_exhausted() {
+                return;
+            }
+            if let Some(p) = self.pacer.as_mut() {
+                p.advance(&mut self.rng);
+            }
             let measured = intended >= self.record_from;
             if measured {
                 self.quota_left -= 1;
@@ -70,7 +72,14 @@ impl Worker {
                 }
                 continue;
             }
-            let (req, server) = self.draw_arrival(hint, intended);
+            let Some((req, server)) = self.draw_arrival(hint, intended) else {
+                // A paced replay whose feed has not kept up: the client
+                // could not offer this arrival.
+                if measured {
+                    self.recorder.error(ErrorClass::ClientOverload, 1);
+                }
+                continue;
+            };
             let due = Due {
                 req: Some(req),
                 intended_ns: intended,
@@ -118,6 +127,25 @@ impl Worker {
         }
     }
 
+    /// When the next arrival is due: the pacer's schedule, or a replay's
+    /// next record (`None`: none now).
+    fn next_arrival(&mut self) -> Option<u64> {
+        match &self.pacer {
+            Some(p) => Some(p.next()),
+            None => self.next_traced_at(),
+        }
+    }
+
+    /// When the loop must wake for the next arrival, without taking one
+    /// from the feed.
+    pub(super) fn arrival_wake(&self) -> Option<u64> {
+        match (&self.pacer, &self.replay) {
+            (Some(p), _) => Some(p.next()),
+            (None, Some(r)) => r.next_at(),
+            (None, None) => None,
+        }
+    }
+
     /// The server of the next arrival when keys are not placed (`None`:
     /// its key decides): one in proportion to this worker's connections.
     fn server_hint(&mut self) -> Option<usize> {
@@ -130,7 +158,12 @@ impl Worker {
         &mut self,
         hint: Option<usize>,
         intended: u64,
-    ) -> (crate::workload::Request, usize) {
+    ) -> Option<(crate::workload::Request, usize)> {
+        if self.replay.is_some() {
+            let req = self.next_traced(0)?;
+            let home = self.replay.as_ref().and_then(|r| r.server_of(req.key));
+            return Some((req, hint.or(home).unwrap_or(0)));
+        }
         let workload = &self.shared.workload;
         let ci = self.open_cursor(hint.unwrap_or(0));
         let req = super::draw(workload, &mut self.rng, &mut self.cursors[ci], intended);
@@ -138,7 +171,7 @@ impl Worker {
             Some(s) => s,
             None => self.target_of(&req),
         };
-        (req, server)
+        Some((req, server))
     }
 
     /// The server of an arrival whose key decides: where it lives, or in

@@ -22,6 +22,8 @@ impl Worker {
         let rec = &mut *self.recorder;
         let sampler = &mut self.sampler;
         let getset = self.shared.workload.getset && self.sending;
+        // A replay's keys are its own: every miss of one is filled.
+        let replaying = self.replay.is_some();
         let workload = &self.shared.workload;
         let keys = &workload.keys;
         let protocol = self.shared.spec.protocol;
@@ -70,7 +72,7 @@ impl Worker {
                 if getset
                     && req.op == OpKind::Get
                     && resp.class == ResponseClass::End
-                    && keys.contains(req.key)
+                    && (replaying || keys.contains(req.key))
                 {
                     fills.push(req.key);
                 }

@@ -1,0 +1,223 @@
+//! Planning a run's workers: each one's connections, share of the rate,
+//! of `--ops` and of the key space, its CPU, and its share of a trace.
+
+use super::{connect, os, trace_feed, WorkerPlan};
+use crate::spec::{LoadMode, RunSpec, StopAfter};
+use crate::workload::KeySpace;
+use std::ops::Range;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+/// Shares connections, rate, `--ops` and the keys to preload among workers.
+pub(super) fn plan_workers(
+    spec: &RunSpec,
+    keys: &KeySpace,
+    conns: Vec<connect::Opened>,
+    nservers: usize,
+) -> Vec<WorkerPlan> {
+    let t = spec.threads;
+    let cpus = worker_cpus(spec);
+    let mut plans: Vec<WorkerPlan> = (0..t)
+        .map(|i| WorkerPlan {
+            index: i,
+            conns: Vec::new(),
+            lanes: Vec::new(),
+            rate: None,
+            quota: match spec.stop {
+                StopAfter::Ops(n) => Some(share(n, t, i)),
+                StopAfter::Duration(_) | StopAfter::Schedule | StopAfter::TraceEnd => None,
+            },
+            load: Vec::new(),
+            cpu: cpus.as_ref().map(|c| c[i % c.len()]),
+            depth: spec.depth,
+            trace: None,
+            deletes: Vec::new(),
+        })
+        .collect();
+    let total_conns = conns.len();
+    let mut owner = connect::Owners::new(spec, nservers);
+    for (i, conn) in conns.into_iter().enumerate() {
+        let plan = &mut plans[owner.worker_of(i, conn.server)];
+        plan.conns.push(conn);
+        plan.lanes.push(i);
+    }
+    // Each worker's share of the rate follows its share of the connections,
+    // so that every server gets the same share of the run's rate.
+    for plan in &mut plans {
+        plan.rate = spec
+            .rate
+            .map(|r| r * plan.conns.len() as f64 / total_conns as f64);
+    }
+    let shares = key_shares(
+        &plans_conns(&plans),
+        keys,
+        spec.places_keys(nservers),
+        nservers,
+    );
+    let preload = spec.load != LoadMode::NoLoad && spec.window.is_none();
+    for (plan, share) in plans.iter_mut().zip(shares) {
+        if spec.delete90 {
+            plan.deletes = share.clone();
+        }
+        if preload {
+            plan.load = share;
+        }
+    }
+    plans
+}
+
+/// Per worker: the servers of its connections.
+fn plans_conns(plans: &[WorkerPlan]) -> Vec<Vec<usize>> {
+    plans
+        .iter()
+        .map(|p| p.conns.iter().map(|o| o.server).collect())
+        .collect()
+}
+
+/// `--affinity`'s CPUs, worker `i` taking the `i mod len`-th: the list
+/// given, or every CPU this process may use.
+fn worker_cpus(spec: &RunSpec) -> Option<Vec<usize>> {
+    spec.affinity.as_ref().map(|list| {
+        if list.is_empty() {
+            os::allowed_cpus()
+        } else {
+            list.clone()
+        }
+    })
+}
+
+/// The measurement group's worker, numbered after the load's: its own
+/// connections (`--measure-connections` per server), rate and depth, and
+/// nothing to preload. Its lanes follow every lane of the load workers.
+pub(super) fn plan_measure(
+    spec: &RunSpec,
+    addrs: &[crate::spec::Address],
+) -> Result<Option<WorkerPlan>, String> {
+    let Some(m) = spec.measure else {
+        return Ok(None);
+    };
+    let group = RunSpec {
+        connections: m.connections,
+        ..spec.clone()
+    };
+    let conns = connect::connect_all(addrs, &group)?;
+    let nservers = addrs.len();
+    let first_lane = spec.total_connections(nservers) + (spec.threads + 1) * nservers;
+    let cpu = worker_cpus(spec).map(|cpus| cpus[spec.threads % cpus.len()]);
+    Ok(Some(WorkerPlan {
+        index: spec.threads,
+        lanes: (first_lane..first_lane + conns.len()).collect(),
+        conns,
+        rate: Some(m.rate),
+        quota: None,
+        load: Vec::new(),
+        cpu,
+        depth: m.depth,
+        trace: None,
+        deletes: Vec::new(),
+    }))
+}
+
+/// Each worker's share of the key space, for the preload and
+/// `--delete90`: keys placed on several servers are cut among the workers
+/// (each has a socket to every server); otherwise every server gets every
+/// key, cut among the workers connected to it. `servers[w]` are worker
+/// `w`'s connections' servers.
+fn key_shares(
+    servers: &[Vec<usize>],
+    keys: &KeySpace,
+    placed: bool,
+    nservers: usize,
+) -> Vec<Vec<(Option<usize>, Range<u64>)>> {
+    let ids = keys.ids();
+    let shares = |n: usize| {
+        split(ids.end - ids.start, n)
+            .into_iter()
+            .map(|r| r.start + ids.start..r.end + ids.start)
+    };
+    let mut out = vec![Vec::new(); servers.len()];
+    if placed {
+        let owners: Vec<usize> = (0..servers.len())
+            .filter(|&w| !servers[w].is_empty())
+            .collect();
+        for (k, range) in shares(owners.len()).enumerate() {
+            out[owners[k]].push((None, range));
+        }
+        return out;
+    }
+    for s in 0..nservers {
+        let owners: Vec<usize> = (0..servers.len())
+            .filter(|&w| servers[w].contains(&s))
+            .collect();
+        for (k, range) in shares(owners.len()).enumerate() {
+            out[owners[k]].push((Some(s), range));
+        }
+    }
+    out
+}
+
+/// Part `i` of `n` shared by `parts` as evenly as whole numbers allow (the
+/// first `n % parts` get one more).
+pub fn share(n: u64, parts: usize, i: usize) -> u64 {
+    let parts = parts.max(1) as u64;
+    n / parts + u64::from((i as u64) < n % parts)
+}
+
+/// `n` items cut into `parts` contiguous ranges of near-equal size.
+fn split(n: u64, parts: usize) -> Vec<Range<u64>> {
+    let parts = parts.max(1) as u64;
+    (0..parts)
+        .map(|p| (n * p / parts)..(n * (p + 1) / parts))
+        .collect()
+}
+
+/// `--trace`: starts the reader and gives each load worker its share.
+pub(super) fn start_feed(
+    spec: &RunSpec,
+    plans: &mut [WorkerPlan],
+    stop: Arc<AtomicUsize>,
+) -> Result<Option<std::thread::JoinHandle<trace_feed::FeedReport>>, String> {
+    let Some(t) = &spec.trace else {
+        return Ok(None);
+    };
+    let workers = spec.threads;
+    // The worker of each lane (a lane is a connection's number in the run).
+    let client_lanes = t.clients.then(|| {
+        let lanes = plans[..workers].iter().map(|p| p.lanes.len()).sum();
+        let mut owner = vec![0; lanes];
+        for (w, plan) in plans[..workers].iter().enumerate() {
+            for &lane in &plan.lanes {
+                owner[lane] = w;
+            }
+        }
+        owner
+    });
+    let plan = trace_feed::FeedPlan {
+        path: t.path.clone(),
+        format: t.format,
+        speed: t.speed,
+        client_lanes,
+        workers,
+        max_value: u32::try_from(spec.max_value_size).unwrap_or(u32::MAX),
+    };
+    let (rxs, handle) = trace_feed::spawn(plan, stop)?;
+    for (plan, rx) in plans.iter_mut().zip(rxs) {
+        plan.trace = Some(rx);
+    }
+    Ok(Some(handle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_covers_everything_once() {
+        for (n, parts) in [(10, 3), (0, 2), (7, 7), (5, 8)] {
+            let ranges = split(n, parts);
+            assert_eq!(ranges.len(), parts);
+            assert_eq!(ranges.iter().map(|r| r.end - r.start).sum::<u64>(), n);
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+        }
+    }
+}

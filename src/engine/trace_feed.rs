@@ -1,0 +1,362 @@
+//! The trace feed: a thread that reads the trace (`crate::trace`), gives
+//! each record its intended send time, and hands records to the workers
+//! in batches over bounded channels, so that the trace is never in memory
+//! whole and a slow run holds the reader back.
+//!
+//! Timestamps are whole seconds in every format; the records of one
+//! second are spread evenly over it, so that a replay is not a burst at
+//! each second's start. `--trace-speed` divides the times.
+
+use crate::trace::{Record, TraceFormat, TraceOp, TraceReader};
+use crossbeam_channel::{Receiver, SendTimeoutError, Sender};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Requests per batch.
+const BATCH: usize = 1024;
+/// Batches waiting per worker: the most the reader runs ahead.
+const QUEUED: usize = 8;
+/// A worker's partial batch goes out once the reader has moved this far
+/// past its first request in schedule time, ns, so that a worker with few
+/// requests of its own (`--trace-clients`) is not held back.
+const FLUSH_AFTER_NS: u64 = 10_000_000;
+/// The most requests of one trace second held to be spread over it;
+/// further ones of that second restart the spread.
+const TICK_CAP: usize = 1 << 20;
+/// How often a blocked reader looks at the stop flag.
+const STOP_CHECK: Duration = Duration::from_millis(50);
+
+/// One request of the trace, as the feed hands it over.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceReq {
+    /// Intended send time after the replay's start, ns (0 when the
+    /// trace's timing is not used).
+    pub at_ns: u64,
+    pub op: TraceOp,
+    /// Its key: bytes of `Batch::keys`.
+    pub key: (u32, u32),
+    /// Value size, bytes (`None`: the run's `--value-size`).
+    pub value_len: Option<u32>,
+    pub ttl: u32,
+    pub client: u32,
+}
+
+/// Requests and the bytes of their keys.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub reqs: Vec<TraceReq>,
+    pub keys: Vec<u8>,
+}
+
+impl Batch {
+    pub fn key(&self, req: &TraceReq) -> &[u8] {
+        &self.keys[req.key.0 as usize..req.key.1 as usize]
+    }
+
+    fn push(&mut self, req: TraceReq, key: &[u8]) {
+        let start = self.keys.len() as u32;
+        self.keys.extend_from_slice(key);
+        self.reqs.push(TraceReq {
+            key: (start, self.keys.len() as u32),
+            ..req
+        });
+    }
+}
+
+/// What the replay is told to do.
+#[derive(Debug, Clone)]
+pub struct FeedPlan {
+    pub path: std::path::PathBuf,
+    pub format: TraceFormat,
+    /// Replay the trace's times (divided by this), or `None`: the run's
+    /// own rate or closed loop.
+    pub speed: Option<f64>,
+    /// `--trace-clients`: the worker of each of the run's connections,
+    /// by lane; a request goes to the connection `client % lanes`.
+    pub client_lanes: Option<Vec<usize>>,
+    pub workers: usize,
+    /// Values longer than this are cut to it, bytes.
+    pub max_value: u32,
+}
+
+/// What the reader saw, for the report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FeedReport {
+    pub format: Option<TraceFormat>,
+    /// Records read (a Meta KV record may stand for several requests).
+    pub records: u64,
+    /// Requests handed to the workers.
+    pub requests: u64,
+    /// Records with nothing to send (op 0).
+    pub nops: u64,
+    /// Values cut to `--max-value-size`.
+    pub values_cut: u64,
+    /// Gets whose hit or miss the trace records, and its hits.
+    pub recorded_lookups: u64,
+    pub recorded_hits: u64,
+    /// The trace's own span, s (last timestamp minus first).
+    pub span_s: u64,
+    /// The whole trace was read.
+    pub ended: bool,
+    /// Why reading stopped early: a malformed record or a read error.
+    pub error: Option<String>,
+}
+
+/// Starts the reader: one receiver per worker, and the thread, which
+/// returns its report.
+pub fn spawn(
+    plan: FeedPlan,
+    stop: Arc<AtomicUsize>,
+) -> Result<(Vec<Receiver<Batch>>, std::thread::JoinHandle<FeedReport>), String> {
+    let reader = TraceReader::open(&plan.path, Some(plan.format))?;
+    let (txs, rxs): (Vec<_>, Vec<_>) = (0..plan.workers)
+        .map(|_| crossbeam_channel::bounded(QUEUED))
+        .unzip();
+    let feed = Feed::new(plan, txs, stop);
+    let handle = std::thread::Builder::new()
+        .name("mcbench-trace".into())
+        .spawn(move || feed.run(reader))
+        .map_err(|e| format!("cannot start the trace reader: {e}"))?;
+    Ok((rxs, handle))
+}
+
+struct Feed {
+    plan: FeedPlan,
+    txs: Vec<Sender<Batch>>,
+    stop: Arc<AtomicUsize>,
+    /// Per worker: the batch being filled.
+    pending: Vec<Batch>,
+    /// Round robin: the worker being filled.
+    turn: usize,
+    /// The current trace second's requests, waiting to be spread over it.
+    tick: Batch,
+    tick_s: u64,
+    first_s: Option<u64>,
+    report: FeedReport,
+    /// The workers stopped taking batches.
+    closed: bool,
+}
+
+impl Feed {
+    fn new(plan: FeedPlan, txs: Vec<Sender<Batch>>, stop: Arc<AtomicUsize>) -> Self {
+        Feed {
+            pending: (0..plan.workers).map(|_| Batch::default()).collect(),
+            report: FeedReport {
+                format: Some(plan.format),
+                ..FeedReport::default()
+            },
+            plan,
+            txs,
+            stop,
+            turn: 0,
+            tick: Batch::default(),
+            tick_s: 0,
+            first_s: None,
+            closed: false,
+        }
+    }
+
+    fn run(mut self, mut reader: TraceReader) -> FeedReport {
+        let mut rec = Record::default();
+        loop {
+            if self.closed || self.report.error.is_some() || self.stop.load(Ordering::Relaxed) != 0
+            {
+                break;
+            }
+            match reader.next(&mut rec) {
+                Ok(true) => self.take(&rec),
+                Ok(false) => {
+                    self.report.ended = true;
+                    break;
+                }
+                Err(e) => {
+                    self.report.error = Some(format!("{}: {e}", self.plan.path.display()));
+                    break;
+                }
+            }
+        }
+        self.flush_tick();
+        for w in 0..self.pending.len() {
+            self.send(w);
+        }
+        self.report
+    }
+
+    /// One record: counted, then queued (timed: into its second).
+    fn take(&mut self, rec: &Record) {
+        self.report.records += 1;
+        if rec.op == TraceOp::Nop {
+            self.report.nops += 1;
+            return;
+        }
+        if let Some(hits) = rec.hits {
+            self.report.recorded_lookups += u64::from(rec.repeat);
+            self.report.recorded_hits += u64::from(hits);
+        }
+        let value_len = rec.value_len.map(|v| {
+            if v > self.plan.max_value {
+                self.report.values_cut += 1;
+            }
+            v.min(self.plan.max_value)
+        });
+        let req = TraceReq {
+            at_ns: 0,
+            op: rec.op,
+            key: (0, 0),
+            value_len,
+            ttl: rec.ttl,
+            client: rec.client,
+        };
+        let timed = self.plan.speed.is_some();
+        if timed && rec.time_s.is_none() {
+            self.report.error = Some(format!(
+                "{}: record {} has no timestamp to replay: add --trace-timing ignore",
+                self.plan.path.display(),
+                self.report.records
+            ));
+            return;
+        }
+        if let Some(t) = rec.time_s {
+            let first = *self.first_s.get_or_insert(t);
+            // A trace is in time order; a step back joins the current second.
+            let t = t.max(self.tick_s).max(first);
+            self.report.span_s = t - first;
+            if timed && (t != self.tick_s || self.tick.reqs.len() >= TICK_CAP) {
+                self.flush_tick();
+                self.tick_s = t;
+            }
+        }
+        for _ in 0..rec.repeat {
+            self.report.requests += 1;
+            if timed {
+                self.tick.push(req, &rec.key);
+            } else {
+                self.route(req, &rec.key);
+            }
+        }
+    }
+
+    /// Spreads the second's requests evenly over it and routes them.
+    fn flush_tick(&mut self) {
+        let tick = std::mem::take(&mut self.tick);
+        let (Some(speed), Some(first)) = (self.plan.speed, self.first_s) else {
+            return;
+        };
+        let n = tick.reqs.len().max(1) as f64;
+        let start = (self.tick_s - first) as f64 * 1e9;
+        for (i, req) in tick.reqs.iter().enumerate() {
+            let at = (start + i as f64 * 1e9 / n) / speed;
+            let timed = TraceReq {
+                at_ns: at as u64,
+                ..*req
+            };
+            self.route(timed, tick.key(req));
+        }
+        // Keep the buffers.
+        self.tick = Batch {
+            reqs: {
+                let mut v = tick.reqs;
+                v.clear();
+                v
+            },
+            keys: {
+                let mut v = tick.keys;
+                v.clear();
+                v
+            },
+        };
+    }
+
+    /// Puts a request into its worker's batch, sending full ones.
+    fn route(&mut self, req: TraceReq, key: &[u8]) {
+        let w = match &self.plan.client_lanes {
+            Some(owners) => owners[req.client as usize % owners.len()],
+            None => self.turn,
+        };
+        self.pending[w].push(req, key);
+        if self.pending[w].reqs.len() >= BATCH {
+            self.send(w);
+            if self.plan.client_lanes.is_none() {
+                self.turn = (self.turn + 1) % self.pending.len();
+            }
+            self.flush_stale(req.at_ns);
+        }
+    }
+
+    /// Sends partial batches whose first request is well behind `at_ns`.
+    fn flush_stale(&mut self, at_ns: u64) {
+        for w in 0..self.pending.len() {
+            let stale = self.pending[w]
+                .reqs
+                .first()
+                .is_some_and(|r| at_ns.saturating_sub(r.at_ns) > FLUSH_AFTER_NS);
+            if stale {
+                self.send(w);
+            }
+        }
+    }
+
+    /// Sends worker `w`'s batch, waiting while its queue is full (and
+    /// giving up on a stop, or once the workers are gone).
+    fn send(&mut self, w: usize) {
+        if self.pending[w].reqs.is_empty() || self.closed {
+            return;
+        }
+        let mut batch = std::mem::take(&mut self.pending[w]);
+        batch.reqs.reserve(BATCH);
+        loop {
+            match self.txs[w].send_timeout(batch, STOP_CHECK) {
+                Ok(()) => return,
+                Err(SendTimeoutError::Timeout(b)) => {
+                    if self.stop.load(Ordering::Relaxed) != 0 {
+                        self.closed = true;
+                        return;
+                    }
+                    batch = b;
+                }
+                Err(SendTimeoutError::Disconnected(_)) => {
+                    self.closed = true;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// What `drain` counted: the reader's report, requests per op (the
+/// trace's names: `get`, ... and `access` for records naming none, `mix`
+/// for keys whose op the run's mix picks), and the time taken.
+pub struct Drained {
+    pub report: FeedReport,
+    pub ops: std::collections::BTreeMap<&'static str, u64>,
+    pub elapsed: Duration,
+}
+
+/// Reads a whole trace through the feed (decoding, timing and batching,
+/// as a replay does) into one consumer that only counts: `trace-stat`,
+/// and the measure of how fast a replay can be fed.
+pub fn drain(plan: FeedPlan, stop: Arc<AtomicUsize>) -> Result<Drained, String> {
+    let started = std::time::Instant::now();
+    let (rxs, handle) = spawn(FeedPlan { workers: 1, ..plan }, stop)?;
+    let mut ops = std::collections::BTreeMap::new();
+    for batch in rxs[0].iter() {
+        for req in &batch.reqs {
+            let name = match req.op {
+                TraceOp::Op(op) => op.name(),
+                TraceOp::Access => "access",
+                TraceOp::Mix => "mix",
+                TraceOp::Nop => "nop",
+            };
+            *ops.entry(name).or_insert(0) += 1;
+        }
+    }
+    let report = handle
+        .join()
+        .map_err(|_| "the trace reader panicked".to_string())?;
+    Ok(Drained {
+        report,
+        ops,
+        elapsed: started.elapsed(),
+    })
+}

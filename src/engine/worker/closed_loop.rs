@@ -1,0 +1,123 @@
+//! The closed-loop half of a worker (and the preload's): a connection's
+//! freed slots are refilled at once, from the preload's keys, the mix, a
+//! trace, or `--delete90`'s deletes.
+
+use super::{groups, Due, Source, Worker};
+use crate::workload::{OpKind, Request};
+
+/// Closed loop refills a connection once at most this many of its `depth`
+/// requests are still unanswered. Refilling on every answer would send one
+/// or two requests per write, and the server would answer in equally small
+/// pieces: at depth 16 that costs a third more client CPU per request
+/// (measured; bench/README.md). Refilling at half keeps writes and reads in
+/// batches while at least half the depth stays in flight. Depth 1 and 2 are
+/// unaffected.
+fn low_water(depth: usize) -> usize {
+    depth / 2
+}
+/// Draws per free slot after which a closed loop whose keys keep landing
+/// on a server that is down stops trying until its next answer.
+const MAX_UNROUTED: usize = 64;
+
+impl Worker {
+    /// Closed loop and preload: fills `lead`'s group to its cap (`depth`,
+    /// or `depth` per server for a client of several), once it is down to
+    /// half.
+    pub(super) fn refill_closed(&mut self, lead: usize, now: u64) {
+        let depth = self.depth;
+        let cap = self.groups.as_ref().map_or(depth, |g| g.cap(depth));
+        // Only `issue` changes the group's load here, one request at a time.
+        let mut load = self.load_of(lead);
+        if load > low_water(cap) || !self.can_send(lead) {
+            return;
+        }
+        // A preload's keys: this connection's server's, or where they live.
+        let by_key = self.groups.as_ref().is_some_and(groups::Groups::by_key);
+        let server = (!by_key).then_some(self.conns[lead].server);
+        let mut unrouted = 0;
+        while load < cap {
+            let Some(due) = self.next_closed(lead, server, now) else {
+                return;
+            };
+            if self.issue(lead, due) {
+                load += 1;
+                continue;
+            }
+            // A key whose server is down fails alone; a client whose
+            // draws keep landing there waits for its next answer, and one
+            // with none to wait for is done (else nothing would wake it).
+            unrouted += 1;
+            if unrouted >= MAX_UNROUTED * cap {
+                if load == 0 {
+                    self.give_up_group(lead);
+                }
+                return;
+            }
+        }
+    }
+
+    /// Closed loop and load: the next request, sent now on `lead`; a
+    /// preload's next key of `server`'s ranges (`None`: of the ranges
+    /// whose keys are placed).
+    fn next_closed(&mut self, lead: usize, server: Option<usize>, now: u64) -> Option<Due> {
+        if !self.sending || self.quota_left == 0 {
+            return None;
+        }
+        let measured = now >= self.record_from;
+        self.start_deletes(measured);
+        if let Some(req) = self.next_delete(server) {
+            return Some(Due {
+                req: Some(req),
+                intended_ns: now,
+                measured,
+            });
+        }
+        let req = match &mut self.source {
+            Source::Load(ranges) => {
+                let (_, range) = ranges
+                    .iter_mut()
+                    .find(|(s, r)| *s == server && !r.is_empty())?;
+                Some(Request::new(OpKind::Set, range.next()?))
+            }
+            Source::Mix | Source::Delete(_) => None,
+            Source::Trace => Some(self.next_traced(lead)?),
+        };
+        if measured {
+            self.quota_left -= 1;
+        }
+        Some(Due {
+            req,
+            intended_ns: now,
+            measured,
+        })
+    }
+
+    /// `--delete90`: once half the measured quota is sent, the mix makes
+    /// way for the deletes.
+    fn start_deletes(&mut self, measured: bool) {
+        let Some(quota) = self.quota else {
+            return;
+        };
+        let half_sent = self.quota_left <= quota - quota / 2;
+        if measured && half_sent && !self.deletes.is_empty() && matches!(self.source, Source::Mix) {
+            self.source = Source::Delete(std::mem::take(&mut self.deletes));
+        }
+    }
+
+    /// `--delete90`: the next key to delete for `server` (`None`: of the
+    /// placed ranges), each but every tenth; when none is left for it,
+    /// `None`, and the mix resumes once every range is done.
+    fn next_delete(&mut self, server: Option<usize>) -> Option<Request> {
+        let Source::Delete(ranges) = &mut self.source else {
+            return None;
+        };
+        let next = ranges
+            .iter_mut()
+            .filter(|(s, _)| *s == server)
+            .find_map(|(_, r)| r.find(|id| id % 10 != 9));
+        if ranges.iter().all(|(_, r)| r.is_empty()) {
+            self.source = Source::Mix;
+        }
+        Some(Request::new(OpKind::Delete, next?))
+    }
+}

@@ -1,0 +1,119 @@
+//! Trace replay (`--trace`, `--read-file`) and what it needs of the rest
+//! of the run.
+
+use super::{LoadMode, RunSpec, StopAfter};
+use crate::trace::TraceFormat;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A trace to replay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceSpec {
+    pub path: PathBuf,
+    pub format: TraceFormat,
+    /// Replay the trace's timestamps divided by this speed (`--trace-speed`),
+    /// or `None`: the run's own rate, or a closed loop
+    /// (`--trace-timing ignore`, and always for `--read-file`).
+    pub speed: Option<f64>,
+    /// `--trace-clients`: each trace client's requests go, in order, on
+    /// one connection (`client mod connections`).
+    pub clients: bool,
+    /// Whether its records name their ops; those that do not are gets
+    /// that set their key when they miss.
+    pub names_ops: bool,
+}
+
+/// The fastest and slowest `--trace-speed`.
+const SPEED_RANGE: std::ops::RangeInclusive<f64> = 1e-3..=1e6;
+
+/// `2x`, `0.5x` or `2`: how many times faster than recorded.
+pub fn parse_speed(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .strip_suffix(['x', 'X'])
+        .unwrap_or(s)
+        .parse()
+        .map_err(|_| format!("--trace-speed is a factor such as 2x or 0.5x, not {s:?}"))?;
+    if !SPEED_RANGE.contains(&v) {
+        return Err(format!(
+            "--trace-speed must be between {}x and {}x, got {s}",
+            SPEED_RANGE.start(),
+            SPEED_RANGE.end()
+        ));
+    }
+    Ok(v)
+}
+
+impl RunSpec {
+    /// Whether requests follow a schedule of their own: `--rate`, or a
+    /// trace's timestamps.
+    pub fn open_loop(&self) -> bool {
+        self.rate.is_some() || self.trace.as_ref().is_some_and(|t| t.speed.is_some())
+    }
+
+    /// A replay sends the trace's keys in the trace's order: every flag
+    /// that shapes the key space or needs keys of its own is refused.
+    pub(super) fn validate_trace(&self) -> Result<(), String> {
+        let Some(t) = &self.trace else {
+            if self.stop == StopAfter::TraceEnd {
+                return Err("a run without --trace has no trace end to stop at".into());
+            }
+            return Ok(());
+        };
+        let flag = if t.format == TraceFormat::Keys {
+            "--read-file"
+        } else {
+            "--trace"
+        };
+        if self.load != LoadMode::NoLoad {
+            return Err(format!(
+                "{flag} replays the trace's own keys: there is no key space to preload (drop --load/--load-only; --getset fills misses)"
+            ));
+        }
+        if t.speed.is_some() && self.rate.is_some() {
+            return Err(format!(
+                "{flag} replays the trace's timestamps; --rate would be a second schedule (add --trace-timing ignore to use --rate)"
+            ));
+        }
+        if t.clients && (self.rate.is_some() || t.speed.is_some()) {
+            return Err(
+                "--trace-clients keeps each client's requests in order on one connection, which a closed loop does; an open loop sends each request on any free connection (add --trace-timing ignore, without --rate)"
+                    .into(),
+            );
+        }
+        let refused = [
+            (self.window.is_some(), "--window"),
+            (self.multiget.share > 0.0, "multigets"),
+            (
+                self.verify > 0.0 || self.exp_verify > 0.0,
+                "--verify/--exp-verify",
+            ),
+            (self.replication.is_some(), "--rep-write"),
+            (self.facebook, "--facebook"),
+            (self.churn.is_some(), "--num-conns"),
+            (self.measure.is_some(), "--measure-connections"),
+            (self.miss_ratio > 0.0, "--miss-ratio"),
+            (
+                self.popularity != crate::workload::Popularity::Uniform,
+                "--key-popularity",
+            ),
+            (
+                super::Address::first_udp(&self.servers).is_some(),
+                "UDP servers",
+            ),
+        ];
+        if let Some((_, what)) = refused.iter().find(|(given, _)| *given) {
+            return Err(format!(
+                "{flag} takes its keys from the trace: {what} cannot be used with it"
+            ));
+        }
+        let mixed = [crate::workload::OpKind::Cas, crate::workload::OpKind::Mget];
+        if t.format == TraceFormat::Keys {
+            if let Some(op) = mixed.iter().find(|op| self.mix.share_of(**op) > 0.0) {
+                return Err(format!(
+                    "--read-file draws ops from the mix, one key per request: {op} cannot be in it"
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,492 @@
+//! Trace replay (`--trace`, `--read-file`): synthetic traces in each
+//! format, made here, replayed against memcached and read back from its
+//! own counters and items. No real trace data is committed.
+
+mod support;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use support::*;
+
+/// One synthetic request: what the generator means, written in each
+/// format by its own encoder below (never by mcbench's decoder).
+#[derive(Clone)]
+struct Req {
+    time_s: u32,
+    id: u64,
+    /// 1 get, 3 set, 9 delete (libCacheSim's op codes).
+    op: u8,
+    size: u32,
+    client: u32,
+    /// The traced cache's answer to a get.
+    hit: bool,
+}
+
+/// `n` requests over `seconds`, on 100 keys: 70 % gets, 20 % sets, 10 %
+/// deletes; every 25th get a recorded miss.
+fn requests(n: usize, seconds: u32) -> Vec<Req> {
+    (0..n)
+        .map(|i| {
+            let op = match i % 10 {
+                0 | 5 => 3,
+                7 => 9,
+                _ => 1,
+            };
+            Req {
+                time_s: (i as u64 * u64::from(seconds) / n as u64) as u32,
+                id: (i as u64 * 7919) % 100,
+                op,
+                size: 10 + (i as u32 * 37) % 490,
+                client: (i % 5) as u32,
+                hit: i % 25 != 1,
+            }
+        })
+        .collect()
+}
+
+fn count(reqs: &[Req], op: u8) -> u64 {
+    reqs.iter().filter(|r| r.op == op).count() as u64
+}
+
+fn op_name(op: u8) -> &'static str {
+    match op {
+        1 => "get",
+        3 => "set",
+        _ => "delete",
+    }
+}
+
+/// Twitter: `time,key,key size,value size,client,op,ttl`. Keys are
+/// `key:NN`, stated 12 bytes long; a recorded miss has value size 0.
+fn twitter(reqs: &[Req]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in reqs {
+        let value = if r.op == 1 && !r.hit { 0 } else { r.size };
+        let ttl = if r.op == 3 { 600 } else { 0 };
+        writeln!(
+            out,
+            "{},key:{:02},12,{value},{},{},{ttl}",
+            r.time_s,
+            r.id,
+            r.client,
+            op_name(r.op)
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// The key a Twitter line's `key:NN` becomes at its stated 12 bytes.
+fn twitter_key(id: u64) -> String {
+    format!("key:{id:02}______")
+}
+
+fn oracle(reqs: &[Req], out: &mut Vec<u8>) {
+    for r in reqs {
+        out.extend_from_slice(&r.time_s.to_le_bytes());
+        out.extend_from_slice(&r.id.to_le_bytes());
+        out.extend_from_slice(&r.size.to_le_bytes());
+        out.extend_from_slice(&(-1i64).to_le_bytes());
+    }
+}
+
+fn opns(reqs: &[Req]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in reqs {
+        out.extend_from_slice(&r.time_s.to_le_bytes());
+        out.extend_from_slice(&r.id.to_le_bytes());
+        out.extend_from_slice(&r.size.to_le_bytes());
+        out.push(r.op);
+        out.extend_from_slice(&(r.client as u16).to_le_bytes());
+        out.extend_from_slice(&(-1i64).to_le_bytes());
+    }
+    out
+}
+
+/// lcs v3: the 8,192-byte header, then 36-byte records.
+fn lcs_v3(reqs: &[Req], version: u64) -> Vec<u8> {
+    let magic = 0x1234_5678_9abc_def0u64;
+    let mut out = Vec::new();
+    out.extend_from_slice(&magic.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
+    out.resize(8192 - 8, 0);
+    out.extend_from_slice(&magic.to_le_bytes());
+    for r in reqs {
+        out.extend_from_slice(&r.time_s.to_le_bytes());
+        out.extend_from_slice(&r.id.to_le_bytes());
+        out.extend_from_slice(&i64::from(r.size).to_le_bytes());
+        out.extend_from_slice(&(u32::from(r.op) | r.client << 8).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(-1i64).to_le_bytes());
+    }
+    out
+}
+
+/// Meta KV 2022: `key,op,size,op_count,key_size`, each record twice.
+fn meta_2022(reqs: &[Req]) -> Vec<u8> {
+    let mut out = b"key,op,size,op_count,key_size\n".to_vec();
+    for r in reqs {
+        let op = ["GET", "SET", "DELETE"][usize::from(r.op / 3).min(2)];
+        writeln!(out, "m{},{op},{},2,8", r.id, r.size).unwrap();
+    }
+    out
+}
+
+fn zstd(bytes: &[u8]) -> Vec<u8> {
+    zstd::stream::encode_all(bytes, 3).unwrap()
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// The server's counters a replay moves.
+struct Counters {
+    gets: u64,
+    sets: u64,
+    deletes: u64,
+    misses: u64,
+}
+
+fn counters(m: &Memcached) -> Counters {
+    Counters {
+        gets: m.stat("cmd_get"),
+        sets: m.stat("cmd_set"),
+        deletes: m.stat("delete_hits") + m.stat("delete_misses"),
+        misses: m.stat("get_misses"),
+    }
+}
+
+fn moved(m: &Memcached, before: &Counters) -> Counters {
+    let now = counters(m);
+    Counters {
+        gets: now.gets - before.gets,
+        sets: now.sets - before.sets,
+        deletes: now.deletes - before.deletes,
+        misses: now.misses - before.misses,
+    }
+}
+
+fn replay(m: &Memcached, args: &[&str]) -> (Counters, serde_json::Value) {
+    let before = counters(m);
+    let (_, j) = run_ok(&m.addr(), args);
+    (moved(m, &before), j)
+}
+
+#[test]
+fn a_twitter_trace_replays_its_ops_keys_sizes_and_hit_ratio() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let reqs = requests(1000, 2);
+    let trace = write(dir.path(), "c1.csv", &twitter(&reqs));
+    let m = Memcached::start(&[]);
+    // One connection keeps the trace's order, so its last write stands.
+    let (moved, j) = replay(
+        &m,
+        &[
+            "--trace",
+            trace.to_str().unwrap(),
+            "--trace-timing",
+            "ignore",
+            "-c",
+            "1",
+        ],
+    );
+    assert_eq!(moved.gets, count(&reqs, 1));
+    assert_eq!(moved.sets, count(&reqs, 3));
+    assert_eq!(moved.deletes, count(&reqs, 9));
+    assert_eq!(count_of(&j, "trace.records"), 1000);
+    // The trace's own hit ratio: the generator's recorded misses.
+    let gets = reqs.iter().filter(|r| r.op == 1);
+    let recorded = gets.clone().filter(|r| r.hit).count() as f64 / gets.count() as f64;
+    let seen = f(&j, "trace.recorded_hit_ratio");
+    assert!((seen - recorded).abs() < 1e-9, "{seen} vs {recorded}");
+    assert!((f(&j, "trace.server_hit_ratio") - f(&j, "gets.hit_ratio")).abs() < 1e-9);
+    // Each key holds what the trace last did to it: a value of the last
+    // set's stated size, or nothing after a delete.
+    let mut last: HashMap<u64, Option<u32>> = HashMap::new();
+    for r in &reqs {
+        match r.op {
+            3 => last.insert(r.id, Some(r.size)),
+            9 => last.insert(r.id, None),
+            _ => None,
+        };
+    }
+    for (id, state) in last {
+        let reply = raw_get(&m, &twitter_key(id));
+        match state {
+            Some(size) => assert!(
+                reply.starts_with(&format!("VALUE {} 0 {size}\r\n", twitter_key(id))),
+                "key {id}: {reply}"
+            ),
+            None => assert_eq!(reply, "END\r\n", "key {id}"),
+        }
+    }
+}
+
+fn count_of(j: &serde_json::Value, path: &str) -> u64 {
+    support::count(j, path)
+}
+
+#[test]
+fn binary_and_meta_traces_are_streamed_from_zstd_and_found_by_themselves() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let reqs = requests(1000, 2);
+    let m = Memcached::start(&[]);
+    let ignore = ["--trace-timing", "ignore", "-c", "1"];
+    let run = |name: &str, bytes: &[u8], format: &str| {
+        let path = write(dir.path(), name, &zstd(bytes));
+        let mut args = vec!["--trace", path.to_str().unwrap()];
+        args.extend(ignore);
+        let (moved, j) = replay(&m, &args);
+        assert_eq!(j["trace"]["format"], format, "{name}");
+        assert_eq!(count_of(&j, "trace.records"), 1000, "{name}");
+        moved
+    };
+    // oracleGeneral names no op: every record a get, each miss filled.
+    let mut bytes = Vec::new();
+    oracle(&reqs, &mut bytes);
+    let c = run("w.oracleGeneral.zst", &bytes, "oracle-general");
+    assert_eq!(c.gets, 1000);
+    assert!(
+        c.misses > 0 && c.sets == c.misses,
+        "{} sets, {} misses",
+        c.sets,
+        c.misses
+    );
+    // Binary ids are keys of 16 hex digits.
+    let reply = raw_get(&m, &format!("{:016x}", reqs[0].id));
+    assert!(reply.starts_with("VALUE "), "{reply}");
+    for (name, bytes, format) in [
+        (
+            "w.oracleGeneralOpNS.zst",
+            opns(&reqs),
+            "oracle-general-opns",
+        ),
+        ("w.bin.zst", lcs_v3(&reqs, 3), "lcs"),
+    ] {
+        let c = run(name, &bytes, format);
+        assert_eq!(
+            (c.gets, c.sets, c.deletes),
+            (count(&reqs, 1), count(&reqs, 3), count(&reqs, 9)),
+            "{name}"
+        );
+    }
+    // Meta's op_count: each record is two requests.
+    let c = run("kv.csv.zst", &meta_2022(&reqs), "meta-kv");
+    assert_eq!(
+        (c.gets, c.sets, c.deletes),
+        (
+            2 * count(&reqs, 1),
+            2 * count(&reqs, 3),
+            2 * count(&reqs, 9)
+        )
+    );
+}
+
+#[test]
+fn trace_speed_replays_the_timestamps_as_an_open_loop() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    // 2 s of trace, 400 requests a second.
+    let trace = write(dir.path(), "t.csv", &twitter(&requests(800, 2)));
+    let m = Memcached::start(&[]);
+    let path = trace.to_str().unwrap();
+    let (_, real) = run_ok(&m.addr(), &["--trace", path]);
+    let (_, fast) = run_ok(&m.addr(), &["--trace", path, "--trace-speed", "4x"]);
+    let (_, ignored) = run_ok(&m.addr(), &["--trace", path, "--trace-timing", "ignore"]);
+    let (d1, d4, d0) = (
+        f(&real, "duration_s"),
+        f(&fast, "duration_s"),
+        f(&ignored, "duration_s"),
+    );
+    assert!((1.8..2.6).contains(&d1), "1x took {d1} s");
+    assert!((0.4..0.8).contains(&d4), "4x took {d4} s");
+    assert!(d0 < 0.4, "a closed loop through 800 requests took {d0} s");
+    for j in [&real, &fast] {
+        assert_eq!(count_of(j, "total.count"), 800);
+        // An open loop: lag against each request's intended time is kept.
+        assert!(j["client"]["send_lag_us"]["p50"].is_number());
+        assert_eq!(j["client"]["open_loop"], true, "{}", j["client"]);
+    }
+}
+
+#[test]
+fn read_file_sends_its_keys_with_the_mix_or_the_forks_ops() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memcached::start(&[]);
+    // `key,value size` lines: ops from the mix, here sets only.
+    let mut lines = Vec::new();
+    for i in 0..300 {
+        writeln!(lines, "rf:{i},{}", 100 + i).unwrap();
+    }
+    let file = write(dir.path(), "keys.txt", &lines);
+    let (c, j) = replay(
+        &m,
+        &["--read-file", file.to_str().unwrap(), "-u", "1", "-c", "1"],
+    );
+    assert_eq!((c.sets, c.gets), (300, 0));
+    assert_eq!(count_of(&j, "total.count"), 300);
+    assert!(raw_get(&m, "rf:7").starts_with("VALUE rf:7 0 107\r\n"));
+    // The fork's `time,app,req,key,value size`: req 1 get, 2 set.
+    let mut lines = Vec::new();
+    for i in 0..200 {
+        writeln!(lines, "{i},3,{},fk:{},64", 1 + i % 2, i / 2).unwrap();
+    }
+    let file = write(dir.path(), "fork.txt", &lines);
+    let (c, _) = replay(&m, &["--read_file", file.to_str().unwrap(), "-c", "1"]);
+    assert_eq!((c.gets, c.sets, c.misses), (100, 100, 100));
+}
+
+#[test]
+fn trace_clients_keep_each_clients_requests_in_order_on_one_connection() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    // Each client sets a key and reads it straight back; clients
+    // interleave. Pipelined 8 deep on 4 connections, a get can only miss
+    // if it overtakes its client's set on another connection.
+    let mut lines = Vec::new();
+    for i in 0..2000u32 {
+        let (client, pair) = (i % 8, i / 16);
+        let op = if (i / 8) % 2 == 0 { "set" } else { "get" };
+        writeln!(lines, "0,c{client}:{pair},0,32,{client},{op},0").unwrap();
+    }
+    let trace = write(dir.path(), "clients.csv", &lines);
+    let m = Memcached::start(&[]);
+    let (c, _) = replay(
+        &m,
+        &[
+            "--trace",
+            trace.to_str().unwrap(),
+            "--trace-timing",
+            "ignore",
+            "--trace-clients",
+            "-c",
+            "4",
+            "-d",
+            "8",
+        ],
+    );
+    assert_eq!((c.gets, c.sets), (1000, 1000));
+    assert_eq!(c.misses, 0, "a get overtook its own client's set");
+}
+
+#[test]
+fn a_malformed_line_fails_the_run_by_its_number_and_keeps_what_ran() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = twitter(&requests(1000, 1));
+    bytes.extend_from_slice(b"1,key:01,12,oops,1,get,0\n");
+    bytes.extend_from_slice(&twitter(&requests(10, 1)));
+    let trace = write(dir.path(), "bad.csv", &bytes);
+    let m = Memcached::start(&[]);
+    let json = dir.path().join("r.json");
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--trace-timing",
+        "ignore",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("line 1001") && stderr(&out).contains("value size"));
+    let j = read_json(&json);
+    assert_eq!(count_of(&j, "total.count"), 1000);
+    assert!(j["trace"]["error"].as_str().unwrap().contains("line 1001"));
+}
+
+#[test]
+fn bad_trace_input_is_refused_before_any_traffic() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "t.csv", &twitter(&requests(10, 1)));
+    let good = good.to_str().unwrap();
+    let garbage = write(dir.path(), "g.dat", &[0u8, 1, 2, 3, 0xff, 9]);
+    let mut bad_lcs = lcs_v3(&requests(3, 1), 3);
+    bad_lcs[8] = 42;
+    let bad_lcs = write(dir.path(), "v.lcs", &bad_lcs);
+    let missing = dir.path().join("none.csv");
+    // No server: a refusal must come before any connection.
+    let (_, unused) = silent_listener();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--trace", missing.to_str().unwrap()], "cannot open"),
+        (vec!["--trace", garbage.to_str().unwrap()], "--trace-format"),
+        (vec!["--trace", bad_lcs.to_str().unwrap()], "lcs version 42"),
+        (
+            vec!["--trace", good, "--trace-format", "frob"],
+            "unknown trace format",
+        ),
+        (
+            vec!["--trace", good, "--rate", "1000"],
+            "--trace-timing ignore",
+        ),
+        (vec!["--trace", good, "--load"], "no key space to preload"),
+        (vec!["--trace", good, "--trace-clients"], "closed loop"),
+        (vec!["--trace", good, "--trace-speed", "0"], "--trace-speed"),
+        (vec!["--trace", good, "--multiget", "4"], "multigets"),
+        (vec!["--trace-clients"], "--trace FILE"),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["run", "-s", &unused];
+        all.extend(args.iter().copied());
+        let out = mcbench(&all);
+        assert_usage_error(&out, needle);
+    }
+}
+
+#[test]
+fn memory_stays_flat_however_long_the_trace() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    // Keys of 200 bytes: a replay that held the long trace whole would
+    // take ~80 MB more than the short one. Both runs close intervals
+    // (each keeps a set of histograms), so that only the trace differs.
+    let long_trace = |n: usize| {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let op = if i % 4 == 0 { "set" } else { "get" };
+            writeln!(out, "0,{:0>200},200,16,0,{op},0", i % 5000).unwrap();
+        }
+        zstd(&out)
+    };
+    let m = Memcached::start(&[]);
+    let peak_kb = |name: &str, n: usize| {
+        let path = write(dir.path(), name, &long_trace(n));
+        let out = std::process::Command::new("/usr/bin/time")
+            .args([
+                "-f",
+                "%M",
+                env!("CARGO_BIN_EXE_mcbench"),
+                "run",
+                "-s",
+                &m.addr(),
+            ])
+            .args([
+                "--trace",
+                path.to_str().unwrap(),
+                "--trace-timing",
+                "ignore",
+            ])
+            .args(["-c", "4", "-d", "16", "--interval", "100ms"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stderr(&out);
+        let kb: u64 = text.lines().last().unwrap().trim().parse().unwrap();
+        kb
+    };
+    let short = peak_kb("short.csv.zst", 50_000);
+    let long = peak_kb("long.csv.zst", 400_000);
+    assert!(
+        long < short + 12 * 1024,
+        "peak RSS grew with the trace: {short} KiB for 50k lines, {long} KiB for 400k"
+    );
+}
