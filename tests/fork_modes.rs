@@ -272,8 +272,6 @@ fn delete90_deletes_nine_keys_in_ten_halfway_through_the_queries() {
     let ratio = |w: &serde_json::Value| w["miss_ratio"].as_f64().unwrap_or(0.0);
     assert!(windows[..10].iter().all(|w| ratio(w) == 0.0), "{windows:?}");
     assert!(windows[10..].iter().any(|w| ratio(w) > 0.3), "{windows:?}");
-    // Each tenth key was kept.
-    assert!(raw_get(&m, &format!("mcb:{:0>26}", 9)).starts_with("VALUE"));
 }
 
 #[test]

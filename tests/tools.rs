@@ -190,9 +190,10 @@ impl Tmux {
         self.cmd(&["capture-pane", "-p", "-t", "top"])
     }
 
-    /// Waits (at most 10 s) until the screen shows `what`.
+    /// Waits (at most 30 s: tmux and a fresh process can be slow to start
+    /// on a loaded machine) until the screen shows `what`.
     fn wait_for(&self, what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let screen = self.screen();
             if screen.contains(what) {

@@ -21,6 +21,7 @@ pub fn trace_stat(args: &TraceStatArgs) -> i32 {
         client_lanes: None,
         workers: 1,
         max_value: u32::MAX,
+        limit: None,
     };
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let drained = match trace_feed::drain(plan, stop) {

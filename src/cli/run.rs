@@ -121,7 +121,7 @@ pub struct RunArgs {
     pub read_file: Option<PathBuf>,
 
     /// Number of keys in the key space.
-    #[arg(short = 'r', long, value_parser = parse_count, default_value = "10000")]
+    #[arg(short = 'r', long, value_parser = parse_count, default_value_t = DEFAULT_KEYS)]
     pub keys: u64,
 
     /// Key size in bytes (a distribution).
@@ -133,7 +133,7 @@ pub struct RunArgs {
     pub value_size: Distribution,
 
     /// Prefix of every key.
-    #[arg(long, default_value = "mcb:")]
+    #[arg(long, default_value = DEFAULT_PREFIX)]
     pub key_prefix: String,
 
     /// Share of requests that are sets (0..1); the rest are gets. Wins over --mix.
@@ -469,6 +469,10 @@ pub struct RunArgs {
     pub password: Option<String>,
 }
 
+/// `-r`'s and `--key-prefix`'s defaults.
+const DEFAULT_KEYS: u64 = 10_000;
+const DEFAULT_PREFIX: &str = "mcb:";
+
 /// The default length of a run when neither `--duration` nor `--ops` is given.
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
@@ -609,8 +613,17 @@ impl RunArgs {
             (None, Some(path)) => (path, Some(TraceFormat::Keys)),
             (None, None) => return Ok(None),
         };
-        let reader = TraceReader::open(path, format)?;
+        // Read twice (here for its format and first record, then by the
+        // replay), and once per run of a search or scan: not a pipe.
+        if path.exists() && !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Err(format!(
+                "{} is not a regular file: a trace is read once for its format and again to replay it; save it to a file first",
+                path.display()
+            ));
+        }
+        let mut reader = TraceReader::open(path, format)?;
         let format = reader.format();
+        self.refuse_key_space_flags(format)?;
         let ignore = self.trace_timing.as_deref() == Some("ignore");
         if ignore && self.trace_speed.is_some() {
             return Err(
@@ -619,6 +632,21 @@ impl RunArgs {
             );
         }
         let speed = (format.timed() && !ignore).then(|| self.trace_speed.unwrap_or(1.0));
+        // The first record, read now: a malformed one, or one without the
+        // timestamp a replay needs, is refused before any traffic.
+        let mut first = crate::trace::Record::default();
+        let any = reader
+            .next(&mut first)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if speed.is_some() && any && first.time_s.is_none() {
+            return Err(format!(
+                "{}: its records have no timestamps to replay: add --trace-timing ignore",
+                path.display()
+            ));
+        }
+        if self.ops.is_some() && self.warmup.is_some_and(|w| !w.is_zero()) {
+            return Err("-x with a trace replays its first N requests; a warm-up would take some of them: drop -w, or cut the run with -t".into());
+        }
         Ok(Some(crate::spec::TraceSpec {
             path: path.clone(),
             format,
@@ -626,6 +654,39 @@ impl RunArgs {
             clients: self.trace_clients,
             names_ops: reader.names_ops(),
         }))
+    }
+
+    /// The key space's flags have no meaning for a trace, whose keys (and,
+    /// but for `--read-file`, ops and value sizes) are its own: given, they
+    /// are refused rather than ignored.
+    fn refuse_key_space_flags(&self, format: crate::trace::TraceFormat) -> Result<(), String> {
+        use crate::trace::TraceFormat;
+        let keys_file = format == TraceFormat::Keys;
+        let given = [
+            (self.keys != DEFAULT_KEYS, "-r/--keys"),
+            (self.key_size != Distribution::Fixed(30.0), "-K/--key-size"),
+            (self.key_prefix != DEFAULT_PREFIX, "--key-prefix"),
+            (self.client != ClientSlice { index: 0, of: 1 }, "--client"),
+            (!keys_file && self.update.is_some(), "-u/--update"),
+            (!keys_file && self.mix.is_some(), "--mix"),
+            // Twitter's misses state no size: -V gives it their fills.
+            (
+                !matches!(format, TraceFormat::Keys | TraceFormat::Twitter)
+                    && self.value_size != Distribution::Fixed(200.0),
+                "-V/--value-size",
+            ),
+        ];
+        match given.iter().find(|(g, _)| *g) {
+            Some((_, flag)) => Err(format!(
+                "{flag} shapes the generated workload; a trace brings its own keys{}: drop it",
+                if keys_file {
+                    ""
+                } else {
+                    ", ops and value sizes"
+                }
+            )),
+            None => Ok(()),
+        }
     }
 
     /// `--rep-write` and its lag probe; the probe's flags alone are refused.

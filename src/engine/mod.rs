@@ -252,7 +252,7 @@ pub fn run(
     end.done.store(true, Ordering::Relaxed);
     let lag = probe.and_then(|p| p.join().ok());
     let server_logs = sampler.and_then(|s| s.join().ok());
-    let trace = feed.and_then(|f| f.join().ok());
+    let trace = feed.map(trace_feed::joined);
     outcome.map(|o| Outcome {
         replication_lag: lag,
         server_logs,

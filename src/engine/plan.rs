@@ -24,6 +24,7 @@ pub(super) fn plan_workers(
             lanes: Vec::new(),
             rate: None,
             quota: match spec.stop {
+                StopAfter::Ops(_) if spec.trace.is_some() => None,
                 StopAfter::Ops(n) => Some(share(n, t, i)),
                 StopAfter::Duration(_) | StopAfter::Schedule | StopAfter::TraceEnd => None,
             },
@@ -48,19 +49,27 @@ pub(super) fn plan_workers(
             .rate
             .map(|r| r * plan.conns.len() as f64 / total_conns as f64);
     }
-    let shares = key_shares(
-        &plans_conns(&plans),
-        keys,
-        spec.places_keys(nservers),
-        nservers,
-    );
-    let preload = spec.load != LoadMode::NoLoad && spec.window.is_none();
-    for (plan, share) in plans.iter_mut().zip(shares) {
-        if spec.delete90 {
-            plan.deletes = share.clone();
-        }
-        if preload {
+    let placed = spec.places_keys(nservers);
+    if spec.load != LoadMode::NoLoad && spec.window.is_none() {
+        let shares = key_shares(&plans_conns(&plans), keys, placed, nservers);
+        for (plan, share) in plans.iter_mut().zip(shares) {
             plan.load = share;
+        }
+    }
+    if spec.delete90 {
+        // Deleted by the workers that send queries (their halfway point
+        // starts the deletes).
+        let mut servers = plans_conns(&plans);
+        for (w, plan) in plans.iter().enumerate() {
+            if plan.quota == Some(0) {
+                servers[w].clear();
+            }
+        }
+        for (plan, share) in plans
+            .iter_mut()
+            .zip(key_shares(&servers, keys, placed, nservers))
+        {
+            plan.deletes = share;
         }
     }
     plans
@@ -199,6 +208,12 @@ pub(super) fn start_feed(
         client_lanes,
         workers,
         max_value: u32::try_from(spec.max_value_size).unwrap_or(u32::MAX),
+        // The feed counts `--ops` (workers' shares would not match what
+        // each is handed).
+        limit: match spec.stop {
+            StopAfter::Ops(n) => Some(n),
+            _ => None,
+        },
     };
     let (rxs, handle) = trace_feed::spawn(plan, stop)?;
     for (plan, rx) in plans.iter_mut().zip(rxs) {

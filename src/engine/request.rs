@@ -97,7 +97,10 @@ impl Encoder {
             };
         }
         if let Some(t) = traced.filter(|t| t.ttl > 0) {
-            wire.exptime = t.ttl;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            wire.exptime = self.wire.protocol.exptime_for(t.ttl, now);
         }
         if let crate::workload::Check::ExpiringSet { .. } = req.check {
             wire.exptime = workload.checks.ttl_s;

@@ -21,8 +21,10 @@ const QUEUED: usize = 8;
 /// past its first request in schedule time, ns, so that a worker with few
 /// requests of its own (`--trace-clients`) is not held back.
 const FLUSH_AFTER_NS: u64 = 10_000_000;
-/// The most requests of one trace second held to be spread over it;
-/// further ones of that second restart the spread.
+/// ... or once this many requests were read since it began.
+const FLUSH_AFTER_REQS: u64 = 8 * BATCH as u64;
+/// The most requests of one trace second held to be spread over it; a
+/// second with more is spread in parts (`Feed::flush_tick`).
 const TICK_CAP: usize = 1 << 20;
 /// How often a blocked reader looks at the stop flag.
 const STOP_CHECK: Duration = Duration::from_millis(50);
@@ -78,6 +80,8 @@ pub struct FeedPlan {
     pub workers: usize,
     /// Values longer than this are cut to it, bytes.
     pub max_value: u32,
+    /// `--ops` with a trace: replay its first N requests.
+    pub limit: Option<u64>,
 }
 
 /// What the reader saw, for the report.
@@ -86,7 +90,8 @@ pub struct FeedReport {
     pub format: Option<TraceFormat>,
     /// Records read (a Meta KV record may stand for several requests).
     pub records: u64,
-    /// Requests handed to the workers.
+    /// Requests the records made (handed to the workers; at most
+    /// `--ops`).
     pub requests: u64,
     /// Records with nothing to send (op 0).
     pub nops: u64,
@@ -97,7 +102,7 @@ pub struct FeedReport {
     pub recorded_hits: u64,
     /// The trace's own span, s (last timestamp minus first).
     pub span_s: u64,
-    /// The whole trace was read.
+    /// The reader reached the trace's end.
     pub ended: bool,
     /// Why reading stopped early: a malformed record or a read error.
     pub error: Option<String>,
@@ -125,23 +130,30 @@ struct Feed {
     plan: FeedPlan,
     txs: Vec<Sender<Batch>>,
     stop: Arc<AtomicUsize>,
-    /// Per worker: the batch being filled.
+    /// Per worker: the batch being filled, and the request count when its
+    /// first request was routed.
     pending: Vec<Batch>,
+    pending_since: Vec<u64>,
+    /// Per worker: it has stopped taking batches (its run ended).
+    gone: Vec<bool>,
     /// Round robin: the worker being filled.
     turn: usize,
     /// The current trace second's requests, waiting to be spread over it.
     tick: Batch,
     tick_s: u64,
+    /// The share of the current second already given to requests (a
+    /// second over `TICK_CAP` is spread in parts).
+    tick_used: f64,
     first_s: Option<u64>,
     report: FeedReport,
-    /// The workers stopped taking batches.
-    closed: bool,
 }
 
 impl Feed {
     fn new(plan: FeedPlan, txs: Vec<Sender<Batch>>, stop: Arc<AtomicUsize>) -> Self {
         Feed {
             pending: (0..plan.workers).map(|_| Batch::default()).collect(),
+            pending_since: vec![0; plan.workers],
+            gone: vec![false; plan.workers],
             report: FeedReport {
                 format: Some(plan.format),
                 ..FeedReport::default()
@@ -152,18 +164,23 @@ impl Feed {
             turn: 0,
             tick: Batch::default(),
             tick_s: 0,
+            tick_used: 0.0,
             first_s: None,
-            closed: false,
         }
+    }
+
+    /// Whether reading should stop: every worker gone, an error, a stop,
+    /// or `--ops` requests taken.
+    fn done(&self) -> bool {
+        self.gone.iter().all(|g| *g)
+            || self.report.error.is_some()
+            || self.stop.load(Ordering::Relaxed) != 0
+            || self.plan.limit.is_some_and(|n| self.report.requests >= n)
     }
 
     fn run(mut self, mut reader: TraceReader) -> FeedReport {
         let mut rec = Record::default();
-        loop {
-            if self.closed || self.report.error.is_some() || self.stop.load(Ordering::Relaxed) != 0
-            {
-                break;
-            }
+        while !self.done() {
             match reader.next(&mut rec) {
                 Ok(true) => self.take(&rec),
                 Ok(false) => {
@@ -176,7 +193,7 @@ impl Feed {
                 }
             }
         }
-        self.flush_tick();
+        self.flush_tick(true);
         for w in 0..self.pending.len() {
             self.send(w);
         }
@@ -222,85 +239,115 @@ impl Feed {
             // A trace is in time order; a step back joins the current second.
             let t = t.max(self.tick_s).max(first);
             self.report.span_s = t - first;
-            if timed && (t != self.tick_s || self.tick.reqs.len() >= TICK_CAP) {
-                self.flush_tick();
+            if timed && t != self.tick_s {
+                self.flush_tick(true);
                 self.tick_s = t;
+                self.tick_used = 0.0;
             }
         }
         for _ in 0..rec.repeat {
-            self.report.requests += 1;
-            if timed {
-                self.tick.push(req, &rec.key);
-            } else {
-                self.route(req, &rec.key);
+            if self.plan.limit.is_some_and(|n| self.report.requests >= n) {
+                return;
             }
+            self.report.requests += 1;
+            if !timed {
+                self.route(req, &rec.key);
+                continue;
+            }
+            if self.tick.reqs.len() >= TICK_CAP {
+                self.flush_tick(false);
+            }
+            self.tick.push(req, &rec.key);
         }
     }
 
-    /// Spreads the second's requests evenly over it and routes them.
-    fn flush_tick(&mut self) {
-        let tick = std::mem::take(&mut self.tick);
+    /// Spreads the second's requests evenly over what is left of it (all
+    /// of it, unless it held over `TICK_CAP`: then each part but the last
+    /// takes half of what is left, so that times never go back) and
+    /// routes them.
+    fn flush_tick(&mut self, last: bool) {
         let (Some(speed), Some(first)) = (self.plan.speed, self.first_s) else {
             return;
         };
-        let n = tick.reqs.len().max(1) as f64;
-        let start = (self.tick_s - first) as f64 * 1e9;
+        if self.tick.reqs.is_empty() {
+            return;
+        }
+        let mut tick = std::mem::take(&mut self.tick);
+        let left = 1.0 - self.tick_used;
+        let share = if last { left } else { left / 2.0 };
+        let n = tick.reqs.len() as f64;
+        let start = (self.tick_s.saturating_sub(first)) as f64 + self.tick_used;
         for (i, req) in tick.reqs.iter().enumerate() {
-            let at = (start + i as f64 * 1e9 / n) / speed;
+            let at_s = (start + share * i as f64 / n) / speed;
             let timed = TraceReq {
-                at_ns: at as u64,
+                at_ns: (at_s * 1e9) as u64,
                 ..*req
             };
             self.route(timed, tick.key(req));
         }
+        self.tick_used += share;
         // Keep the buffers.
-        self.tick = Batch {
-            reqs: {
-                let mut v = tick.reqs;
-                v.clear();
-                v
-            },
-            keys: {
-                let mut v = tick.keys;
-                v.clear();
-                v
-            },
-        };
+        tick.reqs.clear();
+        tick.keys.clear();
+        self.tick = tick;
     }
 
-    /// Puts a request into its worker's batch, sending full ones.
+    /// Puts a request into its worker's batch, sending full ones. With
+    /// `--trace-clients` a request whose worker is gone is dropped.
     fn route(&mut self, req: TraceReq, key: &[u8]) {
         let w = match &self.plan.client_lanes {
             Some(owners) => owners[req.client as usize % owners.len()],
             None => self.turn,
         };
+        if self.gone[w] {
+            return;
+        }
+        if self.pending[w].reqs.is_empty() {
+            self.pending_since[w] = self.report.requests;
+        }
         self.pending[w].push(req, key);
         if self.pending[w].reqs.len() >= BATCH {
             self.send(w);
             if self.plan.client_lanes.is_none() {
-                self.turn = (self.turn + 1) % self.pending.len();
+                self.next_turn();
             }
             self.flush_stale(req.at_ns);
         }
     }
 
-    /// Sends partial batches whose first request is well behind `at_ns`.
+    /// Round robin: the next worker still taking batches.
+    fn next_turn(&mut self) {
+        let n = self.pending.len();
+        for step in 1..=n {
+            let w = (self.turn + step) % n;
+            if !self.gone[w] {
+                self.turn = w;
+                return;
+            }
+        }
+    }
+
+    /// Sends partial batches that have waited too long: their first
+    /// request is `FLUSH_AFTER_NS` behind `at_ns` in the schedule, or
+    /// `FLUSH_AFTER_REQS` requests were read since.
     fn flush_stale(&mut self, at_ns: u64) {
         for w in 0..self.pending.len() {
-            let stale = self.pending[w]
-                .reqs
-                .first()
-                .is_some_and(|r| at_ns.saturating_sub(r.at_ns) > FLUSH_AFTER_NS);
-            if stale {
+            let Some(first) = self.pending[w].reqs.first() else {
+                continue;
+            };
+            let behind = at_ns.saturating_sub(first.at_ns) > FLUSH_AFTER_NS;
+            let waited = self.report.requests - self.pending_since[w] > FLUSH_AFTER_REQS;
+            if behind || waited {
                 self.send(w);
             }
         }
     }
 
-    /// Sends worker `w`'s batch, waiting while its queue is full (and
-    /// giving up on a stop, or once the workers are gone).
+    /// Sends worker `w`'s batch, waiting while its queue is full; a worker
+    /// that has stopped taking batches is gone (its run ended), and a stop
+    /// ends the wait.
     fn send(&mut self, w: usize) {
-        if self.pending[w].reqs.is_empty() || self.closed {
+        if self.pending[w].reqs.is_empty() || self.gone[w] {
             return;
         }
         let mut batch = std::mem::take(&mut self.pending[w]);
@@ -310,13 +357,15 @@ impl Feed {
                 Ok(()) => return,
                 Err(SendTimeoutError::Timeout(b)) => {
                     if self.stop.load(Ordering::Relaxed) != 0 {
-                        self.closed = true;
                         return;
                     }
                     batch = b;
                 }
                 Err(SendTimeoutError::Disconnected(_)) => {
-                    self.closed = true;
+                    self.gone[w] = true;
+                    if self.turn == w {
+                        self.next_turn();
+                    }
                     return;
                 }
             }
@@ -351,12 +400,18 @@ pub fn drain(plan: FeedPlan, stop: Arc<AtomicUsize>) -> Result<Drained, String> 
             *ops.entry(name).or_insert(0) += 1;
         }
     }
-    let report = handle
-        .join()
-        .map_err(|_| "the trace reader panicked".to_string())?;
+    let report = joined(handle);
     Ok(Drained {
         report,
         ops,
         elapsed: started.elapsed(),
+    })
+}
+
+/// The feed's report; a reader that panicked is a failed one.
+pub fn joined(handle: std::thread::JoinHandle<FeedReport>) -> FeedReport {
+    handle.join().unwrap_or_else(|_| FeedReport {
+        error: Some("the trace reader failed unexpectedly (it panicked)".into()),
+        ..FeedReport::default()
     })
 }

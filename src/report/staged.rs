@@ -25,10 +25,11 @@ impl StagedFile {
         if path.is_dir() {
             return Err(format!("{flag} {shown}: is a directory"));
         }
-        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
+        // A symlink (`/dev/stdout`) is written through, never replaced.
+        let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let target = std::fs::metadata(path).ok();
+        if link || target.as_ref().is_some_and(|m| !m.is_file()) {
+            let file = open_in_place(path, target.is_some_and(|m| m.is_file()))
                 .map_err(|e| format!("{flag} {shown}: cannot open it: {e}"))?;
             let staged = StagedFile {
                 path: path.to_path_buf(),
@@ -75,6 +76,30 @@ impl Drop for StagedFile {
             let _ = std::fs::remove_file(tmp);
         }
     }
+}
+
+/// Opens an existing `path` for writing where it is: a regular file
+/// (through a symlink) emptied; a FIFO without a reader refused (ENXIO)
+/// rather than waited for.
+fn open_in_place(path: &Path, regular: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(regular)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => std::io::Error::other("a pipe with no reader"),
+            _ => e,
+        })?;
+    // Writes block as usual once open.
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+    // SAFETY: fcntl on a descriptor this function owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+    }
+    Ok(file)
 }
 
 /// The file `path` names, for telling two names of one file apart from

@@ -48,6 +48,12 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
     // answered all the same.
     let answered_errors = if spec.successful { t.reply_errors() } else { 0 };
     attempted += answered_errors;
+    if attempted == 0 && out.trace.as_ref().is_some_and(|f| f.ended) {
+        return Some(
+            "the trace ended before anything was measured: it is shorter than the warm-up (-w)"
+                .into(),
+        );
+    }
     if attempted == 0 {
         // Nothing was sent (a rate so low no arrival fell in the run):
         // nothing failed either; `rate_missed` says so.

@@ -218,7 +218,10 @@ fn detect(path: &Path, input: &mut Box<dyn BufRead + Send>) -> Result<TraceForma
     if name.ends_with("opns") || name.ends_with("opns.bin") {
         return Ok(TraceFormat::OracleGeneralOpns);
     }
-    if name.ends_with(".oraclegeneral") || name.ends_with(".oraclegeneralbin") {
+    if [".oraclegeneral", ".oraclegeneralbin", ".oraclegeneral.bin"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+    {
         return Ok(TraceFormat::OracleGeneral);
     }
     let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());

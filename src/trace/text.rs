@@ -3,6 +3,9 @@
 use super::{Record, TraceOp};
 use crate::workload::{OpKind, MAX_KEY_LEN};
 
+/// The most requests one Meta KV record may stand for.
+const MAX_OP_COUNT: u32 = 1_000_000;
+
 /// The fields of one line, without its line end.
 fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
@@ -66,7 +69,8 @@ fn expect_fields<'a>(line: &'a [u8], n: usize, what: &str) -> Result<Vec<&'a [u8
 }
 
 /// Twitter's `timestamp,key,key size,value size,client id,op,TTL`. A get
-/// whose value size is 0 is a miss of the traced cache (cacheMon's note).
+/// whose value size is 0 is a miss of the traced cache (cacheMon's note):
+/// its size is not known (`None`: a fill takes `--value-size`).
 pub fn twitter(line: &[u8], rec: &mut Record) -> Result<(), String> {
     let f = expect_fields(line, 7, "a Twitter trace line")?;
     rec.time_s = Some(number(f[0], "the timestamp")?);
@@ -78,6 +82,9 @@ pub fn twitter(line: &[u8], rec: &mut Record) -> Result<(), String> {
     rec.ttl = number_u32(f[6], "the TTL")?;
     if rec.op == TraceOp::Op(OpKind::Get) || rec.op == TraceOp::Op(OpKind::Gets) {
         rec.hits = Some(u32::from(value > 0));
+        if value == 0 {
+            rec.value_len = None;
+        }
     }
     Ok(())
 }
@@ -141,6 +148,9 @@ pub fn meta_kv(line: &[u8], rec: &mut Record) -> Result<(), String> {
         }
     });
     rec.repeat = number_u32(count, "op_count")?.max(1);
+    if rec.repeat > MAX_OP_COUNT {
+        return Err(format!("op_count {} is over {MAX_OP_COUNT}", rec.repeat));
+    }
     rec.value_len = Some(number_u32(size, "the size")?);
     if f.len() == 10 && rec.op == TraceOp::Op(OpKind::Get) {
         rec.hits = Some(number_u32(f[6], "cache_hits")?.min(rec.repeat));

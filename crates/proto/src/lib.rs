@@ -28,6 +28,10 @@ pub use auth::AuthOutcome;
 pub use command::{Cmd, Expect, Request};
 pub use response::{ParseError, Progress, Response, ResponseClass};
 
+/// memcached's longest relative expiry, s (30 days): a larger exptime is a
+/// Unix time (`protocol.txt`, "Expiration times").
+pub const MAX_RELATIVE_EXPTIME: u32 = 60 * 60 * 24 * 30;
+
 /// The wire protocols mcbench speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Protocol {
@@ -56,6 +60,16 @@ impl Protocol {
             Protocol::Binary => "binary",
             Protocol::Resp => "resp",
         }
+    }
+
+    /// The `exptime` that makes an item live `ttl_s` seconds from
+    /// `now_unix_s`: memcached reads an exptime over 30 days as a Unix time,
+    /// so a longer TTL is sent as one; Redis's EX is always seconds.
+    pub fn exptime_for(self, ttl_s: u32, now_unix_s: u64) -> u32 {
+        if self == Protocol::Resp || ttl_s <= MAX_RELATIVE_EXPTIME {
+            return ttl_s;
+        }
+        u32::try_from(now_unix_s.saturating_add(u64::from(ttl_s))).unwrap_or(u32::MAX)
     }
 
     /// Appends `req` in this protocol.
@@ -124,5 +138,21 @@ impl std::str::FromStr for Protocol {
             .into_iter()
             .find(|p| p.name() == s)
             .ok_or_else(|| format!("unknown protocol '{s}' (one of: ascii, meta, binary, resp)"))
+    }
+}
+
+#[cfg(test)]
+mod exptime_tests {
+    use super::*;
+
+    #[test]
+    fn ttls_over_thirty_days_become_unix_times_but_not_for_redis() {
+        assert_eq!(Protocol::Ascii.exptime_for(600, 1_700_000_000), 600);
+        let long = MAX_RELATIVE_EXPTIME + 1;
+        assert_eq!(
+            Protocol::Meta.exptime_for(long, 1_700_000_000),
+            1_700_000_000 + long
+        );
+        assert_eq!(Protocol::Resp.exptime_for(long, 1_700_000_000), long);
     }
 }

@@ -463,6 +463,10 @@ impl Worker {
                 && (now >= send_until || self.quota_left == 0 || self.source_exhausted())
             {
                 self.sending = false;
+                // The feed goes on with the other workers.
+                if let Some(r) = &mut self.replay {
+                    r.close_feed();
+                }
                 sending_stopped = now;
                 drain_deadline = now.saturating_add(timeout);
             }
@@ -477,10 +481,8 @@ impl Worker {
             if self.sending && self.churning() {
                 self.churn_due(now);
             }
-            if self.sending && !open && self.trace_starved() {
-                for c in 0..self.conns.len() {
-                    self.refill(c, now);
-                }
+            if self.sending && !open && matches!(self.source, Source::Trace) {
+                self.service_trace(now);
             }
             // Once sending stops, the rest (the drain) belongs to the last interval.
             if report && self.sending && now >= next_interval {

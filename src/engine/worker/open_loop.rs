@@ -70,6 +70,10 @@ impl Worker {
                 if measured {
                     self.recorder.error(ErrorClass::ClientOverload, 1);
                 }
+                // A replayed arrival is dropped with its record.
+                if self.replay.is_some() {
+                    let _ = self.next_traced(0);
+                }
                 continue;
             }
             let Some((req, server)) = self.draw_arrival(hint, intended) else {

@@ -93,6 +93,13 @@ impl Replay {
         }
     }
 
+    /// Stops taking batches: the feed goes on with the other workers.
+    pub(super) fn close_feed(&mut self) {
+        self.rx = crossbeam_channel::never();
+        self.drained = true;
+        self.starved = false;
+    }
+
     /// Whether every record has been taken and sent.
     pub(super) fn exhausted(&self) -> bool {
         self.drained && self.queued == 0
@@ -187,7 +194,7 @@ impl Replay {
     /// The intended time of the next queued request (open loop: one queue).
     pub(super) fn next_at(&self) -> Option<u64> {
         let id = *self.queues[0].front()?;
-        Some(self.start_ns + self.slots[id as usize].at_ns)
+        Some(self.start_ns.saturating_add(self.slots[id as usize].at_ns))
     }
 
     fn pop(&mut self, q: usize) -> Option<u32> {
@@ -198,6 +205,56 @@ impl Replay {
 }
 
 impl Worker {
+    /// Closed loop, each turn: a replay the feed had not kept up with
+    /// refills every connection; with `--trace-clients`, a connection with
+    /// records queued for it is refilled (they may have been taken while
+    /// another was refilled), and one that is down fails them
+    /// (`no_connection`), so that none waits for ever.
+    pub(super) fn service_trace(&mut self, now: u64) {
+        let Some(r) = &self.replay else {
+            return;
+        };
+        if r.starved {
+            for c in 0..self.conns.len() {
+                self.refill(c, now);
+            }
+            return;
+        }
+        if r.local_of_lane.is_none() || r.queued == 0 {
+            return;
+        }
+        for lead in 0..r.queues.len() {
+            let Some(r) = &self.replay else {
+                return;
+            };
+            if r.queues[lead].is_empty() {
+                continue;
+            }
+            if self.can_send(lead) {
+                self.refill(lead, now);
+            } else {
+                self.fail_queued(lead, now);
+            }
+        }
+    }
+
+    /// Records queued for a connection that is down fail as
+    /// `no_connection`.
+    fn fail_queued(&mut self, lead: usize, now: u64) {
+        let measured = now >= self.record_from;
+        let server = self.conns[lead].server;
+        let Some(r) = self.replay.as_mut() else {
+            return;
+        };
+        while let Some(id) = r.pop(lead) {
+            if measured {
+                let server = r.slots[id as usize].server.unwrap_or(server);
+                self.recorder
+                    .server_error(server, crate::stats::ErrorClass::NoConnection, 1);
+            }
+        }
+    }
+
     /// The next record to send on `lead` (without `--trace-clients`, the
     /// one queue): its request, or `None` when none is to hand now.
     pub(super) fn next_traced(&mut self, lead: usize) -> Option<Request> {
