@@ -74,6 +74,9 @@ fn successful_leaves_error_replies_out_of_latency_and_throughput() {
     assert!(refused > 1000, "{refused}");
     assert_eq!(count(&j, "errors.server_error"), refused);
     assert_eq!(count(&j, "ops.set.count"), 0);
+    // The set row still shows its refusals: out of its count, not hidden.
+    assert_eq!(count(&j, "ops.set.errors"), refused);
+    assert_eq!(count(&j, "ops.set.ok"), 0);
     assert_eq!(count(&j, "ops.get.count"), served_gets);
     assert_eq!(count(&j, "total.count"), served_gets);
     assert_eq!(count(&j, "total.ok"), served_gets);

@@ -641,3 +641,44 @@ fn flags_of_the_generated_workload_and_untimed_or_piped_traces_are_refused() {
         assert_usage_error(&mcbench(&all), needle);
     }
 }
+
+#[test]
+fn trace_clients_of_a_lost_connection_fail_and_the_replay_still_ends() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    // Eight clients on two connections; the first connection is closed
+    // after 20 answers (the fake server is slow: 400 requests). Its clients' later requests must fail as
+    // no_connection, not wait for ever for a connection that is gone.
+    let mut lines = Vec::new();
+    for i in 0..400u32 {
+        writeln!(lines, "0,k{},0,32,{},get,0", i % 100, i % 8).unwrap();
+    }
+    let trace = write(dir.path(), "lost.csv", &lines);
+    let addr = fake_server(Misbehaviour::FirstClosesAfter(20));
+    let json = dir.path().join("r.json");
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &addr,
+            "--trace",
+            trace.to_str().unwrap(),
+            "--trace-timing",
+            "ignore",
+            "--trace-clients",
+            "-c",
+            "2",
+            "-d",
+            "4",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let out = wait_bounded(child, std::time::Duration::from_secs(60));
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    let j = read_json(&json);
+    let failed = count_of(&j, "errors.no_connection") + count_of(&j, "errors.connection_lost");
+    assert!(count_of(&j, "errors.no_connection") > 0, "{}", j["errors"]);
+    assert_eq!(count_of(&j, "total.count") + failed, 400, "{}", j["errors"]);
+}

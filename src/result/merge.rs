@@ -121,6 +121,8 @@ pub(super) fn merge_op(parts: &[&OpSummary], secs: f64) -> Result<OpSummary, Str
         hits: parts.iter().map(|p| p.hits).sum(),
         misses: parts.iter().map(|p| p.misses).sum(),
         errors: parts.iter().map(|p| p.errors).sum(),
+        // Summaries' errors hold any left out already.
+        left_out: 0,
     };
     let secs = secs.max(1e-9);
     let ok: u64 = parts.iter().map(|p| p.ok).sum();
@@ -212,6 +214,7 @@ fn merge_interval(
             hits: ps.iter().map(|p| p.hits).sum(),
             misses: ps.iter().map(|p| p.misses).sum(),
             errors: ps.iter().map(|p| p.errors).sum(),
+            left_out: 0,
         };
         ops.insert(name.clone(), IntervalOp::new(&merged, secs.max(1e-9)));
     }

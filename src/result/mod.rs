@@ -381,10 +381,12 @@ fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {
         rate: r.count() as f64 / secs,
         ok: r.count().saturating_sub(r.errors),
         ok_rate: r.count().saturating_sub(r.errors) as f64 / secs,
-        error_rate: r.errors as f64 / secs,
+        // With `--successful`, error replies are out of `count`, not out
+        // of the errors.
+        error_rate: r.error_replies() as f64 / secs,
         hits: r.hits,
         misses: r.misses,
-        errors: r.errors,
+        errors: r.error_replies(),
         latency_us: quantiles(&r.latency),
         service_time_us: quantiles(&r.service),
         latency_hdr: Hdr::encode(&r.latency),

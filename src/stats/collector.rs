@@ -217,7 +217,7 @@ impl IntervalOp {
             max_us: max_us(h),
             hits: r.hits,
             misses: r.misses,
-            errors: r.errors,
+            errors: r.error_replies(),
             latency_hdr: Hdr::encode(h),
             service_time_hdr: Hdr::encode(&r.service),
         }

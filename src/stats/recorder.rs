@@ -152,6 +152,9 @@ pub struct OpRecorder {
     pub misses: u64,
     /// Error replies (`ERROR`, `CLIENT_ERROR`, ...) to this op.
     pub errors: u64,
+    /// `--successful`: error replies to this op left out of its histograms
+    /// (and so of its count and `errors`).
+    pub left_out: u64,
 }
 
 impl Default for OpRecorder {
@@ -168,6 +171,7 @@ impl OpRecorder {
             hits: 0,
             misses: 0,
             errors: 0,
+            left_out: 0,
         }
     }
 
@@ -181,6 +185,7 @@ impl OpRecorder {
         self.hits = 0;
         self.misses = 0;
         self.errors = 0;
+        self.left_out = 0;
     }
 
     fn merge(&mut self, other: &OpRecorder) {
@@ -189,6 +194,12 @@ impl OpRecorder {
         self.hits += other.hits;
         self.misses += other.misses;
         self.errors += other.errors;
+        self.left_out += other.left_out;
+    }
+
+    /// Error replies, whether or not their latency was kept.
+    pub fn error_replies(&self) -> u64 {
+        self.errors + self.left_out
     }
 }
 
@@ -286,6 +297,12 @@ impl Recorder {
         r.latency.saturating_record(latency_ns.max(1));
         r.service.saturating_record(service_ns.max(1));
         r
+    }
+
+    /// `--successful`: an error reply to `op`, kept out of its histograms.
+    pub fn leave_out(&mut self, op: OpKind) {
+        let r = self.ops[op.index()].get_or_insert_with(|| Box::new(OpRecorder::new()));
+        r.left_out += 1;
     }
 
     #[inline]

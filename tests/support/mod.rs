@@ -301,6 +301,9 @@ pub enum Misbehaviour {
     /// Stores nothing and forgets nothing: every set is STORED, every get
     /// finds a one-byte value, whatever its expiry said.
     NeverForgets,
+    /// The first connection accepted closes after `count` answers, as
+    /// `CloseAfter`; the later ones answer for ever.
+    FirstClosesAfter(usize),
 }
 
 /// A listener that never accepts: connections complete in the kernel's
@@ -316,7 +319,12 @@ pub fn fake_server(how: Misbehaviour) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
+        for (i, stream) in listener.incoming().flatten().enumerate() {
+            let how = match how {
+                Misbehaviour::FirstClosesAfter(k) if i == 0 => Misbehaviour::CloseAfter(k),
+                Misbehaviour::FirstClosesAfter(_) => Misbehaviour::CloseAfter(usize::MAX),
+                other => other,
+            };
             thread::spawn(move || serve_badly(stream, how));
         }
     });
@@ -369,7 +377,8 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
                 }
                 Misbehaviour::CloseAfter(_)
                 | Misbehaviour::CutAfter(_)
-                | Misbehaviour::StallAfter(_) => match line {
+                | Misbehaviour::StallAfter(_)
+                | Misbehaviour::FirstClosesAfter(_) => match line {
                     l if l.starts_with("get ") => b"END\r\n",
                     l if l.starts_with("set ") => b"STORED\r\n",
                     _ => continue,

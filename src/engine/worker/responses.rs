@@ -364,6 +364,7 @@ fn record_response(
     if let (true, Some(err)) = (successful, err) {
         rec.responses[resp.class.index()] += 1;
         rec.server_error(server, err, 1);
+        rec.leave_out(req.op);
         return;
     }
     let op = rec.record_op(req.op, latency_ns, service_ns);
