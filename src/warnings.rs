@@ -16,6 +16,13 @@ pub enum Warning {
     LateSchedule {
         send_lag_p99_us: f64,
     },
+    /// The measurement connections (`--measure-connections`) were late to
+    /// their own schedule: their latency, which an SLO reads, holds the
+    /// client's delay. (A group that cannot carry its rate because the
+    /// server is slow is the server's doing: a search's probe fails.)
+    MeasureLate {
+        send_lag_p99_us: f64,
+    },
     /// A worker thread used (nearly) a whole CPU.
     WorkerSaturated {
         worker: usize,
@@ -84,7 +91,9 @@ impl Warning {
     pub fn client_bound(&self) -> bool {
         matches!(
             self,
-            Warning::LateSchedule { .. } | Warning::WorkerSaturated { .. }
+            Warning::LateSchedule { .. }
+                | Warning::MeasureLate { .. }
+                | Warning::WorkerSaturated { .. }
         )
     }
 }
@@ -96,6 +105,11 @@ impl fmt::Display for Warning {
                 f,
                 "CLIENT-BOUND: mcbench sent late (send lag p99 {send_lag_p99_us:.0} µs > {LAG_P99_LIMIT_US:.0} µs); \
                  these results measure the client, not the server. Use more threads or a lower rate."
+            ),
+            Warning::MeasureLate { send_lag_p99_us } => write!(
+                f,
+                "CLIENT-BOUND: the measurement connections sent late (send lag p99 {send_lag_p99_us:.0} µs > {LAG_P99_LIMIT_US:.0} µs); \
+                 their latency holds mcbench's own delay. Give the run more CPU or a lower --measure-rate."
             ),
             Warning::WorkerSaturated { worker, busy } => write!(
                 f,

@@ -110,3 +110,47 @@ fn measurement_flags_alone_or_with_the_wrong_run_are_refused() {
         assert_usage_error(&mcbench(&all), needle);
     }
 }
+
+#[test]
+fn a_measurement_group_late_to_its_schedule_makes_the_run_client_bound() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &m.addr(),
+            "-c",
+            "2",
+            "-t",
+            "2s",
+            "--measure-connections",
+            "1",
+            "--measure-rate",
+            "5000",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+    );
+    // Frozen for 300 ms mid-run: about 1,500 of the group's ~10,000
+    // arrivals come 0-300 ms late, so its send lag p99 is far over 1 ms.
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    let pid = child.id() as i32;
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let out = wait_bounded(child, std::time::Duration::from_secs(60));
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    let j = read_json(&json);
+    let late = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "measure_late")
+        .unwrap_or_else(|| panic!("no measure_late in {}", j["warnings"]));
+    assert!(late["send_lag_p99_us"].as_f64().unwrap() > 1000.0, "{late}");
+    assert_eq!(j["client"]["client_bound"], true);
+}

@@ -109,6 +109,16 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             send_lag_p99_us: lag.p99,
         });
     }
+    // The measurement group keeps its own schedule: late to it, its
+    // latency (what an SLO reads) is the client's too.
+    if let Some(m) = &out.measure {
+        let p99 = crate::stats::quantile_us(&m.send_lag, 0.99);
+        if p99 > LAG_P99_LIMIT_US {
+            w.push(Warning::MeasureLate {
+                send_lag_p99_us: p99,
+            });
+        }
+    }
     // A busy-polling worker uses its whole CPU by design: its share says
     // nothing of saturation (the send lag still does).
     if out.duration_s >= MIN_JUDGED_S && !spec.busy_poll {
