@@ -129,12 +129,9 @@ impl Replay {
         Some(self.batch.reqs[self.pos - 1])
     }
 
-    /// A free slot, or a new one while there are fewer than twice
-    /// `outstanding`; `None`: time to sweep.
-    fn alloc(&mut self, outstanding: usize, grow: bool) -> Option<u32> {
-        if let Some(id) = self.free.pop() {
-            return Some(id);
-        }
+    /// A new slot, while there are fewer than twice `outstanding` (or
+    /// `grow`); `None`: time to sweep.
+    fn add_slot(&mut self, outstanding: usize, grow: bool) -> Option<u32> {
         if grow || self.slots.len() < 2 * outstanding + SPARE_SLOTS {
             self.slots.push(Slot::default());
             return Some((self.slots.len() - 1) as u32);
@@ -290,7 +287,6 @@ impl Worker {
     /// Takes one record from the feed into a slot and its queue; `false`
     /// when there is none now (or `--trace-clients` holds too many).
     fn take_record(&mut self) -> bool {
-        let outstanding = self.requests_waiting() + self.fills.len();
         let Some(replay) = self.replay.as_mut() else {
             return false;
         };
@@ -302,21 +298,33 @@ impl Worker {
         let Some(req) = replay.next_req() else {
             return false;
         };
-        let outstanding = outstanding + replay.queued;
-        let id = match replay.alloc(outstanding, false) {
+        let id = match replay.free.pop() {
             Some(id) => id,
-            None => {
-                self.sweep_slots();
-                let replay = self.replay.as_mut().expect("replaying");
-                // Everything referred to: grow.
-                replay.alloc(outstanding, true).expect("grows")
-            }
+            None => self.new_slot(),
         };
         let groups = &self.groups;
         let lead_of = |c: usize| groups.as_ref().map_or(c, |g| g.lead(c));
         let replay = self.replay.as_mut().expect("replaying");
         replay.fill(id, &req, &self.shared.workload.keys, lead_of);
         true
+    }
+
+    /// No slot is free: a new one while there are fewer than twice the
+    /// requests outstanding, else a sweep, and a new one if it freed none.
+    fn new_slot(&mut self) -> u32 {
+        let queued = self.replay.as_ref().map_or(0, |r| r.queued);
+        let outstanding = self.requests_waiting() + self.fills.len() + queued;
+        let replay = self.replay.as_mut().expect("replaying");
+        if let Some(id) = replay.add_slot(outstanding, false) {
+            return id;
+        }
+        self.sweep_slots();
+        let replay = self.replay.as_mut().expect("replaying");
+        match replay.free.pop() {
+            Some(id) => id,
+            // Everything referred to: grow.
+            None => replay.add_slot(outstanding, true).expect("grows"),
+        }
     }
 
     /// Marks the slots that requests in flight, waiting and to be filled
