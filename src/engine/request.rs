@@ -97,9 +97,14 @@ impl Encoder {
             };
         }
         if let Some(t) = traced.filter(|t| t.ttl > 0) {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
+            // The clock only for a TTL memcached would read as a date.
+            let now = if t.ttl > mcbench_proto::MAX_RELATIVE_EXPTIME {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs())
+            } else {
+                0
+            };
             wire.exptime = self.wire.protocol.exptime_for(t.ttl, now);
         }
         if let crate::workload::Check::ExpiringSet { .. } = req.check {
