@@ -644,6 +644,9 @@ impl RunArgs {
                 path.display()
             ));
         }
+        if speed.is_some() && !matches!(self.arrival, Distribution::Exponential { .. }) {
+            return Err("--arrival shapes --rate's gaps; a trace's timestamps set its own (add --trace-timing ignore and --rate)".into());
+        }
         if self.ops.is_some() && self.warmup.is_some_and(|w| !w.is_zero()) {
             return Err("-x with a trace replays its first N requests; a warm-up would take some of them: drop -w, or cut the run with -t".into());
         }

@@ -87,7 +87,6 @@ pub struct FeedPlan {
 /// What the reader saw, for the report.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FeedReport {
-    pub format: Option<TraceFormat>,
     /// Records read (a Meta KV record may stand for several requests).
     pub records: u64,
     /// Requests the records made (handed to the workers; at most
@@ -154,10 +153,7 @@ impl Feed {
             pending: (0..plan.workers).map(|_| Batch::default()).collect(),
             pending_since: vec![0; plan.workers],
             gone: vec![false; plan.workers],
-            report: FeedReport {
-                format: Some(plan.format),
-                ..FeedReport::default()
-            },
+            report: FeedReport::default(),
             plan,
             txs,
             stop,

@@ -180,11 +180,6 @@ impl TraceReader {
             return Ok(true);
         }
     }
-
-    /// Lines or records read so far.
-    pub fn position(&self) -> u64 {
-        self.at
-    }
 }
 
 /// Fills `buf` as far as the input goes; returns the bytes read.
