@@ -11,6 +11,7 @@ pub mod config;
 pub mod embedded;
 pub mod engine;
 pub mod error;
+pub mod personality;
 pub mod placement;
 pub mod report;
 pub mod result;

@@ -1,8 +1,24 @@
 use clap::Parser;
 use mcbench::cli::{Cli, Command};
+use mcbench::personality::{self, Tool};
+use std::ffi::OsString;
 
 fn main() {
-    let argv = match mcbench::config::expand(std::env::args_os().collect()) {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // A link named for a seed tool, or `mcbench TOOL ARGS`: that tool's
+    // own flags, which clap's `Cli` does not know.
+    let program = args.first().map(|a| a.to_string_lossy().into_owned());
+    if let Some(tool) = program.as_deref().and_then(Tool::from_program) {
+        std::process::exit(personality::main(tool, args));
+    }
+    if let Some(tool) = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .and_then(Tool::from_name)
+    {
+        std::process::exit(personality::main(tool, args[1..].to_vec()));
+    }
+    let argv = match mcbench::config::expand(args) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("mcbench: error: {e}");
@@ -25,6 +41,10 @@ fn main() {
             print!("{}", mcbench::config::profiles::listing());
             mcbench::error::exit::OK
         }
+        Command::Memaslap(_)
+        | Command::Mcperf(_)
+        | Command::MemcachePerf(_)
+        | Command::Mutilate(_) => unreachable!("personalities are dispatched above"),
     };
     std::process::exit(code);
 }

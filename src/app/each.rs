@@ -69,7 +69,7 @@ pub(super) fn run_each(
         );
         // A run that could not be made (its server refuses connections)
         // ends the series; the runs made so far are still reported.
-        let result = match measure(one, percentiles.clone(), &stop, None) {
+        let result = match measure(one, percentiles.clone(), &stop, None, None) {
             Ok(r) => r,
             Err(f) => {
                 eprintln!("mcbench: error: {}: {f}", one.servers[0]);

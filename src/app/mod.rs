@@ -32,7 +32,28 @@ use std::sync::Arc;
 
 /// Runs the benchmark and returns the process exit code.
 pub fn run(args: &RunArgs) -> i32 {
-    match run_inner(args) {
+    run_presented(args, None)
+}
+
+/// How a run shows itself on the terminal when it is not mcbench's own
+/// report: a seed tool's layout (`crate::personality`). Files asked for
+/// (`--json`, `--html`) are written as usual beside it.
+pub trait Presenter {
+    /// Before any traffic, with the run's validated spec.
+    fn begin(&mut self, _spec: &RunSpec) {}
+    /// Each interval as it closes (`-i`'s length), instead of the live line.
+    fn interval(&mut self, s: &IntervalSummary);
+    /// The report printed on stdout at the end.
+    fn text(&self) -> Box<dyn crate::report::Exporter>;
+    /// Whether that report goes to stderr (twemperf prints there).
+    fn to_stderr(&self) -> bool {
+        false
+    }
+}
+
+/// `run`, shown by `presenter` when there is one.
+pub fn run_presented(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> i32 {
+    match run_inner(args, presenter) {
         Ok(code) => code,
         Err(f) => {
             eprintln!("mcbench: error: {f}");
@@ -43,16 +64,19 @@ pub fn run(args: &RunArgs) -> i32 {
 
 /// What the main thread does while the engine runs: live lines or the
 /// progress bar, and `--save`'s samples.
-struct Watch<'a> {
+struct Watch<'a, 'p> {
     spec: &'a RunSpec,
     percentiles: &'a [f64],
     progress: ProgressBar,
     samples: Option<&'a mut SampleWriter>,
+    presenter: Option<&'a mut (dyn Presenter + 'p)>,
 }
 
-impl engine::Observer for Watch<'_> {
+impl engine::Observer for Watch<'_, '_> {
     fn interval(&mut self, s: &IntervalSummary) {
-        if self.spec.live {
+        if let Some(p) = self.presenter.as_deref_mut() {
+            self.progress.suspend(|| p.interval(s));
+        } else if self.spec.live {
             let line = live_line(s, self.percentiles);
             self.progress.suspend(|| eprintln!("{line}"));
         }
@@ -72,7 +96,7 @@ impl engine::Observer for Watch<'_> {
     }
 }
 
-fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
+fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i32, Failure> {
     let spec = args.to_spec().map_err(Failure::usage)?;
     let percentiles = args
         .outputs
@@ -89,6 +113,11 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
     named.extend(args.save.as_deref().map(|p| ("--save", p)));
     crate::report::refuse_same_file(&named).map_err(Failure::usage)?;
     let mut outputs = ExportManager::create(&files, false)?;
+    let mut presenter = presenter;
+    if let Some(p) = presenter.as_deref_mut() {
+        p.begin(&spec);
+        outputs = outputs.with_text(p.text(), p.to_stderr());
+    }
     let mut samples = args
         .save
         .as_deref()
@@ -96,7 +125,15 @@ fn run_inner(args: &RunArgs) -> Result<i32, Failure> {
         .transpose()
         .map_err(Failure::usage)?;
     let stop = install_signal_flag()?;
-    let result = measure(&spec, percentiles, &stop, samples.as_mut())?;
+    let presented = presenter.is_some();
+    let result = measure(&spec, percentiles, &stop, samples.as_mut(), presenter)?;
+    // A seed tool's layout has no place for mcbench's verdicts: they go
+    // to stderr, so a client-bound run never passes unsaid.
+    if presented {
+        for w in &result.warnings {
+            eprintln!("mcbench: warning: {w}");
+        }
+    }
     let written = outputs.write(std::slice::from_ref(&result));
     let saved = samples.map_or(Ok(()), SampleWriter::finish);
     let code = exit_code(&result);
@@ -120,6 +157,7 @@ fn measure(
     percentiles: Vec<f64>,
     stop: &Arc<AtomicUsize>,
     samples: Option<&mut SampleWriter>,
+    presenter: Option<&mut dyn Presenter>,
 ) -> Result<RunResult, Failure> {
     let embedded = if spec.servers.is_empty() {
         Some(EmbeddedMemcached::start(&embedded_size(spec))?)
@@ -140,6 +178,7 @@ fn measure(
         percentiles: &percentiles,
         progress: progress_bar(spec),
         samples,
+        presenter,
     };
     let outcome = engine::run(spec, &addrs, stop.clone(), &mut watch)?;
     watch.progress.finish_and_clear();

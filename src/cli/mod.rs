@@ -59,6 +59,27 @@ pub enum Command {
     /// What a trace file holds (records, ops, span, its recorded hit
     /// ratio), read as a replay reads it, and how fast.
     TraceStat(TraceStatArgs),
+    /// memaslap's command line and output (also as a link named memaslap
+    /// or memslap); `mcbench memaslap --help` for its flags.
+    Memaslap(ToolArgs),
+    /// twemperf's mcperf command line and output (also as a link named
+    /// mcperf); `mcbench mcperf --help` for its flags.
+    Mcperf(ToolArgs),
+    /// memcache-perf's command line and output (its binary is also called
+    /// mcperf; here that name is twemperf's).
+    MemcachePerf(ToolArgs),
+    /// The mutilate fork's command line and output (also as a link named
+    /// mutilate).
+    Mutilate(ToolArgs),
+}
+
+/// A seed tool's own flags, parsed by its personality
+/// (`crate::personality`), not here.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct ToolArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<std::ffi::OsString>,
 }
 
 /// Where results go, for `run` and `report`.

@@ -54,6 +54,11 @@ pub struct RunArgs {
     #[arg(short = 'x', long, alias = "queries", value_parser = parse_count)]
     pub ops: Option<u64>,
 
+    /// End the measured phase after D at the latest, whatever -t, -x, the
+    /// connection schedule or the trace say (a cap for quick looks).
+    #[arg(long, value_parser = parse_duration, value_name = "D")]
+    pub time_limit: Option<Duration>,
+
     /// Time to run before measuring; not counted [default: 0s; 1s per
     /// probe of search and scan]
     #[arg(short = 'w', long, value_parser = parse_duration)]
@@ -533,6 +538,7 @@ impl RunArgs {
             rate: self.rate,
             arrival: self.arrival.clone(),
             stop,
+            time_limit: self.time_limit,
             warmup: self.warmup.unwrap_or(Duration::ZERO),
             keys: self.keys,
             key_size: self.key_size.clone(),

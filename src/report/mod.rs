@@ -169,6 +169,18 @@ impl ExportManager {
         Ok(ExportManager { targets })
     }
 
+    /// The same outputs with `text` rendering the text report (a seed
+    /// tool's layout).
+    pub fn with_text(mut self, text: Box<dyn Exporter>, to_stderr: bool) -> Self {
+        if let Some(t) = self.targets.iter_mut().find(|t| t.format == Format::Text) {
+            t.exporter = text;
+            if to_stderr {
+                t.dest = Dest::Stderr;
+            }
+        }
+        self
+    }
+
     /// The same outputs without the text report (another manager prints
     /// it).
     pub fn without_text(mut self) -> Self {

@@ -173,6 +173,7 @@ fn merge_client(runs: &[RunResult]) -> Result<Client, String> {
             .map(|r| r.client.peak_rss_bytes)
             .max()
             .unwrap_or(0),
+        op_queue_hdr: Hdr::encode(&Hdr::sum(runs.iter().map(|r| &r.client.op_queue_hdr))?),
     })
 }
 
@@ -226,6 +227,8 @@ fn merge_interval(
         hits: parts.iter().map(|p| p.hits).sum(),
         misses: parts.iter().map(|p| p.misses).sum(),
         errors: parts.iter().map(|p| p.errors).sum(),
+        bytes_tx: parts.iter().map(|p| p.bytes_tx).sum(),
+        bytes_rx: parts.iter().map(|p| p.bytes_rx).sum(),
         send_lag_hdr: Hdr::encode(&Hdr::sum(parts.iter().map(|p| &p.send_lag_hdr))?),
         servers: if same_servers {
             merge_server_rows(parts)

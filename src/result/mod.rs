@@ -198,6 +198,10 @@ pub struct Client {
     #[serde(default)]
     pub skips: u64,
     pub peak_rss_bytes: u64,
+    /// Requests in flight on a measured request's connection when it was
+    /// sent, itself included (mutilate's `op_q`): counts, not ns.
+    #[serde(default = "Hdr::empty")]
+    pub op_queue_hdr: Hdr,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -228,6 +232,7 @@ impl Client {
             waits: t.client_waits,
             skips: t.skips,
             peak_rss_bytes: cpu::peak_rss_bytes(),
+            op_queue_hdr: Hdr::encode(&t.op_queue),
         }
     }
 }

@@ -67,6 +67,14 @@ pub struct RunSpec {
     /// (mutilate's `--iadist`): exponential is Poisson arrivals.
     pub arrival: Distribution,
     pub stop: StopAfter,
+    /// `--time-limit`: the measured phase ends by then whatever `stop`
+    /// says (a cap on `-x`, a connection schedule or a trace).
+    #[serde(
+        default,
+        with = "units::seconds_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub time_limit: Option<Duration>,
     #[serde(with = "units::seconds")]
     pub warmup: Duration,
     pub keys: u64,
@@ -294,6 +302,9 @@ impl RunSpec {
             }
             StopAfter::Ops(0) => return Err("--ops must be at least 1".into()),
             _ => {}
+        }
+        if self.time_limit.is_some_and(|d| d.is_zero()) {
+            return Err("--time-limit must be longer than zero".into());
         }
         self.validate_churn()?;
         self.validate_checks()?;

@@ -30,6 +30,11 @@ pub struct IntervalSummary {
     /// Failed requests of the interval (every error class but
     /// `packet_disorder`, whose replies were reassembled).
     pub errors: u64,
+    /// Bytes written and read over the interval.
+    #[serde(default)]
+    pub bytes_tx: u64,
+    #[serde(default)]
+    pub bytes_rx: u64,
     /// Intended send → the worker got to it, ns (open loop; empty in
     /// closed loop).
     pub send_lag_hdr: Hdr,
@@ -195,6 +200,8 @@ fn summarise(
         hits: r.hits,
         misses: r.misses,
         errors: all.errors,
+        bytes_tx: r.bytes_tx,
+        bytes_rx: r.bytes_rx,
         send_lag_hdr: Hdr::encode(&r.send_lag),
         servers: r.servers.iter().map(IntervalServer::of).collect(),
         replica: replicated.then_some(r.replica),

@@ -15,6 +15,12 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIGS).expect("static histogram bounds are valid")
 }
 
+/// A histogram of requests in flight on a connection: 1 to 2^20, exact
+/// to 3 digits, a few KB where a latency histogram is ~270 KB.
+pub fn new_depth_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 1 << 20, 3).expect("static histogram bounds are valid")
+}
+
 /// The value at quantile `q` of a histogram of ns, in µs; 0 when empty.
 pub fn quantile_us(h: &Histogram<u64>, q: f64) -> f64 {
     if h.is_empty() {
@@ -222,6 +228,9 @@ pub struct Recorder {
     ops: [Option<Box<OpRecorder>>; OpKind::COUNT],
     /// Open loop: intended send → the worker got to it, ns.
     pub send_lag: Histogram<u64>,
+    /// Requests in flight on a measured request's connection when it was
+    /// sent, itself included (mutilate's `op_q`). A count, not ns.
+    pub op_queue: Histogram<u64>,
     pub hits: u64,
     pub misses: u64,
     pub responses: [u64; ResponseClass::ALL.len()],
@@ -269,6 +278,7 @@ impl Default for Recorder {
         Recorder {
             ops: std::array::from_fn(|_| None),
             send_lag: new_histogram(),
+            op_queue: new_depth_histogram(),
             hits: 0,
             misses: 0,
             responses: [0; ResponseClass::ALL.len()],
@@ -303,6 +313,13 @@ impl Recorder {
     pub fn leave_out(&mut self, op: OpKind) {
         let r = self.ops[op.index()].get_or_insert_with(|| Box::new(OpRecorder::new()));
         r.left_out += 1;
+    }
+
+    /// A measured request was sent with `depth` requests in flight on its
+    /// connection, itself included.
+    #[inline]
+    pub fn record_op_queue(&mut self, depth: usize) {
+        self.op_queue.saturating_record(depth.max(1) as u64);
     }
 
     #[inline]
@@ -434,6 +451,7 @@ impl Recorder {
             op.reset();
         }
         self.send_lag.reset();
+        self.op_queue.reset();
         self.hits = 0;
         self.misses = 0;
         self.responses = [0; ResponseClass::ALL.len()];
@@ -462,6 +480,7 @@ impl Recorder {
                 .merge(b);
         }
         self.send_lag.add(&other.send_lag).expect("same bounds");
+        self.op_queue.add(&other.op_queue).expect("same bounds");
         self.hits += other.hits;
         self.misses += other.misses;
         add_all(&mut self.responses, &other.responses);

@@ -216,7 +216,7 @@ impl Series {
         if !self.curve.runs.is_empty() && spec.load == LoadMode::Load {
             spec.load = LoadMode::NoLoad;
         }
-        let mut result = match measure(&spec, self.percentiles.clone(), &self.stop, None) {
+        let mut result = match measure(&spec, self.percentiles.clone(), &self.stop, None, None) {
             Ok(r) => r,
             Err(f) => {
                 let outcome = format!("stopped at {rate:.0} ops/s: {f}");

@@ -406,6 +406,10 @@ impl Worker {
             (true, crate::spec::StopAfter::Duration(d)) => self.record_from + d.as_nanos() as u64,
             _ => u64::MAX,
         };
+        let send_until = match (measured_kind, spec.time_limit) {
+            (true, Some(limit)) => send_until.min(self.record_from + limit.as_nanos() as u64),
+            _ => send_until,
+        };
         self.quota_left = if measured_kind {
             self.quota.unwrap_or(u64::MAX)
         } else {
@@ -777,6 +781,9 @@ impl Worker {
         let size = conn.out().len() - before;
         self.recorder.conns.request_size.record(size as u64);
         self.in_flight += 1;
+        if due.measured {
+            self.recorder.record_op_queue(conn.in_flight.len() + 1);
+        }
         conn.queued(InFlight {
             op: req.op,
             key: req.key,

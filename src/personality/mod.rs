@@ -1,0 +1,251 @@
+//! The seed tools' command lines: `mcbench memaslap|mcperf|memcache-perf|
+//! mutilate ARGS`, or the same through a link of that name (argv[0]).
+//!
+//! Each personality parses its tool's flags as the tool documents them,
+//! with the tool's defaults, and translates them into `mcbench run`'s flags:
+//! one validated `RunSpec`, one engine, no second code path for measuring.
+//! It then prints the results in the tool's own layout from the same
+//! result every other report reads. Flags with no meaning here are refused
+//! (exit 2, naming the flag) or noted as having no effect.
+//!
+//! `mcperf` is twemperf's (as in the repcached guide). memcache-perf's
+//! binary, also called mcperf, is `mcbench memcache-perf`.
+//!
+//! Not here: measuring (`engine`), checks of a run (`RunSpec::validate`).
+
+mod memaslap;
+mod memaslap_out;
+mod mutilate;
+mod mutilate_out;
+mod twemperf;
+mod twemperf_out;
+mod values;
+
+use crate::app::Presenter;
+use crate::cli::{Cli, Command};
+use crate::error::exit;
+use clap::{Args, FromArgMatches};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// A seed tool mcbench speaks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// libmemcached's memaslap (also installed as memslap).
+    Memaslap,
+    /// twemperf's mcperf.
+    Twemperf,
+    /// memcache-perf (whose own binary is also called mcperf).
+    MemcachePerf,
+    /// The mutilate fork (a superset of mutilate's flags).
+    Mutilate,
+}
+
+impl Tool {
+    /// The tool a program name stands for: a link named `memaslap`,
+    /// `memslap`, `mcperf`, `memcache-perf` or `mutilate`.
+    pub fn from_program(argv0: &str) -> Option<Tool> {
+        let name = std::path::Path::new(argv0).file_name()?.to_str()?;
+        Self::from_name(name)
+    }
+
+    /// The tool a subcommand names.
+    pub fn from_name(name: &str) -> Option<Tool> {
+        match name {
+            "memaslap" | "memslap" => Some(Tool::Memaslap),
+            "mcperf" | "twemperf" => Some(Tool::Twemperf),
+            "memcache-perf" => Some(Tool::MemcachePerf),
+            "mutilate" => Some(Tool::Mutilate),
+            _ => None,
+        }
+    }
+
+    /// The name its messages and help go under.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Memaslap => "memaslap",
+            Tool::Twemperf => "mcperf",
+            Tool::MemcachePerf => "memcache-perf",
+            Tool::Mutilate => "mutilate",
+        }
+    }
+}
+
+/// mcbench's own flags, accepted by every personality.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Extras {
+    /// mcbench: also write mcbench's JSON result to FILE.
+    #[arg(long = "mcbench-json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// mcbench: also write mcbench's HTML report to FILE.
+    #[arg(long = "mcbench-html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// mcbench: end the measured phase after D at the latest (2s, 1m).
+    #[arg(long = "mcbench-duration", value_name = "D", value_parser = crate::spec::units::parse_duration)]
+    pub duration: Option<std::time::Duration>,
+}
+
+impl Extras {
+    fn native(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(p) = &self.json {
+            out.extend(["--json".into(), p.display().to_string()]);
+        }
+        if let Some(p) = &self.html {
+            out.extend(["--html".into(), p.display().to_string()]);
+        }
+        if let Some(d) = &self.duration {
+            out.extend(["--time-limit".into(), format!("{}s", d.as_secs_f64())]);
+        }
+        out
+    }
+}
+
+/// What a personality's flags came to: `mcbench` flags, and one note per
+/// flag that has no effect or works differently.
+pub struct Translation {
+    /// The native command (`run`, `scan`, `search`) and its flags.
+    pub command: &'static str,
+    pub native: Vec<String>,
+    pub notes: Vec<String>,
+    /// Prints the results in the tool's layout; `None` for mcbench's own
+    /// report (scans and searches).
+    pub presenter: Option<Box<dyn Presenter>>,
+}
+
+impl Translation {
+    fn new(command: &'static str) -> Self {
+        Translation {
+            command,
+            native: Vec::new(),
+            notes: Vec::new(),
+            presenter: None,
+        }
+    }
+
+    /// Adds a native flag and its value.
+    fn flag(&mut self, name: &str, value: impl ToString) {
+        self.native.push(name.to_string());
+        self.native.push(value.to_string());
+    }
+
+    /// Adds a native switch.
+    fn switch(&mut self, name: &str) {
+        self.native.push(name.to_string());
+    }
+
+    /// A flag accepted with no effect, said once on stderr.
+    fn note(&mut self, text: impl Into<String>) {
+        self.notes.push(text.into());
+    }
+}
+
+/// A personality's own flags parsed, translated, run and reported; the
+/// process exit code. `args` starts with the program name.
+pub fn main(tool: Tool, args: Vec<OsString>) -> i32 {
+    let translated = match tool {
+        Tool::Memaslap => parse::<memaslap::MemaslapArgs>(tool, args).map(|a| a.translate()),
+        Tool::Twemperf => parse::<twemperf::TwemperfArgs>(tool, args).map(|a| a.translate()),
+        Tool::MemcachePerf => {
+            parse::<mutilate::MemcachePerfArgs>(tool, args).map(|a| a.translate())
+        }
+        Tool::Mutilate => parse::<mutilate::MutilateArgs>(tool, args).map(|a| a.translate()),
+    };
+    let translation = match translated {
+        Ok(Ok(t)) => t,
+        Ok(Err(why)) => {
+            eprintln!("mcbench {}: error: {why}", tool.name());
+            return exit::USAGE;
+        }
+        Err(code) => return code,
+    };
+    run(tool, translation)
+}
+
+/// The tool's flags; `Err` is the exit code once clap has printed help,
+/// the version or the usage error.
+fn parse<A: Args + FromArgMatches + ToolCommand>(
+    tool: Tool,
+    args: Vec<OsString>,
+) -> Result<A, i32> {
+    let cmd = A::augment_args(A::command(tool));
+    let matches = cmd.try_get_matches_from(args).map_err(|e| {
+        let _ = e.print();
+        e.exit_code()
+    })?;
+    A::from_arg_matches(&matches).map_err(|e| {
+        let _ = e.print();
+        e.exit_code()
+    })
+}
+
+/// The clap command a personality's flags hang on: its name, its help's
+/// heading, and which of clap's own flags it keeps.
+trait ToolCommand {
+    fn command(tool: Tool) -> clap::Command;
+}
+
+fn run(tool: Tool, mut t: Translation) -> i32 {
+    let name = tool.name();
+    for note in &t.notes {
+        eprintln!("mcbench {name}: note: {note}");
+    }
+    let mut argv: Vec<OsString> = vec!["mcbench".into(), t.command.into()];
+    argv.extend(t.native.iter().map(OsString::from));
+    eprintln!("mcbench {name}: runs as: {}", shell_words(&argv));
+    let argv = match crate::config::expand(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("mcbench {name}: error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let cli = match <Cli as clap::Parser>::try_parse_from(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            // Our translation produced a native flag set clap refuses: a
+            // usage error all the same, with clap's reason.
+            eprintln!("mcbench {name}: error: {}", e.render().to_string().trim());
+            return exit::USAGE;
+        }
+    };
+    match cli.command {
+        Command::Run(args) => {
+            let presenter: Option<&mut dyn Presenter> = match &mut t.presenter {
+                Some(p) => Some(&mut **p),
+                None => None,
+            };
+            crate::app::run_presented(&args, presenter)
+        }
+        Command::Scan(args) => crate::app::scan(&args),
+        Command::Search(args) => crate::app::search(&args),
+        _ => unreachable!("personalities translate into run, scan or search"),
+    }
+}
+
+/// The command as a shell would take it back.
+fn shell_words(argv: &[OsString]) -> String {
+    argv.iter()
+        .map(|a| {
+            let s = a.to_string_lossy();
+            if !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.:/,=@%+".contains(c))
+            {
+                s.into_owned()
+            } else {
+                format!("'{}'", s.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The message of a flag refused because mcbench lacks its capability.
+fn refused(flag: &str, why: &str) -> String {
+    format!("{flag} is not supported: {why}")
+}
+
+/// Agent-mode flags wait for mcbench's agents (issue 15).
+const AGENTS_LATER: &str = "agent mode comes with `mcbench agent` (not yet built); \
+    run one mcbench per load machine and merge the results with `mcbench report --merge`";

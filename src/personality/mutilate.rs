@@ -1,0 +1,522 @@
+//! `mcbench mutilate` (the fork's flags, a superset of mutilate's) and
+//! `mcbench memcache-perf` (memcache-perf's), with their defaults: 5 s,
+//! one connection per server per thread, depth 1, 30 B keys, 200 B
+//! values, 10,000 records, no sets, busy-polling workers.
+
+use super::{refused, Extras, Tool, ToolCommand, Translation, AGENTS_LATER};
+use clap::{ArgAction, Args};
+
+/// The flags mutilate and memcache-perf share.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// Verbosity; repeat for more. mcbench: no effect (it logs only errors).
+    #[arg(short = 'v', long = "verbose", action = ArgAction::Count)]
+    verbose: u8,
+    /// Disable log messages. mcbench: no effect.
+    #[arg(long = "quiet")]
+    quiet: bool,
+    /// Server hostname[:port]; repeat for several.
+    #[arg(short = 's', long = "server", value_name = "STRING")]
+    server: Vec<String>,
+    /// Use the binary memcached protocol instead of ASCII.
+    #[arg(long = "binary")]
+    binary: bool,
+    /// Target aggregate QPS; 0 is peak (closed loop) [default: 0].
+    #[arg(short = 'q', long = "qps", value_name = "INT")]
+    qps: Option<u64>,
+    /// Maximum time to run, s [default: 5].
+    #[arg(short = 't', long = "time", value_name = "INT")]
+    time: Option<u64>,
+    /// Length of keys (a distribution) [default: 30].
+    #[arg(short = 'K', long = "keysize", value_name = "STRING")]
+    keysize: Option<String>,
+    /// Length of values (a distribution) [default: 200].
+    #[arg(short = 'V', long = "valuesize", value_name = "STRING")]
+    valuesize: Option<String>,
+    /// Records (keys) in all; with several servers each holds its share
+    /// [default: 10000].
+    #[arg(short = 'r', long = "records", value_name = "INT")]
+    records: Option<u64>,
+    /// Ratio of set:get commands [default: 0.0].
+    #[arg(short = 'u', long = "update", value_name = "FLOAT")]
+    update: Option<f64>,
+    /// Username for SASL authentication.
+    #[arg(short = 'U', long = "username", value_name = "STRING")]
+    username: Option<String>,
+    /// Password for SASL authentication.
+    #[arg(short = 'P', long = "password", value_name = "STRING")]
+    password: Option<String>,
+    /// Threads to spawn [default: 1].
+    #[arg(short = 'T', long = "threads", value_name = "INT")]
+    threads: Option<usize>,
+    /// Pin threads to CPUs, round-robin.
+    #[arg(long = "affinity")]
+    affinity: bool,
+    /// Connections per server per thread [default: 1].
+    #[arg(short = 'c', long = "connections", value_name = "INT")]
+    connections: Option<usize>,
+    /// Most requests in flight per connection [default: 1].
+    #[arg(short = 'd', long = "depth", value_name = "INT")]
+    depth: Option<usize>,
+    /// Thread t connects to server t mod servers only.
+    #[arg(short = 'R', long = "roundrobin")]
+    roundrobin: bool,
+    /// Inter-arrival distribution, rescaled to --qps [default: exponential].
+    #[arg(short = 'i', long = "iadist", value_name = "STRING")]
+    iadist: Option<String>,
+    /// Skip transmissions when previous requests are late (counted).
+    #[arg(short = 'S', long = "skip")]
+    skip: bool,
+    /// A minimum delay of ~1/lambda between requests.
+    #[arg(long = "moderate")]
+    moderate: bool,
+    /// Skip loading the records.
+    #[arg(long = "noload")]
+    noload: bool,
+    /// Load the records and exit.
+    #[arg(long = "loadonly")]
+    loadonly: bool,
+    /// Blocking epoll() instead of polling. mcbench: workers sleep in
+    /// epoll instead of busy-polling.
+    #[arg(short = 'B', long = "blocking")]
+    blocking: bool,
+    /// Don't set TCP_NODELAY.
+    #[arg(long = "no_nodelay")]
+    no_nodelay: bool,
+    /// Warm-up before measuring, s.
+    #[arg(short = 'w', long = "warmup", value_name = "INT")]
+    warmup: Option<u64>,
+    /// Wait after start-up before measuring, s.
+    #[arg(short = 'W', long = "wait", value_name = "INT")]
+    wait: Option<u64>,
+    /// Record latency samples to a file. mcbench: its own sample format
+    /// (docs/samples.md), one tab-separated line per request.
+    #[arg(long = "save", value_name = "STRING")]
+    save: Option<String>,
+    /// Find the QPS where the N-th percentile is under X µs (95:1000).
+    /// mcbench: `mcbench search`, with its report.
+    #[arg(long = "search", value_name = "N:X")]
+    search: Option<String>,
+    /// Latency across QPS rates from min to max. mcbench: `mcbench scan`,
+    /// with its report.
+    #[arg(long = "scan", value_name = "min:max:step")]
+    scan: Option<String>,
+    /// Agent mode. mcbench: refused until `mcbench agent` exists.
+    #[arg(short = 'A', long = "agentmode")]
+    agentmode: bool,
+    /// Enlist a remote agent. mcbench: refused until agents exist.
+    #[arg(short = 'a', long = "agent", value_name = "host")]
+    agent: Vec<String>,
+    /// Agent port. mcbench: refused until agents exist.
+    #[arg(short = 'p', long = "agent_port", value_name = "STRING")]
+    agent_port: Option<String>,
+    /// Lambda multiplier. mcbench: refused until agents exist.
+    #[arg(short = 'l', long = "lambda_mul", value_name = "INT")]
+    lambda_mul: Option<u32>,
+    /// Master connections per server. mcbench: refused until agents exist.
+    #[arg(short = 'C', long = "measure_connections", value_name = "INT")]
+    measure_connections: Option<usize>,
+    /// Master QPS. mcbench: refused until agents exist.
+    #[arg(short = 'Q', long = "measure_qps", value_name = "INT")]
+    measure_qps: Option<u64>,
+    /// Master depth. mcbench: refused until agents exist.
+    #[arg(short = 'D', long = "measure_depth", value_name = "INT")]
+    measure_depth: Option<usize>,
+    /// Print the version and exit.
+    #[arg(long = "version", action = ArgAction::Version)]
+    version: (),
+    #[command(flatten)]
+    extras: Extras,
+}
+
+/// The mutilate fork's flags.
+#[derive(Debug, Args)]
+pub struct MutilateArgs {
+    #[command(flatten)]
+    common: Common,
+    /// -s names UNIX socket paths instead of hosts.
+    #[arg(long = "unix_socket")]
+    unix_socket: bool,
+    /// Redis RESP protocol instead of memcached's.
+    #[arg(long = "redis")]
+    redis: bool,
+    /// On a get miss, set the key.
+    #[arg(long = "getset")]
+    getset: bool,
+    /// --getset, with the mix's own sets also sent.
+    #[arg(long = "getsetorset")]
+    getsetorset: bool,
+    /// Record latency and throughput of successful queries only.
+    #[arg(long = "successful")]
+    successful: bool,
+    /// Prefix of every key.
+    #[arg(long = "prefix", value_name = "STRING")]
+    prefix: Option<String>,
+    /// Delete 90 % of keys halfway through -N queries (needs --getset).
+    #[arg(long = "delete90")]
+    delete90: bool,
+    /// Redis: hash-field keys of B bytes [default: 4].
+    #[arg(long = "assoc", value_name = "INT")]
+    assoc: Option<usize>,
+    /// Read keys from a file.
+    #[arg(long = "read_file", value_name = "STRING")]
+    read_file: Option<String>,
+    /// With --read_file: the file is a Twitter memcached trace (non-zero).
+    #[arg(long = "twitter_trace", value_name = "INT", default_value_t = 0)]
+    twitter_trace: u32,
+    /// The miss ratio per window of N answers [default: 0: none].
+    #[arg(
+        short = 'm',
+        long = "misswindow",
+        value_name = "INT",
+        default_value_t = 0
+    )]
+    misswindow: u64,
+    /// Queries to make, shared among the servers [default: 0: no limit].
+    #[arg(short = 'N', long = "queries", value_name = "INT", default_value_t = 0)]
+    queries: u64,
+}
+
+/// memcache-perf's flags.
+#[derive(Debug, Args)]
+pub struct MemcachePerfArgs {
+    #[command(flatten)]
+    common: Common,
+    /// One of memcache-perf's predefined profiles (1-4).
+    #[arg(long = "profile", value_name = "INT")]
+    profile: Option<u8>,
+    /// Selection of keys (a distribution) [default: none]. mcbench: only
+    /// none (uniform); `mcbench run --key-popularity` has the others.
+    #[arg(long = "keyorder", value_name = "STRING")]
+    keyorder: Option<String>,
+    /// Send start_trace/stop_trace around the measured phase.
+    #[arg(short = 'e', long = "trace")]
+    trace: bool,
+    /// Keys per multiget [default: 100].
+    #[arg(short = 'G', long = "getq_size", value_name = "INT")]
+    getq_size: Option<usize>,
+    /// Percentage of gets sent as multigets [default: 0.0].
+    #[arg(short = 'g', long = "getq_freq", value_name = "FLOAT")]
+    getq_freq: Option<f64>,
+    /// Cached key capacity. mcbench: no effect (keys are drawn as sent).
+    #[arg(long = "keycache_capacity", value_name = "INT")]
+    keycache_capacity: Option<u64>,
+    /// Key cache reuse. mcbench: no effect.
+    #[arg(long = "keycache_reuse", value_name = "INT")]
+    keycache_reuse: Option<u64>,
+    /// Key cache regeneration. mcbench: no effect.
+    #[arg(long = "keycache_regen", value_name = "INT")]
+    keycache_regen: Option<u64>,
+    /// Agent polling frequency. mcbench: refused until agents exist.
+    #[arg(short = 'm', long = "poll_freq", value_name = "INT")]
+    poll_freq: Option<u64>,
+    /// Agent polling timeout. mcbench: refused until agents exist.
+    #[arg(short = 'M', long = "poll_max", value_name = "INT")]
+    poll_max: Option<u64>,
+}
+
+fn command(tool: Tool) -> clap::Command {
+    clap::Command::new(tool.name())
+        .about(format!(
+            "{}'s command line, run by mcbench (see `mcbench --help`)",
+            tool.name()
+        ))
+        .long_about(format!(
+            "{}'s command line, run by mcbench's engine: latency from each request's \
+             intended send, errors apart from throughput. Output in its layout; \
+             percentiles come from mcbench's histograms (exact to 3 digits, where the \
+             original interpolates in log bins).",
+            tool.name()
+        ))
+        .version(env!("CARGO_PKG_VERSION"))
+        .disable_version_flag(true)
+}
+
+impl ToolCommand for MutilateArgs {
+    fn command(tool: Tool) -> clap::Command {
+        command(tool)
+    }
+}
+
+impl ToolCommand for MemcachePerfArgs {
+    fn command(tool: Tool) -> clap::Command {
+        command(tool)
+    }
+}
+
+impl MutilateArgs {
+    pub fn translate(self) -> Result<Translation, String> {
+        let c = &self.common;
+        let mut t = c.translate(self.unix_socket, false, self.queries)?;
+        if self.redis {
+            t.flag("--protocol", "resp");
+        }
+        if self.getset || self.getsetorset {
+            t.switch("--getset");
+        }
+        if self.successful {
+            t.switch("--successful");
+        }
+        if let Some(p) = &self.prefix {
+            t.flag("--key-prefix", p);
+        }
+        if self.delete90 {
+            t.switch("--delete90");
+        }
+        if let Some(b) = self.assoc {
+            t.flag("--assoc", b);
+        }
+        match (&self.read_file, self.twitter_trace) {
+            (Some(f), 0) => t.flag("--read-file", f),
+            (Some(f), _) => {
+                t.flag("--trace", f);
+                t.flag("--trace-format", "twitter");
+                t.flag("--trace-timing", "ignore");
+            }
+            (None, 0) => {}
+            (None, _) => return Err("--twitter_trace needs --read_file FILE".into()),
+        }
+        if self.misswindow > 0 {
+            t.flag("--miss-window", self.misswindow);
+        }
+        c.finish(&mut t, Tool::Mutilate);
+        Ok(t)
+    }
+}
+
+impl MemcachePerfArgs {
+    pub fn translate(self) -> Result<Translation, String> {
+        if self.poll_freq.is_some() || self.poll_max.is_some() {
+            return Err(refused("-m/--poll_freq and -M/--poll_max", AGENTS_LATER));
+        }
+        let c = &self.common;
+        let mut t = c.translate(false, self.profile.is_some(), 0)?;
+        if let Some(p) = self.profile {
+            if !(1..=4).contains(&p) {
+                return Err(format!("--profile must be 1, 2, 3 or 4, got {p}"));
+            }
+            t.flag("--profile", format!("mcperf-{p}"));
+        }
+        match self.keyorder.as_deref() {
+            None | Some("none") => {}
+            Some(k) => {
+                return Err(refused(
+                    &format!("--keyorder {k}"),
+                    "mcbench draws keys uniformly here; `mcbench run --key-popularity` \
+                     has zipf, hotspot, sequential and latest",
+                ))
+            }
+        }
+        if self.trace {
+            t.switch("--trace-commands");
+        }
+        if let Some(g) = self.getq_size {
+            t.flag("--getq-size", g);
+        }
+        if let Some(g) = self.getq_freq {
+            t.flag("--getq-freq", g);
+        }
+        if self.keycache_capacity.is_some()
+            || self.keycache_reuse.is_some()
+            || self.keycache_regen.is_some()
+        {
+            t.note("--keycache_* have no effect: mcbench draws each key as it sends it");
+        }
+        c.finish(&mut t, Tool::MemcachePerf);
+        Ok(t)
+    }
+}
+
+impl Common {
+    /// The flags both tools share. `profile`: a --profile sets the
+    /// workload, so only what was typed is passed over it.
+    fn translate(&self, unix: bool, profile: bool, queries: u64) -> Result<Translation, String> {
+        self.refuse_agents()?;
+        let mut t = Translation::new("run");
+        if self.search.is_some() && self.scan.is_some() {
+            return Err("--search and --scan exclude each other".into());
+        }
+        if let Some(s) = &self.search {
+            t.command = "search";
+            t.flag("--slo", s);
+            t.note("--search prints mcbench's search report, not mutilate's lines");
+        }
+        if let Some(s) = &self.scan {
+            t.command = "scan";
+            t.flag("--rates", s);
+            t.note("--scan prints mcbench's scan table, not mutilate's rows");
+        }
+        self.servers(&mut t, unix)?;
+        // Keys carry no prefix in mutilate or memcache-perf.
+        t.flag("--key-prefix", "");
+        let threads = self.threads.unwrap_or(1);
+        t.flag("--threads", threads);
+        if !profile || self.connections.is_some() {
+            let per_thread = self.connections.unwrap_or(1);
+            t.flag("--connections", per_thread * threads);
+        }
+        t.flag("--depth", self.depth.unwrap_or(1));
+        let defaults = !profile;
+        for (flag, given, default) in [
+            ("--key-size", &self.keysize, "30"),
+            ("--value-size", &self.valuesize, "200"),
+            ("--arrival", &self.iadist, "exponential"),
+        ] {
+            match given {
+                Some(v) => t.flag(flag, v),
+                None if defaults => t.flag(flag, default),
+                None => {}
+            }
+        }
+        if let Some(r) = self.records {
+            t.flag("--keys", r);
+        }
+        match (self.update, defaults) {
+            (Some(u), _) => t.flag("--update", u),
+            (None, true) => t.flag("--update", 0),
+            (None, false) => {}
+        }
+        match self.qps {
+            Some(q) if q > 0 => t.flag("--rate", q),
+            _ => {}
+        }
+        self.stop(&mut t, queries)?;
+        Ok(t)
+    }
+
+    /// -s, each HOST[:PORT[-END]] (memcache-perf's port ranges), or paths.
+    fn servers(&self, t: &mut Translation, unix: bool) -> Result<(), String> {
+        if self.server.is_empty() {
+            return Err("a server must be specified: -s HOST[:PORT]".into());
+        }
+        for s in &self.server {
+            if unix {
+                t.flag("--server", format!("unix:{s}"));
+                continue;
+            }
+            for one in expand_ports(s)? {
+                t.flag("--server", one);
+            }
+        }
+        Ok(())
+    }
+
+    /// -t, -N and --mcbench-duration: time and queries both bound a run.
+    fn stop(&self, t: &mut Translation, queries: u64) -> Result<(), String> {
+        let time = std::time::Duration::from_secs(self.time.unwrap_or(5));
+        if time.is_zero() {
+            return Err("-t/--time must be at least 1 s".into());
+        }
+        let cap = self.extras.duration.map_or(time, |d| d.min(time));
+        if queries > 0 {
+            t.flag("--ops", queries);
+            t.flag("--time-limit", format!("{}s", cap.as_secs_f64()));
+        } else if t.command == "run" {
+            t.flag("--duration", format!("{}s", cap.as_secs_f64()));
+        } else {
+            // Each probe of a search or scan runs -t long.
+            t.flag("--duration", format!("{}s", cap.as_secs_f64()));
+        }
+        Ok(())
+    }
+
+    fn refuse_agents(&self) -> Result<(), String> {
+        let given: Vec<&str> = [
+            (self.agentmode, "-A/--agentmode"),
+            (!self.agent.is_empty(), "-a/--agent"),
+            (self.agent_port.is_some(), "-p/--agent_port"),
+            (self.lambda_mul.is_some(), "-l/--lambda_mul"),
+            (
+                self.measure_connections.is_some(),
+                "-C/--measure_connections",
+            ),
+            (self.measure_qps.is_some(), "-Q/--measure_qps"),
+            (self.measure_depth.is_some(), "-D/--measure_depth"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect();
+        if given.is_empty() {
+            Ok(())
+        } else {
+            Err(refused(&given.join(", "), AGENTS_LATER))
+        }
+    }
+
+    /// The rest of the shared flags, and the layout.
+    fn finish(&self, t: &mut Translation, tool: Tool) {
+        if self.roundrobin {
+            t.switch("--roundrobin");
+        }
+        if self.skip {
+            t.switch("--skip");
+        }
+        if self.moderate {
+            t.switch("--moderate");
+        }
+        if self.noload {
+            t.switch("--no-load");
+        }
+        if self.loadonly {
+            t.switch("--load-only");
+        }
+        if self.binary {
+            t.switch("--binary");
+        }
+        if self.no_nodelay {
+            t.switch("--no-nodelay");
+        }
+        if self.affinity {
+            t.switch("--affinity");
+        }
+        if !self.blocking {
+            t.switch("--busy-poll");
+        }
+        if let Some(w) = self.warmup {
+            t.flag("--warmup", format!("{w}s"));
+        }
+        if let Some(w) = self.wait {
+            t.flag("--wait", format!("{w}s"));
+        }
+        if let Some(u) = &self.username {
+            t.flag("--user", u);
+        }
+        if let Some(p) = &self.password {
+            t.flag("--password", p);
+        }
+        if let Some(s) = &self.save {
+            t.flag("--save", s);
+            t.note("--save writes mcbench's samples (docs/samples.md), not 'start latency' lines");
+        }
+        if self.verbose > 0 || self.quiet {
+            t.note("-v/--verbose and --quiet have no effect: mcbench logs only errors");
+        }
+        if let Some(p) = &self.extras.json {
+            t.flag("--json", p.display());
+        }
+        if let Some(p) = &self.extras.html {
+            t.flag("--html", p.display());
+        }
+        if t.command == "run" {
+            t.presenter = Some(Box::new(super::mutilate_out::Table::new(tool, self.skip)));
+        }
+    }
+}
+
+/// `host`, `host:port` or memcache-perf's `host:port-end`, as servers.
+fn expand_ports(s: &str) -> Result<Vec<String>, String> {
+    let Some((host, ports)) = s.rsplit_once(':').filter(|(h, _)| !h.is_empty()) else {
+        return Ok(vec![format!("{s}:11211")]);
+    };
+    let Some((a, b)) = ports.split_once('-') else {
+        return Ok(vec![s.to_string()]);
+    };
+    let bad = || format!("-s {s}: expected HOST[:PORT[-END_PORT]]");
+    let a: u16 = a.parse().map_err(|_| bad())?;
+    let b: u16 = b.parse().map_err(|_| bad())?;
+    if b < a {
+        return Err(bad());
+    }
+    Ok((a..=b).map(|p| format!("{host}:{p}")).collect())
+}

@@ -1,0 +1,231 @@
+//! mutilate's and memcache-perf's final table: `read`, `update` and
+//! `op_q` rows, QPS, misses, RX/TX, and memcache-perf's machine CPU use,
+//! from mcbench's histograms.
+
+use super::Tool;
+use crate::app::Presenter;
+use crate::report::Exporter;
+use crate::result::RunResult;
+use crate::spec::LoadMode;
+use crate::stats::Hdr;
+use hdrhistogram::Histogram;
+use std::cell::RefCell;
+use std::fmt::Write;
+use std::rc::Rc;
+
+/// The ops each row reads.
+const READ: [&str; 3] = ["get", "mget", "gets"];
+const UPDATE: [&str; 2] = ["set", "fill"];
+
+pub struct Table {
+    tool: Tool,
+    /// `-S`: mutilate prints its skips only then.
+    skip: bool,
+    cpu: Rc<RefCell<MachineCpu>>,
+}
+
+impl Table {
+    pub fn new(tool: Tool, skip: bool) -> Self {
+        Table {
+            tool,
+            skip,
+            cpu: Rc::new(RefCell::new(MachineCpu::default())),
+        }
+    }
+}
+
+impl Presenter for Table {
+    fn begin(&mut self, _spec: &crate::spec::RunSpec) {
+        self.cpu.borrow_mut().sample();
+    }
+
+    fn interval(&mut self, _s: &crate::stats::IntervalSummary) {
+        self.cpu.borrow_mut().sample();
+    }
+
+    fn text(&self) -> Box<dyn Exporter> {
+        Box::new(Render {
+            tool: self.tool,
+            skip: self.skip,
+            cpu: self.cpu.clone(),
+        })
+    }
+}
+
+struct Render {
+    tool: Tool,
+    skip: bool,
+    cpu: Rc<RefCell<MachineCpu>>,
+}
+
+impl Exporter for Render {
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
+        let r = runs.first().ok_or("no run")?;
+        // Both tools print nothing after --loadonly.
+        if r.spec.load == LoadMode::LoadOnly {
+            return Ok(Vec::new());
+        }
+        let memcache_perf = self.tool == Tool::MemcachePerf;
+        let (cols, labels): (&[f64], &[&str]) = if memcache_perf {
+            (
+                &[
+                    5.0, 10.0, 50.0, 67.0, 75.0, 80.0, 85.0, 90.0, 95.0, 99.0, 99.9, 99.99,
+                ],
+                &[
+                    "#type", "avg", "std", "min", "p5", "p10", "p50", "p67", "p75", "p80", "p85",
+                    "p90", "p95", "p99", "p999", "p9999",
+                ],
+            )
+        } else {
+            (
+                &[1.0, 5.0, 10.0, 90.0, 95.0, 99.0],
+                &[
+                    "#type", "avg", "min", "1st", "5th", "10th", "90th", "95th", "99th",
+                ],
+            )
+        };
+        let mut out = format!("{:<7}", labels[0]);
+        for l in &labels[1..] {
+            let _ = write!(out, " {l:>7}");
+        }
+        out.push('\n');
+        let read = sum(r, &READ)?;
+        let update = sum(r, &UPDATE)?;
+        // Latencies in µs; op_q in requests.
+        row(&mut out, "read", &read, 1e3, cols, memcache_perf);
+        row(&mut out, "update", &update, 1e3, cols, memcache_perf);
+        let op_q = r.client.op_queue_hdr.decode()?;
+        row(&mut out, "op_q", &op_q, 1.0, cols, memcache_perf);
+        self.totals(&mut out, r, read.len(), update.len());
+        Ok(out.into_bytes())
+    }
+}
+
+impl Render {
+    fn totals(&self, out: &mut String, r: &RunResult, gets: u64, sets: u64) {
+        let secs = r.duration_s.max(1e-9);
+        let total = gets + sets;
+        let _ = writeln!(
+            out,
+            "\nTotal QPS = {:.1} ({total} / {:.1}s)\n",
+            total as f64 / secs,
+            r.duration_s
+        );
+        let looked_up = r.gets.hits + r.gets.misses;
+        let _ = writeln!(
+            out,
+            "Misses = {} ({:.1}%)",
+            r.gets.misses,
+            percent(r.gets.misses, looked_up)
+        );
+        if self.tool == Tool::MemcachePerf || self.skip {
+            let _ = writeln!(
+                out,
+                "Skipped TXs = {} ({:.1}%)",
+                r.client.skips,
+                percent(r.client.skips, total)
+            );
+        }
+        out.push('\n');
+        for (what, bytes) in [("RX", r.bytes.rx), ("TX", r.bytes.tx)] {
+            let _ = writeln!(
+                out,
+                "{what} {bytes:10} bytes : {:6.1} MB/s",
+                bytes as f64 / 1024.0 / 1024.0 / secs
+            );
+        }
+        if self.tool == Tool::MemcachePerf {
+            let mut cpu = self.cpu.borrow_mut();
+            cpu.sample();
+            let (avg, min, max) = cpu.summary();
+            let _ = writeln!(
+                out,
+                "CPU Usage Stats (avg/min/max): {avg:.2}%,{min:.2}%,{max:.2}%"
+            );
+        }
+    }
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// The latency histograms of `ops`, added.
+fn sum(r: &RunResult, ops: &[&str]) -> Result<Histogram<u64>, String> {
+    Hdr::sum(
+        ops.iter()
+            .filter_map(|op| r.ops.get(*op))
+            .map(|o| &o.latency_hdr),
+    )
+}
+
+/// One row: avg, (std,) min, then the percentiles, each `h`'s value
+/// divided by `unit`; zeros for an empty histogram, as the tools print.
+fn row(out: &mut String, tag: &str, h: &Histogram<u64>, unit: f64, cols: &[f64], std: bool) {
+    let mut values = vec![h.mean() / unit];
+    if std {
+        values.push(h.stdev() / unit);
+    }
+    values.push(h.min() as f64 / unit);
+    for p in cols {
+        values.push(h.value_at_quantile(p / 100.0) as f64 / unit);
+    }
+    let _ = write!(out, "{tag:<7}");
+    for v in values {
+        let v = if h.is_empty() { 0.0 } else { v };
+        let _ = write!(out, " {v:7.1}");
+    }
+    out.push('\n');
+}
+
+/// memcache-perf's CPU figure: the whole machine's busy share (from
+/// /proc/stat's first line), per sample since the previous one, %.
+#[derive(Default)]
+struct MachineCpu {
+    last: Option<(u64, u64)>,
+    samples: Vec<f64>,
+}
+
+impl MachineCpu {
+    fn sample(&mut self) {
+        let Some((busy, all)) = read_proc_stat() else {
+            return;
+        };
+        if let Some((b0, a0)) = self.last {
+            if all > a0 {
+                self.samples
+                    .push(100.0 * (busy - b0.min(busy)) as f64 / (all - a0) as f64);
+            }
+        }
+        self.last = Some((busy, all));
+    }
+
+    fn summary(&self) -> (f64, f64, f64) {
+        if self.samples.is_empty() {
+            return (0.0, 0.0, 0.0);
+        }
+        let avg = self.samples.iter().sum::<f64>() / self.samples.len() as f64;
+        let min = self.samples.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = self.samples.iter().copied().fold(0.0, f64::max);
+        (avg, min, max)
+    }
+}
+
+/// (user + nice + system, user + nice + system + idle) jiffies, as
+/// memcache-perf reads them.
+fn read_proc_stat() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().next()?;
+    let f: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(4)
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let busy = f.first()? + f.get(1)? + f.get(2)?;
+    Some((busy, busy + f.get(3)?))
+}

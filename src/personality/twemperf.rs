@@ -1,0 +1,187 @@
+//! `mcbench mcperf`: twemperf's mcperf flags (its README and `-h`), with
+//! its defaults: one connection of one `set` call, 1-byte values, keys
+//! prefixed `mcp:`, 4 KB send and 16 KB receive buffers, no preload.
+
+use super::values::twemperf_sizes;
+use super::{Extras, Tool, ToolCommand, Translation};
+use clap::Args;
+
+/// twemperf's methods (`-m`), each one of mcbench's op types.
+const METHODS: [&str; 11] = [
+    "get", "gets", "delete", "cas", "set", "add", "replace", "append", "prepend", "incr", "decr",
+];
+
+/// twemperf's flags.
+#[derive(Debug, Args)]
+pub struct TwemperfArgs {
+    /// Logging level 0..11. mcbench: no effect (it logs only errors).
+    #[arg(short = 'v', long = "verbosity", value_name = "N")]
+    verbosity: Option<u8>,
+    /// Logging file. mcbench: no effect (the statistics go to stderr, as
+    /// twemperf's do; mcbench logs only errors).
+    #[arg(short = 'o', long = "output", value_name = "S")]
+    output: Option<String>,
+    /// The server's host name [default: localhost].
+    #[arg(
+        short = 's',
+        long = "server",
+        default_value = "localhost",
+        value_name = "S"
+    )]
+    server: String,
+    /// The server's port [default: 11211].
+    #[arg(short = 'p', long = "port", default_value_t = 11211, value_name = "N")]
+    port: u16,
+    /// Print the response-time histogram (1 ms bins).
+    #[arg(short = 'H', long = "print-histogram")]
+    print_histogram: bool,
+    /// Connection and response timeout, s [default: 0.0: none]. mcbench:
+    /// 0 keeps mcbench's 5 s, which ends a run whose server stopped.
+    #[arg(short = 't', long = "timeout", value_name = "X")]
+    timeout: Option<f64>,
+    /// SO_LINGER timeout on close, s [default: off].
+    #[arg(short = 'l', long = "linger", value_name = "N")]
+    linger: Option<u32>,
+    /// Socket send buffer, bytes [default: 4096].
+    #[arg(
+        short = 'b',
+        long = "send-buffer",
+        default_value_t = 4096,
+        value_name = "N"
+    )]
+    send_buffer: u32,
+    /// Socket receive buffer, bytes [default: 16384].
+    #[arg(
+        short = 'B',
+        long = "recv-buffer",
+        default_value_t = 16384,
+        value_name = "N"
+    )]
+    recv_buffer: u32,
+    /// Disable TCP_NODELAY.
+    #[arg(short = 'D', long = "disable-nodelay")]
+    disable_nodelay: bool,
+    /// The request method: get, gets, delete, cas, set, add, replace,
+    /// append, prepend, incr, decr [default: set].
+    #[arg(short = 'm', long = "method", default_value = "set", value_name = "M")]
+    method: String,
+    /// Expiry of generated requests, s [default: 0].
+    #[arg(short = 'e', long = "expiry", default_value_t = 0, value_name = "N")]
+    expiry: u32,
+    /// Send requests with noreply. mcbench fences each with a noop so
+    /// that it is still timed.
+    #[arg(short = 'q', long = "use-noreply")]
+    use_noreply: bool,
+    /// Prefix of generated keys [default: mcp:].
+    #[arg(short = 'P', long = "prefix", default_value = "mcp:", value_name = "S")]
+    prefix: String,
+    /// This instance is I of N (disjoint key slices) [default: 0/1].
+    #[arg(
+        short = 'c',
+        long = "client",
+        default_value = "0/1",
+        value_name = "I/N"
+    )]
+    client: String,
+    /// Connections to create [default: 1].
+    #[arg(short = 'n', long = "num-conns", default_value_t = 1, value_name = "N")]
+    num_conns: u64,
+    /// Calls (requests) on each connection [default: 1].
+    #[arg(short = 'N', long = "num-calls", default_value_t = 1, value_name = "N")]
+    num_calls: u64,
+    /// Connection creation rate, [D]R1[,R2] (0: each after the previous
+    /// closes) [default: 0].
+    #[arg(short = 'r', long = "conn-rate", default_value = "0", value_name = "R")]
+    conn_rate: String,
+    /// Call rate on a connection, [D]R1[,R2] (0: each after the previous
+    /// answer) [default: 0].
+    #[arg(short = 'R', long = "call-rate", default_value = "0", value_name = "R")]
+    call_rate: String,
+    /// Item sizes, [D]R1[,R2]: d fixed, u uniform over [R1,R2), e
+    /// exponential with mean R1 [default: d1].
+    #[arg(short = 'z', long = "sizes", default_value = "d1", value_name = "R")]
+    sizes: String,
+    /// Show the version and exit.
+    #[arg(short = 'V', long = "version", action = clap::ArgAction::Version)]
+    version: (),
+    /// This help.
+    #[arg(short = 'h', long = "help", short_alias = '?', action = clap::ArgAction::Help)]
+    help: (),
+    #[command(flatten)]
+    extras: Extras,
+}
+
+impl ToolCommand for TwemperfArgs {
+    fn command(tool: Tool) -> clap::Command {
+        clap::Command::new(tool.name())
+            .about("twemperf's mcperf command line, run by mcbench (see `mcbench --help`)")
+            .long_about(
+                "twemperf's mcperf command line, run by mcbench's engine. The statistics \
+                 print on stderr in mcperf's layout, from mcbench's measurements: \
+                 percentiles are exact (mcperf rounds them to 1 ms bins, never below 1.0, \
+                 and its p75 is the 70th), and the response-time stddev is in ms (mcperf \
+                 prints seconds). memcache-perf, whose binary is also called mcperf, is \
+                 `mcbench memcache-perf`.",
+            )
+            .version(env!("CARGO_PKG_VERSION"))
+            .disable_version_flag(true)
+            .disable_help_flag(true)
+    }
+}
+
+impl TwemperfArgs {
+    pub fn translate(self) -> Result<Translation, String> {
+        let mut t = Translation::new("run");
+        t.flag("--server", format!("{}:{}", self.server, self.port));
+        let method = self.method.to_ascii_lowercase();
+        if !METHODS.contains(&method.as_str()) {
+            return Err(format!(
+                "-m/--method '{}' is not one of {}",
+                self.method,
+                METHODS.join(", ")
+            ));
+        }
+        t.flag("--mix", format!("{method}=1"));
+        t.switch("--no-load");
+        t.flag("--threads", 1);
+        t.flag("--num-conns", self.num_conns);
+        t.flag("--num-calls", self.num_calls);
+        t.flag("--conn-rate", &self.conn_rate);
+        t.flag("--call-rate", &self.call_rate);
+        t.flag("--value-size", twemperf_sizes(&self.sizes)?);
+        t.flag("--key-prefix", &self.prefix);
+        t.flag("--client", &self.client);
+        t.flag("--expiry", self.expiry);
+        t.flag("--send-buffer", self.send_buffer);
+        t.flag("--recv-buffer", self.recv_buffer);
+        if let Some(l) = self.linger {
+            t.flag("--linger", l);
+        }
+        if self.disable_nodelay {
+            t.switch("--no-nodelay");
+        }
+        if self.use_noreply {
+            t.switch("--noreply");
+        }
+        match self.timeout {
+            Some(x) if x > 0.0 && x.is_finite() => t.flag("--timeout", format!("{x}s")),
+            Some(0.0) => t.note(
+                "-t/--timeout 0 (none) keeps mcbench's 5 s: a request unanswered that long \
+                 fails as client-timo",
+            ),
+            Some(x) => return Err(format!("-t/--timeout must be 0 or more seconds, got {x}")),
+            None => {}
+        }
+        if self.verbosity.is_some() {
+            t.note("-v/--verbosity has no effect: mcbench logs only errors");
+        }
+        if self.output.is_some() {
+            t.note("-o/--output has no effect: mcbench logs only errors, and the statistics go to stderr as mcperf's do");
+        }
+        t.native.extend(self.extras.native());
+        t.presenter = Some(Box::new(super::twemperf_out::Twemperf {
+            histogram: self.print_histogram,
+        }));
+        Ok(t)
+    }
+}

@@ -1,0 +1,114 @@
+//! The seed tools' value syntaxes, read as each tool reads them.
+
+use std::time::Duration;
+
+/// memaslap's times (`-t`, `-S`): a number with s, m, h or d; bare is s.
+pub fn memaslap_time(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_lowercase()),
+        _ => (t, 's'),
+    };
+    let secs_per = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        _ => {
+            return Err(format!(
+                "invalid time '{text}': expected N with s, m, h or d (2m)"
+            ))
+        }
+    };
+    num.parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .and_then(|n| n.checked_mul(secs_per))
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("invalid time '{text}': expected N with s, m, h or d (2m)"))
+}
+
+/// memaslap's counts with a K or M suffix (`-w 40k`, `-P 40k`, `-x`):
+/// K is 1024 and M 1024² as memaslap reads them.
+pub fn memaslap_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_lowercase()) {
+        Some('k') => (&t[..t.len() - 1], 1024),
+        Some('m') => (&t[..t.len() - 1], 1024 * 1024),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("invalid number '{text}': expected N, NK or NM (10k)"))
+}
+
+/// A proportion between 0 and 1 (memaslap's `-v`, `-e`, `-o`).
+pub fn proportion(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=1.0).contains(p))
+        .ok_or_else(|| format!("invalid proportion '{text}': expected 0..1 (0.05)"))
+}
+
+/// twemperf's `-z` sizes, `[D]R1[,R2]`: `d1` (or `1`) fixed, `uA,B` uniform
+/// over [A, B), `eM` exponential with mean M; as an mcbench distribution.
+pub fn twemperf_sizes(text: &str) -> Result<String, String> {
+    let bad = || {
+        format!("invalid sizes '{text}': expected [D]R1[,R2] with D d, u or e (d1, u1,16, e100)")
+    };
+    let t = text.trim();
+    let (kind, rest) = match t.chars().next() {
+        Some(c @ ('d' | 'u' | 'e')) => (c, &t[1..]),
+        Some(_) => ('d', t),
+        None => return Err(bad()),
+    };
+    let nums: Vec<f64> = rest
+        .split(',')
+        .map(|n| n.trim().parse::<f64>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    let positive = |x: f64| x.is_finite() && x >= 1.0;
+    match (kind, nums.as_slice()) {
+        ('d', &[n]) if positive(n) => Ok(format!("{}", n.round())),
+        // [A, B) in whole bytes is [A, B-1].
+        ('u', &[a, b]) if positive(a) && b > a + 1.0 => {
+            Ok(format!("uniform:{},{}", a.round(), (b - 1.0).round()))
+        }
+        ('u', &[a, b]) if positive(a) && b > a => Ok(format!("{}", a.round())),
+        ('e', &[mean]) if positive(mean) => Ok(format!("exponential:{}", 1.0 / mean)),
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memaslap_times_and_sizes() {
+        assert_eq!(memaslap_time("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(memaslap_time("1d"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(memaslap_time("20s"), Ok(Duration::from_secs(20)));
+        assert_eq!(memaslap_time("30"), Ok(Duration::from_secs(30)));
+        assert!(memaslap_time("2x").is_err());
+        assert!(memaslap_time("0s").is_err());
+        assert_eq!(memaslap_size("10k"), Ok(10 * 1024));
+        assert_eq!(memaslap_size("40K"), Ok(40 * 1024));
+        assert_eq!(memaslap_size("2m"), Ok(2 * 1024 * 1024));
+        assert_eq!(memaslap_size("100000"), Ok(100_000));
+        assert!(memaslap_size("ten").is_err());
+    }
+
+    #[test]
+    fn twemperf_size_specs() {
+        assert_eq!(twemperf_sizes("d1").unwrap(), "1");
+        assert_eq!(twemperf_sizes("1").unwrap(), "1");
+        assert_eq!(twemperf_sizes("u1,16").unwrap(), "uniform:1,15");
+        assert_eq!(twemperf_sizes("u1024,10240").unwrap(), "uniform:1024,10239");
+        assert_eq!(twemperf_sizes("e100").unwrap(), "exponential:0.01");
+        assert!(twemperf_sizes("u16,1").is_err());
+        assert!(twemperf_sizes("x5").is_err());
+        assert!(twemperf_sizes("d0").is_err());
+    }
+}

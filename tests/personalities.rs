@@ -1,0 +1,551 @@
+//! The seed tools' own command lines (memaslap, twemperf's mcperf,
+//! memcache-perf, mutilate), run verbatim but for the server address, with
+//! `--mcbench-duration 2s`: their output checked field by field against
+//! the seeds' layouts, and their numbers against memcached's own `stats`.
+
+mod support;
+
+use std::process::Output;
+use support::*;
+
+/// A seed's example line with its servers replaced by ours, split as a
+/// shell would (the seeds quote nothing).
+fn line(text: &str, swaps: &[(&str, &str)]) -> Vec<String> {
+    let mut t = text.to_string();
+    for (from, to) in swaps {
+        t = t.replace(from, to);
+    }
+    t.split_whitespace().map(String::from).collect()
+}
+
+/// Runs `mcbench TOOL ARGS... --mcbench-duration 2s` in `dir`.
+fn run_tool(dir: &std::path::Path, tool: &str, args: &[String]) -> Output {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.current_dir(dir)
+        .arg(tool)
+        .args(args)
+        .args(["--mcbench-duration", "2s"])
+        .env_remove("MEMCACHED_SERVERS")
+        .env("HOME", dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    wait_bounded(cmd.spawn().unwrap(), std::time::Duration::from_secs(60))
+}
+
+/// The value after `name` on the line that starts with it.
+fn field(text: &str, name: &str) -> u64 {
+    let l = text
+        .lines()
+        .find(|l| l.starts_with(name))
+        .unwrap_or_else(|| panic!("no '{name}' in:\n{text}"));
+    l[name.len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("'{name}' has no number: {l}"))
+}
+
+/// The lines of `text` that start with each of `names`, in that order.
+fn assert_in_order(text: &str, names: &[&str]) {
+    let mut at = 0;
+    let lines: Vec<&str> = text.lines().collect();
+    for name in names {
+        let found = lines[at..]
+            .iter()
+            .position(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no '{name}' after line {at} in:\n{text}"));
+        at += found + 1;
+    }
+}
+
+/// memaslap's sample configuration file (memaslap(1), "Configuration
+/// file"), with its comments.
+const MEMASLAP_CONFIG: &str =
+    "#comments should start with '#'\n#key\n#start_len end_len proportion\n\
+key\n128 128 1\n#value\nvalue\n2048 2048 1\n#cmd\ncmd\n0    0.1\n1.0 0.9\n";
+
+/// memaslap's facebook test multi-gets 50 keys in one UDP datagram: "the
+/// key size must be less that 25 bytes" (memaslap(1)).
+const MEMASLAP_SMALL_KEYS: &str = "key\n16 24 1\nvalue\n100 1000 1\ncmd\n0 0.1\n1 0.9\n";
+
+const MEMASLAP_EXAMPLES: [&str; 7] = [
+    "-s 127.0.0.1:11211 -S 5s",
+    "-s 127.0.0.1:11211 -t 2m -v 0.2 -e 0.05 -b",
+    "-s 127.0.0.1:11211 -F config -t 2m -w 40k -S 20s -o 0.2",
+    "-s 127.0.0.1:11211 -F config -t 2m -T 4 -c 128 -d 20 -P 40k",
+    "-s 127.0.0.1:11211 -F config -t 2m -d 50 -a -n 40",
+    "-s 127.0.0.1:11211,127.0.0.1:11212 -F config -t 2m",
+    "-s 127.0.0.1:11211,127.0.0.1:11212 -F config -t 2m -p 2",
+];
+
+#[test]
+fn memaslap_examples_run_verbatim_in_its_layout() {
+    let _m = shared_machine();
+    let a = Memcached::start_udp();
+    let b = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for example in MEMASLAP_EXAMPLES {
+        let facebook = example.contains(" -a");
+        let config = if facebook {
+            MEMASLAP_SMALL_KEYS
+        } else {
+            MEMASLAP_CONFIG
+        };
+        std::fs::write(dir.path().join("config"), config).unwrap();
+        let args = line(
+            example,
+            &[
+                ("127.0.0.1:11211", &a.addr()),
+                ("127.0.0.1:11212", &b.addr()),
+            ],
+        );
+        let (gets0, sets0) = (
+            a.stat("cmd_get") + b.stat("cmd_get"),
+            a.stat("cmd_set") + b.stat("cmd_set"),
+        );
+        let out = run_tool(dir.path(), "memaslap", &args);
+        assert_eq!(out.status.code(), Some(0), "{example}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert_in_order(
+            &text,
+            &[
+                "servers : ",
+                "threads count: ",
+                "concurrency: ",
+                "run time: ",
+                "windows size: ",
+                "set proportion: set_prop=0.10",
+                "get proportion: get_prop=0.90",
+            ],
+        );
+        let mut finals = vec!["cmd_get: ", "cmd_set: ", "get_misses: "];
+        if example.contains("-v ") {
+            finals.extend(["verify_misses: ", "verify_failed: "]);
+        }
+        if example.contains("-e ") {
+            finals.extend(["expired_get: ", "unexpired_unget: "]);
+        }
+        finals.extend(["written_bytes: ", "read_bytes: ", "object_bytes: "]);
+        if facebook {
+            finals.extend(["packet_disorder: ", "packet_drop: ", "udp_timeout: "]);
+        }
+        finals.push("Run time: ");
+        assert_in_order(&text, &finals);
+        if example.contains("-S ") {
+            // The final per-command statistics come with -S, before cmd_get.
+            assert_in_order(
+                &text,
+                &[
+                    "Get Statistics (",
+                    "   Min: ",
+                    "   Max: ",
+                    "   Avg: ",
+                    "   Geo: ",
+                    "   Std: ",
+                    "   Log2 Dist:",
+                    "Total Statistics (",
+                    "cmd_get: ",
+                ],
+            );
+        } else {
+            assert!(!text.contains("Statistics"), "{example}: {text}");
+        }
+        // The server's own counters: every get key and every set.
+        let gets = a.stat("cmd_get") + b.stat("cmd_get") - gets0;
+        let mut sets = a.stat("cmd_set") + b.stat("cmd_set") - sets0;
+        if example.contains("-p 2") {
+            // The replication test reads a preloaded key space (-r 10000).
+            sets -= 10_000;
+        }
+        assert_eq!(field(&text, "cmd_get: "), gets, "{example}");
+        assert_eq!(field(&text, "cmd_set: "), sets, "{example}");
+        let run = text.lines().find(|l| l.starts_with("Run time: ")).unwrap();
+        let words: Vec<&str> = run.split_whitespace().collect();
+        assert_eq!(words[3], "Ops:", "{run}");
+        assert_eq!(words[4].parse::<u64>().unwrap(), gets + sets, "{run}");
+        assert!(
+            words[2].ends_with('s') && words[8].ends_with("M/s"),
+            "{run}"
+        );
+    }
+}
+
+#[test]
+fn memaslap_dumps_period_and_global_every_stat_freq() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = line(
+        "-s 127.0.0.1:11211 -S 1s",
+        &[("127.0.0.1:11211", &m.addr())],
+    );
+    let out = run_tool(dir.path(), "memaslap", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let header = "Type     Time(s)  Ops          TPS(ops/s)   Net(M/s)   Get_miss   Min(us)  Max(us)    Avg(us)    Std_dev    Geo_dist";
+    assert!(text.contains(header), "{text}");
+    let periods: Vec<&str> = text.lines().filter(|l| l.starts_with("Period ")).collect();
+    let globals: Vec<&str> = text.lines().filter(|l| l.starts_with("Global ")).collect();
+    // Two 1 s dumps of three tables each.
+    assert_eq!(periods.len(), 6, "{text}");
+    assert_eq!(globals.len(), 6, "{text}");
+    // The second Total's Global ops are both Periods' together.
+    let ops = |l: &str| l.split_whitespace().nth(2).unwrap().parse::<u64>().unwrap();
+    assert_eq!(ops(globals[5]), ops(periods[2]) + ops(periods[5]), "{text}");
+    // The final Total's events are every dumped op and no more.
+    let events = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Total Statistics ("))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap();
+    assert!(events >= ops(globals[5]), "{text}");
+}
+
+#[test]
+fn memslap_of_the_repcached_guide_runs_its_execute_number() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    std::fs::write(&config, MEMASLAP_CONFIG).unwrap();
+    let example = "--servers=127.0.0.1:21211  -T 8 -c 128   --cfg_cmd=/usr/local/bin/config --execute_number=100000";
+    let args = line(
+        example,
+        &[
+            ("127.0.0.1:21211", &m.addr()),
+            ("/usr/local/bin/config", config.to_str().unwrap()),
+        ],
+    );
+    let sets0 = m.stat("cmd_set") + m.stat("cmd_get");
+    let out = run_tool(dir.path(), "memslap", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_in_order(
+        &text,
+        &[
+            "threads count: 8",
+            "concurrency: 128",
+            "execute number: 100000",
+        ],
+    );
+    let ops = m.stat("cmd_set") + m.stat("cmd_get") - sets0;
+    assert_eq!(
+        field(&text, "cmd_get: ") + field(&text, "cmd_set: "),
+        ops,
+        "{text}"
+    );
+}
+
+/// twemperf's README examples, and the repcached guide's.
+const MCPERF_EXAMPLES: [&str; 3] = [
+    "--linger=0 --timeout=5 --conn-rate=1000 --call-rate=1000 --num-calls=10 --num-conns=1000 --sizes=u1,16",
+    "--linger=0 --call-rate=0 --num-calls=100 --conn-rate=0 --num-conns=100 --sizes=d1",
+    "-s 127.0.0.1 -p 11211 --linger=0 --timeout=5 --conn-rate=1000 --call-rate=1000 --num-calls=10000 --num-conns=100 --sizes=u1024,10240",
+];
+
+#[test]
+fn mcperf_examples_run_verbatim_in_twemperfs_layout() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for example in MCPERF_EXAMPLES {
+        // The README's lines reach localhost:11211 by default.
+        let mut args = line(example, &[("-p 11211", &format!("-p {}", m.port))]);
+        if !example.contains("-p ") {
+            args.extend([
+                "-s".into(),
+                "127.0.0.1".into(),
+                "-p".into(),
+                m.port.to_string(),
+            ]);
+        }
+        let sets0 = m.stat("cmd_set");
+        let out = run_tool(dir.path(), "mcperf", &args);
+        assert_eq!(out.status.code(), Some(0), "{example}: {}", stderr(&out));
+        // twemperf prints its statistics on stderr.
+        let text = stderr(&out);
+        assert_in_order(
+            &text,
+            &[
+                "Total: connections ",
+                "Connection rate: ",
+                "Connection time [ms]: avg ",
+                "Connect time [ms]: avg ",
+                "Request rate: ",
+                "Request size [B]: avg ",
+                "Response rate: ",
+                "Response size [B]: avg ",
+                "Response time [ms]: avg ",
+                "Response time [ms]: p25 ",
+                "Response time [ms]: p95 ",
+                "Response type: stored ",
+                "Response type: num ",
+                "Response type: error ",
+                "Errors: total ",
+                "Errors: fd-unavail ",
+                "CPU time [s]: user ",
+                "Net I/O: bytes ",
+            ],
+        );
+        let sets = m.stat("cmd_set") - sets0;
+        let total = text.lines().find(|l| l.starts_with("Total: ")).unwrap();
+        let w: Vec<&str> = total.split_whitespace().collect();
+        assert_eq!(
+            &w[..8],
+            [
+                "Total:",
+                "connections",
+                w[2],
+                "requests",
+                w[4],
+                "responses",
+                w[6],
+                "test-duration"
+            ]
+        );
+        assert_eq!(w[6].parse::<u64>().unwrap(), sets, "{total}");
+        assert_eq!(field(&text, "Response type: stored "), sets, "{text}");
+        assert_eq!(field(&text, "Errors: total "), 0, "{text}");
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    }
+}
+
+#[test]
+fn mcperf_histogram_counts_every_response() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = line(
+        "-s 127.0.0.1 -p PORT -H --num-conns=10 --num-calls=100",
+        &[("PORT", &m.port.to_string())],
+    );
+    let out = run_tool(dir.path(), "mcperf", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stderr(&out);
+    let hist: u64 = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Response time histogram [ms]:"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("Response time [ms]"))
+        .filter(|l| l.trim() != ":")
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(hist, 1000, "{text}");
+}
+
+#[test]
+fn mutilate_and_memcache_perf_examples_print_their_tables() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("mutilate", "-s localhost", false),
+        ("mutilate", "-s zephyr2-10g -T 24 -c 8", false),
+        ("memcache-perf", "-s localhost", true),
+        ("memcache-perf", "-s zephyr2-10g -T 24 -c 8", true),
+    ];
+    for (tool, example, mperf) in cases {
+        let args = line(
+            example,
+            &[("localhost", &m.addr()), ("zephyr2-10g", &m.addr())],
+        );
+        let gets0 = m.stat("cmd_get");
+        let out = run_tool(dir.path(), tool, &args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{tool} {example}: {}",
+            stderr(&out)
+        );
+        let text = stdout(&out);
+        let header = if mperf {
+            "#type       avg     std     min      p5     p10     p50     p67     p75     p80     p85     p90     p95     p99    p999   p9999"
+        } else {
+            "#type       avg     min     1st     5th    10th    90th    95th    99th"
+        };
+        assert_eq!(text.lines().next(), Some(header), "{text}");
+        let columns = header.split_whitespace().count();
+        for (i, tag) in ["read", "update", "op_q"].iter().enumerate() {
+            let row: Vec<&str> = text
+                .lines()
+                .nth(i + 1)
+                .unwrap()
+                .split_whitespace()
+                .collect();
+            assert_eq!(row[0], *tag, "{text}");
+            assert_eq!(row.len(), columns, "{text}");
+        }
+        let mut order = vec!["Total QPS = ", "Misses = "];
+        if mperf {
+            order.push("Skipped TXs = ");
+        }
+        order.extend(["RX ", "TX "]);
+        if mperf {
+            order.push("CPU Usage Stats (avg/min/max): ");
+        }
+        assert_in_order(&text, &order);
+        // "Total QPS = X (N / T s)": N is the server's gets (no sets).
+        let qps = text.lines().find(|l| l.starts_with("Total QPS")).unwrap();
+        let n: u64 = qps
+            .split('(')
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(n, m.stat("cmd_get") - gets0, "{qps}");
+        assert!(qps.ends_with("s)"), "{qps}");
+        let rx = text.lines().find(|l| l.starts_with("RX ")).unwrap();
+        assert!(rx.ends_with(" MB/s") && rx.contains(" bytes : "), "{rx}");
+    }
+}
+
+#[test]
+fn agent_lines_are_refused_and_loadonly_loads() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for tool in ["mutilate", "memcache-perf"] {
+        let out = run_tool(dir.path(), tool, &line("-T 16 -A", &[]));
+        assert_usage_error(&out, "-A/--agentmode is not supported");
+        let master = "-s memcached_server --noload -B -T 16 -Q 1000 -D 4 -C 4 -a agent1 -a agent2 -a agent3 -a agent4 -a agent5 -a agent6 -a agent7 -a agent8 -c 4 -q 200000";
+        let out = run_tool(
+            dir.path(),
+            tool,
+            &line(master, &[("memcached_server", &m.addr())]),
+        );
+        assert_usage_error(&out, "-a/--agent, -C/--measure_connections");
+        let items0 = m.stat("cmd_set");
+        let out = run_tool(
+            dir.path(),
+            tool,
+            &line(
+                "-s memcached_server --loadonly",
+                &[("memcached_server", &m.addr())],
+            ),
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        // Both print nothing after a load; the server holds the records.
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+        assert_eq!(m.stat("cmd_set") - items0, 10_000);
+        assert_eq!(m.stat("curr_items"), 10_000);
+    }
+}
+
+#[test]
+fn links_named_for_the_tools_select_them() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["memaslap", "memslap", "mcperf", "mutilate", "memcache-perf"] {
+        std::os::unix::fs::symlink(BIN, dir.path().join(name)).unwrap();
+    }
+    let run = |name: &str, args: &[&str]| {
+        let mut cmd = std::process::Command::new(dir.path().join(name));
+        cmd.args(args)
+            .env_remove("MEMCACHED_SERVERS")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        wait_bounded(cmd.spawn().unwrap(), std::time::Duration::from_secs(60))
+    };
+    let addr = m.addr();
+    let out = run("memslap", &["-s", &addr, "-x", "2000"]);
+    assert!(stdout(&out).starts_with("servers : "), "{}", stderr(&out));
+    let port = m.port.to_string();
+    let out = run("mcperf", &["-s", "127.0.0.1", "-p", &port, "-N", "10"]);
+    assert!(
+        stderr(&out).contains("Total: connections 1 requests 10"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run("mutilate", &["-s", &addr, "-t", "1"]);
+    assert!(
+        stdout(&out).starts_with("#type       avg     min"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run("memcache-perf", &["-s", &addr, "-t", "1"]);
+    assert!(
+        stdout(&out).starts_with("#type       avg     std"),
+        "{}",
+        stderr(&out)
+    );
+    // A flag of another tool is a usage error, not another measurement.
+    let out = run("mutilate", &["-s", &addr, "--win_size", "10k"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+/// The seed flags that mean something else in `mcbench run` mean what
+/// their tool says under its personality (read back from mcbench's JSON).
+#[test]
+fn seed_short_flags_keep_their_tools_meaning() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let j = json.to_str().unwrap();
+    let spec = |tool: &str, args: &str| {
+        let mut a = line(args, &[("ADDR", &m.addr()), ("PORT", &m.port.to_string())]);
+        a.extend(["--mcbench-json".into(), j.into()]);
+        let out = run_tool(dir.path(), tool, &a);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{tool} {args}: {}",
+            stderr(&out)
+        );
+        read_json(&json)["spec"].clone()
+    };
+    // memaslap: -d division, -w window, -P tps, -c concurrency.
+    let s = spec("memaslap", "-s ADDR -t 1s -d 4 -w 20k -P 5k -c 8");
+    assert_eq!(s["multiget"]["keys"], 4);
+    assert_eq!(s["window"], 20 * 1024);
+    assert_eq!(s["rate"], 5.0 * 1024.0);
+    assert_eq!(s["connections"], 8);
+    // mutilate: -c per server per thread, -B blocking (not binary), -d depth.
+    let s = spec("mutilate", "-s ADDR -t 1 -T 2 -c 3 -B -d 2");
+    assert_eq!(s["connections"], 6);
+    assert_eq!(s["protocol"], "ascii");
+    assert_eq!(s["busy_poll"], false);
+    assert_eq!(s["depth"], 2);
+    // twemperf: -q noreply, -c I/N client, -r/-R rates of connections.
+    let s = spec(
+        "mcperf",
+        "-s 127.0.0.1 -p PORT -q -c 1/4 -n 4 -N 5 -r 100 -R 0",
+    );
+    assert_eq!(s["noreply"], true);
+    assert_eq!(s["churn"]["conns"], 4);
+    assert_eq!(s["churn"]["calls"], 5);
+}
+
+#[test]
+fn help_and_refusals_name_the_flag() {
+    let _m = shared_machine();
+    for (tool, flag) in [
+        ("memaslap", "--win_size"),
+        ("mcperf", "--num-conns"),
+        ("memcache-perf", "--getq_freq"),
+        ("mutilate", "--twitter_trace"),
+    ] {
+        let out = mcbench(&[tool, "--help"]);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(stdout(&out).contains(flag), "{tool}: {}", stdout(&out));
+        assert!(stdout(&out).contains("--mcbench-json"), "{tool}");
+    }
+    let out = mcbench(&["memaslap", "-s", "127.0.0.1:1", "-n", "4"]);
+    assert_usage_error(
+        &out,
+        "-n/--conn_sock without -a/--facebook is not supported",
+    );
+    let out = mcbench(&["memcache-perf", "-s", "127.0.0.1:1", "--keyorder", "zipf"]);
+    assert_usage_error(&out, "--keyorder zipf is not supported");
+    let out = mcbench(&["memcache-perf", "-s", "127.0.0.1:1", "-m", "2"]);
+    assert_usage_error(&out, "-m/--poll_freq");
+    let out = mcbench(&["memaslap"]);
+    assert_usage_error(&out, "No servers provided");
+    let out = mcbench(&["mcperf", "-m", "frobnicate"]);
+    assert_usage_error(&out, "-m/--method 'frobnicate'");
+}
