@@ -159,6 +159,21 @@ fn memaslap_examples_run_verbatim_in_its_layout() {
         }
         assert_eq!(field(&text, "cmd_get: "), gets, "{example}");
         assert_eq!(field(&text, "cmd_set: "), sets, "{example}");
+        // object_bytes is sets × the configured mean key + value size: the
+        // -F file's 128 + 2048 B, the small keys' 20 + 550, or memaslap's
+        // default 64 + 1024.
+        let object = if facebook {
+            570
+        } else if example.contains("-F config") {
+            128 + 2048
+        } else {
+            64 + 1024
+        };
+        assert_eq!(
+            field(&text, "object_bytes: "),
+            field(&text, "cmd_set: ") * object,
+            "{example}"
+        );
         let run = text.lines().find(|l| l.starts_with("Run time: ")).unwrap();
         let words: Vec<&str> = run.split_whitespace().collect();
         assert_eq!(words[3], "Ops:", "{run}");
@@ -235,6 +250,8 @@ fn memslap_of_the_repcached_guide_runs_its_execute_number() {
         ops,
         "{text}"
     );
+    // --execute_number: exactly that many, whatever the threads.
+    assert_eq!(ops, 100_000, "{text}");
 }
 
 /// twemperf's README examples, and the repcached guide's.
@@ -306,6 +323,19 @@ fn mcperf_examples_run_verbatim_in_twemperfs_layout() {
         );
         assert_eq!(w[6].parse::<u64>().unwrap(), sets, "{total}");
         assert_eq!(field(&text, "Response type: stored "), sets, "{text}");
+        // The README's lines finish within the cap: every connection and
+        // every call of the schedule.
+        if !example.contains("-p ") {
+            let conns: u64 = w[2].parse().unwrap();
+            let calls = if example.contains("--num-calls=10 ") {
+                10
+            } else {
+                100
+            };
+            let wanted = if calls == 10 { 1000 } else { 100 };
+            assert_eq!(conns, wanted, "{total}");
+            assert_eq!(w[4].parse::<u64>().unwrap(), conns * calls, "{total}");
+        }
         assert_eq!(field(&text, "Errors: total "), 0, "{text}");
         assert!(stdout(&out).is_empty(), "{}", stdout(&out));
     }
@@ -447,13 +477,17 @@ fn links_named_for_the_tools_select_them() {
         let mut cmd = std::process::Command::new(dir.path().join(name));
         cmd.args(args)
             .env_remove("MEMCACHED_SERVERS")
+            .env("HOME", dir.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         wait_bounded(cmd.spawn().unwrap(), std::time::Duration::from_secs(60))
     };
     let addr = m.addr();
     let out = run("memslap", &["-s", &addr, "-x", "2000"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("servers : "), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(field(&text, "cmd_get: ") + field(&text, "cmd_set: "), 2000);
     let port = m.port.to_string();
     let out = run("mcperf", &["-s", "127.0.0.1", "-p", &port, "-N", "10"]);
     assert!(
@@ -548,4 +582,138 @@ fn help_and_refusals_name_the_flag() {
     assert_usage_error(&out, "No servers provided");
     let out = mcbench(&["mcperf", "-m", "frobnicate"]);
     assert_usage_error(&out, "-m/--method 'frobnicate'");
+}
+
+/// The table's numbers are the result's: `read` in µs as the JSON's get
+/// latency, `op_q` the requests in flight at each send (1 at depth 1, up
+/// to the depth when pipelined).
+#[test]
+fn mutilate_rows_are_the_results_latency_and_depth() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let j = json.to_str().unwrap().to_string();
+    for depth in ["1", "4"] {
+        let args = line(
+            &format!("-s {} -t 1 -d {depth} --mcbench-json {j}", m.addr()),
+            &[],
+        );
+        let out = run_tool(dir.path(), "mutilate", &args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        let row = |tag: &str| -> Vec<f64> {
+            let l = text.lines().find(|l| l.starts_with(tag)).unwrap();
+            l.split_whitespace()
+                .skip(1)
+                .map(|v| v.parse().unwrap())
+                .collect()
+        };
+        let v = read_json(&json);
+        let mean = f(&v, "ops.get.latency_us.mean");
+        assert!((row("read")[0] - mean).abs() <= 0.051, "{text} vs {mean}");
+        let op_q = row("op_q");
+        if depth == "1" {
+            assert!(op_q.iter().all(|x| *x == 1.0), "{text}");
+        } else {
+            // avg above 1, 99th at most the depth.
+            assert!(op_q[0] > 1.0 && op_q[7] <= 4.0, "{text}");
+        }
+    }
+}
+
+#[test]
+fn mutilate_spreads_connections_over_servers_as_mutilate_does() {
+    let _m = shared_machine();
+    let a = Memcached::start(&[]);
+    let b = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let j = json.to_str().unwrap().to_string();
+    let (a0, b0) = (a.stat("cmd_get"), b.stat("cmd_get"));
+    let servers = format!("-s {} -s {}", a.addr(), b.addr());
+    let args = line(&format!("{servers} -T 2 -c 2 -t 1 --mcbench-json {j}"), &[]);
+    let out = run_tool(dir.path(), "mutilate", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // -c is per server per thread: 4 connections to each server.
+    let v = read_json(&json);
+    assert_eq!(v["spec"]["connections"], 4);
+    // Each connection is its own client of one server (mutilate places
+    // no keys), not a client with a socket to both.
+    assert_eq!(v["spec"]["distribution"], "none");
+    assert_eq!(v["connections"]["opened"], 8);
+    let (da, db) = (a.stat("cmd_get") - a0, b.stat("cmd_get") - b0);
+    assert!(da > 0 && db > 0, "{da} {db}");
+    let text = stdout(&out);
+    let n: u64 = text
+        .split('(')
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(n, da + db);
+    // -R: each thread has one server; two threads on two servers.
+    let args = line(
+        &format!("{servers} -T 2 -c 3 -R -t 1 --mcbench-json {j}"),
+        &[],
+    );
+    let out = run_tool(dir.path(), "mutilate", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(read_json(&json)["spec"]["connections"], 3);
+}
+
+#[test]
+fn mutilate_reads_keys_and_twitter_traces_from_its_read_file() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.txt");
+    let lines: String = (0..300).map(|i| format!("key{i}\n")).collect();
+    std::fs::write(&keys, lines).unwrap();
+    let gets0 = m.stat("cmd_get");
+    let args = line(
+        &format!("-s {} --noload --read_file {}", m.addr(), keys.display()),
+        &[],
+    );
+    let out = run_tool(dir.path(), "mutilate", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // -u 0: every line a get.
+    assert_eq!(m.stat("cmd_get") - gets0, 300, "{}", stdout(&out));
+    let trace = dir.path().join("trace.csv");
+    let mut csv = String::new();
+    for i in 0..100 {
+        csv += &format!("{i},tk{i},3,100,1,set,0\n{i},tk{i},3,100,1,get,0\n");
+    }
+    std::fs::write(&trace, csv).unwrap();
+    let (gets0, sets0) = (m.stat("cmd_get"), m.stat("cmd_set"));
+    let args = line(
+        &format!(
+            "-s {} --read_file {} --twitter_trace 1",
+            m.addr(),
+            trace.display()
+        ),
+        &[],
+    );
+    let out = run_tool(dir.path(), "mutilate", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(m.stat("cmd_set") - sets0, 100, "{}", stderr(&out));
+    assert_eq!(m.stat("cmd_get") - gets0, 100, "{}", stderr(&out));
+}
+
+#[test]
+fn memcache_perf_profiles_send_no_sets_unless_asked() {
+    let _m = shared_machine();
+    let m = Memcached::start(&["-c", "4096"]);
+    let dir = tempfile::tempdir().unwrap();
+    let sets0 = m.stat("cmd_set");
+    let args = line(&format!("-s {} --profile 4 -t 1", m.addr()), &[]);
+    let out = run_tool(dir.path(), "memcache-perf", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The preload's 10,000 sets and no more: -u is 0 by default.
+    assert_eq!(m.stat("cmd_set") - sets0, 10_000, "{}", stdout(&out));
+    let update = stdout(&out).lines().nth(2).unwrap().to_string();
+    assert!(update.starts_with("update      0.0"), "{update}");
 }

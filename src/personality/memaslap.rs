@@ -11,18 +11,18 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct MemaslapArgs {
     /// List one or more servers, comma-separated (HOST:PORT). Default:
-    /// $MEMCACHED_SERVERS. Each thread drives one server (thread i server
-    /// i mod N); connections are spread over the servers.
+    /// $MEMCACHED_SERVERS. mcbench: the concurrencies are shared equally
+    /// among the servers (memaslap gives thread i server i mod N, and
+    /// servers beyond the threads none).
     #[arg(short = 's', long = "servers", value_name = "SERVERS")]
     servers: Option<String>,
-    /// Number of threads [default: 1].
+    /// Number of threads.
     #[arg(short = 'T', long = "threads", default_value_t = 1)]
     threads: usize,
-    /// Number of concurrencies (connections, one request each in flight)
-    /// [default: 16].
+    /// Number of concurrencies (connections, one request each in flight).
     #[arg(short = 'c', long = "concurrency", default_value_t = 16)]
     concurrency: usize,
-    /// TCP sockets per concurrency [default: 1]. mcbench: only with -a
+    /// TCP sockets per concurrency. mcbench: only with -a
     /// (the facebook test's TCP sockets).
     #[arg(short = 'n', long = "conn_sock", default_value_t = 1)]
     conn_sock: usize,
@@ -47,7 +47,7 @@ pub struct MemaslapArgs {
     /// Proportion of gets whose value is verified (0.01).
     #[arg(short = 'v', long = "verify", value_parser = proportion)]
     verify: Option<f64>,
-    /// Keys per multi-get [default: 1, single get].
+    /// Keys per multi-get.
     #[arg(short = 'd', long = "division", default_value_t = 1)]
     division: usize,
     /// Dump statistics every period: s or m (20s). Also prints the final
@@ -90,8 +90,8 @@ pub struct MemaslapArgs {
 }
 
 impl ToolCommand for MemaslapArgs {
-    fn command(tool: Tool) -> clap::Command {
-        clap::Command::new(tool.name())
+    fn command(tool: Tool, cmd: clap::Command) -> clap::Command {
+        cmd.name(tool.name())
             .about("memaslap's command line, run by mcbench (see `mcbench --help`)")
             .long_about(
                 "memaslap's command line, run by mcbench's engine: latency from each \
@@ -100,6 +100,8 @@ impl ToolCommand for MemaslapArgs {
             )
             .version(env!("CARGO_PKG_VERSION"))
             .disable_version_flag(true)
+            // getopt keeps a repeated flag's last value.
+            .args_override_self(true)
     }
 }
 
@@ -116,8 +118,13 @@ const DEFAULTS: [&str; 6] = [
 impl MemaslapArgs {
     pub fn translate(self) -> Result<Translation, String> {
         let mut t = Translation::new("run");
-        let servers = self.server_list()?;
+        let (raw, servers) = self.server_list()?;
         t.flag("--server", servers.join(","));
+        // Each concurrency is bound to one server, which takes any key
+        // (memaslap places none); the replication test places them.
+        if self.rep_write.is_none() {
+            t.flag("--distribution", "none");
+        }
         t.flag("--threads", self.threads);
         if self.concurrency == 0 || !self.concurrency.is_multiple_of(self.threads) {
             return Err(format!(
@@ -164,7 +171,7 @@ impl MemaslapArgs {
         t.native.extend(self.extras.native());
         t.presenter = Some(Box::new(super::memaslap_out::Memaslap::new(
             super::memaslap_out::Header {
-                servers: servers.join(","),
+                servers: raw,
                 threads: self.threads,
                 concurrency: self.concurrency,
                 run_time: self
@@ -175,12 +182,13 @@ impl MemaslapArgs {
                 window,
             },
             self.stat_freq,
+            self.extras.json.as_deref() == Some(std::path::Path::new("-")),
         )));
         Ok(t)
     }
 
     /// `-s`, else `MEMCACHED_SERVERS`; one at least.
-    fn server_list(&self) -> Result<Vec<String>, String> {
+    fn server_list(&self) -> Result<(String, Vec<String>), String> {
         let text = match &self.servers {
             Some(s) => s.clone(),
             None => std::env::var("MEMCACHED_SERVERS").unwrap_or_default(),
@@ -194,7 +202,7 @@ impl MemaslapArgs {
         if list.is_empty() {
             return Err("No servers provided: give -s/--servers or MEMCACHED_SERVERS".into());
         }
-        Ok(list)
+        Ok((text, list))
     }
 
     /// mcbench's connections per server for memaslap's concurrency: each

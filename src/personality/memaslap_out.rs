@@ -33,6 +33,8 @@ const KINDS: [(&str, &[&str]); 3] = [
 
 pub struct Memaslap {
     header: Header,
+    /// Print the header and tables on stderr (`--mcbench-json -` has stdout).
+    to_stderr: bool,
     stat_freq: Option<Duration>,
     /// memaslap's object size: mean key + mean value, bytes.
     object_size: f64,
@@ -42,9 +44,10 @@ pub struct Memaslap {
 }
 
 impl Memaslap {
-    pub fn new(header: Header, stat_freq: Option<Duration>) -> Self {
+    pub fn new(header: Header, stat_freq: Option<Duration>, to_stderr: bool) -> Self {
         Memaslap {
             header,
+            to_stderr,
             stat_freq,
             object_size: 0.0,
             global: KINDS
@@ -77,7 +80,7 @@ impl Presenter for Memaslap {
             share(crate::workload::OpKind::Set),
             share(crate::workload::OpKind::Get) + share(crate::workload::OpKind::Mget)
         );
-        emit(&out);
+        emit(&out, self.to_stderr);
     }
 
     fn interval(&mut self, s: &IntervalSummary) {
@@ -120,7 +123,7 @@ impl Presenter for Memaslap {
             }
             out.push('\n');
         }
-        emit(&out);
+        emit(&out, self.to_stderr);
     }
 
     fn text(&self) -> Box<dyn Exporter> {
@@ -128,6 +131,10 @@ impl Presenter for Memaslap {
             stat_freq: self.stat_freq.is_some(),
             object_size: self.object_size,
         })
+    }
+
+    fn to_stderr(&self) -> bool {
+        self.to_stderr
     }
 }
 
@@ -157,10 +164,14 @@ fn row(object_size: f64, label: &str, secs: f64, h: &Histogram<u64>, misses: u64
 
 /// Prints on stdout; a closed stdout (`| head`) is not an error here,
 /// the final report's write says so.
-fn emit(text: &str) {
+fn emit(text: &str, to_stderr: bool) {
     use std::io::Write as _;
-    let mut w = std::io::stdout().lock();
-    let _ = w.write_all(text.as_bytes()).and_then(|()| w.flush());
+    let _ = if to_stderr {
+        std::io::stderr().lock().write_all(text.as_bytes())
+    } else {
+        let mut w = std::io::stdout().lock();
+        w.write_all(text.as_bytes()).and_then(|()| w.flush())
+    };
 }
 
 /// One table's histogram over the interval, and its get misses.

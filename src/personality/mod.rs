@@ -168,7 +168,9 @@ fn parse<A: Args + FromArgMatches + ToolCommand>(
     tool: Tool,
     args: Vec<OsString>,
 ) -> Result<A, i32> {
-    let cmd = A::augment_args(A::command(tool));
+    // The tool's name and about go on after the flags, whose struct's
+    // doc comment would otherwise stand for the about.
+    let cmd = A::command(tool, A::augment_args(clap::Command::new(tool.name())));
     let matches = cmd.try_get_matches_from(args).map_err(|e| {
         let _ = e.print();
         e.exit_code()
@@ -182,7 +184,7 @@ fn parse<A: Args + FromArgMatches + ToolCommand>(
 /// The clap command a personality's flags hang on: its name, its help's
 /// heading, and which of clap's own flags it keeps.
 trait ToolCommand {
-    fn command(tool: Tool) -> clap::Command;
+    fn command(tool: Tool, cmd: clap::Command) -> clap::Command;
 }
 
 fn run(tool: Tool, mut t: Translation) -> i32 {

@@ -6,6 +6,19 @@
 use super::{refused, Extras, Tool, ToolCommand, Translation, AGENTS_LATER};
 use clap::{ArgAction, Args};
 
+/// Where a run's workload comes from, which decides the defaults passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keys {
+    /// mutilate's generated keys: its defaults throughout.
+    Generated,
+    /// memcache-perf's --profile: only what was typed goes over it.
+    Profile,
+    /// --read_file: the file's keys, no generated-key flags.
+    KeyFile,
+    /// --read_file with --twitter_trace: its ops too.
+    Twitter,
+}
+
 /// The flags mutilate and memcache-perf share.
 #[derive(Debug, Args)]
 pub struct Common {
@@ -164,7 +177,7 @@ pub struct MutilateArgs {
     /// With --read_file: the file is a Twitter memcached trace (non-zero).
     #[arg(long = "twitter_trace", value_name = "INT", default_value_t = 0)]
     twitter_trace: u32,
-    /// The miss ratio per window of N answers [default: 0: none].
+    /// The miss ratio per window of N answers.
     #[arg(
         short = 'm',
         long = "misswindow",
@@ -172,7 +185,7 @@ pub struct MutilateArgs {
         default_value_t = 0
     )]
     misswindow: u64,
-    /// Queries to make, shared among the servers [default: 0: no limit].
+    /// Queries to make, shared among the servers.
     #[arg(short = 'N', long = "queries", value_name = "INT", default_value_t = 0)]
     queries: u64,
 }
@@ -215,8 +228,8 @@ pub struct MemcachePerfArgs {
     poll_max: Option<u64>,
 }
 
-fn command(tool: Tool) -> clap::Command {
-    clap::Command::new(tool.name())
+fn command(tool: Tool, cmd: clap::Command) -> clap::Command {
+    cmd.name(tool.name())
         .about(format!(
             "{}'s command line, run by mcbench (see `mcbench --help`)",
             tool.name()
@@ -233,21 +246,26 @@ fn command(tool: Tool) -> clap::Command {
 }
 
 impl ToolCommand for MutilateArgs {
-    fn command(tool: Tool) -> clap::Command {
-        command(tool)
+    fn command(tool: Tool, cmd: clap::Command) -> clap::Command {
+        command(tool, cmd)
     }
 }
 
 impl ToolCommand for MemcachePerfArgs {
-    fn command(tool: Tool) -> clap::Command {
-        command(tool)
+    fn command(tool: Tool, cmd: clap::Command) -> clap::Command {
+        command(tool, cmd)
     }
 }
 
 impl MutilateArgs {
     pub fn translate(self) -> Result<Translation, String> {
         let c = &self.common;
-        let mut t = c.translate(self.unix_socket, false, self.queries)?;
+        let keys = match (&self.read_file, self.twitter_trace) {
+            (Some(_), 0) => Keys::KeyFile,
+            (Some(_), _) => Keys::Twitter,
+            (None, _) => Keys::Generated,
+        };
+        let mut t = c.translate(self.unix_socket, keys, self.queries)?;
         if self.redis {
             t.flag("--protocol", "resp");
         }
@@ -290,7 +308,12 @@ impl MemcachePerfArgs {
             return Err(refused("-m/--poll_freq and -M/--poll_max", AGENTS_LATER));
         }
         let c = &self.common;
-        let mut t = c.translate(false, self.profile.is_some(), 0)?;
+        let keys = if self.profile.is_some() {
+            Keys::Profile
+        } else {
+            Keys::Generated
+        };
+        let mut t = c.translate(false, keys, 0)?;
         if let Some(p) = self.profile {
             if !(1..=4).contains(&p) {
                 return Err(format!("--profile must be 1, 2, 3 or 4, got {p}"));
@@ -330,7 +353,7 @@ impl MemcachePerfArgs {
 impl Common {
     /// The flags both tools share. `profile`: a --profile sets the
     /// workload, so only what was typed is passed over it.
-    fn translate(&self, unix: bool, profile: bool, queries: u64) -> Result<Translation, String> {
+    fn translate(&self, unix: bool, keys: Keys, queries: u64) -> Result<Translation, String> {
         self.refuse_agents()?;
         let mut t = Translation::new("run");
         if self.search.is_some() && self.scan.is_some() {
@@ -346,17 +369,21 @@ impl Common {
             t.flag("--rates", s);
             t.note("--scan prints mcbench's scan table, not mutilate's rows");
         }
-        self.servers(&mut t, unix)?;
-        // Keys carry no prefix in mutilate or memcache-perf.
-        t.flag("--key-prefix", "");
+        let servers = self.servers(&mut t, unix)?;
+        // Each connection's server takes any key: mutilate places none.
+        t.flag("--distribution", "none");
+        if !matches!(keys, Keys::KeyFile | Keys::Twitter) {
+            // Keys carry no prefix in mutilate or memcache-perf.
+            t.flag("--key-prefix", "");
+        }
         let threads = self.threads.unwrap_or(1);
         t.flag("--threads", threads);
-        if !profile || self.connections.is_some() {
-            let per_thread = self.connections.unwrap_or(1);
-            t.flag("--connections", per_thread * threads);
+        if keys != Keys::Profile || self.connections.is_some() {
+            let per_server = self.per_server(threads, servers, &mut t)?;
+            t.flag("--connections", per_server);
         }
         t.flag("--depth", self.depth.unwrap_or(1));
-        let defaults = !profile;
+        let defaults = keys == Keys::Generated;
         for (flag, given, default) in [
             ("--key-size", &self.keysize, "30"),
             ("--value-size", &self.valuesize, "200"),
@@ -371,10 +398,12 @@ impl Common {
         if let Some(r) = self.records {
             t.flag("--keys", r);
         }
-        match (self.update, defaults) {
+        // -u is 0 unless given: a profile sets no mix, and a key file's
+        // lines without an op take the mix's; a Twitter trace names its own.
+        match (self.update, keys) {
             (Some(u), _) => t.flag("--update", u),
-            (None, true) => t.flag("--update", 0),
-            (None, false) => {}
+            (None, Keys::Twitter) => {}
+            (None, _) => t.flag("--update", 0),
         }
         match self.qps {
             Some(q) if q > 0 => t.flag("--rate", q),
@@ -384,21 +413,53 @@ impl Common {
         Ok(t)
     }
 
-    /// -s, each HOST[:PORT[-END]] (memcache-perf's port ranges), or paths.
-    fn servers(&self, t: &mut Translation, unix: bool) -> Result<(), String> {
+    /// mcbench's connections per server: mutilate's -c per server per
+    /// thread, or with -R per thread of its one server.
+    fn per_server(
+        &self,
+        threads: usize,
+        servers: usize,
+        t: &mut Translation,
+    ) -> Result<usize, String> {
+        let per_thread = self.connections.unwrap_or(1);
+        let threads_per_server = if self.roundrobin && servers > 1 {
+            if !threads.is_multiple_of(servers) {
+                t.note(format!(
+                    "-R with {threads} threads on {servers} servers: each server gets the connections of {} threads (mcbench gives every server the same)",
+                    threads.div_ceil(servers)
+                ));
+            }
+            threads.div_ceil(servers)
+        } else {
+            threads
+        };
+        per_thread
+            .checked_mul(threads_per_server)
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                format!("-c {per_thread} with -T {threads}: no connections, or too many")
+            })
+    }
+
+    /// -s, each HOST[:PORT[-END]] (memcache-perf's port ranges), or paths;
+    /// how many servers that makes.
+    fn servers(&self, t: &mut Translation, unix: bool) -> Result<usize, String> {
         if self.server.is_empty() {
             return Err("a server must be specified: -s HOST[:PORT]".into());
         }
+        let mut n = 0;
         for s in &self.server {
             if unix {
                 t.flag("--server", format!("unix:{s}"));
+                n += 1;
                 continue;
             }
             for one in expand_ports(s)? {
                 t.flag("--server", one);
+                n += 1;
             }
         }
-        Ok(())
+        Ok(n)
     }
 
     /// -t, -N and --mcbench-duration: time and queries both bound a run.

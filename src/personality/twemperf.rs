@@ -11,6 +11,9 @@ const METHODS: [&str; 11] = [
     "get", "gets", "delete", "cas", "set", "add", "replace", "append", "prepend", "incr", "decr",
 ];
 
+/// Most distinct keys: 2×this fits twemperf's 8 hex digits.
+const MAX_KEYS: u64 = 0x7fff_ffff;
+
 /// twemperf's flags.
 #[derive(Debug, Args)]
 pub struct TwemperfArgs {
@@ -21,7 +24,7 @@ pub struct TwemperfArgs {
     /// twemperf's do; mcbench logs only errors).
     #[arg(short = 'o', long = "output", value_name = "S")]
     output: Option<String>,
-    /// The server's host name [default: localhost].
+    /// The server's host name.
     #[arg(
         short = 's',
         long = "server",
@@ -29,7 +32,7 @@ pub struct TwemperfArgs {
         value_name = "S"
     )]
     server: String,
-    /// The server's port [default: 11211].
+    /// The server's port.
     #[arg(short = 'p', long = "port", default_value_t = 11211, value_name = "N")]
     port: u16,
     /// Print the response-time histogram (1 ms bins).
@@ -42,7 +45,7 @@ pub struct TwemperfArgs {
     /// SO_LINGER timeout on close, s [default: off].
     #[arg(short = 'l', long = "linger", value_name = "N")]
     linger: Option<u32>,
-    /// Socket send buffer, bytes [default: 4096].
+    /// Socket send buffer, bytes.
     #[arg(
         short = 'b',
         long = "send-buffer",
@@ -50,7 +53,7 @@ pub struct TwemperfArgs {
         value_name = "N"
     )]
     send_buffer: u32,
-    /// Socket receive buffer, bytes [default: 16384].
+    /// Socket receive buffer, bytes.
     #[arg(
         short = 'B',
         long = "recv-buffer",
@@ -62,20 +65,20 @@ pub struct TwemperfArgs {
     #[arg(short = 'D', long = "disable-nodelay")]
     disable_nodelay: bool,
     /// The request method: get, gets, delete, cas, set, add, replace,
-    /// append, prepend, incr, decr [default: set].
+    /// append, prepend, incr, decr.
     #[arg(short = 'm', long = "method", default_value = "set", value_name = "M")]
     method: String,
-    /// Expiry of generated requests, s [default: 0].
+    /// Expiry of generated requests, s.
     #[arg(short = 'e', long = "expiry", default_value_t = 0, value_name = "N")]
     expiry: u32,
     /// Send requests with noreply. mcbench fences each with a noop so
     /// that it is still timed.
     #[arg(short = 'q', long = "use-noreply")]
     use_noreply: bool,
-    /// Prefix of generated keys [default: mcp:].
+    /// Prefix of generated keys.
     #[arg(short = 'P', long = "prefix", default_value = "mcp:", value_name = "S")]
     prefix: String,
-    /// This instance is I of N (disjoint key slices) [default: 0/1].
+    /// This instance is I of N (disjoint key slices).
     #[arg(
         short = 'c',
         long = "client",
@@ -83,22 +86,22 @@ pub struct TwemperfArgs {
         value_name = "I/N"
     )]
     client: String,
-    /// Connections to create [default: 1].
+    /// Connections to create.
     #[arg(short = 'n', long = "num-conns", default_value_t = 1, value_name = "N")]
     num_conns: u64,
-    /// Calls (requests) on each connection [default: 1].
+    /// Calls (requests) on each connection.
     #[arg(short = 'N', long = "num-calls", default_value_t = 1, value_name = "N")]
     num_calls: u64,
     /// Connection creation rate, [D]R1[,R2] (0: each after the previous
-    /// closes) [default: 0].
+    /// closes).
     #[arg(short = 'r', long = "conn-rate", default_value = "0", value_name = "R")]
     conn_rate: String,
     /// Call rate on a connection, [D]R1[,R2] (0: each after the previous
-    /// answer) [default: 0].
+    /// answer).
     #[arg(short = 'R', long = "call-rate", default_value = "0", value_name = "R")]
     call_rate: String,
     /// Item sizes, [D]R1[,R2]: d fixed, u uniform over [R1,R2), e
-    /// exponential with mean R1 [default: d1].
+    /// exponential with mean R1.
     #[arg(short = 'z', long = "sizes", default_value = "d1", value_name = "R")]
     sizes: String,
     /// Show the version and exit.
@@ -112,8 +115,8 @@ pub struct TwemperfArgs {
 }
 
 impl ToolCommand for TwemperfArgs {
-    fn command(tool: Tool) -> clap::Command {
-        clap::Command::new(tool.name())
+    fn command(tool: Tool, cmd: clap::Command) -> clap::Command {
+        cmd.name(tool.name())
             .about("twemperf's mcperf command line, run by mcbench (see `mcbench --help`)")
             .long_about(
                 "twemperf's mcperf command line, run by mcbench's engine. The statistics \
@@ -125,6 +128,8 @@ impl ToolCommand for TwemperfArgs {
             )
             .version(env!("CARGO_PKG_VERSION"))
             .disable_version_flag(true)
+            // getopt keeps a repeated flag's last value.
+            .args_override_self(true)
             .disable_help_flag(true)
     }
 }
@@ -149,7 +154,13 @@ impl TwemperfArgs {
         t.flag("--conn-rate", &self.conn_rate);
         t.flag("--call-rate", &self.call_rate);
         t.flag("--value-size", twemperf_sizes(&self.sizes)?);
+        // twemperf's keys: the prefix and 8 hex digits of an id that
+        // counts up with each call.
         t.flag("--key-prefix", &self.prefix);
+        t.flag("--key-size", self.prefix.len() + 8);
+        t.flag("--key-popularity", "sequential");
+        let calls = self.num_conns.saturating_mul(self.num_calls);
+        t.flag("--keys", calls.clamp(1, MAX_KEYS));
         t.flag("--client", &self.client);
         t.flag("--expiry", self.expiry);
         t.flag("--send-buffer", self.send_buffer);

@@ -75,7 +75,7 @@ pub fn twemperf_sizes(text: &str) -> Result<String, String> {
         ('u', &[a, b]) if positive(a) && b > a + 1.0 => {
             Ok(format!("uniform:{},{}", a.round(), (b - 1.0).round()))
         }
-        ('u', &[a, b]) if positive(a) && b > a => Ok(format!("{}", a.round())),
+        ('u', &[a, b]) if positive(a) && b >= a => Ok(format!("{}", a.round())),
         ('e', &[mean]) if positive(mean) => Ok(format!("exponential:{}", 1.0 / mean)),
         _ => Err(bad()),
     }
@@ -107,6 +107,7 @@ mod tests {
         assert_eq!(twemperf_sizes("u1,16").unwrap(), "uniform:1,15");
         assert_eq!(twemperf_sizes("u1024,10240").unwrap(), "uniform:1024,10239");
         assert_eq!(twemperf_sizes("e100").unwrap(), "exponential:0.01");
+        assert_eq!(twemperf_sizes("u64,64").unwrap(), "64");
         assert!(twemperf_sizes("u16,1").is_err());
         assert!(twemperf_sizes("x5").is_err());
         assert!(twemperf_sizes("d0").is_err());
