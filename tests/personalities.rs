@@ -717,3 +717,29 @@ fn memcache_perf_profiles_send_no_sets_unless_asked() {
     let update = stdout(&out).lines().nth(2).unwrap().to_string();
     assert!(update.starts_with("update      0.0"), "{update}");
 }
+
+#[test]
+fn mutilate_scan_prints_a_read_row_per_rate() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = line(&format!("-s {} --scan 2000:6000:2000 -t 1", m.addr()), &[]);
+    let out = run_tool(dir.path(), "mutilate", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("#type       avg     min     1st     5th    10th    90th    95th    99th      QPS   target"),
+        "{text}"
+    );
+    for target in [2000.0, 4000.0, 6000.0] {
+        let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        assert_eq!(row[0], "read", "{text}");
+        assert_eq!(row.len(), 11, "{text}");
+        assert_eq!(row[10].parse::<f64>().unwrap(), target, "{text}");
+        // The achieved rate is the run's own, near what was asked.
+        let qps: f64 = row[9].parse().unwrap();
+        assert!(qps > 0.5 * target && qps < 1.5 * target, "{text}");
+    }
+}

@@ -10,7 +10,7 @@ mod saved;
 mod top;
 mod trace_stat;
 
-pub use curve::{scan, search};
+pub use curve::{scan, scan_presented, search, search_presented};
 pub use inspect::{slabs, stats};
 pub use route::route;
 pub use saved::{compare, report};

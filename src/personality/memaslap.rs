@@ -2,7 +2,7 @@
 //! the defaults its code uses (1 thread, concurrency 16, 600 s, window
 //! 10k, 64 B keys, 1024 B values, get/set 9:1).
 
-use super::values::{memaslap_size, memaslap_time, proportion};
+use super::values::{memaslap_size, memaslap_time, proportion, with_port};
 use super::{refused, Extras, Tool, ToolCommand, Translation};
 use clap::Args;
 use std::time::Duration;
@@ -197,7 +197,7 @@ impl MemaslapArgs {
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(with_default_port)
+            .map(|s| with_port(s, 11211))
             .collect();
         if list.is_empty() {
             return Err("No servers provided: give -s/--servers or MEMCACHED_SERVERS".into());
@@ -287,12 +287,3 @@ impl MemaslapArgs {
 }
 
 const DEFAULT_TIME: Duration = Duration::from_secs(600);
-
-/// memcached's port when a server names none.
-fn with_default_port(s: &str) -> String {
-    if s.contains(':') && !s.ends_with(']') {
-        s.to_string()
-    } else {
-        format!("{s}:11211")
-    }
-}

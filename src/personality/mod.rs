@@ -108,8 +108,7 @@ pub struct Translation {
     pub command: &'static str,
     pub native: Vec<String>,
     pub notes: Vec<String>,
-    /// Prints the results in the tool's layout; `None` for mcbench's own
-    /// report (scans and searches).
+    /// Prints the results in the tool's layout.
     pub presenter: Option<Box<dyn Presenter>>,
 }
 
@@ -219,8 +218,12 @@ fn run(tool: Tool, mut t: Translation) -> i32 {
             };
             crate::app::run_presented(&args, presenter)
         }
-        Command::Scan(args) => crate::app::scan(&args),
-        Command::Search(args) => crate::app::search(&args),
+        Command::Scan(args) => {
+            crate::app::scan_presented(&args, t.presenter.as_ref().map(|p| p.text()))
+        }
+        Command::Search(args) => {
+            crate::app::search_presented(&args, t.presenter.as_ref().map(|p| p.text()))
+        }
         _ => unreachable!("personalities translate into run, scan or search"),
     }
 }

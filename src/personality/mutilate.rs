@@ -362,12 +362,11 @@ impl Common {
         if let Some(s) = &self.search {
             t.command = "search";
             t.flag("--slo", s);
-            t.note("--search prints mcbench's search report, not mutilate's lines");
+            t.note("--search: mcbench's search (bracket, bisect, confirm; its probes on stderr), then the table of the answer's run");
         }
         if let Some(s) = &self.scan {
             t.command = "scan";
             t.flag("--rates", s);
-            t.note("--scan prints mcbench's scan table, not mutilate's rows");
         }
         let servers = self.servers(&mut t, unix)?;
         // Each connection's server takes any key: mutilate places none.
@@ -559,19 +558,18 @@ impl Common {
         if let Some(p) = &self.extras.html {
             t.flag("--html", p.display());
         }
-        if t.command == "run" {
-            t.presenter = Some(Box::new(super::mutilate_out::Table::new(tool, self.skip)));
-        }
+        t.presenter = Some(Box::new(super::mutilate_out::Table::new(tool, self.skip)));
     }
 }
 
 /// `host`, `host:port` or memcache-perf's `host:port-end`, as servers.
 fn expand_ports(s: &str) -> Result<Vec<String>, String> {
-    let Some((host, ports)) = s.rsplit_once(':').filter(|(h, _)| !h.is_empty()) else {
-        return Ok(vec![format!("{s}:11211")]);
+    let full = super::values::with_port(s, 11211);
+    let Some((host, ports)) = full.rsplit_once(':') else {
+        return Ok(vec![full]);
     };
     let Some((a, b)) = ports.split_once('-') else {
-        return Ok(vec![s.to_string()]);
+        return Ok(vec![full]);
     };
     let bad = || format!("-s {s}: expected HOST[:PORT[-END_PORT]]");
     let a: u16 = a.parse().map_err(|_| bad())?;
@@ -580,4 +578,20 @@ fn expand_ports(s: &str) -> Result<Vec<String>, String> {
         return Err(bad());
     }
     Ok((a..=b).map(|p| format!("{host}:{p}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand_ports;
+
+    #[test]
+    fn servers_and_memcache_perf_port_ranges() {
+        assert_eq!(expand_ports("localhost").unwrap(), ["localhost:11211"]);
+        assert_eq!(expand_ports("h:7").unwrap(), ["h:7"]);
+        assert_eq!(expand_ports("h:7-9").unwrap(), ["h:7", "h:8", "h:9"]);
+        assert_eq!(expand_ports("::1").unwrap(), ["[::1]:11211"]);
+        assert_eq!(expand_ports("[::1]:7-8").unwrap(), ["[::1]:7", "[::1]:8"]);
+        assert!(expand_ports("h:9-7").is_err());
+        assert!(expand_ports("h:x-7").is_err());
+    }
 }

@@ -5,7 +5,7 @@
 use super::Tool;
 use crate::app::Presenter;
 use crate::report::Exporter;
-use crate::result::RunResult;
+use crate::result::{Curve, CurveKind, RunResult};
 use crate::spec::LoadMode;
 use crate::stats::Hdr;
 use hdrhistogram::Histogram;
@@ -26,17 +26,20 @@ pub struct Table {
 
 impl Table {
     pub fn new(tool: Tool, skip: bool) -> Self {
+        // Started now for a scan or search, whose runs call no `begin`.
+        let mut cpu = MachineCpu::default();
+        cpu.start();
         Table {
             tool,
             skip,
-            cpu: Rc::new(RefCell::new(MachineCpu::default())),
+            cpu: Rc::new(RefCell::new(cpu)),
         }
     }
 }
 
 impl Presenter for Table {
     fn begin(&mut self, _spec: &crate::spec::RunSpec) {
-        self.cpu.borrow_mut().sample();
+        self.cpu.borrow_mut().start();
     }
 
     fn interval(&mut self, _s: &crate::stats::IntervalSummary) {
@@ -65,8 +68,64 @@ impl Exporter for Render {
         if r.spec.load == LoadMode::LoadOnly {
             return Ok(Vec::new());
         }
-        let memcache_perf = self.tool == Tool::MemcachePerf;
-        let (cols, labels): (&[f64], &[&str]) = if memcache_perf {
+        let mut out = self.header("");
+        self.rows(&mut out, r)?;
+        self.totals(&mut out, r, count(r, &READ), count(r, &UPDATE));
+        Ok(out.into_bytes())
+    }
+
+    fn takes_curve(&self) -> bool {
+        true
+    }
+
+    /// `--scan`: the header with QPS and target, then each rate's read row
+    /// with its achieved QPS and the rate asked for. `--search`: the
+    /// table of the answer's last run, as the tools print their last.
+    fn render_curve(&self, curve: &Curve) -> Result<Vec<u8>, String> {
+        let mut out = String::new();
+        match curve.kind {
+            CurveKind::Scan => {
+                out = self.header(&format!(" {:>8} {:>8}", "QPS", "target"));
+                for (p, r) in curve.points.iter().zip(&curve.runs) {
+                    let read = sum(r, &READ)?;
+                    let (cols, _) = self.columns();
+                    row(
+                        &mut out,
+                        "read",
+                        &read,
+                        1e3,
+                        cols,
+                        self.tool == Tool::MemcachePerf,
+                    );
+                    out.pop();
+                    let _ = writeln!(out, " {:8.1} {:8}", p.achieved_rate, p.offered_rate as u64);
+                }
+                if self.tool == Tool::MemcachePerf {
+                    self.cpu_line(&mut out);
+                }
+            }
+            CurveKind::Search => {
+                let answer = curve.answer.and_then(|a| {
+                    curve
+                        .points
+                        .iter()
+                        .zip(&curve.runs)
+                        .rev()
+                        .find(|(p, _)| p.offered_rate == a)
+                });
+                if let Some((_, r)) = answer {
+                    return self.render(std::slice::from_ref(r));
+                }
+            }
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+impl Render {
+    /// The percentiles of a row, and the header's labels.
+    fn columns(&self) -> (&'static [f64], &'static [&'static str]) {
+        if self.tool == Tool::MemcachePerf {
             (
                 &[
                     5.0, 10.0, 50.0, 67.0, 75.0, 80.0, 85.0, 90.0, 95.0, 99.0, 99.9, 99.99,
@@ -83,21 +142,40 @@ impl Exporter for Render {
                     "#type", "avg", "min", "1st", "5th", "10th", "90th", "95th", "99th",
                 ],
             )
-        };
+        }
+    }
+
+    /// The header line, with `extra` columns after the tool's.
+    fn header(&self, extra: &str) -> String {
+        let (_, labels) = self.columns();
         let mut out = format!("{:<7}", labels[0]);
         for l in &labels[1..] {
             let _ = write!(out, " {l:>7}");
         }
+        out.push_str(extra);
         out.push('\n');
-        let read = sum(r, &READ)?;
-        let update = sum(r, &UPDATE)?;
-        // Latencies in µs; op_q in requests.
-        row(&mut out, "read", &read, 1e3, cols, memcache_perf);
-        row(&mut out, "update", &update, 1e3, cols, memcache_perf);
+        out
+    }
+
+    /// The read, update and op_q rows: latencies in µs, op_q in requests.
+    fn rows(&self, out: &mut String, r: &RunResult) -> Result<(), String> {
+        let (cols, _) = self.columns();
+        let std = self.tool == Tool::MemcachePerf;
+        row(out, "read", &sum(r, &READ)?, 1e3, cols, std);
+        row(out, "update", &sum(r, &UPDATE)?, 1e3, cols, std);
         let op_q = r.client.op_queue_hdr.decode()?;
-        row(&mut out, "op_q", &op_q, 1.0, cols, memcache_perf);
-        self.totals(&mut out, r, read.len(), update.len());
-        Ok(out.into_bytes())
+        row(out, "op_q", &op_q, 1.0, cols, std);
+        Ok(())
+    }
+
+    fn cpu_line(&self, out: &mut String) {
+        let mut cpu = self.cpu.borrow_mut();
+        cpu.sample();
+        let (avg, min, max) = cpu.summary();
+        let _ = writeln!(
+            out,
+            "CPU Usage Stats (avg/min/max): {avg:.2}%,{min:.2}%,{max:.2}%"
+        );
     }
 }
 
@@ -135,13 +213,7 @@ impl Render {
             );
         }
         if self.tool == Tool::MemcachePerf {
-            let mut cpu = self.cpu.borrow_mut();
-            cpu.sample();
-            let (avg, min, max) = cpu.summary();
-            let _ = writeln!(
-                out,
-                "CPU Usage Stats (avg/min/max): {avg:.2}%,{min:.2}%,{max:.2}%"
-            );
+            self.cpu_line(out);
         }
     }
 }
@@ -152,6 +224,14 @@ fn percent(part: u64, whole: u64) -> f64 {
     } else {
         100.0 * part as f64 / whole as f64
     }
+}
+
+/// The requests of `ops` answered.
+fn count(r: &RunResult, ops: &[&str]) -> u64 {
+    ops.iter()
+        .filter_map(|op| r.ops.get(*op))
+        .map(|o| o.count)
+        .sum()
 }
 
 /// The latency histograms of `ops`, added.
@@ -191,6 +271,12 @@ struct MachineCpu {
 }
 
 impl MachineCpu {
+    /// Samples from now on.
+    fn start(&mut self) {
+        self.samples.clear();
+        self.last = read_proc_stat();
+    }
+
     fn sample(&mut self) {
         let Some((busy, all)) = read_proc_stat() else {
             return;

@@ -137,7 +137,10 @@ impl ToolCommand for TwemperfArgs {
 impl TwemperfArgs {
     pub fn translate(self) -> Result<Translation, String> {
         let mut t = Translation::new("run");
-        t.flag("--server", format!("{}:{}", self.server, self.port));
+        t.flag(
+            "--server",
+            super::values::host_port(&self.server, self.port),
+        );
         let method = self.method.to_ascii_lowercase();
         if !METHODS.contains(&method.as_str()) {
             return Err(format!(

@@ -43,6 +43,29 @@ pub fn memaslap_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("invalid number '{text}': expected N, NK or NM (10k)"))
 }
 
+/// `HOST:PORT` from a server the tools name `host`, `host:port`, `[v6]`,
+/// `[v6]:port` or a bare IPv6 address, with memcached's port by default.
+pub fn with_port(server: &str, default_port: u16) -> String {
+    let s = server.trim();
+    match s.rsplit_once(':') {
+        // `[v6]:port`, or `host:port` (one colon).
+        Some((host, _)) if host.ends_with(']') || !host.contains(':') => s.to_string(),
+        // A bare IPv6 address.
+        Some(_) if !s.starts_with('[') => format!("[{s}]:{default_port}"),
+        // `[v6]` or a host name.
+        _ => format!("{s}:{default_port}"),
+    }
+}
+
+/// A host and a port as one address (`[v6]:port` for IPv6).
+pub fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
 /// A proportion between 0 and 1 (memaslap's `-v`, `-e`, `-o`).
 pub fn proportion(text: &str) -> Result<f64, String> {
     text.trim()
@@ -98,6 +121,17 @@ mod tests {
         assert_eq!(memaslap_size("2m"), Ok(2 * 1024 * 1024));
         assert_eq!(memaslap_size("100000"), Ok(100_000));
         assert!(memaslap_size("ten").is_err());
+    }
+
+    #[test]
+    fn servers_get_a_port() {
+        assert_eq!(with_port("localhost", 11211), "localhost:11211");
+        assert_eq!(with_port("10.0.0.1:1234", 11211), "10.0.0.1:1234");
+        assert_eq!(with_port("::1", 11211), "[::1]:11211");
+        assert_eq!(with_port("[::1]", 11211), "[::1]:11211");
+        assert_eq!(with_port("[::1]:5", 11211), "[::1]:5");
+        assert_eq!(host_port("::1", 7), "[::1]:7");
+        assert_eq!(host_port("127.0.0.1", 7), "127.0.0.1:7");
     }
 
     #[test]

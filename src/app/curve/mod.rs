@@ -13,7 +13,7 @@ use super::{install_signal_flag, measure};
 use crate::cli::{RunArgs, ScanArgs, SearchArgs};
 use crate::embedded::EmbeddedMemcached;
 use crate::error::{exit, Failure};
-use crate::report::{text_curve, ExportManager};
+use crate::report::{text_curve, ExportManager, Exporter};
 use crate::result::{Curve, CurveKind, CurvePoint, Slo, Verdict, DEFAULT_PERCENTILES};
 use crate::spec::{LoadMode, RunSpec};
 use search::{Next, Search};
@@ -29,11 +29,22 @@ const PROBE_WARMUP: Duration = Duration::from_secs(1);
 const DEFAULT_MIN_RATE: f64 = 1000.0;
 
 pub fn search(args: &SearchArgs) -> i32 {
-    finish(search_inner(args))
+    search_presented(args, None)
 }
 
 pub fn scan(args: &ScanArgs) -> i32 {
-    finish(scan_inner(args))
+    scan_presented(args, None)
+}
+
+/// `search`, its text report rendered by `text` when given (a seed tool's
+/// layout, `crate::personality`).
+pub fn search_presented(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> i32 {
+    finish(search_inner(args, text))
+}
+
+/// `scan`, its text report rendered by `text` when given.
+pub fn scan_presented(args: &ScanArgs, text: Option<Box<dyn Exporter>>) -> i32 {
+    finish(scan_inner(args, text))
 }
 
 fn finish(code: Result<i32, Failure>) -> i32 {
@@ -43,7 +54,7 @@ fn finish(code: Result<i32, Failure>) -> i32 {
     })
 }
 
-fn search_inner(args: &SearchArgs) -> Result<i32, Failure> {
+fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, Failure> {
     let slo =
         match (args.slo, &args.run.profile) {
             (Some(slo), _) => slo,
@@ -60,7 +71,7 @@ fn search_inner(args: &SearchArgs) -> Result<i32, Failure> {
         )));
     }
     let curve = Curve::new(CurveKind::Search, Some(slo), Some(args.precision));
-    let mut series = Series::prepare(&args.run, min, curve)?;
+    let mut series = Series::prepare(&args.run, min, curve, text)?;
     let mut search = Search::new(min, args.max_rate, args.precision);
     loop {
         let next = search.next();
@@ -132,13 +143,13 @@ fn rate_text(rate: Option<f64>) -> String {
     rate.map_or("none".into(), |r| format!("{r:.0} ops/s"))
 }
 
-fn scan_inner(args: &ScanArgs) -> Result<i32, Failure> {
+fn scan_inner(args: &ScanArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, Failure> {
     if let Some(rate) = args.run.rate {
         eprintln!("mcbench: note: --rates sets each run's rate; --rate {rate} is not used");
     }
     let rates = &args.rates.0;
     let curve = Curve::new(CurveKind::Scan, args.slo, None);
-    let mut series = Series::prepare(&args.run, rates[0], curve)?;
+    let mut series = Series::prepare(&args.run, rates[0], curve, text)?;
     for &rate in rates {
         if series.probe(rate, false)?.is_none() {
             return Ok(series.end_stopped());
@@ -174,7 +185,12 @@ struct Series {
 impl Series {
     /// Checks the flags (open loop at `first_rate`) and creates the outputs,
     /// before any traffic.
-    fn prepare(run: &RunArgs, first_rate: f64, curve: Curve) -> Result<Self, Failure> {
+    fn prepare(
+        run: &RunArgs,
+        first_rate: f64,
+        curve: Curve,
+        text: Option<Box<dyn Exporter>>,
+    ) -> Result<Self, Failure> {
         refuse(run).map_err(Failure::usage)?;
         let mut args = run.clone();
         args.rate = Some(first_rate);
@@ -184,7 +200,10 @@ impl Series {
         args.warmup.get_or_insert(PROBE_WARMUP);
         let mut base = args.to_spec().map_err(Failure::usage)?;
         let files = run.outputs.files();
-        let outputs = ExportManager::create_curve(&files)?;
+        let mut outputs = ExportManager::create_curve(&files)?;
+        if let Some(text) = text {
+            outputs = outputs.with_text(text, false);
+        }
         let stop = install_signal_flag()?;
         let embedded = if base.servers.is_empty() {
             let e = EmbeddedMemcached::start(&super::embedded_size(&base))?;
