@@ -86,7 +86,8 @@ pub struct Extras {
 }
 
 impl Extras {
-    fn native(&self) -> Vec<String> {
+    /// `--mcbench-json`/`--mcbench-html` as run's flags.
+    fn outputs(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(p) = &self.json {
             out.extend(["--json".into(), p.display().to_string()]);
@@ -94,6 +95,12 @@ impl Extras {
         if let Some(p) = &self.html {
             out.extend(["--html".into(), p.display().to_string()]);
         }
+        out
+    }
+
+    /// Every extra as run's flags, the duration cap as `--time-limit`.
+    fn native(&self) -> Vec<String> {
+        let mut out = self.outputs();
         if let Some(d) = &self.duration {
             out.extend(["--time-limit".into(), format!("{}s", d.as_secs_f64())]);
         }

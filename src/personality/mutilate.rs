@@ -471,10 +471,8 @@ impl Common {
         if queries > 0 {
             t.flag("--ops", queries);
             t.flag("--time-limit", format!("{}s", cap.as_secs_f64()));
-        } else if t.command == "run" {
-            t.flag("--duration", format!("{}s", cap.as_secs_f64()));
         } else {
-            // Each probe of a search or scan runs -t long.
+            // A run, or each probe of a search or scan, runs -t long.
             t.flag("--duration", format!("{}s", cap.as_secs_f64()));
         }
         Ok(())
@@ -552,12 +550,8 @@ impl Common {
         if self.verbose > 0 || self.quiet {
             t.note("-v/--verbose and --quiet have no effect: mcbench logs only errors");
         }
-        if let Some(p) = &self.extras.json {
-            t.flag("--json", p.display());
-        }
-        if let Some(p) = &self.extras.html {
-            t.flag("--html", p.display());
-        }
+        // The duration cap is in stop(), with -t and -N.
+        t.native.extend(self.extras.outputs());
         t.presenter = Some(Box::new(super::mutilate_out::Table::new(tool, self.skip)));
     }
 }
