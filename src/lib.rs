@@ -5,6 +5,8 @@
 //! snapshots → [`result::RunResult`] → [`report`] renderers. Wire formats
 //! live in the `mcbench-proto` crate, which knows nothing of sockets.
 
+#[cfg(feature = "agents")]
+pub mod agent;
 pub mod app;
 pub mod cli;
 pub mod config;

@@ -12,6 +12,12 @@ pub const BUSY_LIMIT: f64 = 0.95;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
+    /// An agent of an `--agent` run dropped out.
+    AgentLost {
+        agent: String,
+        at_s: f64,
+        why: String,
+    },
     /// The client sent late: its schedule, not the server, set the pace.
     LateSchedule {
         send_lag_p99_us: f64,
@@ -101,6 +107,10 @@ impl Warning {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Warning::AgentLost { agent, at_s, why } => write!(
+                f,
+                "AGENT LOST: {agent}, {at_s:.1} s after the start: {why}. The merged result holds the other agents' load only"
+            ),
             Warning::LateSchedule { send_lag_p99_us } => write!(
                 f,
                 "CLIENT-BOUND: mcbench sent late (send lag p99 {send_lag_p99_us:.0} µs > {LAG_P99_LIMIT_US:.0} µs); \

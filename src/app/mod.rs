@@ -69,13 +69,15 @@ struct Watch<'a, 'p> {
     percentiles: &'a [f64],
     progress: ProgressBar,
     samples: Option<&'a mut SampleWriter>,
-    presenter: Option<&'a mut (dyn Presenter + 'p)>,
+    /// Each interval, instead of the live line: a seed tool's layout, or
+    /// an agent's stream to its master.
+    on_interval: Option<&'a mut (dyn FnMut(&IntervalSummary) + 'p)>,
 }
 
 impl engine::Observer for Watch<'_, '_> {
     fn interval(&mut self, s: &IntervalSummary) {
-        if let Some(p) = self.presenter.as_deref_mut() {
-            self.progress.suspend(|| p.interval(s));
+        if let Some(f) = self.on_interval.as_deref_mut() {
+            self.progress.suspend(|| f(s));
         } else if self.spec.live {
             let line = live_line(s, self.percentiles);
             self.progress.suspend(|| eprintln!("{line}"));
@@ -126,7 +128,24 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
         .map_err(Failure::usage)?;
     let stop = install_signal_flag()?;
     let presented = presenter.is_some();
-    let result = measure(&spec, percentiles, &stop, samples.as_mut(), presenter)?;
+    #[cfg(feature = "agents")]
+    if !args.agents.is_empty() {
+        let token = args.token_file.as_deref().ok_or_else(|| {
+            Failure::usage("--agent needs --token-file: the agents' shared token")
+        })?;
+        let result =
+            crate::agent::run_with_agents(&spec, &args.agents, token, args.on_agent_loss, &stop)?;
+        let written = outputs.write(std::slice::from_ref(&result));
+        let code = exit_code(&result);
+        return Ok(if written.is_err() { exit::FAILED } else { code });
+    }
+    let result = match presenter {
+        Some(p) => {
+            let mut show = |s: &IntervalSummary| p.interval(s);
+            measure(&spec, percentiles, &stop, samples.as_mut(), Some(&mut show))?
+        }
+        None => measure(&spec, percentiles, &stop, samples.as_mut(), None)?,
+    };
     // A seed tool's layout has no place for mcbench's verdicts: they go
     // to stderr, so a client-bound run never passes unsaid.
     if presented {
@@ -157,7 +176,7 @@ fn measure(
     percentiles: Vec<f64>,
     stop: &Arc<AtomicUsize>,
     samples: Option<&mut SampleWriter>,
-    presenter: Option<&mut dyn Presenter>,
+    on_interval: Option<&mut dyn FnMut(&IntervalSummary)>,
 ) -> Result<RunResult, Failure> {
     let embedded = if spec.servers.is_empty() {
         Some(EmbeddedMemcached::start(&embedded_size(spec))?)
@@ -178,7 +197,7 @@ fn measure(
         percentiles: &percentiles,
         progress: progress_bar(spec),
         samples,
-        presenter,
+        on_interval,
     };
     let outcome = engine::run(spec, &addrs, stop.clone(), &mut watch)?;
     watch.progress.finish_and_clear();
@@ -195,6 +214,23 @@ fn measure(
     };
     drop(embedded);
     Ok(RunResult::build(spec, &outcome, ctx))
+}
+
+/// One run of `spec` with no output of its own: each interval goes to
+/// `on_interval` (an agent's stream to its master).
+#[cfg(feature = "agents")]
+pub(crate) fn measure_quietly(
+    spec: &RunSpec,
+    stop: &Arc<AtomicUsize>,
+    on_interval: &mut dyn FnMut(&IntervalSummary),
+) -> Result<RunResult, Failure> {
+    measure(
+        spec,
+        DEFAULT_PERCENTILES.to_vec(),
+        stop,
+        None,
+        Some(on_interval),
+    )
 }
 
 /// What the embedded memcached must hold: every connection, the key space

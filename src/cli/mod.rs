@@ -8,6 +8,8 @@ mod tools;
 
 pub use curve::{ScanArgs, SearchArgs};
 pub use run::RunArgs;
+#[cfg(feature = "agents")]
+pub use tools::AgentArgs;
 pub use tools::{RouteArgs, ServersArgs, StatsArgs, TopArgs, TraceStatArgs};
 
 use clap::{Args, Parser, Subcommand};
@@ -59,6 +61,10 @@ pub enum Command {
     /// What a trace file holds (records, ops, span, its recorded hit
     /// ratio), read as a replay reads it, and how fast.
     TraceStat(TraceStatArgs),
+    /// Serve a master's `run --agent`: run its share of the load and
+    /// stream the histograms back (gRPC, token required).
+    #[cfg(feature = "agents")]
+    Agent(AgentArgs),
     /// memaslap's command line and output (also as a link named memaslap
     /// or memslap); `mcbench memaslap --help` for its flags.
     Memaslap(ToolArgs),

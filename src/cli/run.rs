@@ -363,6 +363,24 @@ pub struct RunArgs {
     #[arg(long)]
     pub each: bool,
 
+    /// An agent (`mcbench agent`) to offer a share of the load from,
+    /// HOST:PORT; repeat for several. Each gets its share of connections,
+    /// rate, requests and keys; their histograms are merged exactly.
+    #[cfg(feature = "agents")]
+    #[arg(long = "agent", value_name = "HOST:PORT")]
+    pub agents: Vec<String>,
+
+    /// The file holding the agents' shared token (its first line).
+    #[cfg(feature = "agents")]
+    #[arg(long, value_name = "FILE", requires = "agents")]
+    pub token_file: Option<PathBuf>,
+
+    /// When an agent drops out: fail the run (exit 1, what was measured
+    /// kept), or continue with the others and say so.
+    #[cfg(feature = "agents")]
+    #[arg(long, value_enum, default_value = "fail", value_name = "fail|continue")]
+    pub on_agent_loss: crate::agent::AgentLoss,
+
     /// Read every server's own `stats` at each interval on a connection
     /// of its own (`stats settings` once, `stats slabs` and `stats items`
     /// at start and end) and report the deltas beside the client's.

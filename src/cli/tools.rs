@@ -88,3 +88,23 @@ pub struct TraceStatArgs {
     #[arg(long, value_name = "S", value_parser = crate::spec::parse_speed)]
     pub trace_speed: Option<f64>,
 }
+
+/// `mcbench agent`: serve the control plane for a master's `--agent`.
+#[cfg(feature = "agents")]
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// Address to listen on. Loopback unless told otherwise: an agent
+    /// reachable from elsewhere must be meant to be.
+    #[arg(long, default_value = "127.0.0.1:5556", value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+
+    /// The file holding the shared token (its first line, 16 characters
+    /// or more); every call must carry it.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: std::path::PathBuf,
+
+    /// This agent's weight: its share of connections, rate and requests
+    /// is in this proportion (mutilate's -l/--lambda_mul).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub lambda_mul: u32,
+}

@@ -13,6 +13,7 @@ mod live;
 mod samples;
 mod staged;
 mod text;
+mod text_agents;
 mod text_conns;
 pub mod text_curve;
 mod text_server_stats;

@@ -58,6 +58,7 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
     super::text_servers::replication(out, r);
     super::text_server_stats::write(out, r);
     super::text_conns::write(out, r);
+    super::text_agents::write(out, r);
     checks(out, r);
     for w in &r.warnings {
         let _ = writeln!(out, "WARNING: {w}");

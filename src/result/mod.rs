@@ -3,6 +3,7 @@
 //! a saved one loads back whole, histograms included, so that a report,
 //! a comparison or a merge can be made again from it.
 
+mod agents;
 mod connections;
 pub mod curve;
 mod load;
@@ -24,6 +25,7 @@ use mcbench_proto::ResponseClass;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use agents::AgentSummary;
 pub use connections::{Connections, SizeSummary};
 pub use curve::{Curve, CurveKind, CurvePoint, Slo, Verdict};
 pub use measure::MeasureSummary;
@@ -96,6 +98,9 @@ pub struct RunResult {
     /// `--trace`, `--read-file`: what the replay read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSummary>,
+    /// `--agent`: a row per agent; the rest of the result is their merge.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentSummary>,
 }
 
 /// One `--miss-window` window, with its miss ratio (of the retrieval keys
@@ -342,6 +347,7 @@ impl RunResult {
             client: Client::build(out, &warnings, send_lag_us, open_loop),
             warnings,
             intervals: out.intervals.clone(),
+            agents: Vec::new(),
         }
     }
 }

@@ -19,6 +19,18 @@ const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
 pub struct Hdr(Vec<u8>);
 
 impl Hdr {
+    /// The encoded bytes (V2 compressed), as the agents' API carries them.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// Bytes received as a V2 compressed histogram: checked by decoding.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Hdr, String> {
+        let hdr = Hdr(bytes);
+        hdr.decode()?;
+        Ok(hdr)
+    }
+
     pub fn encode(h: &Histogram<u64>) -> Hdr {
         let mut bytes = Vec::new();
         V2DeflateSerializer::new()

@@ -1,0 +1,39 @@
+//! Load from several machines: `mcbench agent` serves the gRPC API of
+//! `proto/mcbench/agent/v1/agent.proto`, and `mcbench run --agent ...`
+//! (the master) hands each agent its share of one run, starts them at one
+//! instant and merges their histograms exactly.
+//!
+//! Not here: measuring (each agent runs the same engine as `mcbench run`)
+//! and the merge's maths (`result::merge`).
+
+mod master;
+mod server;
+mod share;
+mod token;
+
+pub use master::{run_with_agents, AgentLoss};
+pub use server::serve;
+
+/// The API's generated types and stubs.
+#[allow(clippy::all, clippy::pedantic)]
+pub mod pb {
+    tonic::include_proto!("mcbench.agent.v1");
+}
+
+/// Bumped when master and agent would no longer understand each other;
+/// a master refuses agents of another version before any traffic.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The port agents listen on unless told otherwise (mutilate's 5556).
+pub const DEFAULT_PORT: u16 = 5556;
+
+/// A tokio runtime for the control plane: two threads, whatever the
+/// machine, so that the engine's own threads keep their cores.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("mcbench-grpc")
+        .build()
+        .map_err(|e| format!("cannot start the control plane's runtime: {e}"))
+}

@@ -1,0 +1,222 @@
+//! `mcbench agent`: serves the control plane, runs the engine on the share
+//! a master hands it, and streams what it measures back.
+
+use super::pb::agent_server::{Agent, AgentServer};
+use super::pb::{self, run_event, RunEvent};
+use super::{token, PROTOCOL_VERSION};
+use crate::error::Failure;
+use crate::spec::{LoadMode, RunSpec};
+use crate::stats::IntervalSummary;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+/// Longest wait for a start instant: a master whose clock is this far
+/// off is refused rather than waited for.
+const MAX_START_DELAY: Duration = Duration::from_secs(60);
+
+/// What one agent process holds between calls.
+struct Service {
+    /// `--lambda-mul`: this agent's weight among the master's agents.
+    weight: u32,
+    /// The share the last Prepare checked (and preloaded).
+    prepared: Mutex<Option<RunSpec>>,
+    /// One run at a time.
+    busy: Arc<Mutex<()>>,
+}
+
+/// Serves on `listen` until the process is stopped. Returns only on an
+/// error (exit 1), or on a usage error before listening (exit 2).
+pub fn serve(listen: SocketAddr, token_file: &Path, weight: u32) -> Result<(), Failure> {
+    let token = token::read(token_file).map_err(Failure::usage)?;
+    if weight == 0 {
+        return Err(Failure::usage("--lambda-mul must be at least 1"));
+    }
+    let service = Service {
+        weight,
+        prepared: Mutex::new(None),
+        busy: Arc::new(Mutex::new(())),
+    };
+    let rt = super::runtime().map_err(Failure::run)?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|e| Failure::usage(format!("--listen {listen}: {e}")))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| Failure::run(e.to_string()))?;
+        eprintln!("mcbench agent: listening on {bound} (protocol {PROTOCOL_VERSION})");
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        tonic::transport::Server::builder()
+            .add_service(AgentServer::with_interceptor(
+                service,
+                token::Check::new(&token),
+            ))
+            .serve_with_incoming(incoming)
+            .await
+            .map_err(|e| Failure::run(format!("the agent's server stopped: {e}")))
+    })
+}
+
+fn unix_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+#[tonic::async_trait]
+impl Agent for Service {
+    async fn hello(
+        &self,
+        _req: Request<pb::HelloRequest>,
+    ) -> Result<Response<pb::HelloReply>, Status> {
+        Ok(Response::new(pb::HelloReply {
+            protocol_version: PROTOCOL_VERSION,
+            mcbench_version: env!("CARGO_PKG_VERSION").into(),
+            hostname: hostname(),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            weight: self.weight,
+        }))
+    }
+
+    async fn ping(
+        &self,
+        _req: Request<pb::PingRequest>,
+    ) -> Result<Response<pb::PingReply>, Status> {
+        Ok(Response::new(pb::PingReply {
+            agent_unix_ns: unix_ns(),
+        }))
+    }
+
+    async fn prepare(
+        &self,
+        req: Request<pb::PrepareRequest>,
+    ) -> Result<Response<pb::PrepareReply>, Status> {
+        let req = req.into_inner();
+        let spec: RunSpec = serde_json::from_str(&req.spec_json)
+            .map_err(|e| Status::invalid_argument(format!("the share is not a run spec: {e}")))?;
+        spec.validate().map_err(Status::invalid_argument)?;
+        let busy = self.busy.clone();
+        let preload = spec.load == LoadMode::Load;
+        let share = spec.clone();
+        let preloaded = tokio::task::spawn_blocking(move || {
+            let _one = busy.lock().unwrap_or_else(|e| e.into_inner());
+            if !preload {
+                return Ok(0);
+            }
+            let mut load = share.clone();
+            load.load = LoadMode::LoadOnly;
+            let stop = Arc::new(AtomicUsize::new(0));
+            let result = crate::app::measure_quietly(&load, &stop, &mut |_| {})
+                .map_err(|f| Status::failed_precondition(f.to_string()))?;
+            // A --load-only run's failure is its preload's.
+            match result.failure {
+                None => Ok(result.total.count),
+                Some(why) => Err(Status::failed_precondition(format!(
+                    "the preload failed: {why}"
+                ))),
+            }
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))??;
+        eprintln!(
+            "mcbench agent: prepared {} ({preloaded} keys loaded)",
+            req.name
+        );
+        let mut run = spec;
+        if run.load == LoadMode::Load {
+            run.load = LoadMode::NoLoad;
+        }
+        *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(run);
+        Ok(Response::new(pb::PrepareReply { preloaded }))
+    }
+
+    type RunStream = ReceiverStream<Result<RunEvent, Status>>;
+
+    async fn run(&self, req: Request<pb::RunRequest>) -> Result<Response<Self::RunStream>, Status> {
+        let start_ns = req.into_inner().start_unix_ns;
+        let spec = self
+            .prepared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| Status::failed_precondition("Run before Prepare"))?;
+        let wait = Duration::from_nanos(start_ns.saturating_sub(unix_ns()).max(0) as u64);
+        if wait > MAX_START_DELAY {
+            return Err(Status::invalid_argument(format!(
+                "the start is {wait:?} away on this agent's clock: are the clocks that far apart?"
+            )));
+        }
+        let (tx, rx) = mpsc::channel(64);
+        let busy = self.busy.clone();
+        tokio::task::spawn_blocking(move || {
+            let _one = busy.lock().unwrap_or_else(|e| e.into_inner());
+            std::thread::sleep(wait);
+            run_share(&spec, &tx);
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+/// Runs `spec`, sending each interval and then the result. A master that
+/// goes away stops the run (its sends fail).
+fn run_share(spec: &RunSpec, tx: &mpsc::Sender<Result<RunEvent, Status>>) {
+    let stop = Arc::new(AtomicUsize::new(0));
+    let mut forward = |s: &IntervalSummary| {
+        let event = RunEvent {
+            event: Some(run_event::Event::Interval(interval(s))),
+        };
+        if tx.blocking_send(Ok(event)).is_err() {
+            stop.store(libc::SIGTERM as usize, Ordering::Relaxed);
+        }
+    };
+    let outcome = crate::app::measure_quietly(spec, &stop.clone(), &mut forward);
+    let last = match outcome.and_then(|r| {
+        serde_json::to_string(&r)
+            .map_err(|e| Failure::run(format!("cannot encode the result: {e}")))
+    }) {
+        Ok(json) => Ok(RunEvent {
+            event: Some(run_event::Event::Final(pb::Final { result_json: json })),
+        }),
+        Err(f) => Err(Status::aborted(f.to_string())),
+    };
+    let _ = tx.blocking_send(last);
+}
+
+/// An interval in the API's terms.
+fn interval(s: &IntervalSummary) -> pb::Interval {
+    pb::Interval {
+        index: s.index,
+        time_s: s.time_s,
+        duration_s: s.duration_s,
+        ops: s
+            .ops
+            .iter()
+            .map(|(name, o)| pb::OpInterval {
+                op: name.clone(),
+                count: o.count,
+                hits: o.hits,
+                misses: o.misses,
+                errors: o.errors,
+                latency_hdr: o.latency_hdr.bytes().to_vec(),
+                service_time_hdr: o.service_time_hdr.bytes().to_vec(),
+            })
+            .collect(),
+        hits: s.hits,
+        misses: s.misses,
+        errors: s.errors,
+        bytes_tx: s.bytes_tx,
+        bytes_rx: s.bytes_rx,
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}

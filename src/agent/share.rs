@@ -1,0 +1,96 @@
+//! Each agent's share of one run: its connections, rate, requests and a
+//! key slice of its own, in proportion to its weight (`--lambda-mul`).
+//! The workload itself (mix, sizes, servers, duration) is the whole run's.
+
+use crate::spec::{RunSpec, StopAfter};
+use crate::workload::ClientSlice;
+
+/// `total` shared by `weights`, each part rounded down and the rest
+/// handed out one by one from the first: the parts add up to `total`.
+fn weighted(total: u64, weights: &[u64], i: usize) -> u64 {
+    let sum: u64 = weights.iter().sum::<u64>().max(1);
+    let floors: Vec<u64> = weights
+        .iter()
+        .map(|w| (u128::from(total) * u128::from(*w) / u128::from(sum)) as u64)
+        .collect();
+    let rest = total - floors.iter().sum::<u64>();
+    floors[i] + u64::from((i as u64) < rest)
+}
+
+/// The specs of `weights.len()` agents, in order. Refused (a usage error,
+/// before any traffic) when a share would be empty.
+pub fn shares(spec: &RunSpec, weights: &[u64]) -> Result<Vec<RunSpec>, String> {
+    let n = weights.len();
+    if spec.servers.is_empty() {
+        return Err(
+            "--agent needs --server: agents cannot reach a memcached the master starts".into(),
+        );
+    }
+    if spec.measure.is_some() {
+        return Err("--measure-connections with --agent is not supported yet: the master's own probe connections come with a later change".into());
+    }
+    if spec.trace.is_some() {
+        return Err("--trace and --read-file with --agent are not supported: one file cannot be split among agents yet".into());
+    }
+    if (spec.connections as u64) < n as u64 {
+        return Err(format!(
+            "-c {} connections per server cannot be shared among {n} agents: give at least one each",
+            spec.connections
+        ));
+    }
+    (0..n).map(|i| one(spec, weights, i)).collect()
+}
+
+fn one(spec: &RunSpec, weights: &[u64], i: usize) -> Result<RunSpec, String> {
+    let n = weights.len();
+    let sum: u64 = weights.iter().sum::<u64>().max(1);
+    let mut s = spec.clone();
+    s.connections = weighted(spec.connections as u64, weights, i) as usize;
+    s.threads = spec.threads.min(s.connections).max(1);
+    s.rate = spec.rate.map(|r| r * weights[i] as f64 / sum as f64);
+    if let StopAfter::Ops(ops) = spec.stop {
+        let mine = weighted(ops, weights, i);
+        if mine == 0 {
+            return Err(format!(
+                "-x {ops} is too few requests to share among {n} agents"
+            ));
+        }
+        s.stop = StopAfter::Ops(mine);
+    }
+    if let Some(c) = &mut s.churn {
+        c.conns = weighted(c.conns, weights, i).max(1);
+    }
+    // Disjoint keys: agent i takes slice i of each of the run's slices.
+    s.client = ClientSlice {
+        index: spec.client.index * n as u64 + i as u64,
+        of: spec.client.of * n as u64,
+    };
+    // Different random draws (gaps, keys) on every agent.
+    s.seed = spec
+        .seed
+        .wrapping_add((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    s.validate()
+        .map_err(|e| format!("agent {}'s share does not make a run: {e}", i + 1))?;
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::weighted;
+
+    #[test]
+    fn weighted_shares_add_up() {
+        for (total, weights) in [
+            (10, vec![1, 1, 1]),
+            (7, vec![2, 1]),
+            (1000, vec![3, 5, 1, 1]),
+        ] {
+            let parts: Vec<u64> = (0..weights.len())
+                .map(|i| weighted(total, &weights, i))
+                .collect();
+            assert_eq!(parts.iter().sum::<u64>(), total, "{parts:?}");
+        }
+        assert_eq!(weighted(10, &[2, 1, 1, 1], 0), 4);
+        assert_eq!(weighted(9, &[1, 1, 1], 2), 3);
+    }
+}

@@ -1,0 +1,116 @@
+//! The shared token every call carries (`authorization: Bearer TOKEN`).
+
+use std::path::Path;
+use tonic::metadata::MetadataValue;
+use tonic::{Request, Status};
+
+/// Shortest token accepted: a guessable one protects nothing.
+const MIN_LEN: usize = 16;
+
+/// The token in `path`: its first line, trimmed; at least 16 bytes.
+pub fn read(path: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    if token.len() < MIN_LEN {
+        return Err(format!(
+            "--token-file {}: the token must be at least {MIN_LEN} characters on its first line",
+            path.display()
+        ));
+    }
+    if !token.chars().all(|c| c.is_ascii_graphic()) {
+        return Err(format!(
+            "--token-file {}: the token must be printable ASCII without spaces",
+            path.display()
+        ));
+    }
+    Ok(token)
+}
+
+/// Adds the token to each outgoing call.
+#[derive(Clone)]
+pub struct Attach {
+    header: MetadataValue<tonic::metadata::Ascii>,
+}
+
+impl Attach {
+    pub fn new(token: &str) -> Result<Self, String> {
+        let header = format!("Bearer {token}")
+            .parse()
+            .map_err(|_| "the token is not a valid header value".to_string())?;
+        Ok(Attach { header })
+    }
+}
+
+impl tonic::service::Interceptor for Attach {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        req.metadata_mut()
+            .insert("authorization", self.header.clone());
+        Ok(req)
+    }
+}
+
+/// Refuses calls without the token, and says so on stderr with the
+/// caller's address.
+#[derive(Clone)]
+pub struct Check {
+    expected: String,
+}
+
+impl Check {
+    pub fn new(token: &str) -> Self {
+        Check {
+            expected: format!("Bearer {token}"),
+        }
+    }
+}
+
+impl tonic::service::Interceptor for Check {
+    fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
+        let given = req
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok());
+        if given.is_some_and(|g| constant_time_eq(g.as_bytes(), self.expected.as_bytes())) {
+            return Ok(req);
+        }
+        let from = req
+            .remote_addr()
+            .map_or("an unknown address".to_string(), |a| a.to_string());
+        eprintln!("mcbench agent: refused a call from {from}: wrong or missing token");
+        Err(Status::unauthenticated("wrong or missing token"))
+    }
+}
+
+/// Compares without stopping at the first difference, so that the time
+/// taken says nothing of how much of a guess was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
+    }
+
+    #[test]
+    fn short_or_spaced_tokens_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        std::fs::write(&p, "short\n").unwrap();
+        assert!(read(&p).unwrap_err().contains("at least 16"));
+        std::fs::write(&p, "with a space in it here\n").unwrap();
+        assert!(read(&p).unwrap_err().contains("printable"));
+        std::fs::write(&p, "0123456789abcdef0123\nsecond line\n").unwrap();
+        assert_eq!(read(&p).unwrap(), "0123456789abcdef0123");
+    }
+}
