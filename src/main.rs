@@ -38,15 +38,7 @@ fn main() {
         Command::Top(args) => mcbench::app::top(&args),
         Command::TraceStat(args) => mcbench::app::trace_stat(&args),
         #[cfg(feature = "agents")]
-        Command::Agent(args) => {
-            match mcbench::agent::serve(args.listen, &args.token_file, args.lambda_mul) {
-                Ok(()) => mcbench::error::exit::OK,
-                Err(f) => {
-                    eprintln!("mcbench agent: error: {f}");
-                    f.exit_code()
-                }
-            }
-        }
+        Command::Agent(args) => mcbench::app::agent(&args),
         Command::Profiles => {
             print!("{}", mcbench::config::profiles::listing());
             mcbench::error::exit::OK

@@ -141,65 +141,153 @@ fn a_wrong_token_is_refused_and_logged() {
 }
 
 #[test]
-fn a_lost_agent_fails_the_run_or_is_reported_under_continue() {
+fn tls_agents_need_the_masters_trust_and_the_right_name() {
     let _m = shared_machine();
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let tf = token_file(dir.path(), TOKEN);
-    for policy in ["fail", "continue"] {
-        let keep = AgentProc::start(std::path::Path::new(&tf), &[]);
-        let mut lose = AgentProc::start(std::path::Path::new(&tf), &[]);
-        let json = dir.path().join(format!("{policy}.json"));
-        let child = spawn_mcbench(
-            &[
-                "run",
-                "-s",
-                &m.addr(),
-                "-t",
-                "3s",
-                "-c",
-                "4",
-                "--token-file",
-                &tf,
-                "--agent",
-                &keep.addr,
-                "--agent",
-                &lose.addr,
-                "--on-agent-loss",
-                policy,
-                "--json",
-                json.to_str().unwrap(),
-            ],
-            &[],
-        );
-        std::thread::sleep(Duration::from_millis(1500));
-        lose.kill();
-        let out = wait_bounded(child, Duration::from_secs(60));
-        let v = read_json(&json);
-        let rows = v["agents"].as_array().unwrap();
-        let lost = rows
-            .iter()
-            .find(|r| r["name"] == lose.addr.as_str())
-            .unwrap();
-        assert!(lost["lost_at_s"].as_f64().unwrap() > 0.5, "{lost}");
-        assert!(
-            v["warnings"].to_string().contains("agent_lost"),
-            "{}",
-            v["warnings"]
-        );
-        // The other agent's requests are kept either way.
-        assert!(count(&v, "total.count") > 0);
-        match policy {
-            "fail" => {
-                assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-                assert!(v["failure"].as_str().unwrap().contains(&lose.addr));
-            }
-            _ => {
-                assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-                assert!(stdout(&out).contains("AGENT LOST"), "{}", stdout(&out));
-            }
-        }
-    }
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
+        .args(["-subj", "/CN=localhost", "-addext"])
+        .args(["subjectAltName=DNS:localhost,IP:127.0.0.1", "-addext"])
+        .args(["basicConstraints=critical,CA:FALSE", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl (see .ci/run)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+    let agent = AgentProc::start(
+        std::path::Path::new(&tf),
+        &["--tls-cert", cert, "--tls-key", key],
+    );
+    let addr = m.addr();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "-s",
+            &addr,
+            "-t",
+            "1s",
+            "-c",
+            "2",
+            "--token-file",
+            &tf,
+        ];
+        args.extend(["--agent", &agent.addr]);
+        args.extend(extra);
+        mcbench(&args)
+    };
+    let out = run(&["--tls-ca", cert]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Agents (1;"), "{}", stdout(&out));
+    // A master without TLS cannot talk to it: the agent really serves TLS.
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--tls-ca"), "{}", stderr(&out));
+    // The certificate must carry the name the master checks.
+    let out = run(&["--tls-ca", cert, "--tls-domain", "elsewhere.example"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("elsewhere.example"),
+        "{}",
+        stderr(&out)
+    );
+    // Not a certificate: a usage error before any call.
+    assert_usage_error(
+        &run(&["--tls-ca", key]),
+        "not a PEM file holding a CERTIFICATE",
+    );
+}
+
+#[test]
+fn the_masters_probe_connections_are_reported_apart() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let tf = token_file(dir.path(), TOKEN);
+    let agent = AgentProc::start(std::path::Path::new(&tf), &[]);
+    let before = m.stat("cmd_get") + m.stat("cmd_set");
+    let addr = m.addr();
+    let (out, v) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "-t",
+        "2s",
+        "-c",
+        "2",
+        "--measure-connections",
+        "1",
+        "--measure-rate",
+        "500",
+        "--token-file",
+        &tf,
+        "--agent",
+        &agent.addr,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let probe = count(&v, "measure.total.count");
+    // 500/s for 2 s from the master itself.
+    assert!((800..=1200).contains(&probe), "{probe}");
+    assert_eq!(count(&v, "measure.connections"), 1);
+    // The agent's load and the probe's requests, each counted once.
+    assert_eq!(
+        count(&v, "total.count") + probe + 10_000,
+        m.stat("cmd_get") + m.stat("cmd_set") - before
+    );
+    assert_eq!(
+        v["agents"][0]["count"].as_u64(),
+        Some(count(&v, "total.count"))
+    );
+}
+
+#[test]
+fn a_signal_stops_master_and_agents_with_the_results_so_far() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let tf = token_file(dir.path(), TOKEN);
+    let agent = AgentProc::start(std::path::Path::new(&tf), &[]);
+    let json = dir.path().join("r.json");
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &m.addr(),
+            "-t",
+            "20s",
+            "-c",
+            "2",
+            "--token-file",
+            &tf,
+            "--agent",
+            &agent.addr,
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = wait_bounded(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let v = read_json(&json);
+    assert_eq!(v["stopped_by"], "SIGINT");
+    assert!(count(&v, "total.count") > 0);
+    assert_eq!(v["agents"][0]["finished"], false);
+    // The agent stops too: it finds its master gone at its next interval.
+    std::thread::sleep(Duration::from_millis(2000));
+    let settled = m.stat("cmd_get") + m.stat("cmd_set");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(m.stat("cmd_get") + m.stat("cmd_set"), settled);
 }
 
 #[test]

@@ -434,20 +434,37 @@ fn mutilate_and_memcache_perf_examples_print_their_tables() {
 }
 
 #[test]
-fn agent_lines_are_refused_and_loadonly_loads() {
+fn agent_lines_need_a_token_and_loadonly_loads() {
     let _m = shared_machine();
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     for tool in ["mutilate", "memcache-perf"] {
+        // The seed's agent lines run on hosts of their own in
+        // tests/agents_netns.rs; here, without a token, they stop first.
         let out = run_tool(dir.path(), tool, &line("-T 16 -A", &[]));
-        assert_usage_error(&out, "-A/--agentmode is not supported");
-        let master = "-s memcached_server --noload -B -T 16 -Q 1000 -D 4 -C 4 -a agent1 -a agent2 -a agent3 -a agent4 -a agent5 -a agent6 -a agent7 -a agent8 -c 4 -q 200000";
+        assert_usage_error(&out, "agent mode needs a token");
+        let master =
+            "-s memcached_server --noload -B -T 16 -Q 1000 -D 4 -C 4 -a agent1 -c 4 -q 200000";
         let out = run_tool(
             dir.path(),
             tool,
             &line(master, &[("memcached_server", &m.addr())]),
         );
-        assert_usage_error(&out, "-a/--agent, -C/--measure_connections");
+        assert_usage_error(&out, "agent mode needs a token");
+        // -Q takes its share of -q first: none is left here.
+        std::fs::create_dir_all(dir.path().join(".config/mcbench")).unwrap();
+        std::fs::write(
+            dir.path().join(".config/mcbench/agent-token"),
+            "0123456789abcdef0\n",
+        )
+        .unwrap();
+        let out = run_tool(
+            dir.path(),
+            tool,
+            &line("-s h -Q 1000 -q 500 -a agent1", &[]),
+        );
+        assert_usage_error(&out, "-Q 1000 leaves nothing of -q 500");
+        std::fs::remove_dir_all(dir.path().join(".config")).unwrap();
         let items0 = m.stat("cmd_set");
         let out = run_tool(
             dir.path(),

@@ -6,13 +6,16 @@
 //! Not here: measuring (each agent runs the same engine as `mcbench run`)
 //! and the merge's maths (`result::merge`).
 
+mod collect;
 mod master;
 mod server;
 mod share;
+mod tls;
 mod token;
+mod wire;
 
-pub use master::{run_with_agents, AgentLoss};
-pub use server::serve;
+pub use master::{run_with_agents, AgentLoss, Control};
+pub use server::{serve, Serve};
 
 /// The API's generated types and stubs.
 #[allow(clippy::all, clippy::pedantic)]

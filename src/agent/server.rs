@@ -24,21 +24,45 @@ const MAX_START_DELAY: Duration = Duration::from_secs(60);
 struct Service {
     /// `--lambda-mul`: this agent's weight among the master's agents.
     weight: u32,
+    /// `--threads`, 0 when not given (the master's then).
+    threads: u32,
     /// The share the last Prepare checked (and preloaded).
     prepared: Mutex<Option<RunSpec>>,
     /// One run at a time.
     busy: Arc<Mutex<()>>,
 }
 
-/// Serves on `listen` until the process is stopped. Returns only on an
-/// error (exit 1), or on a usage error before listening (exit 2).
-pub fn serve(listen: SocketAddr, token_file: &Path, weight: u32) -> Result<(), Failure> {
-    let token = token::read(token_file).map_err(Failure::usage)?;
-    if weight == 0 {
+/// How an agent serves (`mcbench agent`'s flags).
+pub struct Serve<'a> {
+    pub listen: SocketAddr,
+    pub token_file: &'a Path,
+    /// `--lambda-mul`.
+    pub weight: u32,
+    /// `--threads`: this agent's own thread count, if given.
+    pub threads: Option<usize>,
+    /// `--tls-cert` and `--tls-key`.
+    pub tls: Option<(&'a Path, &'a Path)>,
+}
+
+/// Serves until the process is stopped. Returns only on an error (exit
+/// 1), or on a usage error before listening (exit 2).
+pub fn serve(how: &Serve) -> Result<(), Failure> {
+    let token = token::read(how.token_file).map_err(Failure::usage)?;
+    if how.weight == 0 {
         return Err(Failure::usage("--lambda-mul must be at least 1"));
     }
+    let tls = how
+        .tls
+        .map(|(cert, key)| super::tls::server(cert, key))
+        .transpose()
+        .map_err(Failure::usage)?;
+    let listen = how.listen;
+    if how.threads == Some(0) {
+        return Err(Failure::usage("--threads must be at least 1"));
+    }
     let service = Service {
-        weight,
+        threads: how.threads.unwrap_or(0) as u32,
+        weight: how.weight,
         prepared: Mutex::new(None),
         busy: Arc::new(Mutex::new(())),
     };
@@ -50,9 +74,16 @@ pub fn serve(listen: SocketAddr, token_file: &Path, weight: u32) -> Result<(), F
         let bound = listener
             .local_addr()
             .map_err(|e| Failure::run(e.to_string()))?;
-        eprintln!("mcbench agent: listening on {bound} (protocol {PROTOCOL_VERSION})");
+        let secure = if tls.is_some() { "TLS" } else { "plain text" };
+        eprintln!("mcbench agent: listening on {bound} ({secure}, protocol {PROTOCOL_VERSION})");
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-        tonic::transport::Server::builder()
+        let mut server = tonic::transport::Server::builder();
+        if let Some(tls) = tls {
+            server = server
+                .tls_config(tls)
+                .map_err(|e| Failure::usage(format!("--tls-cert/--tls-key: {e}")))?;
+        }
+        server
             .add_service(AgentServer::with_interceptor(
                 service,
                 token::Check::new(&token),
@@ -81,6 +112,7 @@ impl Agent for Service {
             hostname: hostname(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             weight: self.weight,
+            threads: self.threads,
         }))
     }
 
@@ -169,7 +201,7 @@ fn run_share(spec: &RunSpec, tx: &mpsc::Sender<Result<RunEvent, Status>>) {
     let stop = Arc::new(AtomicUsize::new(0));
     let mut forward = |s: &IntervalSummary| {
         let event = RunEvent {
-            event: Some(run_event::Event::Interval(interval(s))),
+            event: Some(run_event::Event::Interval(super::wire::interval(s))),
         };
         if tx.blocking_send(Ok(event)).is_err() {
             stop.store(libc::SIGTERM as usize, Ordering::Relaxed);
@@ -186,33 +218,6 @@ fn run_share(spec: &RunSpec, tx: &mpsc::Sender<Result<RunEvent, Status>>) {
         Err(f) => Err(Status::aborted(f.to_string())),
     };
     let _ = tx.blocking_send(last);
-}
-
-/// An interval in the API's terms.
-fn interval(s: &IntervalSummary) -> pb::Interval {
-    pb::Interval {
-        index: s.index,
-        time_s: s.time_s,
-        duration_s: s.duration_s,
-        ops: s
-            .ops
-            .iter()
-            .map(|(name, o)| pb::OpInterval {
-                op: name.clone(),
-                count: o.count,
-                hits: o.hits,
-                misses: o.misses,
-                errors: o.errors,
-                latency_hdr: o.latency_hdr.bytes().to_vec(),
-                service_time_hdr: o.service_time_hdr.bytes().to_vec(),
-            })
-            .collect(),
-        hits: s.hits,
-        misses: s.misses,
-        errors: s.errors,
-        bytes_tx: s.bytes_tx,
-        bytes_rx: s.bytes_rx,
-    }
 }
 
 fn hostname() -> String {

@@ -17,17 +17,24 @@ fn weighted(total: u64, weights: &[u64], i: usize) -> u64 {
     floors[i] + u64::from((i as u64) < rest)
 }
 
-/// The specs of `weights.len()` agents, in order. Refused (a usage error,
+/// What an agent says of itself when it enlists.
+#[derive(Debug, Clone, Copy)]
+pub struct Seat {
+    /// Its `--lambda-mul`.
+    pub weight: u64,
+    /// Its `--threads`; 0: the master's.
+    pub threads: usize,
+}
+
+/// The specs of `seats.len()` agents, in order. Refused (a usage error,
 /// before any traffic) when a share would be empty.
-pub fn shares(spec: &RunSpec, weights: &[u64]) -> Result<Vec<RunSpec>, String> {
+pub fn shares(spec: &RunSpec, seats: &[Seat]) -> Result<Vec<RunSpec>, String> {
+    let weights: Vec<u64> = seats.iter().map(|s| s.weight).collect();
     let n = weights.len();
     if spec.servers.is_empty() {
         return Err(
             "--agent needs --server: agents cannot reach a memcached the master starts".into(),
         );
-    }
-    if spec.measure.is_some() {
-        return Err("--measure-connections with --agent is not supported yet: the master's own probe connections come with a later change".into());
     }
     if spec.trace.is_some() {
         return Err("--trace and --read-file with --agent are not supported: one file cannot be split among agents yet".into());
@@ -38,16 +45,21 @@ pub fn shares(spec: &RunSpec, weights: &[u64]) -> Result<Vec<RunSpec>, String> {
             spec.connections
         ));
     }
-    (0..n).map(|i| one(spec, weights, i)).collect()
+    (0..n)
+        .map(|i| one(spec, &weights, seats[i].threads, i))
+        .collect()
 }
 
-fn one(spec: &RunSpec, weights: &[u64], i: usize) -> Result<RunSpec, String> {
+fn one(spec: &RunSpec, weights: &[u64], threads: usize, i: usize) -> Result<RunSpec, String> {
     let n = weights.len();
     let sum: u64 = weights.iter().sum::<u64>().max(1);
     let mut s = spec.clone();
     s.connections = weighted(spec.connections as u64, weights, i) as usize;
-    s.threads = spec.threads.min(s.connections).max(1);
+    let threads = if threads == 0 { spec.threads } else { threads };
+    s.threads = threads.min(s.connections).max(1);
     s.rate = spec.rate.map(|r| r * weights[i] as f64 / sum as f64);
+    // The measurement group is the master's own (its probe connections).
+    s.measure = None;
     if let StopAfter::Ops(ops) = spec.stop {
         let mine = weighted(ops, weights, i);
         if mine == 0 {

@@ -133,8 +133,14 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
         let token = args.token_file.as_deref().ok_or_else(|| {
             Failure::usage("--agent needs --token-file: the agents' shared token")
         })?;
-        let result =
-            crate::agent::run_with_agents(&spec, &args.agents, token, args.on_agent_loss, &stop)?;
+        let control = crate::agent::Control {
+            addrs: &args.agents,
+            token_file: token,
+            loss: args.on_agent_loss,
+            tls_ca: args.tls_ca.as_deref(),
+            tls_domain: args.tls_domain.clone(),
+        };
+        let result = crate::agent::run_with_agents(&spec, &control, &stop)?;
         let written = outputs.write(std::slice::from_ref(&result));
         let code = exit_code(&result);
         return Ok(if written.is_err() { exit::FAILED } else { code });
@@ -214,6 +220,25 @@ fn measure(
     };
     drop(embedded);
     Ok(RunResult::build(spec, &outcome, ctx))
+}
+
+/// `mcbench agent`: serves until stopped; the exit code.
+#[cfg(feature = "agents")]
+pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
+    let how = crate::agent::Serve {
+        listen: args.listen,
+        token_file: &args.token_file,
+        weight: args.lambda_mul,
+        threads: args.threads,
+        tls: args.tls_cert.as_deref().zip(args.tls_key.as_deref()),
+    };
+    match crate::agent::serve(&how) {
+        Ok(()) => exit::OK,
+        Err(f) => {
+            eprintln!("mcbench agent: error: {f}");
+            f.exit_code()
+        }
+    }
 }
 
 /// One run of `spec` with no output of its own: each interval goes to

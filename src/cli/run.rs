@@ -381,6 +381,18 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "fail", value_name = "fail|continue")]
     pub on_agent_loss: crate::agent::AgentLoss,
 
+    /// Reach the agents over TLS, trusting this certificate (PEM: the CA
+    /// that signed the agents' certificates, or an agent's own).
+    #[cfg(feature = "agents")]
+    #[arg(long, value_name = "FILE", requires = "agents")]
+    pub tls_ca: Option<PathBuf>,
+
+    /// The name the agents' certificates must carry (default: each
+    /// --agent's HOST).
+    #[cfg(feature = "agents")]
+    #[arg(long, value_name = "NAME", requires = "tls_ca")]
+    pub tls_domain: Option<String>,
+
     /// Read every server's own `stats` at each interval on a connection
     /// of its own (`stats settings` once, `stats slabs` and `stats items`
     /// at start and end) and report the deltas beside the client's.

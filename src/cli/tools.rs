@@ -107,4 +107,18 @@ pub struct AgentArgs {
     /// is in this proportion (mutilate's -l/--lambda_mul).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub lambda_mul: u32,
+
+    /// Threads this agent runs its share on (mutilate's agent -T)
+    /// [default: the master's -t, at most the share's connections].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Serve over TLS with this certificate (PEM, chain first); the
+    /// master trusts it with --tls-ca. The token is still required.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
 }

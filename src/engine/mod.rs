@@ -145,7 +145,9 @@ pub trait Observer {
     fn samples(&mut self, samples: &[Sample], start_ns: u64);
 }
 
-/// What the engine measured.
+/// What the engine measured. `Default` is a run that measured nothing
+/// (an `--agent` master's base when every agent was lost).
+#[derive(Default)]
 pub struct Outcome {
     pub total: Recorder,
     pub intervals: Vec<IntervalSummary>,

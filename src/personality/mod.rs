@@ -16,6 +16,7 @@
 mod memaslap;
 mod memaslap_out;
 mod mutilate;
+mod mutilate_agents;
 mod mutilate_out;
 mod twemperf;
 mod twemperf_out;
@@ -231,7 +232,9 @@ fn run(tool: Tool, mut t: Translation) -> i32 {
         Command::Search(args) => {
             crate::app::search_presented(&args, t.presenter.as_ref().map(|p| p.text()))
         }
-        _ => unreachable!("personalities translate into run, scan or search"),
+        #[cfg(feature = "agents")]
+        Command::Agent(args) => crate::app::agent(&args),
+        _ => unreachable!("personalities translate into run, scan, search or agent"),
     }
 }
 
@@ -257,7 +260,3 @@ fn shell_words(argv: &[OsString]) -> String {
 fn refused(flag: &str, why: &str) -> String {
     format!("{flag} is not supported: {why}")
 }
-
-/// Agent-mode flags wait for mcbench's agents (issue 15).
-const AGENTS_LATER: &str = "agent mode comes with `mcbench agent` (not yet built); \
-    run one mcbench per load machine and merge the results with `mcbench report --merge`";

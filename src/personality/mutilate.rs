@@ -3,7 +3,7 @@
 //! one connection per server per thread, depth 1, 30 B keys, 200 B
 //! values, 10,000 records, no sets, busy-polling workers.
 
-use super::{refused, Extras, Tool, ToolCommand, Translation, AGENTS_LATER};
+use super::{refused, Extras, Tool, ToolCommand, Translation};
 use clap::{ArgAction, Args};
 
 /// Where a run's workload comes from, which decides the defaults passed.
@@ -30,13 +30,13 @@ pub struct Common {
     quiet: bool,
     /// Server hostname[:port]; repeat for several.
     #[arg(short = 's', long = "server", value_name = "STRING")]
-    server: Vec<String>,
+    pub(super) server: Vec<String>,
     /// Use the binary memcached protocol instead of ASCII.
     #[arg(long = "binary")]
     binary: bool,
     /// Target aggregate QPS; 0 is peak (closed loop) [default: 0].
     #[arg(short = 'q', long = "qps", value_name = "INT")]
-    qps: Option<u64>,
+    pub(super) qps: Option<u64>,
     /// Maximum time to run, s [default: 5].
     #[arg(short = 't', long = "time", value_name = "INT")]
     time: Option<u64>,
@@ -61,16 +61,16 @@ pub struct Common {
     password: Option<String>,
     /// Threads to spawn [default: 1].
     #[arg(short = 'T', long = "threads", value_name = "INT")]
-    threads: Option<usize>,
+    pub(super) threads: Option<usize>,
     /// Pin threads to CPUs, round-robin.
     #[arg(long = "affinity")]
     affinity: bool,
     /// Connections per server per thread [default: 1].
     #[arg(short = 'c', long = "connections", value_name = "INT")]
-    connections: Option<usize>,
+    pub(super) connections: Option<usize>,
     /// Most requests in flight per connection [default: 1].
     #[arg(short = 'd', long = "depth", value_name = "INT")]
-    depth: Option<usize>,
+    pub(super) depth: Option<usize>,
     /// Thread t connects to server t mod servers only.
     #[arg(short = 'R', long = "roundrobin")]
     roundrobin: bool,
@@ -114,27 +114,27 @@ pub struct Common {
     /// with its report.
     #[arg(long = "scan", value_name = "min:max:step")]
     scan: Option<String>,
-    /// Agent mode. mcbench: refused until `mcbench agent` exists.
+    /// Agent mode: `mcbench agent` on every interface (token required).
     #[arg(short = 'A', long = "agentmode")]
-    agentmode: bool,
-    /// Enlist a remote agent. mcbench: refused until agents exist.
+    pub(super) agentmode: bool,
+    /// Enlist a remote agent (`mcbench agent`, or `mutilate -A`).
     #[arg(short = 'a', long = "agent", value_name = "host")]
-    agent: Vec<String>,
-    /// Agent port. mcbench: refused until agents exist.
+    pub(super) agent: Vec<String>,
+    /// Agent port [default: 5556].
     #[arg(short = 'p', long = "agent_port", value_name = "STRING")]
-    agent_port: Option<String>,
-    /// Lambda multiplier. mcbench: refused until agents exist.
+    pub(super) agent_port: Option<String>,
+    /// Lambda multiplier: this agent's weight, with its threads.
     #[arg(short = 'l', long = "lambda_mul", value_name = "INT")]
-    lambda_mul: Option<u32>,
-    /// Master connections per server. mcbench: refused until agents exist.
+    pub(super) lambda_mul: Option<u32>,
+    /// Master connections per server per thread (its probe connections).
     #[arg(short = 'C', long = "measure_connections", value_name = "INT")]
-    measure_connections: Option<usize>,
-    /// Master QPS. mcbench: refused until agents exist.
+    pub(super) measure_connections: Option<usize>,
+    /// Master QPS (its probe connections' own open loop).
     #[arg(short = 'Q', long = "measure_qps", value_name = "INT")]
-    measure_qps: Option<u64>,
-    /// Master depth. mcbench: refused until agents exist.
+    pub(super) measure_qps: Option<u64>,
+    /// Master depth (its probe connections').
     #[arg(short = 'D', long = "measure_depth", value_name = "INT")]
-    measure_depth: Option<usize>,
+    pub(super) measure_depth: Option<usize>,
     /// Print the version and exit.
     #[arg(long = "version", action = ArgAction::Version)]
     version: (),
@@ -220,10 +220,11 @@ pub struct MemcachePerfArgs {
     /// Key cache regeneration. mcbench: no effect.
     #[arg(long = "keycache_regen", value_name = "INT")]
     keycache_regen: Option<u64>,
-    /// Agent polling frequency. mcbench: refused until agents exist.
+    /// Agent polling frequency. mcbench: no effect (agents stream).
     #[arg(short = 'm', long = "poll_freq", value_name = "INT")]
     poll_freq: Option<u64>,
-    /// Agent polling timeout. mcbench: refused until agents exist.
+    /// Agent polling timeout. mcbench: refused (its own rule drops a
+    /// silent agent).
     #[arg(short = 'M', long = "poll_max", value_name = "INT")]
     poll_max: Option<u64>,
 }
@@ -260,6 +261,9 @@ impl ToolCommand for MemcachePerfArgs {
 impl MutilateArgs {
     pub fn translate(self) -> Result<Translation, String> {
         let c = &self.common;
+        if c.agentmode {
+            return c.agent();
+        }
         let keys = match (&self.read_file, self.twitter_trace) {
             (Some(_), 0) => Keys::KeyFile,
             (Some(_), _) => Keys::Twitter,
@@ -304,16 +308,25 @@ impl MutilateArgs {
 
 impl MemcachePerfArgs {
     pub fn translate(self) -> Result<Translation, String> {
-        if self.poll_freq.is_some() || self.poll_max.is_some() {
-            return Err(refused("-m/--poll_freq and -M/--poll_max", AGENTS_LATER));
+        if self.poll_max.is_some() {
+            return Err(refused(
+                "-M/--poll_max",
+                "mcbench drops an agent silent for 3 intervals and the request timeout, plus 10 s",
+            ));
         }
         let c = &self.common;
+        if c.agentmode {
+            return c.agent();
+        }
         let keys = if self.profile.is_some() {
             Keys::Profile
         } else {
             Keys::Generated
         };
         let mut t = c.translate(false, keys, 0)?;
+        if self.poll_freq.is_some() {
+            t.note("-m/--poll_freq has no effect: agents stream each interval as it closes");
+        }
         if let Some(p) = self.profile {
             if !(1..=4).contains(&p) {
                 return Err(format!("--profile must be 1, 2, 3 or 4, got {p}"));
@@ -354,7 +367,6 @@ impl Common {
     /// The flags both tools share. `profile`: a --profile sets the
     /// workload, so only what was typed is passed over it.
     fn translate(&self, unix: bool, keys: Keys, queries: u64) -> Result<Translation, String> {
-        self.refuse_agents()?;
         let mut t = Translation::new("run");
         if self.search.is_some() && self.scan.is_some() {
             return Err("--search and --scan exclude each other".into());
@@ -377,11 +389,17 @@ impl Common {
         }
         let threads = self.threads.unwrap_or(1);
         t.flag("--threads", threads);
-        if keys != Keys::Profile || self.connections.is_some() {
-            let per_server = self.per_server(threads, servers, &mut t)?;
-            t.flag("--connections", per_server);
+        let per_server = self.per_server(threads, servers, &mut t)?;
+        let (connections, rate) =
+            self.agents(&mut t, threads, per_server, self.qps.unwrap_or(0))?;
+        if keys != Keys::Profile || self.connections.is_some() || !self.agent.is_empty() {
+            t.flag("--connections", connections);
         }
-        t.flag("--depth", self.depth.unwrap_or(1));
+        let depth = match self.agent.is_empty() {
+            true => self.measure_depth.or(self.depth),
+            false => self.depth,
+        };
+        t.flag("--depth", depth.unwrap_or(1));
         let defaults = keys == Keys::Generated;
         for (flag, given, default) in [
             ("--key-size", &self.keysize, "30"),
@@ -404,9 +422,8 @@ impl Common {
             (None, Keys::Twitter) => {}
             (None, _) => t.flag("--update", 0),
         }
-        match self.qps {
-            Some(q) if q > 0 => t.flag("--rate", q),
-            _ => {}
+        if rate > 0 {
+            t.flag("--rate", rate);
         }
         self.stop(&mut t, queries)?;
         Ok(t)
@@ -476,30 +493,6 @@ impl Common {
             t.flag("--duration", format!("{}s", cap.as_secs_f64()));
         }
         Ok(())
-    }
-
-    fn refuse_agents(&self) -> Result<(), String> {
-        let given: Vec<&str> = [
-            (self.agentmode, "-A/--agentmode"),
-            (!self.agent.is_empty(), "-a/--agent"),
-            (self.agent_port.is_some(), "-p/--agent_port"),
-            (self.lambda_mul.is_some(), "-l/--lambda_mul"),
-            (
-                self.measure_connections.is_some(),
-                "-C/--measure_connections",
-            ),
-            (self.measure_qps.is_some(), "-Q/--measure_qps"),
-            (self.measure_depth.is_some(), "-D/--measure_depth"),
-        ]
-        .iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, name)| *name)
-        .collect();
-        if given.is_empty() {
-            Ok(())
-        } else {
-            Err(refused(&given.join(", "), AGENTS_LATER))
-        }
     }
 
     /// The rest of the shared flags, and the layout.

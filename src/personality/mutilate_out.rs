@@ -5,11 +5,12 @@
 use super::Tool;
 use crate::app::Presenter;
 use crate::report::Exporter;
-use crate::result::{Curve, CurveKind, RunResult};
+use crate::result::{Curve, CurveKind, OpSummary, RunResult};
 use crate::spec::LoadMode;
 use crate::stats::Hdr;
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -70,7 +71,12 @@ impl Exporter for Render {
         }
         let mut out = self.header("");
         self.rows(&mut out, r)?;
-        self.totals(&mut out, r, count(r, &READ), count(r, &UPDATE));
+        // The master's probe connections are requests too (mutilate
+        // counts the master's and every agent's).
+        let probe = |ops: &[&str]| r.measure.as_ref().map_or(0, |m| count(&m.ops, ops));
+        let gets = count(&r.ops, &READ) + probe(&READ);
+        let sets = count(&r.ops, &UPDATE) + probe(&UPDATE);
+        self.totals(&mut out, r, gets, sets);
         Ok(out.into_bytes())
     }
 
@@ -87,7 +93,7 @@ impl Exporter for Render {
             CurveKind::Scan => {
                 out = self.header(&format!(" {:>8} {:>8}", "QPS", "target"));
                 for (p, r) in curve.points.iter().zip(&curve.runs) {
-                    let read = sum(r, &READ)?;
+                    let read = sum(&r.ops, &READ)?;
                     let (cols, _) = self.columns();
                     row(
                         &mut out,
@@ -158,11 +164,14 @@ impl Render {
     }
 
     /// The read, update and op_q rows: latencies in µs, op_q in requests.
+    /// With probe connections (-C/-Q/-D), the latencies are theirs, as
+    /// mutilate's are its master's.
     fn rows(&self, out: &mut String, r: &RunResult) -> Result<(), String> {
         let (cols, _) = self.columns();
         let std = self.tool == Tool::MemcachePerf;
-        row(out, "read", &sum(r, &READ)?, 1e3, cols, std);
-        row(out, "update", &sum(r, &UPDATE)?, 1e3, cols, std);
+        let ops = r.measure.as_ref().map_or(&r.ops, |m| &m.ops);
+        row(out, "read", &sum(ops, &READ)?, 1e3, cols, std);
+        row(out, "update", &sum(ops, &UPDATE)?, 1e3, cols, std);
         let op_q = r.client.op_queue_hdr.decode()?;
         row(out, "op_q", &op_q, 1.0, cols, std);
         Ok(())
@@ -227,18 +236,18 @@ fn percent(part: u64, whole: u64) -> f64 {
 }
 
 /// The requests of `ops` answered.
-fn count(r: &RunResult, ops: &[&str]) -> u64 {
+fn count(summaries: &BTreeMap<String, OpSummary>, ops: &[&str]) -> u64 {
     ops.iter()
-        .filter_map(|op| r.ops.get(*op))
+        .filter_map(|op| summaries.get(*op))
         .map(|o| o.count)
         .sum()
 }
 
 /// The latency histograms of `ops`, added.
-fn sum(r: &RunResult, ops: &[&str]) -> Result<Histogram<u64>, String> {
+fn sum(summaries: &BTreeMap<String, OpSummary>, ops: &[&str]) -> Result<Histogram<u64>, String> {
     Hdr::sum(
         ops.iter()
-            .filter_map(|op| r.ops.get(*op))
+            .filter_map(|op| summaries.get(*op))
             .map(|o| &o.latency_hdr),
     )
 }

@@ -21,6 +21,7 @@ pub fn write(out: &mut String, r: &RunResult) {
     for a in &r.agents {
         let verdict = match (&a.lost_why, a.client_bound) {
             (Some(why), _) => format!("LOST at {:.1} s: {why}", a.lost_at_s.unwrap_or(0.0)),
+            (None, _) if !a.finished => "stopped (intervals so far)".into(),
             (None, true) => "CLIENT-BOUND".into(),
             (None, false) => "ok".into(),
         };

@@ -41,6 +41,20 @@ impl MeasureSummary {
         }
     }
 
+    /// The master's probe connections of an `--agent` run, which ran as
+    /// a run of their own (`r`).
+    pub fn of_run(group: MeasureGroup, r: &super::RunResult) -> Self {
+        MeasureSummary {
+            connections: group.connections,
+            rate: group.rate,
+            depth: group.depth,
+            ops: r.ops.clone(),
+            total: r.total.clone(),
+            send_lag_us: r.client.send_lag_us.clone(),
+            waits: r.client.waits,
+        }
+    }
+
     /// The groups of runs made at the same time, as one: histograms added;
     /// the send lag is the worst part's (its histogram is not kept).
     pub fn merge(parts: &[&MeasureSummary], secs: f64) -> Result<Option<Self>, String> {

@@ -29,7 +29,7 @@ pub use agents::AgentSummary;
 pub use connections::{Connections, SizeSummary};
 pub use curve::{Curve, CurveKind, CurvePoint, Slo, Verdict};
 pub use measure::MeasureSummary;
-pub use merge::{merge, start_spread_s};
+pub use merge::{add_intervals, merge, ops_of_intervals, start_spread_s};
 pub use replication::{ReplicationLag, ReplicationSummary};
 pub use server_stats::{ServerInterval, ServerStatsRow};
 pub use servers::ServerSummary;
@@ -384,6 +384,13 @@ pub(crate) fn op_summary_table(
         ..op_summary(&all, secs)
     };
     (ops, total)
+}
+
+impl OpSummary {
+    /// Nothing measured.
+    pub fn empty() -> Self {
+        op_summary(&OpRecorder::new(), 1.0)
+    }
 }
 
 fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {

@@ -146,24 +146,29 @@ impl Memcached {
 
     /// One value of `stats`, if whatever listens at the port gives it.
     pub fn try_stat(&self, name: &str) -> Option<u64> {
-        let mut s = TcpStream::connect(self.addr()).ok()?;
-        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-        s.write_all(b"stats\r\n").ok()?;
-        let mut text = String::new();
-        let mut buf = [0u8; 8192];
-        while !text.ends_with("END\r\n") {
-            match s.read(&mut buf) {
-                Ok(n) if n > 0 => text.push_str(&String::from_utf8_lossy(&buf[..n])),
-                _ => return None,
-            }
-        }
-        let prefix = format!("STAT {name} ");
-        text.lines()
-            .find_map(|l| l.strip_prefix(&prefix))?
-            .trim()
-            .parse()
-            .ok()
+        stat_at(&self.addr(), name)
     }
+}
+
+/// One value of `stats` from whatever listens at `addr`, if it gives it.
+pub fn stat_at(addr: &str, name: &str) -> Option<u64> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"stats\r\n").ok()?;
+    let mut text = String::new();
+    let mut buf = [0u8; 8192];
+    while !text.ends_with("END\r\n") {
+        match s.read(&mut buf) {
+            Ok(n) if n > 0 => text.push_str(&String::from_utf8_lossy(&buf[..n])),
+            _ => return None,
+        }
+    }
+    let prefix = format!("STAT {name} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))?
+        .trim()
+        .parse()
+        .ok()
 }
 
 impl Drop for Memcached {

@@ -1,0 +1,274 @@
+//! The run itself, on the master's side: every agent started at one
+//! instant, their streams read as the intervals close, the master's own
+//! probe connections run beside them, and everything merged.
+
+use super::master::{unix_ns, Agent, AgentLoss};
+use super::pb::{self, run_event};
+use crate::error::Failure;
+use crate::result::{self, AgentSummary, MeasureSummary, RunContext, RunResult};
+use crate::spec::{LoadMode, MeasureGroup, RunSpec};
+use crate::stats::IntervalSummary;
+use crate::warnings::Warning;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// What one agent sent: its intervals as they closed, then how it ended.
+struct Part {
+    intervals: Vec<IntervalSummary>,
+    end: End,
+}
+
+enum End {
+    Done(Box<RunResult>),
+    /// Lost `at_s` seconds after the start, for `why`.
+    Lost {
+        at_s: f64,
+        why: String,
+    },
+    /// The master was stopped by a signal before the agent finished.
+    Stopped,
+}
+
+/// How long the master waits for an agent's stream.
+struct Patience {
+    /// For the first event: the start, the warm-up and one interval.
+    first: Duration,
+    /// Between events afterwards.
+    then: Duration,
+}
+
+/// Starts every agent (and the master's probe connections) at one instant
+/// and merges what they measured.
+pub async fn run_all(
+    agents: &[Agent],
+    spec: &RunSpec,
+    stop: &Arc<AtomicUsize>,
+    loss: AgentLoss,
+) -> Result<RunResult, Failure> {
+    let slowest = agents.iter().map(|a| a.rtt_ns).max().unwrap_or(0);
+    let start = unix_ns() + 300_000_000 + 4 * slowest;
+    let started = Instant::now();
+    let then = spec.interval * 3 + spec.timeout + Duration::from_secs(10);
+    let patience = Patience {
+        first: Duration::from_nanos((start - unix_ns()).max(0) as u64) + spec.warmup + then,
+        then,
+    };
+    let stopped = watch_signal(stop.clone());
+    let probe = spec.measure.map(|group| {
+        let probe = probe_spec(spec, group);
+        let stop = stop.clone();
+        tokio::task::spawn_blocking(move || {
+            std::thread::sleep(Duration::from_nanos((start - unix_ns()).max(0) as u64));
+            crate::app::measure_quietly(&probe?, &stop, &mut |_| {})
+        })
+    });
+    let mut tasks = Vec::new();
+    for a in agents {
+        let run = read_stream(
+            a.client.clone(),
+            start + a.offset_ns,
+            Patience { ..patience },
+            started,
+            stopped.clone(),
+        );
+        tasks.push(tokio::spawn(run));
+    }
+    let mut parts = Vec::new();
+    for t in tasks {
+        parts.push(t.await.unwrap_or_else(|e| Part {
+            intervals: Vec::new(),
+            end: End::Lost {
+                at_s: started.elapsed().as_secs_f64(),
+                why: e.to_string(),
+            },
+        }));
+    }
+    let probe = match probe {
+        Some(p) => Some(p.await.map_err(|e| Failure::run(e.to_string()))??),
+        None => None,
+    };
+    let mut merged = merge(spec, agents, parts, loss, stop)?;
+    if let (Some(r), Some(group)) = (probe, spec.measure) {
+        merged.measure = Some(MeasureSummary::of_run(group, &r));
+        merged.failure = merged.failure.or(r.failure);
+    }
+    Ok(merged)
+}
+
+/// The master's probe connections as a run of their own: the measurement
+/// group's connections, rate and depth, on the run's workload, reading
+/// the key space the agents preloaded.
+fn probe_spec(spec: &RunSpec, group: MeasureGroup) -> Result<RunSpec, Failure> {
+    let mut p = spec.clone();
+    p.measure = None;
+    p.connections = group.connections;
+    p.threads = 1;
+    p.rate = Some(group.rate);
+    p.depth = group.depth;
+    p.churn = None;
+    if p.load == LoadMode::Load {
+        p.load = LoadMode::NoLoad;
+    }
+    p.validate()
+        .map_err(|e| Failure::usage(format!("the master's probe connections: {e}")))?;
+    Ok(p)
+}
+
+/// A flag that turns true once a signal stops the master.
+fn watch_signal(stop: Arc<AtomicUsize>) -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        while stop.load(Ordering::Relaxed) == 0 {
+            if tx.is_closed() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+/// Starts one agent at `at` (its own clock) and reads its stream to the
+/// end, keeping every interval it sends.
+async fn read_stream(
+    mut client: super::master::Client,
+    at: i64,
+    patience: Patience,
+    started: Instant,
+    mut stopped: watch::Receiver<bool>,
+) -> Part {
+    let mut intervals = Vec::new();
+    let lost = |why: String| End::Lost {
+        at_s: started.elapsed().as_secs_f64(),
+        why,
+    };
+    let mut stream = match client.run(pb::RunRequest { start_unix_ns: at }).await {
+        Ok(r) => r.into_inner(),
+        Err(s) => {
+            return Part {
+                intervals,
+                end: lost(s.message().to_string()),
+            }
+        }
+    };
+    let mut wait = patience.first;
+    let end = loop {
+        let next = tokio::time::timeout(wait, stream.message());
+        let event = tokio::select! {
+            _ = stopped.wait_for(|s| *s) => break End::Stopped,
+            r = next => r,
+        };
+        match event {
+            Err(_) => break lost(format!("nothing for {wait:?}")),
+            Ok(Err(s)) => break lost(s.message().to_string()),
+            Ok(Ok(None)) => break lost("its stream ended without a result".into()),
+            Ok(Ok(Some(ev))) => match ev.event {
+                Some(run_event::Event::Final(f)) => {
+                    break match serde_json::from_str::<RunResult>(&f.result_json) {
+                        Ok(r) => End::Done(Box::new(r)),
+                        Err(e) => lost(format!("its result does not parse: {e}")),
+                    }
+                }
+                Some(run_event::Event::Interval(i)) => match super::wire::summary(i) {
+                    Ok(s) => intervals.push(s),
+                    Err(e) => break lost(format!("it sent a bad interval: {e}")),
+                },
+                None => {}
+            },
+        }
+        wait = patience.then;
+    };
+    Part { intervals, end }
+}
+
+/// The agents' results as one, with a row per agent. A lost (or stopped)
+/// agent counts for the intervals it sent.
+fn merge(
+    spec: &RunSpec,
+    agents: &[Agent],
+    parts: Vec<Part>,
+    loss: AgentLoss,
+    stop: &AtomicUsize,
+) -> Result<RunResult, Failure> {
+    let mut rows = Vec::new();
+    let mut done = Vec::new();
+    let mut cut = Vec::new();
+    let mut lost = Vec::new();
+    for (a, part) in agents.iter().zip(parts) {
+        match part.end {
+            End::Done(r) => {
+                rows.push(AgentSummary::of(&a.name, a.offset_ns, a.rtt_ns, &r));
+                done.push(*r);
+            }
+            End::Lost { at_s, why } => {
+                let partial = partial_total(&part.intervals, at_s)?;
+                rows.push(
+                    AgentSummary::cut(&a.name, a.offset_ns, a.rtt_ns, &partial).lost(at_s, &why),
+                );
+                lost.push(Warning::AgentLost {
+                    agent: a.name.clone(),
+                    at_s,
+                    why,
+                });
+                cut.push(part.intervals);
+            }
+            End::Stopped => {
+                let at_s = part.intervals.last().map_or(0.0, |s| s.time_s);
+                let partial = partial_total(&part.intervals, at_s)?;
+                rows.push(AgentSummary::cut(&a.name, a.offset_ns, a.rtt_ns, &partial));
+                cut.push(part.intervals);
+            }
+        }
+    }
+    let mut merged = if done.is_empty() {
+        empty(spec)
+    } else {
+        result::merge(&done).map_err(Failure::run)?
+    };
+    for intervals in &cut {
+        result::add_intervals(&mut merged, intervals).map_err(Failure::run)?;
+    }
+    merged.spec = spec.clone();
+    merged.agents = rows;
+    merged.stopped_by = match stop.load(Ordering::Relaxed) {
+        0 => None,
+        sig if sig == libc::SIGTERM as usize => Some("SIGTERM".into()),
+        _ => Some("SIGINT".into()),
+    };
+    if !cut.is_empty() {
+        merged.completed = false;
+    }
+    if !lost.is_empty() {
+        let why: Vec<String> = lost.iter().map(ToString::to_string).collect();
+        if done.is_empty() && merged.stopped_by.is_none() {
+            merged.failure = Some(format!("every agent was lost: {}", why.join("; ")));
+        } else if loss == AgentLoss::Fail {
+            merged.failure = Some(why.join("; "));
+        }
+        merged.warnings.extend(lost);
+    }
+    Ok(merged)
+}
+
+/// What a cut-short agent's intervals add up to.
+fn partial_total(intervals: &[IntervalSummary], secs: f64) -> Result<result::OpSummary, Failure> {
+    let mut ops = result::ops_of_intervals(intervals, secs).map_err(Failure::run)?;
+    Ok(ops.remove("total").unwrap_or_else(result::OpSummary::empty))
+}
+
+/// A result of nothing measured: the base when no agent finished.
+fn empty(spec: &RunSpec) -> RunResult {
+    let ctx = RunContext {
+        servers: spec.servers.clone(),
+        embedded_server: None,
+        stopped_by: None,
+        percentiles: result::DEFAULT_PERCENTILES.to_vec(),
+    };
+    let mut r = RunResult::build(spec, &crate::engine::Outcome::default(), ctx);
+    r.failure = None;
+    r.warnings.clear();
+    r
+}

@@ -1,0 +1,77 @@
+//! An interval on the wire: `IntervalSummary` to the API's `Interval` and
+//! back. Histograms stay in HdrHistogram V2 compressed encoding both ways,
+//! so nothing is rounded on the way.
+
+use super::pb;
+use crate::stats::{Hdr, IntervalOp, IntervalSummary, OpRecorder};
+use std::collections::BTreeMap;
+
+/// An interval as an agent sends it.
+pub fn interval(s: &IntervalSummary) -> pb::Interval {
+    pb::Interval {
+        index: s.index,
+        time_s: s.time_s,
+        duration_s: s.duration_s,
+        ops: s
+            .ops
+            .iter()
+            .map(|(name, o)| pb::OpInterval {
+                op: name.clone(),
+                count: o.count,
+                hits: o.hits,
+                misses: o.misses,
+                errors: o.errors,
+                latency_hdr: o.latency_hdr.bytes().to_vec(),
+                service_time_hdr: o.service_time_hdr.bytes().to_vec(),
+            })
+            .collect(),
+        hits: s.hits,
+        misses: s.misses,
+        errors: s.errors,
+        bytes_tx: s.bytes_tx,
+        bytes_rx: s.bytes_rx,
+        send_lag_hdr: s.send_lag_hdr.bytes().to_vec(),
+    }
+}
+
+/// An interval as the master keeps it. Refused when a histogram does not
+/// decode or disagrees with its count: the agent's data would be wrong.
+pub fn summary(i: pb::Interval) -> Result<IntervalSummary, String> {
+    let secs = i.duration_s.max(1e-9);
+    let mut ops = BTreeMap::new();
+    for o in i.ops {
+        let latency = Hdr::from_bytes(o.latency_hdr)?.decode()?;
+        if latency.len() != o.count {
+            return Err(format!(
+                "interval {}: {} holds {} latencies for a count of {}",
+                i.index,
+                o.op,
+                latency.len(),
+                o.count
+            ));
+        }
+        let r = OpRecorder {
+            latency,
+            service: Hdr::from_bytes(o.service_time_hdr)?.decode()?,
+            hits: o.hits,
+            misses: o.misses,
+            errors: o.errors,
+            left_out: 0,
+        };
+        ops.insert(o.op, IntervalOp::new(&r, secs));
+    }
+    Ok(IntervalSummary {
+        index: i.index,
+        time_s: i.time_s,
+        duration_s: i.duration_s,
+        ops,
+        hits: i.hits,
+        misses: i.misses,
+        errors: i.errors,
+        bytes_tx: i.bytes_tx,
+        bytes_rx: i.bytes_rx,
+        send_lag_hdr: Hdr::from_bytes(i.send_lag_hdr)?,
+        servers: Vec::new(),
+        replica: None,
+    })
+}

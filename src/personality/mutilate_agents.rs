@@ -1,0 +1,157 @@
+//! mutilate's and memcache-perf's agent mode on mcbench's agents: `-A`
+//! serves (`mcbench agent`), `-a HOST` drives agents (`run --agent`), and
+//! `-C/-Q/-D` are the master's own probe connections (or, with no agent,
+//! override `-c`, `-q` and `-d`, as in mutilate).
+
+use super::mutilate::Common;
+use super::values::with_port;
+use super::Translation;
+use std::path::PathBuf;
+
+/// The token every agent and master shares. mutilate has none: the file
+/// named by `MCBENCH_TOKEN_FILE`, else `~/.config/mcbench/agent-token`.
+fn token_file() -> Result<String, String> {
+    if let Some(p) = std::env::var_os("MCBENCH_TOKEN_FILE") {
+        return Ok(p.to_string_lossy().into_owned());
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let p = home.join(".config/mcbench/agent-token");
+    if p.exists() {
+        return Ok(p.display().to_string());
+    }
+    Err(format!(
+        "agent mode needs a token shared by the master and its agents, which mutilate does not have: \
+         write one line of 16 or more characters to {} on every machine, or name such a file in MCBENCH_TOKEN_FILE",
+        p.display()
+    ))
+}
+
+/// mutilate's agent port (`mcbench agent` listens on the same by default).
+const MUTILATE_AGENT_PORT: u16 = 5556;
+
+/// The probe connections a master keeps: per server, rate, depth.
+struct Probe {
+    connections: usize,
+    rate: f64,
+    depth: usize,
+}
+
+impl Common {
+    fn port(&self) -> Result<u16, String> {
+        match &self.agent_port {
+            None => Ok(MUTILATE_AGENT_PORT),
+            Some(p) => p
+                .parse()
+                .map_err(|_| format!("-p/--agent_port must be a port number, got {p}")),
+        }
+    }
+
+    /// `-A`: serve as an agent, on every interface as mutilate's agent
+    /// does, weighted as mutilate weighs one (threads × `-l`).
+    pub(super) fn agent(&self) -> Result<Translation, String> {
+        let mut t = Translation::new("agent");
+        if !self.agent.is_empty() {
+            return Err("-A and -a exclude each other: an agent enlists no agents".into());
+        }
+        t.flag("--listen", format!("0.0.0.0:{}", self.port()?));
+        t.flag("--token-file", token_file()?);
+        let threads = self.threads.unwrap_or(1);
+        t.flag("--threads", threads);
+        let weight = threads as u64 * u64::from(self.lambda_mul.unwrap_or(1));
+        t.flag("--lambda-mul", weight);
+        t.note("-A listens on every interface, as mutilate's agent does; each call must carry the shared token");
+        if !self.server.is_empty() || self.qps.is_some() || self.connections.is_some() {
+            t.note("-s, -q and -c have no effect on an agent: the master sends the workload");
+        }
+        Ok(t)
+    }
+
+    /// The master's side: its agents, and the load connections and rate
+    /// left to them once the master's probe takes its own. `per_server`
+    /// is `-c` × `-T` per server; `rate` is `-q` (0: closed loop). Without
+    /// agents, `-C/-Q/-D` override `-c/-q/-d`.
+    pub(super) fn agents(
+        &self,
+        t: &mut Translation,
+        threads: usize,
+        per_server: usize,
+        rate: u64,
+    ) -> Result<(usize, u64), String> {
+        if self.lambda_mul.is_some() {
+            return Err("-l/--lambda_mul weighs an agent: give it with -A on that agent".into());
+        }
+        if self.agent.is_empty() {
+            if self.agent_port.is_some() {
+                t.note("-p has no effect without -A or -a");
+            }
+            let conns = self.measure_connections.map_or(per_server, |c| c * threads);
+            return Ok((conns, self.measure_qps.unwrap_or(rate)));
+        }
+        let port = self.port()?;
+        for a in &self.agent {
+            t.flag("--agent", with_port(a, port));
+        }
+        t.flag("--token-file", token_file()?);
+        // Each agent opens -c per server on each of the master's -T
+        // threads (mutilate: on each of the agent's own).
+        let load = per_server * self.agent.len();
+        let (rate, probe) = self.probe(threads, per_server, load, rate)?;
+        match probe {
+            Some(p) => {
+                t.flag("--measure-connections", p.connections);
+                t.flag("--measure-rate", format!("{:.3}", p.rate));
+                t.flag("--measure-depth", p.depth);
+            }
+            None => t.note(
+                "the master opens no connections of its own without -C/-Q/-D: \
+                 its latency is every agent's, merged",
+            ),
+        }
+        Ok((load, rate))
+    }
+
+    /// The agents' rate and the master's probe (with -C, -Q or -D), as
+    /// mutilate shares -q: -Q is the master's and the rest the agents';
+    /// without -Q the master takes its connections' share.
+    fn probe(
+        &self,
+        threads: usize,
+        per_server: usize,
+        load: usize,
+        rate: u64,
+    ) -> Result<(u64, Option<Probe>), String> {
+        if self.measure_connections.is_none()
+            && self.measure_qps.is_none()
+            && self.measure_depth.is_none()
+        {
+            return Ok((rate, None));
+        }
+        let connections = self.measure_connections.map_or(per_server, |c| c * threads);
+        let depth = self.measure_depth.or(self.depth).unwrap_or(1);
+        let (probe_rate, agents_rate) = match self.measure_qps {
+            Some(q) if rate > 0 && q >= rate => {
+                return Err(format!(
+                    "-Q {q} leaves nothing of -q {rate} to the agents: give -q above -Q"
+                ))
+            }
+            Some(q) => (q as f64, rate.saturating_sub(q)),
+            None if rate == 0 => {
+                return Err("-C or -D without -Q on a closed-loop run: the master's probe connections keep a rate; give -Q".into())
+            }
+            None => {
+                let share = rate as f64 * connections as f64 / (connections + load) as f64;
+                (share, rate - share.round() as u64)
+            }
+        };
+        Ok((
+            agents_rate,
+            Some(Probe {
+                connections,
+                rate: probe_rate,
+                depth,
+            }),
+        ))
+    }
+}
