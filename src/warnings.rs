@@ -109,7 +109,7 @@ impl fmt::Display for Warning {
         match self {
             Warning::AgentLost { agent, at_s, why } => write!(
                 f,
-                "AGENT LOST: {agent}, {at_s:.1} s after the start: {why}. The merged result holds the other agents' load only"
+                "AGENT LOST: {agent}, {at_s:.1} s after the start: {why}. What it measured until its last interval is counted; the load it offered after that is not"
             ),
             Warning::LateSchedule { send_lag_p99_us } => write!(
                 f,

@@ -83,6 +83,8 @@ fn three_agents_merge_to_the_servers_own_count() {
         "2s",
         "-c",
         "8",
+        "-q",
+        "4000",
         "--token-file",
         &tf,
     ];
@@ -93,9 +95,11 @@ fn three_agents_merge_to_the_servers_own_count() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let rows = v["agents"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
-    // Weight 2 of 4: half the connections, so about half the load.
+    // Weight 2 of 4: half the rate (2,000 ops/s), the others 1,000 each.
     let rates: Vec<f64> = rows.iter().map(|r| r["rate"].as_f64().unwrap()).collect();
-    assert!(rates.iter().all(|r| *r > 0.0), "{rates:?}");
+    for (rate, want) in rates.iter().zip([2000.0, 1000.0, 1000.0]) {
+        assert!((rate - want).abs() < want * 0.15, "{rates:?}");
+    }
     // Every agent preloaded its own slice of the 10,000 keys, once.
     let server_ops = m.stat("cmd_get") + m.stat("cmd_set") - before;
     assert_eq!(
@@ -257,6 +261,7 @@ fn a_signal_stops_master_and_agents_with_the_results_so_far() {
     let tf = token_file(dir.path(), TOKEN);
     let agent = AgentProc::start(std::path::Path::new(&tf), &[]);
     let json = dir.path().join("r.json");
+    let before = m.stat("cmd_get") + m.stat("cmd_set");
     let child = spawn_mcbench(
         &[
             "run",
@@ -282,8 +287,17 @@ fn a_signal_stops_master_and_agents_with_the_results_so_far() {
     let v = read_json(&json);
     assert_eq!(v["stopped_by"], "SIGINT");
     assert!(count(&v, "total.count") > 0);
-    assert_eq!(v["agents"][0]["finished"], false);
-    // The agent stops too: it finds its master gone at its next interval.
+    // The master told the agent to stop: its whole result so far came
+    // back (its CPU with it), and what it had in flight is `cut_off`.
+    assert_eq!(v["agents"][0]["finished"], true, "{}", v["agents"]);
+    assert!(v["agents"][0]["cpu_ns_per_op"].as_f64().unwrap() > 0.0);
+    let counted = count(&v, "total.count") + 10_000;
+    let server = m.stat("cmd_get") + m.stat("cmd_set") - before;
+    assert!(
+        counted <= server && server <= counted + count(&v, "errors.cut_off"),
+        "counted {counted}, server {server}"
+    );
+    // The agent stopped too.
     std::thread::sleep(Duration::from_millis(2000));
     let settled = m.stat("cmd_get") + m.stat("cmd_set");
     std::thread::sleep(Duration::from_millis(1500));
@@ -309,4 +323,29 @@ fn agent_flags_are_checked_before_any_traffic() {
         &tf,
     ]);
     assert_usage_error(&out, "--agent needs --server");
+    let twice = ["run", "-s", "127.0.0.1:1", "-t", "1s", "--token-file", &tf];
+    let out = mcbench(
+        &[
+            &twice[..],
+            &["--agent", "127.0.0.1:9", "--agent", "127.0.0.1:9"],
+        ]
+        .concat(),
+    );
+    assert_usage_error(&out, "given twice");
+    let out = mcbench(&[&twice[..], &["--agent", "127.0.0.1:9", "--save", "s.tsv"]].concat());
+    assert_usage_error(&out, "--agent with --save");
+    let out = mcbench(&[
+        "scan",
+        "-s",
+        "127.0.0.1:1",
+        "--rates",
+        "100,200",
+        "-t",
+        "1s",
+        "--agent",
+        "127.0.0.1:9",
+        "--token-file",
+        &tf,
+    ]);
+    assert_usage_error(&out, "--agent with scan");
 }

@@ -261,6 +261,14 @@ fn three_hosts_merge_to_the_servers_count_and_one_process_percentiles() {
     assert_eq!(rows.len(), 3);
     let row_sum: u64 = rows.iter().map(|r| r["count"].as_u64().unwrap()).sum();
     assert_eq!(row_sum, count(&merged, "total.count"));
+    // The intervals streamed as they closed add up to the whole results.
+    let streamed: u64 = merged["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| count(i, "ops.total.count"))
+        .sum();
+    assert_eq!(streamed, count(&merged, "total.count"));
     for (i, r) in rows.iter().enumerate() {
         assert!(r["finished"].as_bool().unwrap(), "{r}");
         assert!(stderr(&out).contains(&format!("agent {}:{AGENT_PORT}", agent_ip(i))));
@@ -297,6 +305,7 @@ fn a_host_lost_mid_run_is_reported_under_each_policy_with_its_data_kept() {
     for policy in ["fail", "continue"] {
         let _keep = lab.agent(0, &keep_addr, &tf);
         let mut lose = lab.agent(1, &lose_addr, &tf);
+        let before = lab.ops();
         let json = dir.path().join(format!("{policy}.json"));
         let mut cmd = Lab::command(&lab.hub, BIN);
         cmd.args(["run", "-s", MEMCACHED, "-t", "4s", "-c", "4", "-i", "500ms"])
@@ -316,6 +325,7 @@ fn a_host_lost_mid_run_is_reported_under_each_policy_with_its_data_kept() {
         lose.kill();
         let out = wait_bounded(child, Duration::from_secs(60));
         let v = read_json(&json);
+        let server = lab.ops() - before;
         let rows = v["agents"].as_array().unwrap();
         let lost = rows
             .iter()
@@ -325,14 +335,22 @@ fn a_host_lost_mid_run_is_reported_under_each_policy_with_its_data_kept() {
             .iter()
             .find(|r| r["name"] == keep_addr.as_str())
             .unwrap();
-        assert!(lost["lost_at_s"].as_f64().unwrap() > 1.0, "{lost}");
+        // Killed 2.5 s after the master started, some 0.5 s before the
+        // agreed start: about 2 s into the run.
+        let at = lost["lost_at_s"].as_f64().unwrap();
+        assert!((1.0..3.5).contains(&at), "{lost}");
         assert!(!lost["lost_why"].as_str().unwrap().is_empty(), "{lost}");
-        // The lost host's intervals before it went count in the result.
-        assert!(count(lost, "count") > 0, "{lost}");
-        assert_eq!(
-            count(lost, "count") + count(kept, "count"),
-            count(&v, "total.count")
+        // The lost host's intervals before it went count in the result:
+        // the server saw them, and no more than the one interval it was
+        // in when killed (0.5 s of its ~2 s) besides.
+        let lost_count = count(lost, "count");
+        assert!(lost_count > 0, "{lost}");
+        let total = count(&v, "total.count") + 10_000;
+        assert!(
+            total <= server && server - total < lost_count / 2,
+            "counted {total} with the preload, the server {server}, the lost agent {lost_count}"
         );
+        assert_eq!(lost_count + count(kept, "count"), count(&v, "total.count"));
         assert!(v["warnings"].to_string().contains("agent_lost"));
         assert_eq!(v["completed"], false);
         match policy {
@@ -489,8 +507,13 @@ fn the_seeds_agent_lines_run_on_eight_hosts() {
             answered <= gets && gets <= answered + timed_out,
             "answered {answered}, timed out {timed_out}, server {gets}"
         );
-        // One overloaded agent makes the run client-bound.
-        assert_eq!(v["client"]["client_bound"], true, "{}", v["warnings"]);
+        // The run is client-bound exactly when an agent was.
+        let any = v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["client_bound"] == true);
+        assert_eq!(v["client"]["client_bound"], any, "{}", v["warnings"]);
         let text = stdout(&out);
         assert!(text.starts_with("#type"), "{text}");
         assert!(text.contains(&format!("({answered} / ")), "{text}");

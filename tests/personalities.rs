@@ -593,8 +593,8 @@ fn help_and_refusals_name_the_flag() {
     );
     let out = mcbench(&["memcache-perf", "-s", "127.0.0.1:1", "--keyorder", "zipf"]);
     assert_usage_error(&out, "--keyorder zipf is not supported");
-    let out = mcbench(&["memcache-perf", "-s", "127.0.0.1:1", "-m", "2"]);
-    assert_usage_error(&out, "-m/--poll_freq");
+    let out = mcbench(&["memcache-perf", "-s", "127.0.0.1:1", "-M", "2"]);
+    assert_usage_error(&out, "-M/--poll_max is not supported");
     let out = mcbench(&["memaslap"]);
     assert_usage_error(&out, "No servers provided");
     let out = mcbench(&["mcperf", "-m", "frobnicate"]);

@@ -11,7 +11,7 @@ use crate::stats::IntervalSummary;
 use crate::warnings::Warning;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// What one agent sent: its intervals as they closed, then how it ended.
@@ -37,25 +37,31 @@ struct Patience {
     first: Duration,
     /// Between events afterwards.
     then: Duration,
+    /// For the result once the agent was told to stop.
+    stopping: Duration,
 }
 
 /// Starts every agent (and the master's probe connections) at one instant
-/// and merges what they measured.
+/// and merges what they measured. `stopped` turns true on a signal.
 pub async fn run_all(
     agents: &[Agent],
     spec: &RunSpec,
     stop: &Arc<AtomicUsize>,
+    stopped: watch::Receiver<bool>,
     loss: AgentLoss,
 ) -> Result<RunResult, Failure> {
     let slowest = agents.iter().map(|a| a.rtt_ns).max().unwrap_or(0);
     let start = unix_ns() + 300_000_000 + 4 * slowest;
-    let started = Instant::now();
     let then = spec.interval * 3 + spec.timeout + Duration::from_secs(10);
     let patience = Patience {
-        first: Duration::from_nanos((start - unix_ns()).max(0) as u64) + spec.warmup + then,
+        first: Duration::from_nanos((start - unix_ns()).max(0) as u64)
+            + spec.wait
+            + spec.warmup
+            + then,
         then,
+        // After a Stop: the agent's drain, then its result.
+        stopping: spec.timeout + Duration::from_secs(10),
     };
-    let stopped = watch_signal(stop.clone());
     let probe = spec.measure.map(|group| {
         let probe = probe_spec(spec, group);
         let stop = stop.clone();
@@ -68,9 +74,9 @@ pub async fn run_all(
     for a in agents {
         let run = read_stream(
             a.client.clone(),
-            start + a.offset_ns,
+            start,
+            a.offset_ns,
             Patience { ..patience },
-            started,
             stopped.clone(),
         );
         tasks.push(tokio::spawn(run));
@@ -80,27 +86,60 @@ pub async fn run_all(
         parts.push(t.await.unwrap_or_else(|e| Part {
             intervals: Vec::new(),
             end: End::Lost {
-                at_s: started.elapsed().as_secs_f64(),
+                at_s: since(start),
                 why: e.to_string(),
             },
         }));
     }
     let probe = match probe {
-        Some(p) => Some(p.await.map_err(|e| Failure::run(e.to_string()))??),
+        Some(p) => Some(
+            p.await
+                .map_err(|e| Failure::run(e.to_string()))
+                .and_then(|r| r),
+        ),
         None => None,
     };
     let mut merged = merge(spec, agents, parts, loss, stop)?;
-    if let (Some(r), Some(group)) = (probe, spec.measure) {
-        merged.measure = Some(MeasureSummary::of_run(group, &r));
-        merged.failure = merged.failure.or(r.failure);
+    match (probe, spec.measure) {
+        (Some(Ok(r)), Some(group)) => {
+            merged.measure = Some(MeasureSummary::of_run(group, &r));
+            merged.failure = merged.failure.or(r.failure);
+        }
+        // The agents' results are kept; the run failed all the same.
+        (Some(Err(f)), _) => {
+            merged.failure = Some(format!("the master's probe connections: {f}"));
+        }
+        _ => {}
     }
     Ok(merged)
+}
+
+/// Seconds on the master's clock since the agreed start (0 before it).
+fn since(start_ns: i64) -> f64 {
+    unix_ns().saturating_sub(start_ns).max(0) as f64 / 1e9
+}
+
+/// A run stopped by a signal before it started: nothing measured, the
+/// signal said (exit 130/143, the outputs written).
+pub fn stopped_before_start(spec: &RunSpec, stop: &AtomicUsize) -> RunResult {
+    let mut r = empty(spec);
+    r.completed = false;
+    r.stopped_by = signal_name(stop);
+    r
+}
+
+fn signal_name(stop: &AtomicUsize) -> Option<String> {
+    match stop.load(Ordering::Relaxed) {
+        0 => None,
+        sig if sig == libc::SIGTERM as usize => Some("SIGTERM".into()),
+        _ => Some("SIGINT".into()),
+    }
 }
 
 /// The master's probe connections as a run of their own: the measurement
 /// group's connections, rate and depth, on the run's workload, reading
 /// the key space the agents preloaded.
-fn probe_spec(spec: &RunSpec, group: MeasureGroup) -> Result<RunSpec, Failure> {
+pub fn probe_spec(spec: &RunSpec, group: MeasureGroup) -> Result<RunSpec, Failure> {
     let mut p = spec.clone();
     p.measure = None;
     p.connections = group.connections;
@@ -117,7 +156,7 @@ fn probe_spec(spec: &RunSpec, group: MeasureGroup) -> Result<RunSpec, Failure> {
 }
 
 /// A flag that turns true once a signal stops the master.
-fn watch_signal(stop: Arc<AtomicUsize>) -> watch::Receiver<bool> {
+pub fn watch_signal(stop: Arc<AtomicUsize>) -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
     tokio::spawn(async move {
         while stop.load(Ordering::Relaxed) == 0 {
@@ -131,20 +170,23 @@ fn watch_signal(stop: Arc<AtomicUsize>) -> watch::Receiver<bool> {
     rx
 }
 
-/// Starts one agent at `at` (its own clock) and reads its stream to the
-/// end, keeping every interval it sends.
+/// Starts one agent at `start` (the master's clock; `offset_ns` turns it
+/// into the agent's) and reads its stream to the end, keeping every
+/// interval. On a signal the agent is told to stop, and its result so far
+/// is still awaited.
 async fn read_stream(
     mut client: super::master::Client,
-    at: i64,
+    start: i64,
+    offset_ns: i64,
     patience: Patience,
-    started: Instant,
     mut stopped: watch::Receiver<bool>,
 ) -> Part {
     let mut intervals = Vec::new();
     let lost = |why: String| End::Lost {
-        at_s: started.elapsed().as_secs_f64(),
+        at_s: since(start),
         why,
     };
+    let at = start.saturating_add(offset_ns);
     let mut stream = match client.run(pb::RunRequest { start_unix_ns: at }).await {
         Ok(r) => r.into_inner(),
         Err(s) => {
@@ -155,13 +197,24 @@ async fn read_stream(
         }
     };
     let mut wait = patience.first;
+    let mut told_to_stop = false;
     let end = loop {
         let next = tokio::time::timeout(wait, stream.message());
+        let signalled = async { stopped.wait_for(|s| *s).await.is_ok() };
         let event = tokio::select! {
-            _ = stopped.wait_for(|s| *s) => break End::Stopped,
-            r = next => r,
+            true = signalled, if !told_to_stop => None,
+            r = next => Some(r),
+        };
+        let Some(event) = event else {
+            told_to_stop = true;
+            if !ask_to_stop(&client).await {
+                break End::Stopped;
+            }
+            wait = patience.stopping;
+            continue;
         };
         match event {
+            Err(_) | Ok(Err(_)) if told_to_stop => break End::Stopped,
             Err(_) => break lost(format!("nothing for {wait:?}")),
             Ok(Err(s)) => break lost(s.message().to_string()),
             Ok(Ok(None)) => break lost("its stream ended without a result".into()),
@@ -179,9 +232,21 @@ async fn read_stream(
                 None => {}
             },
         }
-        wait = patience.then;
+        if !told_to_stop {
+            wait = patience.then;
+        }
     };
     Part { intervals, end }
+}
+
+/// Tells an agent to end its share early; whether it heard.
+async fn ask_to_stop(client: &super::master::Client) -> bool {
+    let mut client = client.clone();
+    let asked = client.stop(pb::StopRequest {});
+    matches!(
+        tokio::time::timeout(Duration::from_secs(5), asked).await,
+        Ok(Ok(_))
+    )
 }
 
 /// The agents' results as one, with a row per agent. A lost (or stopped)
@@ -199,12 +264,15 @@ fn merge(
     let mut lost = Vec::new();
     for (a, part) in agents.iter().zip(parts) {
         match part.end {
-            End::Done(r) => {
+            End::Done(mut r) => {
+                // The result comes without its intervals: they came as
+                // they closed.
+                r.intervals = part.intervals;
                 rows.push(AgentSummary::of(&a.name, a.offset_ns, a.rtt_ns, &r));
                 done.push(*r);
             }
             End::Lost { at_s, why } => {
-                let partial = partial_total(&part.intervals, at_s)?;
+                let partial = partial_total(&part.intervals)?;
                 rows.push(
                     AgentSummary::cut(&a.name, a.offset_ns, a.rtt_ns, &partial).lost(at_s, &why),
                 );
@@ -216,8 +284,7 @@ fn merge(
                 cut.push(part.intervals);
             }
             End::Stopped => {
-                let at_s = part.intervals.last().map_or(0.0, |s| s.time_s);
-                let partial = partial_total(&part.intervals, at_s)?;
+                let partial = partial_total(&part.intervals)?;
                 rows.push(AgentSummary::cut(&a.name, a.offset_ns, a.rtt_ns, &partial));
                 cut.push(part.intervals);
             }
@@ -232,12 +299,13 @@ fn merge(
         result::add_intervals(&mut merged, intervals).map_err(Failure::run)?;
     }
     merged.spec = spec.clone();
+    // Every agent preloaded its slice in Prepare, before the start (a
+    // failed preload refuses the run there).
+    if spec.load == LoadMode::Load {
+        merged.preloaded = Some(true);
+    }
     merged.agents = rows;
-    merged.stopped_by = match stop.load(Ordering::Relaxed) {
-        0 => None,
-        sig if sig == libc::SIGTERM as usize => Some("SIGTERM".into()),
-        _ => Some("SIGINT".into()),
-    };
+    merged.stopped_by = signal_name(stop);
     if !cut.is_empty() {
         merged.completed = false;
     }
@@ -253,8 +321,10 @@ fn merge(
     Ok(merged)
 }
 
-/// What a cut-short agent's intervals add up to.
-fn partial_total(intervals: &[IntervalSummary], secs: f64) -> Result<result::OpSummary, Failure> {
+/// What a cut-short agent's intervals add up to, over the time they
+/// cover.
+fn partial_total(intervals: &[IntervalSummary]) -> Result<result::OpSummary, Failure> {
+    let secs = intervals.last().map_or(0.0, |s| s.time_s);
     let mut ops = result::ops_of_intervals(intervals, secs).map_err(Failure::run)?;
     Ok(ops.remove("total").unwrap_or_else(result::OpSummary::empty))
 }

@@ -1,8 +1,10 @@
 //! The master's side: agents checked, their clocks measured, their shares
 //! prepared, one start, their streams read, their results merged.
 
+use super::collect;
 use super::pb;
 use super::pb::agent_client::AgentClient;
+use super::server::{KEEPALIVE, KEEPALIVE_TIMEOUT};
 use super::tls::ClientTls;
 use super::{share, token, PROTOCOL_VERSION};
 use crate::error::Failure;
@@ -28,6 +30,20 @@ pub enum AgentLoss {
 
 /// Pings per agent; the one with the shortest round trip gives the offset.
 const PINGS: usize = 8;
+/// How long Hello and each Ping may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// A clock further off than this is refused (an agent waits at most 60 s
+/// for its start).
+const MAX_OFFSET: Duration = Duration::from_secs(30);
+/// The largest message the master takes: a whole result.
+const MAX_MESSAGE: usize = 256 << 20;
+
+/// A request that fails after `CALL_TIMEOUT`.
+fn timed<T>(message: T) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(message);
+    r.set_timeout(CALL_TIMEOUT);
+    r
+}
 /// How long connecting to an agent may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -67,23 +83,53 @@ pub fn run_with_agents(
         .map(|ca| ClientTls::read(ca, control.tls_domain.clone()))
         .transpose()
         .map_err(Failure::usage)?;
-    // What the shares need of the run, checked before any agent is called.
+    let addrs = addresses(control.addrs)?;
+    // What the shares and the probe need of the run, checked before any
+    // agent is called.
     let even = share::Seat {
         weight: 1,
         threads: 0,
     };
-    share::shares(spec, &vec![even; control.addrs.len()]).map_err(Failure::usage)?;
+    share::shares(spec, &vec![even; addrs.len()]).map_err(Failure::usage)?;
+    if let Some(group) = spec.measure {
+        collect::probe_spec(spec, group)?;
+    }
     let rt = super::runtime().map_err(Failure::run)?;
     rt.block_on(async {
-        let mut agents = Vec::new();
-        for addr in control.addrs {
-            agents.push(enlist(addr, attach.clone(), tls.as_ref()).await?);
-        }
-        let seats: Vec<share::Seat> = agents.iter().map(|a| a.seat).collect();
-        let shares = share::shares(spec, &seats).map_err(Failure::usage)?;
-        prepare(&mut agents, &shares).await?;
-        super::collect::run_all(&agents, spec, stop, control.loss).await
+        let stopped = collect::watch_signal(stop.clone());
+        let setup = async {
+            let mut agents = Vec::new();
+            for addr in &addrs {
+                agents.push(enlist(addr, attach.clone(), tls.as_ref()).await?);
+            }
+            let seats: Vec<share::Seat> = agents.iter().map(|a| a.seat).collect();
+            let shares = share::shares(spec, &seats).map_err(Failure::usage)?;
+            prepare(&mut agents, &shares).await?;
+            Ok::<_, Failure>(agents)
+        };
+        let mut signal = stopped.clone();
+        let agents = tokio::select! {
+            agents = setup => agents?,
+            _ = signal.wait_for(|s| *s) => return Ok(collect::stopped_before_start(spec, stop)),
+        };
+        collect::run_all(&agents, spec, stop, stopped, control.loss).await
     })
+}
+
+/// `--agent`s as HOST:PORT (mcbench agent's port when none is given),
+/// each once: an agent runs one share at a time.
+fn addresses(given: &[String]) -> Result<Vec<String>, Failure> {
+    let mut out: Vec<String> = Vec::new();
+    for a in given {
+        let addr = crate::spec::with_default_port(a, super::DEFAULT_PORT);
+        if out.contains(&addr) {
+            return Err(Failure::usage(format!(
+                "--agent {addr} is given twice: an agent runs one share at a time; start another agent"
+            )));
+        }
+        out.push(addr);
+    }
+    Ok(out)
 }
 
 pub(super) fn unix_ns() -> i64 {
@@ -101,7 +147,10 @@ async fn enlist(
     let scheme = if tls.is_some() { "https" } else { "http" };
     let mut endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))
         .map_err(|e| Failure::usage(format!("--agent {addr}: {e}")))?
-        .connect_timeout(CONNECT_TIMEOUT);
+        .connect_timeout(CONNECT_TIMEOUT)
+        .http2_keep_alive_interval(KEEPALIVE)
+        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+        .keep_alive_while_idle(true);
     if let Some(tls) = tls {
         endpoint = endpoint
             .tls_config(tls.config(addr))
@@ -111,11 +160,13 @@ async fn enlist(
         .connect()
         .await
         .map_err(|e| Failure::run(format!("agent {addr}: cannot connect: {}", chain(&e))))?;
-    let mut client = AgentClient::with_interceptor(channel, attach);
+    // A whole result (histograms of every op) may exceed gRPC's 4 MB.
+    let mut client =
+        AgentClient::with_interceptor(channel, attach).max_decoding_message_size(MAX_MESSAGE);
     let hello = client
-        .hello(pb::HelloRequest {
+        .hello(timed(pb::HelloRequest {
             protocol_version: PROTOCOL_VERSION,
-        })
+        }))
         .await
         .map_err(|s| match s.code() {
             tonic::Code::Unauthenticated => refusal(addr, &s),
@@ -133,17 +184,28 @@ async fn enlist(
     }
     let (mut offset_ns, mut rtt_ns) = (0, i64::MAX);
     for _ in 0..PINGS {
+        // The round trip on the monotonic clock; the midpoint on the wall
+        // clock, which the agent's reading is compared with.
+        let sent = std::time::Instant::now();
         let t0 = unix_ns();
         let reply = client
-            .ping(pb::PingRequest {})
+            .ping(timed(pb::PingRequest {}))
             .await
             .map_err(|s| refusal(addr, &s))?
             .into_inner();
-        let t1 = unix_ns();
-        if t1 - t0 < rtt_ns {
-            rtt_ns = t1 - t0;
-            offset_ns = reply.agent_unix_ns - (t0 + (t1 - t0) / 2);
+        let rtt = sent.elapsed().as_nanos().min(i64::MAX as u128) as i64;
+        if rtt < rtt_ns {
+            rtt_ns = rtt;
+            offset_ns = reply
+                .agent_unix_ns
+                .saturating_sub(t0.saturating_add(rtt / 2));
         }
+    }
+    if offset_ns.unsigned_abs() > MAX_OFFSET.as_nanos() as u64 {
+        return Err(Failure::run(format!(
+            "agent {addr}'s clock is {:.1} s off this one's: synchronise the clocks (NTP) first",
+            offset_ns as f64 / 1e9
+        )));
     }
     eprintln!(
         "mcbench: agent {addr} ({}, {} CPUs, weight {}): clock offset {:+.3} ms, round trip {:.3} ms",

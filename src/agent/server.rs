@@ -9,7 +9,7 @@ use crate::spec::{LoadMode, RunSpec};
 use crate::stats::IntervalSummary;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
@@ -28,9 +28,33 @@ struct Service {
     threads: u32,
     /// The share the last Prepare checked (and preloaded).
     prepared: Mutex<Option<RunSpec>>,
-    /// One run at a time.
-    busy: Arc<Mutex<()>>,
+    /// Set while a preload or a run is under way: one at a time.
+    busy: Arc<AtomicBool>,
+    /// The running share's stop flag, for Stop.
+    running: Arc<Mutex<Option<Arc<AtomicUsize>>>>,
 }
+
+/// Holds `Service::busy` until dropped.
+struct Busy(Arc<AtomicBool>);
+
+impl Busy {
+    fn take(flag: &Arc<AtomicBool>) -> Result<Busy, Status> {
+        flag.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .map_err(|_| Status::unavailable("this agent is busy with another share"))?;
+        Ok(Busy(flag.clone()))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// How often both sides ping an idle HTTP/2 connection, and how long a
+/// ping may go unanswered before the peer counts as gone.
+pub(super) const KEEPALIVE: Duration = Duration::from_secs(10);
+pub(super) const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How an agent serves (`mcbench agent`'s flags).
 pub struct Serve<'a> {
@@ -64,8 +88,14 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
         threads: how.threads.unwrap_or(0) as u32,
         weight: how.weight,
         prepared: Mutex::new(None),
-        busy: Arc::new(Mutex::new(())),
+        busy: Arc::new(AtomicBool::new(false)),
+        running: Arc::new(Mutex::new(None)),
     };
+    if tls.is_none() && !listen.ip().is_loopback() {
+        eprintln!(
+            "mcbench agent: warning: listening on {listen} without TLS: the token and the workload (SASL credentials included) cross the network in clear; give --tls-cert/--tls-key"
+        );
+    }
     let rt = super::runtime().map_err(Failure::run)?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
@@ -77,7 +107,9 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
         let secure = if tls.is_some() { "TLS" } else { "plain text" };
         eprintln!("mcbench agent: listening on {bound} ({secure}, protocol {PROTOCOL_VERSION})");
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-        let mut server = tonic::transport::Server::builder();
+        let mut server = tonic::transport::Server::builder()
+            .http2_keepalive_interval(Some(KEEPALIVE))
+            .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT));
         if let Some(tls) = tls {
             server = server
                 .tls_config(tls)
@@ -133,11 +165,11 @@ impl Agent for Service {
         let spec: RunSpec = serde_json::from_str(&req.spec_json)
             .map_err(|e| Status::invalid_argument(format!("the share is not a run spec: {e}")))?;
         spec.validate().map_err(Status::invalid_argument)?;
-        let busy = self.busy.clone();
+        let busy = Busy::take(&self.busy)?;
         let preload = spec.load == LoadMode::Load;
         let share = spec.clone();
         let preloaded = tokio::task::spawn_blocking(move || {
-            let _one = busy.lock().unwrap_or_else(|e| e.into_inner());
+            let _busy = busy;
             if !preload {
                 return Ok(0);
             }
@@ -172,12 +204,15 @@ impl Agent for Service {
 
     async fn run(&self, req: Request<pb::RunRequest>) -> Result<Response<Self::RunStream>, Status> {
         let start_ns = req.into_inner().start_unix_ns;
+        let busy = Busy::take(&self.busy)?;
         let spec = self
             .prepared
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
-            .ok_or_else(|| Status::failed_precondition("Run before Prepare"))?;
+            .ok_or_else(|| {
+                Status::failed_precondition("Run before Prepare (or another master prepared since)")
+            })?;
         let wait = Duration::from_nanos(start_ns.saturating_sub(unix_ns()).max(0) as u64);
         if wait > MAX_START_DELAY {
             return Err(Status::invalid_argument(format!(
@@ -185,20 +220,53 @@ impl Agent for Service {
             )));
         }
         let (tx, rx) = mpsc::channel(64);
-        let busy = self.busy.clone();
+        let stop = Arc::new(AtomicUsize::new(0));
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(stop.clone());
+        // A master gone (its stream dropped, or its connection dead to the
+        // keep-alive) stops the share at once, not at its next interval.
+        // The watch holds a sender: it lets go when the share ends, so the
+        // stream can end after the result.
+        let gone = tx.clone();
+        let stop_when_gone = stop.clone();
+        let (ended, share_ended) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = gone.closed() => stop_when_gone.store(libc::SIGTERM as usize, Ordering::Relaxed),
+                _ = share_ended => {}
+            }
+        });
+        let running = self.running.clone();
         tokio::task::spawn_blocking(move || {
-            let _one = busy.lock().unwrap_or_else(|e| e.into_inner());
-            std::thread::sleep(wait);
-            run_share(&spec, &tx);
+            let _busy = busy;
+            // The start instant, on this clock; a stop cuts the wait short.
+            while unix_ns() < start_ns && stop.load(Ordering::Relaxed) == 0 {
+                let left = Duration::from_nanos(start_ns.saturating_sub(unix_ns()).max(0) as u64);
+                std::thread::sleep(left.min(Duration::from_millis(20)));
+            }
+            run_share(&spec, &stop, &tx);
+            *running.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            let _ = ended.send(());
         });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
+
+    async fn stop(
+        &self,
+        _req: Request<pb::StopRequest>,
+    ) -> Result<Response<pb::StopReply>, Status> {
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(stop) = running.as_ref() {
+            stop.store(libc::SIGINT as usize, Ordering::Relaxed);
+        }
+        Ok(Response::new(pb::StopReply {
+            stopped: running.is_some(),
+        }))
+    }
 }
 
-/// Runs `spec`, sending each interval and then the result. A master that
-/// goes away stops the run (its sends fail).
-fn run_share(spec: &RunSpec, tx: &mpsc::Sender<Result<RunEvent, Status>>) {
-    let stop = Arc::new(AtomicUsize::new(0));
+/// Runs `spec`, sending each interval and then the result; `stop` ends it
+/// early (Stop, or the master gone).
+fn run_share(spec: &RunSpec, stop: &Arc<AtomicUsize>, tx: &mpsc::Sender<Result<RunEvent, Status>>) {
     let mut forward = |s: &IntervalSummary| {
         let event = RunEvent {
             event: Some(run_event::Event::Interval(super::wire::interval(s))),
@@ -207,8 +275,10 @@ fn run_share(spec: &RunSpec, tx: &mpsc::Sender<Result<RunEvent, Status>>) {
             stop.store(libc::SIGTERM as usize, Ordering::Relaxed);
         }
     };
-    let outcome = crate::app::measure_quietly(spec, &stop.clone(), &mut forward);
-    let last = match outcome.and_then(|r| {
+    let outcome = crate::app::measure_quietly(spec, stop, &mut forward);
+    let last = match outcome.and_then(|mut r| {
+        // The master has the intervals from the stream.
+        r.intervals.clear();
         serde_json::to_string(&r)
             .map_err(|e| Failure::run(format!("cannot encode the result: {e}")))
     }) {

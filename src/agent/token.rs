@@ -77,9 +77,30 @@ impl tonic::service::Interceptor for Check {
         let from = req
             .remote_addr()
             .map_or("an unknown address".to_string(), |a| a.to_string());
-        eprintln!("mcbench agent: refused a call from {from}: wrong or missing token");
+        log_refusal(&from);
         Err(Status::unauthenticated("wrong or missing token"))
     }
+}
+
+/// Logs a refused call, at most once a second with the count of those
+/// left unsaid: a stranger's calls must not flood the agent's log.
+fn log_refusal(from: &str) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST_S: AtomicU64 = AtomicU64::new(0);
+    static UNSAID: AtomicU64 = AtomicU64::new(0);
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if LAST_S.swap(now_s, Ordering::Relaxed) == now_s {
+        UNSAID.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let unsaid = UNSAID.swap(0, Ordering::Relaxed);
+    let more = match unsaid {
+        0 => String::new(),
+        n => format!(" ({n} more refused calls not logged)"),
+    };
+    eprintln!("mcbench agent: refused a call from {from}: wrong or missing token{more}");
 }
 
 /// Compares without stopping at the first difference, so that the time

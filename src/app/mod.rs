@@ -98,8 +98,26 @@ impl engine::Observer for Watch<'_, '_> {
     }
 }
 
+/// `--agent` drives plain runs only: with `what` it is a usage error.
+pub(crate) fn no_agents(args: &RunArgs, what: &str) -> Result<(), Failure> {
+    #[cfg(feature = "agents")]
+    if !args.agents.is_empty() {
+        return Err(Failure::usage(format!(
+            "--agent with {what} is not supported: agents run one plain run"
+        )));
+    }
+    let _ = (args, what);
+    Ok(())
+}
+
 fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i32, Failure> {
     let spec = args.to_spec().map_err(Failure::usage)?;
+    if args.each {
+        no_agents(args, "--each")?;
+    }
+    if args.save.is_some() {
+        no_agents(args, "--save (the agents' samples stay on their machines)")?;
+    }
     let percentiles = args
         .outputs
         .percentiles
@@ -140,7 +158,8 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
             tls_ca: args.tls_ca.as_deref(),
             tls_domain: args.tls_domain.clone(),
         };
-        let result = crate::agent::run_with_agents(&spec, &control, &stop)?;
+        let mut result = crate::agent::run_with_agents(&spec, &control, &stop)?;
+        result.percentiles = percentiles;
         let written = outputs.write(std::slice::from_ref(&result));
         let code = exit_code(&result);
         return Ok(if written.is_err() { exit::FAILED } else { code });

@@ -43,19 +43,7 @@ pub fn memaslap_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("invalid number '{text}': expected N, NK or NM (10k)"))
 }
 
-/// `HOST:PORT` from a server the tools name `host`, `host:port`, `[v6]`,
-/// `[v6]:port` or a bare IPv6 address, with memcached's port by default.
-pub fn with_port(server: &str, default_port: u16) -> String {
-    let s = server.trim();
-    match s.rsplit_once(':') {
-        // `[v6]:port`, or `host:port` (one colon).
-        Some((host, _)) if host.ends_with(']') || !host.contains(':') => s.to_string(),
-        // A bare IPv6 address.
-        Some(_) if !s.starts_with('[') => format!("[{s}]:{default_port}"),
-        // `[v6]` or a host name.
-        _ => format!("{s}:{default_port}"),
-    }
-}
+pub use crate::spec::with_default_port as with_port;
 
 /// A host and a port as one address (`[v6]:port` for IPv6).
 pub fn host_port(host: &str, port: u16) -> String {

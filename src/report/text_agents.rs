@@ -16,7 +16,7 @@ pub fn write(out: &mut String, r: &RunResult) {
     let _ = writeln!(
         out,
         "  {:<24} {:>12} {:>10} {:>10} {:>8} {:>9} {:>10}  verdict",
-        "agent", "ops/s", "p50 µs", "p99 µs", "errors", "cpu ns/op", "offset ms"
+        "agent", "ok ops/s", "p50 µs", "p99 µs", "errors", "cpu ns/op", "offset ms"
     );
     for a in &r.agents {
         let verdict = match (&a.lost_why, a.client_bound) {

@@ -12,8 +12,9 @@ pub struct AgentSummary {
     /// was measured over (the offset's uncertainty is half of it).
     pub clock_offset_ms: f64,
     pub rtt_ms: f64,
-    /// Answers received, per second, and their latency percentiles, µs.
-    /// A lost agent's are those of the intervals it sent.
+    /// Answers received (error replies included), answers other than
+    /// errors per second, and the latency percentiles, µs. A lost
+    /// agent's are those of the intervals it sent.
     #[serde(default)]
     pub count: u64,
     pub rate: f64,
@@ -51,7 +52,7 @@ impl AgentSummary {
             clock_offset_ms: offset_ns as f64 / 1e6,
             rtt_ms: rtt_ns as f64 / 1e6,
             count: total.count,
-            rate: total.rate,
+            rate: total.ok_rate,
             p50_us: total.latency_us.p50,
             p99_us: total.latency_us.p99,
             errors: total.errors,

@@ -118,15 +118,7 @@ pub fn ops_of_intervals(
     names.dedup();
     let mut out = BTreeMap::new();
     for name in names {
-        let ps: Vec<&IntervalOp> = intervals.iter().filter_map(|s| s.ops.get(name)).collect();
-        let r = OpRecorder {
-            latency: Hdr::sum(ps.iter().map(|p| &p.latency_hdr))?,
-            service: Hdr::sum(ps.iter().map(|p| &p.service_time_hdr))?,
-            hits: ps.iter().map(|p| p.hits).sum(),
-            misses: ps.iter().map(|p| p.misses).sum(),
-            errors: ps.iter().map(|p| p.errors).sum(),
-            left_out: 0,
-        };
+        let r = added(intervals.iter().filter_map(|s| s.ops.get(name)))?;
         out.insert(name.clone(), super::op_summary(&r, secs.max(1e-9)));
     }
     Ok(out)
@@ -274,17 +266,7 @@ fn merge_interval(
     names.dedup();
     let mut ops = BTreeMap::new();
     for name in names {
-        let ps: Vec<&IntervalOp> = parts.iter().filter_map(|p| p.ops.get(name)).collect();
-        let latency = Hdr::sum(ps.iter().map(|p| &p.latency_hdr))?;
-        let service = Hdr::sum(ps.iter().map(|p| &p.service_time_hdr))?;
-        let merged = OpRecorder {
-            latency,
-            service,
-            hits: ps.iter().map(|p| p.hits).sum(),
-            misses: ps.iter().map(|p| p.misses).sum(),
-            errors: ps.iter().map(|p| p.errors).sum(),
-            left_out: 0,
-        };
+        let merged = added(parts.iter().filter_map(|p| p.ops.get(name)))?;
         ops.insert(name.clone(), IntervalOp::new(&merged, secs.max(1e-9)));
     }
     Ok(IntervalSummary {
@@ -307,6 +289,20 @@ fn merge_interval(
             a.merge(&b);
             a
         }),
+    })
+}
+
+/// One op type's interval parts as one recorder: histograms and counts
+/// added.
+fn added<'a>(parts: impl Iterator<Item = &'a IntervalOp>) -> Result<OpRecorder, String> {
+    let ps: Vec<&IntervalOp> = parts.collect();
+    Ok(OpRecorder {
+        latency: Hdr::sum(ps.iter().map(|p| &p.latency_hdr))?,
+        service: Hdr::sum(ps.iter().map(|p| &p.service_time_hdr))?,
+        hits: ps.iter().map(|p| p.hits).sum(),
+        misses: ps.iter().map(|p| p.misses).sum(),
+        errors: ps.iter().map(|p| p.errors).sum(),
+        left_out: 0,
     })
 }
 

@@ -98,6 +98,20 @@ impl fmt::Display for Address {
     }
 }
 
+/// `HOST:PORT` from a server the tools name `host`, `host:port`, `[v6]`,
+/// `[v6]:port` or a bare IPv6 address, with `default_port` when it has none.
+pub fn with_default_port(server: &str, default_port: u16) -> String {
+    let s = server.trim();
+    match s.rsplit_once(':') {
+        // `[v6]:port`, or `host:port` (one colon).
+        Some((host, _)) if host.ends_with(']') || !host.contains(':') => s.to_string(),
+        // A bare IPv6 address.
+        Some(_) if !s.starts_with('[') => format!("[{s}]:{default_port}"),
+        // `[v6]` or a host name.
+        _ => format!("{s}:{default_port}"),
+    }
+}
+
 /// `host:port`, `[v6]:port`, a bare host or a bare IPv6 address.
 fn host_port(text: &str) -> Result<(&str, u16), String> {
     let bad =

@@ -12,7 +12,7 @@ mod trace;
 pub mod units;
 mod verify;
 
-pub use address::Address;
+pub use address::{with_default_port, Address};
 pub use churn::{Churn, Gaps, SocketOptions};
 pub use measure::MeasureGroup;
 pub use replication::Replication;

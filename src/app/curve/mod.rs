@@ -55,6 +55,7 @@ fn finish(code: Result<i32, Failure>) -> i32 {
 }
 
 fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, Failure> {
+    super::no_agents(&args.run, "search")?;
     let slo =
         match (args.slo, &args.run.profile) {
             (Some(slo), _) => slo,
@@ -144,6 +145,7 @@ fn rate_text(rate: Option<f64>) -> String {
 }
 
 fn scan_inner(args: &ScanArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, Failure> {
+    super::no_agents(&args.run, "scan")?;
     if let Some(rate) = args.run.rate {
         eprintln!("mcbench: note: --rates sets each run's rate; --rate {rate} is not used");
     }
