@@ -85,6 +85,8 @@ fn three_agents_merge_to_the_servers_own_count() {
         "8",
         "-q",
         "4000",
+        "-i",
+        "1s",
         "--token-file",
         &tf,
     ];
@@ -116,6 +118,19 @@ fn three_agents_merge_to_the_servers_own_count() {
     // The text report goes to stderr when the JSON takes stdout.
     assert!(stderr(&out).contains("Agents (3;"), "{}", stderr(&out));
     assert!(stderr(&out).contains("clock offset"), "{}", stderr(&out));
+    // -i: a live line per interval, of every agent's interval merged.
+    let intervals = v["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 2);
+    for i in intervals {
+        let get = &i["ops"]["get"];
+        let line = format!(
+            "[{:>7.1}s] get {:.0}/s p50 {:.1}",
+            f(i, "time_s"),
+            f(get, "rate"),
+            f(get, "p50_us")
+        );
+        assert!(stderr(&out).contains(&line), "{line} in {}", stderr(&out));
+    }
 }
 
 #[test]

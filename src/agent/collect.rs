@@ -2,7 +2,7 @@
 //! instant, their streams read as the intervals close, the master's own
 //! probe connections run beside them, and everything merged.
 
-use super::master::{unix_ns, Agent, AgentLoss};
+use super::master::{unix_ns, Agent, AgentLoss, Control};
 use super::pb::{self, run_event};
 use crate::error::Failure;
 use crate::result::{self, AgentSummary, MeasureSummary, RunContext, RunResult};
@@ -48,7 +48,7 @@ pub async fn run_all(
     spec: &RunSpec,
     stop: &Arc<AtomicUsize>,
     stopped: watch::Receiver<bool>,
-    loss: AgentLoss,
+    control: &Control<'_>,
 ) -> Result<RunResult, Failure> {
     let slowest = agents.iter().map(|a| a.rtt_ns).max().unwrap_or(0);
     let start = unix_ns() + 300_000_000 + 4 * slowest;
@@ -70,6 +70,11 @@ pub async fn run_all(
             crate::app::measure_quietly(&probe?, &stop, &mut |_| {})
         })
     });
+    let (feed, lines) = tokio::sync::mpsc::unbounded_channel();
+    let live = spec.live.then(|| {
+        let percentiles = control.percentiles.clone();
+        tokio::spawn(super::live::show(lines, agents.len(), percentiles))
+    });
     let mut tasks = Vec::new();
     for a in agents {
         let run = read_stream(
@@ -78,9 +83,11 @@ pub async fn run_all(
             a.offset_ns,
             Patience { ..patience },
             stopped.clone(),
+            spec.live.then(|| feed.clone()),
         );
         tasks.push(tokio::spawn(run));
     }
+    drop(feed);
     let mut parts = Vec::new();
     for t in tasks {
         parts.push(t.await.unwrap_or_else(|e| Part {
@@ -91,6 +98,9 @@ pub async fn run_all(
             },
         }));
     }
+    if let Some(live) = live {
+        let _ = live.await;
+    }
     let probe = match probe {
         Some(p) => Some(
             p.await
@@ -99,7 +109,7 @@ pub async fn run_all(
         ),
         None => None,
     };
-    let mut merged = merge(spec, agents, parts, loss, stop)?;
+    let mut merged = merge(spec, agents, parts, control.loss, stop)?;
     match (probe, spec.measure) {
         (Some(Ok(r)), Some(group)) => {
             merged.measure = Some(MeasureSummary::of_run(group, &r));
@@ -180,6 +190,7 @@ async fn read_stream(
     offset_ns: i64,
     patience: Patience,
     mut stopped: watch::Receiver<bool>,
+    live: super::live::Feed,
 ) -> Part {
     let mut intervals = Vec::new();
     let lost = |why: String| End::Lost {
@@ -226,7 +237,12 @@ async fn read_stream(
                     }
                 }
                 Some(run_event::Event::Interval(i)) => match super::wire::summary(i) {
-                    Ok(s) => intervals.push(s),
+                    Ok(s) => {
+                        if let Some(live) = &live {
+                            let _ = live.send(s.clone());
+                        }
+                        intervals.push(s);
+                    }
                     Err(e) => break lost(format!("it sent a bad interval: {e}")),
                 },
                 None => {}

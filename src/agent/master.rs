@@ -66,6 +66,8 @@ pub struct Control<'a> {
     /// `--tls-ca` and `--tls-domain`.
     pub tls_ca: Option<&'a Path>,
     pub tls_domain: Option<String>,
+    /// The percentiles of live lines (`-i`).
+    pub percentiles: Vec<f64>,
 }
 
 /// Runs `spec` on the agents and returns the merged result, with a row
@@ -112,7 +114,7 @@ pub fn run_with_agents(
             agents = setup => agents?,
             _ = signal.wait_for(|s| *s) => return Ok(collect::stopped_before_start(spec, stop)),
         };
-        collect::run_all(&agents, spec, stop, stopped, control.loss).await
+        collect::run_all(&agents, spec, stop, stopped, control).await
     })
 }
 

@@ -251,11 +251,17 @@ fn merge_intervals<'a>(
     }
     by_index
         .into_iter()
-        .map(|(index, parts)| merge_interval(index, &parts, same_servers))
+        .map(|(index, parts)| merge_interval_rows(index, &parts, same_servers))
         .collect()
 }
 
-fn merge_interval(
+/// Intervals of one number from processes with servers of their own
+/// order, as one (no per-server rows).
+pub fn merge_interval(index: u64, parts: &[&IntervalSummary]) -> Result<IntervalSummary, String> {
+    merge_interval_rows(index, parts, false)
+}
+
+fn merge_interval_rows(
     index: u64,
     parts: &[&IntervalSummary],
     same_servers: bool,

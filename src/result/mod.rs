@@ -29,7 +29,7 @@ pub use agents::AgentSummary;
 pub use connections::{Connections, SizeSummary};
 pub use curve::{Curve, CurveKind, CurvePoint, Slo, Verdict};
 pub use measure::MeasureSummary;
-pub use merge::{add_intervals, merge, ops_of_intervals, start_spread_s};
+pub use merge::{add_intervals, merge, merge_interval, ops_of_intervals, start_spread_s};
 pub use replication::{ReplicationLag, ReplicationSummary};
 pub use server_stats::{ServerInterval, ServerStatsRow};
 pub use servers::ServerSummary;
