@@ -363,4 +363,8 @@ fn agent_flags_are_checked_before_any_traffic() {
         &tf,
     ]);
     assert_usage_error(&out, "--agent with scan");
+    // A loss policy without agents would do nothing: refused.
+    let out = mcbench(&["run", "-t", "1s", "--on-agent-loss", "continue"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--agent"), "{}", stderr(&out));
 }

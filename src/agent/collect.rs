@@ -2,8 +2,9 @@
 //! instant, their streams read as the intervals close, the master's own
 //! probe connections run beside them, and everything merged.
 
-use super::master::{unix_ns, Agent, AgentLoss, Control};
+use super::master::{Agent, AgentLoss, Control};
 use super::pb::{self, run_event};
+use super::unix_ns;
 use crate::error::Failure;
 use crate::result::{self, AgentSummary, MeasureSummary, RunContext, RunResult};
 use crate::spec::{LoadMode, MeasureGroup, RunSpec};
@@ -32,6 +33,7 @@ enum End {
 }
 
 /// How long the master waits for an agent's stream.
+#[derive(Clone, Copy)]
 struct Patience {
     /// For the first event: the start, the warm-up and one interval.
     first: Duration,
@@ -81,7 +83,7 @@ pub async fn run_all(
             a.client.clone(),
             start,
             a.offset_ns,
-            Patience { ..patience },
+            patience,
             stopped.clone(),
             spec.live.then(|| feed.clone()),
         );

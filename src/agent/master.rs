@@ -6,6 +6,7 @@ use super::pb;
 use super::pb::agent_client::AgentClient;
 use super::server::{KEEPALIVE, KEEPALIVE_TIMEOUT};
 use super::tls::ClientTls;
+use super::unix_ns;
 use super::{share, token, PROTOCOL_VERSION};
 use crate::error::Failure;
 use crate::result::RunResult;
@@ -13,7 +14,7 @@ use crate::spec::RunSpec;
 use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
@@ -132,12 +133,6 @@ fn addresses(given: &[String]) -> Result<Vec<String>, Failure> {
         out.push(addr);
     }
     Ok(out)
-}
-
-pub(super) fn unix_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64)
 }
 
 /// Connects, checks the version and measures the clock offset.

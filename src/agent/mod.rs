@@ -28,6 +28,14 @@ pub mod pb {
 /// a master refuses agents of another version before any traffic.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// The wall clock, ns since the Unix epoch: the clock start instants and
+/// offsets are in (0 before 1970).
+fn unix_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
 /// The port agents listen on unless told otherwise (mutilate's 5556).
 pub const DEFAULT_PORT: u16 = 5556;
 

@@ -3,6 +3,7 @@
 
 use super::pb::agent_server::{Agent, AgentServer};
 use super::pb::{self, run_event, RunEvent};
+use super::unix_ns;
 use super::{token, PROTOCOL_VERSION};
 use crate::error::Failure;
 use crate::spec::{LoadMode, RunSpec};
@@ -11,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
@@ -124,12 +125,6 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
             .await
             .map_err(|e| Failure::run(format!("the agent's server stopped: {e}")))
     })
-}
-
-fn unix_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64)
 }
 
 #[tonic::async_trait]

@@ -378,7 +378,13 @@ pub struct RunArgs {
     /// When an agent drops out: fail the run (exit 1, what was measured
     /// kept), or continue with the others and say so.
     #[cfg(feature = "agents")]
-    #[arg(long, value_enum, default_value = "fail", value_name = "fail|continue")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "fail",
+        value_name = "fail|continue",
+        requires = "agents"
+    )]
     pub on_agent_loss: crate::agent::AgentLoss,
 
     /// Reach the agents over TLS, trusting this certificate (PEM: the CA
