@@ -178,20 +178,37 @@ print(json.dumps([[float(r["offered_rate"]), float(r["p99_us"]), r["verdict"]] f
 #[test]
 fn a_bound_unmet_at_the_lowest_rate_fails_the_search() {
     let _machine = quiet_machine();
-    let m = capped_memcached();
+    let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let json = path_in(dir.path(), "s.json");
-    let out = run(
-        &with(
-            &m.addr(),
-            &["search", "--slo", "p50:1us", "--min-rate", "20k"],
-            &["--json", &json],
-        ),
-        Duration::from_secs(60),
-    );
+    // A light load, not the saturating one: no p50 is 1 µs at any rate,
+    // and a busy-polling worker pinned to one CPU of a shared 2-CPU host
+    // was late twice in a row at 20k multigets/s (CI, 0d3ab87).
+    let args: Vec<String> = [
+        "search",
+        "--slo",
+        "p50:1us",
+        "--min-rate",
+        "2k",
+        "-s",
+        &m.addr(),
+        "-c",
+        "4",
+        "--no-load",
+        "-t",
+        "700ms",
+        "-w",
+        "300ms",
+        "--json",
+        &json,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = run(&args, Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("is not met even at the lowest rate, 20000 ops/s"),
+        stderr(&out).contains("is not met even at the lowest rate, 2000 ops/s"),
         "{}",
         stderr(&out)
     );
@@ -204,7 +221,7 @@ fn a_bound_unmet_at_the_lowest_rate_fails_the_search() {
     assert!(before.iter().all(|p| p["verdict"] == "client_bound"));
     assert!(before.len() <= 1);
     assert_eq!(last["verdict"], "fail");
-    assert_eq!(f(last, "offered_rate"), 20_000.0);
+    assert_eq!(f(last, "offered_rate"), 2_000.0);
     assert!(f(last, "p50_us") > 1.0);
 }
 
