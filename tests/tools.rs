@@ -139,12 +139,16 @@ fn stats_prints_every_group_as_memcached_tool_does() {
     );
 }
 
-/// Gets of `key` on `addr` in a loop until `done`.
+/// Gets of `key` on `addr`, about a thousand a second, until `done`. Not
+/// back to back: two such loops and their servers would take both CPUs
+/// of the host from the `top` under test (its stats round trip took
+/// 276 ms, and a start took over 30 s).
 fn gets(addr: String, key: &'static str, done: Arc<AtomicBool>) -> thread::JoinHandle<()> {
     thread::spawn(move || {
         let mut s = TcpStream::connect(addr).unwrap();
         let mut buf = [0u8; 256];
         while !done.load(Ordering::Relaxed) {
+            thread::sleep(Duration::from_millis(1));
             s.write_all(format!("get {key}\r\n").as_bytes()).unwrap();
             let mut got = Vec::new();
             while !got.ends_with(b"END\r\n") {
