@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Side-by-side benchmark: mcbench against memcaslap (Debian's memaslap).
+"""Side-by-side benchmark: mcbench against its peers: memcaslap (Debian's
+memaslap), memtier_benchmark, mutilate and twemperf's mcperf.
 
 Each run gets a fresh memcached (-t 1) pinned to core 0 and the load
 generator pinned to core 1, preloaded with the key space. Client CPU is the
@@ -9,14 +10,20 @@ Prints the median of --runs runs per row and the ratios.
 
 Usage: bench/compare.py [--runs 3] [--seconds 5] [--only w1,w2,w3,w4,protocols,floors]
 Needs: memcached, memcaslap (apt-get install memcached libmemcached-tools),
-and a release build (cargo build --release). The `floors` rows also build
-bench/floor/floor.c (apt-get install gcc liburing-dev).
+gcc (every tool starts through bench/launch/launch.c, so that its peak RSS
+is its own, not the forking Python's), and a release build (cargo build
+--release). The `floors` rows also build bench/floor/floor.c (apt-get
+install liburing-dev). The peers are found as $MEMTIER, $MUTILATE and
+$TWEMPERF, else in target/peers/ (bench/peers/build.sh builds them from
+source trees), else on PATH.
 """
 import argparse, json, os, resource, socket, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MCBENCH = os.path.join(ROOT, "target", "release", "mcbench")
 FLOOR = os.path.join(ROOT, "target", "floor")
+LAUNCH = os.path.join(ROOT, "target", "launch")
+PEERS = os.path.join(ROOT, "target", "peers")
 KEYS, KEY_SIZE, VALUE_SIZE = 10000, 30, 200
 
 
@@ -82,13 +89,27 @@ class Memcached:
 
 
 def timed(cmd):
-    """Runs cmd pinned to core 1; returns (user_s, sys_s, stdout, peak_rss_kb)."""
-    p = subprocess.Popen(["taskset", "-c", "1", *cmd], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(cmd)}")
-    return ru.ru_utime, ru.ru_stime, out, ru.ru_maxrss
+    """Runs cmd pinned to core 1 through the launcher; returns (user_s,
+    sys_s, stdout, peak_rss_kb), the launcher's figures for the tool alone."""
+    p = subprocess.run(["taskset", "-c", "1", LAUNCH, *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    last = p.stderr.decode(errors="replace").strip().splitlines()[-1:]
+    if p.returncode != 0 or not last or not last[0].startswith("launch: "):
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{p.stderr.decode(errors='replace')[-2000:]}")
+    user_us, sys_us, rss_kb, _ = (int(x) for x in last[0].split()[1:])
+    return user_us / 1e6, sys_us / 1e6, p.stdout, rss_kb
+
+
+def peer(name, env, binary):
+    """A peer's binary: $ENV, else target/peers/BINARY, else BINARY on PATH."""
+    if os.environ.get(env):
+        return os.environ[env]
+    built = os.path.join(PEERS, binary)
+    return built if os.path.exists(built) else binary
+
+
+def build_launcher():
+    src = os.path.join(ROOT, "bench", "launch", "launch.c")
+    subprocess.run(["gcc", "-O2", "-Wall", "-o", LAUNCH, src], check=True)
 
 
 class Redis:
@@ -156,56 +177,143 @@ def build_floor():
     subprocess.run(["gcc", "-O2", "-Wall", "-o", FLOOR, src, "-luring", "-lm"], check=True)
 
 
+# memtier's keys are PREFIX + a number up to KEYS: 26-30 bytes, as near
+# KEY_SIZE as its key scheme allows.
+MEMTIER_PREFIX = "m" * (KEY_SIZE - len(str(KEYS)))
+
+
+def memtier_cmd(port, conns, depth):
+    return [peer("memtier", "MEMTIER", "memtier_benchmark"), "-s", "127.0.0.1", "-p", str(port),
+            "-P", "memcache_text", "-t", "1", "-c", str(conns), "--pipeline", str(depth),
+            "--key-prefix", MEMTIER_PREFIX, "--key-minimum", "1", "--key-maximum", str(KEYS),
+            "-d", str(VALUE_SIZE), "--hide-histogram"]
+
+
+def mutilate_cmd(port, conns):
+    return [peer("mutilate", "MUTILATE", "mutilate"), "-s", f"127.0.0.1:{port}", "-T", "1",
+            "-c", str(conns), "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-r", str(KEYS)]
+
+
+def twemperf_cmd(port, conns, method, calls, rate):
+    """twemperf sends one method; its keys are PREFIX + the call's number."""
+    return [peer("twemperf", "TWEMPERF", "twemperf-mcperf"), "-s", "127.0.0.1", "-p", str(port),
+            "-m", method, "-n", str(conns), "-r", "0" if rate == "0" else "1000",
+            # Evenly spaced calls per connection: at c6120fc its exponential
+            # call rate (`-R e400`) spins at 100 % CPU and never ends.
+            "-N", str(calls), "-R", "0" if rate == "0" else f"{float(rate) / conns:g}",
+            "-z", f"d{VALUE_SIZE}", "-t", "5"]
+
+
+def preload(tool, m, protocol, conns, seconds, rate):
+    """Every key the tool will ask for, stored in the tool's own key format."""
+    if tool.startswith("floor"):
+        subprocess.run([FLOOR, str(m.port), "load"], check=True)
+    elif tool.startswith("memtier"):
+        subprocess.run(memtier_cmd(m.port, 1, 16) + ["--ratio", "1:0", "--key-pattern", "P:P",
+                                                     "-n", "allkeys"], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    elif tool.startswith("mutilate"):
+        subprocess.run(mutilate_cmd(m.port, 1) + ["--loadonly"], check=True)
+    elif tool.startswith("twemperf"):
+        calls = twemperf_calls(rate, conns, seconds)
+        subprocess.run(twemperf_cmd(m.port, conns, "set", calls, "0"), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        subprocess.run([MCBENCH, "run", "-s", m.load_addr, "--protocol", protocol, "--load-only",
+                        "-r", str(KEYS), "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-c", "8"],
+                       check=True, stdout=subprocess.DEVNULL)
+
+
+def twemperf_calls(rate, conns, seconds):
+    return int(float(rate) * seconds / conns) if rate != "0" else 20000
+
+
+def peer_cmd(tool, workload, m, conns, seconds):
+    """The command line of a peer (or the floor) for a row's workload."""
+    depth, rate = workload.get("depth", 1), rate_of(workload)
+    if tool == "memcaslap":
+        cfg = tempfile.NamedTemporaryFile("w", suffix=".cnf", delete=False)
+        cfg.write(f"key\n{KEY_SIZE} {KEY_SIZE} 1\nvalue\n{VALUE_SIZE} {VALUE_SIZE} 1\ncmd\n0 0.1\n1 0.9\n")
+        cfg.close()
+        cmd = ["memcaslap", "-s", f"127.0.0.1:{m.port}", "-T", "1", "-c", str(conns),
+               "-F", cfg.name, "-t", f"{seconds}s"]
+        return cmd + (["-d", str(workload["multiget"])] if workload.get("multiget") else [])
+    if tool.startswith("floor"):
+        # floor:IO[:READ_DELAY_US]
+        return [FLOOR, str(m.port), str(conns), str(depth), str(seconds), rate, *tool.split(":")[1:]]
+    if tool.startswith("memtier"):
+        cmd = memtier_cmd(m.port, conns, depth) + ["--ratio", "1:9", "--key-pattern", "R:R",
+                                                   "--test-time", str(seconds)]
+        if rate != "0":
+            # Per connection; memtier's own is a burst per connection every
+            # few ms, not an open loop (issue 16).
+            cmd += ["--rate-limiting", str(round(float(rate) / conns))]
+        if workload.get("multiget"):
+            # Its keys per mget are capped by the get count left in the ratio.
+            cmd += ["--multi-key-get", str(workload["multiget"]), "--ratio", f"0:{workload['multiget']}"]
+        return cmd
+    if tool.startswith("mutilate"):
+        cmd = mutilate_cmd(m.port, conns) + ["--noload", "-u", "0.1", "-d", str(depth), "-t", str(seconds)]
+        # "exponential:1", not its default "exponential": at d65c6ef that
+        # default reaches strtok_r(NULL) with a null save pointer, which
+        # current glibc turns into a crash; the 1 is rescaled to -q.
+        cmd += ["-q", rate, "-i", "exponential:1"] if rate != "0" else []
+        return cmd + (["-B"] if tool == "mutilate+B" else [])
+    if tool.startswith("twemperf"):
+        return twemperf_cmd(m.port, conns, "get", twemperf_calls(rate, conns, seconds), rate)
+    raise SystemExit(f"unknown tool {tool}")
+
+
 def run_once(tool, workload, seconds):
     conns = workload.get("conns", 50)
     m, protocol = server_for(tool, conns)
     try:
-        if tool.startswith("floor"):
-            subprocess.run([FLOOR, str(m.port), "load"], check=True)
-        else:
-            subprocess.run([MCBENCH, "run", "-s", m.load_addr, "--protocol", protocol, "--load-only",
-                            "-r", str(KEYS), "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-c", "8"],
-                           check=True, stdout=subprocess.DEVNULL)
+        preload(tool, m, protocol, conns, seconds, rate_of(workload))
         before = m.ops()
-        if tool == "memcaslap":
-            cfg = tempfile.NamedTemporaryFile("w", suffix=".cnf", delete=False)
-            cfg.write(f"key\n{KEY_SIZE} {KEY_SIZE} 1\nvalue\n{VALUE_SIZE} {VALUE_SIZE} 1\ncmd\n0 0.1\n1 0.9\n")
-            cfg.close()
-            cmd = ["memcaslap", "-s", f"127.0.0.1:{m.port}", "-T", "1", "-c", str(conns),
-                   "-F", cfg.name, "-t", f"{seconds}s"]
-            if workload.get("multiget"):
-                cmd += ["-d", str(workload["multiget"])]
-        elif tool.startswith("floor"):
-            # floor:IO[:READ_DELAY_US]
-            cmd = [FLOOR, str(m.port), str(conns), str(workload.get("depth", 1)), str(seconds), rate_of(workload),
-                   *tool.split(":")[1:]]
-        else:
+        if tool.startswith("mcbench"):
             # `mcbench-base` is an earlier build ($MCBENCH_BASE), for before/after rows.
             binary = os.environ["MCBENCH_BASE"] if tool.startswith("mcbench-base") else MCBENCH
             cmd = [binary, "run", "-s", m.addr, "--protocol", protocol, "--no-load", "-r", str(KEYS),
                    "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-u", "0.1", "-T", "1",
                    "-c", str(conns), "-d", str(workload.get("depth", 1)), "-t", f"{seconds}s",
                    "--json", "-", *workload.get("extra", []), *tool_flags(tool)[1]]
+            if workload.get("multiget"):
+                cmd += ["--mix", "get=1", "--multiget", str(workload["multiget"])]
+        else:
+            cmd = peer_cmd(tool, workload, m, conns, seconds)
+        started = time.monotonic()
         user, sys_, out, rss_kb = timed(cmd)
+        # twemperf runs until its calls are done, not for `seconds`.
+        elapsed = time.monotonic() - started if tool.startswith("twemperf") else seconds
         ops = m.ops() - before
-        row = {"ops_s": ops / seconds, "ns_op": (user + sys_) * 1e9 / ops,
-               "user_ns_op": user * 1e9 / ops, "sys_ns_op": sys_ * 1e9 / ops, "rss_mib": rss_kb / 1024}
+        stats_after = stats(m.where) if hasattr(m, "where") else {}
+        row = {"ops_s": ops / elapsed, "ns_op": (user + sys_) * 1e9 / ops,
+               "user_ns_op": user * 1e9 / ops, "sys_ns_op": sys_ * 1e9 / ops, "rss_mib": rss_kb / 1024,
+               "hit_ratio": hit_ratio(stats_after)}
         if tool.startswith("mcbench"):
             j = json.loads(out)
             row["lag_p99_us"] = j["client"]["send_lag_us"]["p99"]
             row["p99_us"] = j["total"]["latency_us"]["p99"]
-            # wait4's ru_maxrss starts from the forking Python's RSS; the
-            # tool's own figure is exact.
-            row["rss_mib"] = j["client"]["peak_rss_bytes"] / 2**20
         return row
     finally:
         m.stop()
 
 
+def hit_ratio(st):
+    """The server's get hit ratio over its life (preload sets have no gets)."""
+    hits, misses = int(st.get("get_hits", 0)), int(st.get("get_misses", 0))
+    return hits / (hits + misses) if hits + misses else float("nan")
+
+
 WORKLOADS = {
-    "w1": ("closed loop, 50 conns, depth 1", {}, ["mcbench", "memcaslap"]),
-    "w2": ("open loop 20,000 ops/s, 50 conns", {"extra": ["-q", "20000"]}, ["mcbench"]),
-    "w3": ("closed loop, 50 conns, depth 16", {"depth": 16}, ["mcbench"]),
+    "w1": ("closed loop, 50 conns, depth 1", {}, ["mcbench", "memtier", "mutilate", "memcaslap"]),
+    "w2": ("open loop 20,000 ops/s, 50 conns", {"extra": ["-q", "20000"]},
+           ["mcbench", "memtier", "mutilate", "mutilate+B", "twemperf"]),
+    "w3": ("closed loop, 50 conns, depth 16", {"depth": 16},
+           ["mcbench", "mcbench+refill-batch=8", "memtier", "mutilate"]),
+    "w5": ("closed loop, 50 conns, 10-key multigets (ns and ops per key)", {"multiget": 10},
+           ["mcbench", "memtier", "memcaslap"]),
+    "w6": ("open loop 60,000 ops/s, 50 conns", {"extra": ["-q", "60000"]}, ["mcbench", "memtier", "mutilate"]),
     "w4": ("10,000 connections, open loop 10,000 ops/s", {"conns": 10000, "extra": ["-q", "10000"]}, ["mcbench"]),
     # w1's workload in each protocol and transport (RESP against redis-server).
     "protocols": ("closed loop, 50 conns, depth 1, per protocol", {},
@@ -233,12 +341,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=5)
-    ap.add_argument("--only", default="w1,w2,w3,w4,protocols")
+    ap.add_argument("--only", default="w1,w2,w3,w4,w5,w6,protocols")
     ap.add_argument("--tools", help="comma-separated tools for every row instead of the row's own "
                     "(e.g. mcbench,mcbench-base with MCBENCH_BASE=path/to/an/earlier/mcbench)")
+    ap.add_argument("--json", help="append each row's runs and medians to this file (JSON lines)")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, max(20000, resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
     names = args.only.replace("floors", "floor-w1,floor-w2,floor-w3").split(",")
+    build_launcher()
     if any(t.startswith("floor") for n in names for t in WORKLOADS[n][2]):
         build_floor()
     for name in names:
@@ -246,23 +356,24 @@ def main():
         if args.tools:
             tools = args.tools.split(",")
         print(f"\n## {name}: {title} ({args.runs} runs x {args.seconds} s, medians)")
-        print(f"{'tool':<26}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'p99 us':>9}{'lag p99':>9}")
+        print(f"{'tool':<26}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'hits':>6}"
+              f"{'p99 us':>9}{'lag p99':>9}{'ns/op / mcbench':>16}")
         # Runs alternate between tools so that a noisy stretch of the host
         # hits both alike.
         rows = {tool: [] for tool in tools}
         for _ in range(args.runs):
             for tool in tools:
                 rows[tool].append(run_once(tool, wl, args.seconds))
-        medians = {}
-        for tool in tools:
-            med = medians[tool] = median_row(rows[tool])
-            extra = f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}"
+        medians = {tool: median_row(rows[tool]) for tool in tools}
+        base = medians.get("mcbench")
+        for tool, med in medians.items():
+            ratio = f"{med['ns_op'] / base['ns_op']:>16.2f}" if base else ""
             print(f"{tool:<26}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
-                  f"{med['sys_ns_op']:>8.0f}{med['rss_mib']:>9.1f}{extra}")
-        if set(medians) == {"mcbench", "memcaslap"}:
-            a, b = medians["mcbench"], medians["memcaslap"]
-            print(f"ratio mcbench/memcaslap: ops/s {a['ops_s']/b['ops_s']:.2f}, ns/op {a['ns_op']/b['ns_op']:.2f}, "
-                  f"user ns/op {a['user_ns_op']/b['user_ns_op']:.2f}")
+                  f"{med['sys_ns_op']:>8.0f}{med['rss_mib']:>9.1f}{med['hit_ratio']:>6.2f}"
+                  f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}{ratio}")
+        if args.json:
+            with open(args.json, "a") as out:
+                out.write(json.dumps({"row": name, "runs": rows, "medians": medians}) + "\n")
         sys.stdout.flush()
 
 

@@ -202,3 +202,106 @@ fn busy_poll_spins_and_is_not_called_saturation() {
     assert_eq!(j["spec"]["busy_poll"], true);
     assert!(f(&j, "total.count") > 150.0);
 }
+
+/// A server that answers one get every 2 ms, oldest first, and notes how
+/// many of the connection's requests were unanswered before each answer:
+/// the client's depth as the server sees it. Returns its address and the
+/// notes, complete once the client has closed the connection.
+fn slow_counting_server() -> (String, std::sync::mpsc::Receiver<Vec<usize>>) {
+    use std::io::{ErrorKind, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_nonblocking(true).unwrap();
+        // As memcached: with Nagle on, an answer would wait for the
+        // client's delayed ACK whenever the client has nothing to send.
+        s.set_nodelay(true).unwrap();
+        let (mut received, mut answered, mut notes) = (0usize, 0usize, Vec::new());
+        let mut buf = [0u8; 65536];
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => received += buf[..n].iter().filter(|&&b| b == b'\n').count(),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(_) => break,
+            }
+            if received > answered {
+                notes.push(received - answered);
+                answered += 1;
+                if s.write_all(b"END\r\n").is_err() {
+                    break;
+                }
+            }
+        }
+        let _ = tx.send(notes);
+    });
+    (addr, rx)
+}
+
+/// The server's view of the depth over a closed loop of 300 gets on one
+/// connection, leaving out the last 16 (the quota running out).
+fn depths_seen(extra: &[&str]) -> Vec<usize> {
+    let (addr, notes) = slow_counting_server();
+    let mut args = vec![
+        "run",
+        "-s",
+        &addr,
+        "-c",
+        "1",
+        "-d",
+        "16",
+        "-x",
+        "300",
+        "--mix",
+        "get=1",
+        "--no-load",
+    ];
+    args.extend_from_slice(extra);
+    let out = mcbench(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let notes = notes
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    assert!(notes.len() >= 300, "{} answers", notes.len());
+    notes[..notes.len() - 16].to_vec()
+}
+
+#[test]
+fn depth_keeps_that_many_in_flight_and_refill_batch_lets_it_drain() {
+    let _machine = shared_machine();
+    // -d 16: each answer is replaced at once, so the server almost always
+    // holds 16 (15 only when an answer's replacement was still on its way).
+    let seen = depths_seen(&[]);
+    let full = seen.iter().filter(|&&d| d == 16).count();
+    assert!(full * 10 >= seen.len() * 8, "{seen:?}");
+    assert!(seen.iter().all(|&d| (14..=16).contains(&d)), "{seen:?}");
+    // --refill-batch 8: refilled once 8 are answered, so it drains to 9.
+    let seen = depths_seen(&["--refill-batch", "8"]);
+    assert!(seen.iter().all(|&d| (9..=16).contains(&d)), "{seen:?}");
+    assert!(
+        seen.iter().filter(|&&d| d <= 10).count() * 10 >= seen.len(),
+        "{seen:?}"
+    );
+    // Beyond the depth, or with an open loop: refused before any traffic.
+    assert_usage_error(
+        &mcbench(&["run", "-s", "127.0.0.1:1", "-d", "4", "--refill-batch", "5"]),
+        "--refill-batch must be between 1 and --depth (4)",
+    );
+    assert_usage_error(
+        &mcbench(&[
+            "run",
+            "-s",
+            "127.0.0.1:1",
+            "-d",
+            "4",
+            "--refill-batch",
+            "2",
+            "-q",
+            "100",
+        ]),
+        "an open loop",
+    );
+}

@@ -7,6 +7,23 @@ use crate::workload::OpKind;
 impl RunSpec {
     /// mutilate's and memcache-perf's smaller knobs: `--skip`, `-W/--wait`,
     /// `--trace-commands`.
+    /// `--refill-batch`: a closed loop's, and no larger than the depth.
+    pub(super) fn validate_refill_batch(&self) -> Result<(), String> {
+        if self.refill_batch == 0 || self.refill_batch > self.depth {
+            return Err(format!(
+                "--refill-batch must be between 1 and --depth ({}), got {}",
+                self.depth, self.refill_batch
+            ));
+        }
+        if self.refill_batch > 1 && self.open_loop() {
+            return Err(
+                "--refill-batch batches a closed loop's refills; an open loop sends each arrival when it is due"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
     pub(super) fn validate_knobs(&self) -> Result<(), String> {
         if self.skip && !self.open_loop() {
             return Err("--skip drops arrivals of an open loop that is behind: give --rate".into());

@@ -61,6 +61,10 @@ pub struct RunSpec {
     pub connections: usize,
     /// Requests in flight per connection.
     pub depth: usize,
+    /// Closed loop: a connection is refilled once this many of its `depth`
+    /// requests are answered (1..=depth; 1 keeps `depth` in flight).
+    #[serde(default = "one")]
+    pub refill_batch: usize,
     /// Target aggregate ops/s (open loop); `None` is closed loop.
     pub rate: Option<f64>,
     /// Shape of the gaps between open-loop arrivals, rescaled to the rate
@@ -278,6 +282,7 @@ impl RunSpec {
         if self.depth == 0 || self.depth > 65_536 {
             return Err("--depth must be between 1 and 65536".into());
         }
+        self.validate_refill_batch()?;
         if let Some(rate) = self.rate {
             if !(rate.is_finite() && rate > 0.0) {
                 return Err(format!(

@@ -5,15 +5,15 @@
 use super::{groups, Due, Source, Worker};
 use crate::workload::{OpKind, Request};
 
-/// Closed loop refills a connection once at most this many of its `depth`
-/// requests are still unanswered. Refilling on every answer would send one
-/// or two requests per write, and the server would answer in equally small
-/// pieces: at depth 16 that costs a third more client CPU per request
-/// (measured; bench/README.md). Refilling at half keeps writes and reads in
-/// batches while at least half the depth stays in flight. Depth 1 and 2 are
-/// unaffected.
-fn low_water(depth: usize) -> usize {
-    depth / 2
+/// Closed loop refills a connection once at most this many of its `cap`
+/// requests are still unanswered: `--refill-batch` answered. With a batch
+/// of 1 (the default) every read's answers are replaced in the turn's one
+/// write, so `cap` stay in flight, as `-d` means in the seed tools; a
+/// larger batch sends bigger writes for less CPU per request
+/// (bench/README.md). A preload, whose latency is not measured, refills
+/// at half its depth.
+fn low_water(cap: usize, batch: usize) -> usize {
+    cap - batch.clamp(1, cap)
 }
 /// Draws per free slot after which a closed loop whose keys keep landing
 /// on a server that is down stops trying until its next answer.
@@ -22,13 +22,17 @@ const MAX_UNROUTED: usize = 64;
 impl Worker {
     /// Closed loop and preload: fills `lead`'s group to its cap (`depth`,
     /// or `depth` per server for a client of several), once it is down to
-    /// half.
+    /// its low water.
     pub(super) fn refill_closed(&mut self, lead: usize, now: u64) {
         let depth = self.depth;
         let cap = self.groups.as_ref().map_or(depth, |g| g.cap(depth));
         // Only `issue` changes the group's load here, one request at a time.
+        let batch = match self.source {
+            Source::Load(_) => cap / 2,
+            _ => self.shared.spec.refill_batch,
+        };
         let mut load = self.load_of(lead);
-        if load > low_water(cap) || !self.can_send(lead) {
+        if load > low_water(cap, batch) || !self.can_send(lead) {
             return;
         }
         // A preload's keys: this connection's server's, or where they live.
