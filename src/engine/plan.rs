@@ -33,6 +33,7 @@ pub(super) fn plan_workers(
             depth: spec.depth,
             trace: None,
             deletes: Vec::new(),
+            coalesce_ns: spec.coalesce().as_nanos() as u64,
         })
         .collect();
     let total_conns = conns.len();
@@ -124,6 +125,8 @@ pub(super) fn plan_measure(
         depth: m.depth,
         trace: None,
         deletes: Vec::new(),
+        // The measurement group's few probes keep their exact schedule.
+        coalesce_ns: 0,
     }))
 }
 

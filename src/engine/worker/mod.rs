@@ -84,6 +84,8 @@ pub struct WorkerPlan {
     pub trace: Option<crossbeam_channel::Receiver<super::trace_feed::Batch>>,
     /// `--delete90`: this worker's share of the key space, as `load`.
     pub deletes: Vec<(Option<usize>, Range<u64>)>,
+    /// Open loop: how late it may wake for an arrival, ns (`--coalesce`).
+    pub coalesce_ns: u64,
 }
 
 /// A request due to be sent (or waiting for a free slot). Its op and keys
@@ -113,6 +115,8 @@ pub struct Worker {
     index: usize,
     /// Requests in flight per connection.
     depth: usize,
+    /// Open loop: how late it may wake for an arrival, ns (`--coalesce`).
+    coalesce_ns: u64,
     shared: Arc<Shared>,
     tx: crossbeam_channel::Sender<Message>,
     poller: Poller,
@@ -257,6 +261,7 @@ impl Worker {
         Ok(Worker {
             index: plan.index,
             depth: plan.depth,
+            coalesce_ns: plan.coalesce_ns,
             rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
             sampler: Sampler::new(spec.save_rate, spec.seed ^ plan.index as u64),
             alive: conns.len(),
