@@ -309,10 +309,10 @@ fn depth_keeps_that_many_in_flight_and_refill_batch_lets_it_drain() {
 }
 
 /// From `--save`'s samples: each request's send lag (intended send to
-/// actual send, µs, as latency minus service time), sorted, and how many
+/// actual send, µs, as latency minus service time), sorted; how many
 /// separate instants the requests went out at (sends under 20 µs apart
-/// are one).
-fn sends(samples: &Path) -> (Vec<f64>, usize) {
+/// are one); and the coefficient of variation of the gaps between sends.
+fn sends(samples: &Path) -> (Vec<f64>, usize, f64) {
     let text = std::fs::read_to_string(samples).unwrap();
     let mut lags = Vec::new();
     let mut sent = Vec::new();
@@ -330,7 +330,10 @@ fn sends(samples: &Path) -> (Vec<f64>, usize) {
     lags.sort_by(f64::total_cmp);
     sent.sort();
     let instants = 1 + sent.windows(2).filter(|w| w[1] - w[0] > 20_000).count();
-    (lags, instants)
+    let gaps: Vec<f64> = sent.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+    (lags, instants, var.sqrt() / mean)
 }
 
 #[test]
@@ -357,15 +360,24 @@ fn coalesced_arrivals_go_out_together_late_never_early_and_are_measured_so() {
         ];
         let (out, json) = run_ok(&m.addr(), &args);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        let (lags, instants) = sends(Path::new(&save));
+        let (lags, instants, sent_cv) = sends(Path::new(&save));
+        // The report's dispersion of the gaps as sent is the samples'.
+        let reported = f(&json, "client.send_gap_cv");
+        assert!(
+            (reported - sent_cv).abs() < 0.05,
+            "reported CV {reported}, the samples' {sent_cv}"
+        );
         // Never sent before its intended time.
         assert!(lags[0] >= 0.0, "a send {} µs early", -lags[0]);
         // The intended schedule is untouched: still Poisson.
         let cv = gap_dispersion(Path::new(&save));
         assert!((cv - 1.0).abs() < 0.1, "intended gaps' CV {cv} with {w}");
-        seen.push((lags[lags.len() / 2], instants, json));
+        seen.push((lags[lags.len() / 2], instants, json, sent_cv));
     }
-    let ((p50_off, instants_off, _), (p50_on, instants_on, json_on)) = (&seen[0], &seen[1]);
+    let ((p50_off, instants_off, _, cv_off), (p50_on, instants_on, json_on, cv_on)) =
+        (&seen[0], &seen[1]);
+    // Sends in bursts show as gaps more dispersed than the schedule's.
+    assert!(cv_on > cv_off, "CV {cv_on} coalesced, {cv_off} not");
     // Arrivals wait for a shared wake-up: fewer send instants...
     assert!(
         (*instants_on as f64) < 0.8 * *instants_off as f64,

@@ -386,6 +386,9 @@ fn counters(out: &mut String, r: &RunResult) {
                 "send lag: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection",
                 l.p50, l.p99, l.max, c.waits
             );
+            if let Some(cv) = c.send_gap_cv {
+                let _ = writeln!(out, "{}", send_gaps_line(cv, &r.spec.arrival));
+            }
             if r.spec.skip {
                 let _ = writeln!(out, "skipped transmissions (--skip): {}", c.skips);
             }
@@ -438,4 +441,17 @@ fn checks(out: &mut String, r: &RunResult) {
             let _ = writeln!(out, "  {e}");
         }
     }
+}
+
+/// The achieved gaps' dispersion beside the schedule's own, so that sends
+/// that went out in bursts cannot pass for the schedule.
+fn send_gaps_line(cv: f64, arrival: &Distribution) -> String {
+    let intended = match arrival {
+        Distribution::Exponential { .. } => {
+            " (Poisson's is 1.00; above it, sends went out in bursts)"
+        }
+        Distribution::Fixed(_) => " (even gaps' is 0.00)",
+        _ => "",
+    };
+    format!("send gaps as sent: CV {cv:.2}{intended}")
 }

@@ -207,6 +207,11 @@ fn merge_client(runs: &[RunResult]) -> Result<Client, String> {
     let user: f64 = runs.iter().map(|r| r.client.cpu_user_s).sum();
     let sys: f64 = runs.iter().map(|r| r.client.cpu_sys_s).sum();
     let ops: u64 = runs.iter().map(|r| r.total.count).sum();
+    let mut send_gaps = crate::stats::SendGaps::default();
+    for r in runs {
+        send_gaps.merge(&r.client.send_gaps);
+    }
+    let open_loop = runs.iter().any(|r| r.client.open_loop);
     Ok(Client {
         cpu_user_s: user,
         cpu_sys_s: sys,
@@ -222,7 +227,9 @@ fn merge_client(runs: &[RunResult]) -> Result<Client, String> {
             max: crate::stats::max_us(&lag),
         },
         send_lag_hdr: Hdr::encode(&lag),
-        open_loop: runs.iter().any(|r| r.client.open_loop),
+        open_loop,
+        send_gaps,
+        send_gap_cv: send_gaps.cv().filter(|_| open_loop),
         waits: runs.iter().map(|r| r.client.waits).sum(),
         skips: runs.iter().map(|r| r.client.skips).sum(),
         peak_rss_bytes: runs

@@ -197,6 +197,13 @@ pub struct Client {
     pub send_lag_hdr: Hdr,
     /// Whether the run had a schedule (and so a meaningful send lag).
     pub open_loop: bool,
+    /// Open loop: the gaps between sends as they went out (moments, ns).
+    #[serde(default)]
+    pub send_gaps: crate::stats::SendGaps,
+    /// Open loop: those gaps' coefficient of variation. A Poisson
+    /// schedule's is 1; above it, requests went out in bursts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_gap_cv: Option<f64>,
     /// Requests that waited in the client for a free connection slot.
     pub waits: u64,
     /// `--skip`: arrivals dropped unsent while the client was behind.
@@ -234,6 +241,8 @@ impl Client {
             send_lag_us,
             send_lag_hdr: Hdr::encode(&t.send_lag),
             open_loop,
+            send_gaps: t.send_gaps,
+            send_gap_cv: t.send_gaps.cv().filter(|_| open_loop),
             waits: t.client_waits,
             skips: t.skips,
             peak_rss_bytes: cpu::peak_rss_bytes(),

@@ -7,6 +7,7 @@ mod connections;
 pub mod cpu;
 mod hdr;
 mod recorder;
+mod send_gaps;
 mod servers;
 
 pub use checks::CheckCounts;
@@ -16,4 +17,5 @@ pub use hdr::Hdr;
 pub use recorder::{
     max_us, new_histogram, quantile_us, ErrorClass, MissWindow, OpRecorder, Recorder, Sample,
 };
+pub use send_gaps::SendGaps;
 pub use servers::{ReplicaReads, ServerRecorder};

@@ -228,6 +228,8 @@ pub struct Recorder {
     ops: [Option<Box<OpRecorder>>; OpKind::COUNT],
     /// Open loop: intended send → the worker got to it, ns.
     pub send_lag: Histogram<u64>,
+    /// Open loop: the gaps between measured sends as they went out.
+    pub send_gaps: super::SendGaps,
     /// Requests in flight on a measured request's connection when it was
     /// sent, itself included (mutilate's `op_q`). A count, not ns.
     pub op_queue: Histogram<u64>,
@@ -278,6 +280,7 @@ impl Default for Recorder {
         Recorder {
             ops: std::array::from_fn(|_| None),
             send_lag: new_histogram(),
+            send_gaps: super::SendGaps::default(),
             op_queue: new_depth_histogram(),
             hits: 0,
             misses: 0,
@@ -451,6 +454,7 @@ impl Recorder {
             op.reset();
         }
         self.send_lag.reset();
+        self.send_gaps = super::SendGaps::default();
         self.op_queue.reset();
         self.hits = 0;
         self.misses = 0;
@@ -480,6 +484,7 @@ impl Recorder {
                 .merge(b);
         }
         self.send_lag.add(&other.send_lag).expect("same bounds");
+        self.send_gaps.merge(&other.send_gaps);
         self.op_queue.add(&other.op_queue).expect("same bounds");
         self.hits += other.hits;
         self.misses += other.misses;

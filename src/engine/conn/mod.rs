@@ -147,6 +147,11 @@ impl Conn {
         self.unsent += 1;
     }
 
+    /// Requests queued whose last byte has not been written yet.
+    pub fn unsent(&self) -> usize {
+        self.unsent
+    }
+
     pub fn has_output(&self) -> bool {
         self.out_pos < self.out.len()
     }

@@ -117,6 +117,8 @@ pub struct Worker {
     depth: usize,
     /// Open loop: how late it may wake for an arrival, ns (`--coalesce`).
     coalesce_ns: u64,
+    /// Open loop: when this worker last wrote a measured request, ns.
+    last_send_ns: Option<u64>,
     shared: Arc<Shared>,
     tx: crossbeam_channel::Sender<Message>,
     poller: Poller,
@@ -262,6 +264,7 @@ impl Worker {
             index: plan.index,
             depth: plan.depth,
             coalesce_ns: plan.coalesce_ns,
+            last_send_ns: None,
             rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
             sampler: Sampler::new(spec.save_rate, spec.seed ^ plan.index as u64),
             alive: conns.len(),
@@ -819,14 +822,27 @@ impl Worker {
     }
 
     fn flush(&mut self, c: usize, now: u64) {
+        // Open loop: measured sends' gaps, as they go out.
+        let timed = self.open_loop() && now >= self.record_from;
         let conn = &mut self.conns[c];
         conn.dirty = false;
         if !conn.alive {
             return;
         }
+        let unsent = conn.unsent();
         match conn.flush(now) {
             Ok(n) => {
                 self.recorder.bytes_tx += n as u64;
+                let sent = unsent - conn.unsent();
+                if timed && sent > 0 {
+                    let gap = self.last_send_ns.map_or(0, |t| now.saturating_sub(t));
+                    if self.last_send_ns.is_some() {
+                        self.recorder.send_gaps.record(gap, sent);
+                    } else if sent > 1 {
+                        self.recorder.send_gaps.record(0, sent - 1);
+                    }
+                    self.last_send_ns = Some(now);
+                }
                 let want_write = conn.has_output();
                 if want_write != conn.write_armed {
                     let interest = if want_write {
