@@ -15,6 +15,11 @@ fn gap_dispersion(samples: &Path) -> f64 {
         .map(|l| l.split('\t').next().unwrap().parse().unwrap())
         .collect();
     at.sort_by(f64::total_cmp);
+    gaps_cv(&at)
+}
+
+/// Coefficient of variation of the gaps between sorted instants.
+fn gaps_cv(at: &[f64]) -> f64 {
     let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
     let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
     let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
@@ -330,10 +335,8 @@ fn sends(samples: &Path) -> (Vec<f64>, usize, f64) {
     lags.sort_by(f64::total_cmp);
     sent.sort();
     let instants = 1 + sent.windows(2).filter(|w| w[1] - w[0] > 20_000).count();
-    let gaps: Vec<f64> = sent.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
-    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
-    let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
-    (lags, instants, var.sqrt() / mean)
+    let sent: Vec<f64> = sent.iter().map(|&t| t as f64).collect();
+    (lags, instants, gaps_cv(&sent))
 }
 
 #[test]
