@@ -319,6 +319,10 @@ WORKLOADS = {
     "protocols": ("closed loop, 50 conns, depth 1, per protocol", {},
                   ["mcbench:ascii:tcp", "mcbench:meta:tcp", "mcbench:binary:tcp", "mcbench:resp:tcp",
                    "mcbench:ascii:udp", "mcbench:ascii:unix"]),
+    # UDP, 8 datagrams per refill: sendmmsg (this build) against one send
+    # per datagram (MCBENCH_BASE, a build before it).
+    "udp-batch": ("UDP, 50 conns, depth 16, refilled 8 at a time", {"depth": 16, "extra": ["--refill-batch", "8"]},
+                  ["mcbench:ascii:udp", "mcbench-base:ascii:udp"]),
     # w3 with answers read in batches (README: --read-delay).
     "w3-read-delay": ("closed loop, 50 conns, depth 16, reads delayed", {"depth": 16},
                       ["mcbench", "mcbench+read-delay=50us", "mcbench+read-delay=100us",

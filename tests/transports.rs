@@ -330,6 +330,39 @@ fn runs_over_udp_with_replies_in_several_datagrams() {
     assert_eq!(m.stat("get_hits"), count(&j, "gets.hits"));
 }
 
+/// Several requests due on one UDP socket go out in one `sendmmsg`, each
+/// its own datagram: memcached counts every one, and strace sees the
+/// batches.
+#[test]
+fn batched_datagrams_go_out_in_one_sendmmsg_each_counted() {
+    let _machine = shared_machine();
+    let m = Memcached::start_udp();
+    let server = format!("udp:127.0.0.1:{}", m.port);
+    let before = m.stat("cmd_get") + m.stat("cmd_set");
+    let json = tempfile::NamedTempFile::new().unwrap();
+    let out = Command::new("strace")
+        .args(["-f", "-e", "trace=sendmmsg", BIN, "run", "-s", &server])
+        .args(["-c", "2", "-d", "16", "--refill-batch", "8", "-x", "3000"])
+        .args(["-r", "500", "--no-load", "--json"])
+        .arg(json.path())
+        .env_remove("MEMCACHED_SERVERS")
+        .output()
+        .expect("strace runs (apt-get install strace)");
+    let trace = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{trace}");
+    let j: Value = serde_json::from_slice(&std::fs::read(json.path()).unwrap()).unwrap();
+    assert_eq!(count(&j, "total.count"), 3000, "{}", j["errors"]);
+    assert_eq!(m.stat("cmd_get") + m.stat("cmd_set") - before, 3000);
+    // Batches of 8 (or 16 at the start) datagrams per call.
+    let batches: Vec<u64> = trace
+        .lines()
+        .filter(|l| l.contains("sendmmsg(") && !l.contains("resumed"))
+        .filter_map(|l| l.rsplit("= ").next()?.trim().parse().ok())
+        .collect();
+    assert!(batches.len() >= 100, "{} sendmmsg calls", batches.len());
+    assert!(batches.iter().all(|&n| n >= 2), "{batches:?}");
+}
+
 #[test]
 fn every_memcached_protocol_runs_the_full_mix_over_udp() {
     let _machine = shared_machine();

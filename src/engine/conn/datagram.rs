@@ -6,7 +6,12 @@
 use super::{recv, send, Conn, InFlight, ReadOutcome};
 use mcbench_proto::udp::{self, Fed, Reassembly};
 use mcbench_proto::Progress;
-use std::io;
+use rustix::net::{sendmmsg, MMsgHdr, SendAncillaryBuffer, SendFlags};
+use std::io::{self, IoSlice};
+
+/// Datagrams one `sendmmsg` sends at most (a turn's requests on one
+/// socket: more than this wait for the next call of the same flush).
+const SEND_BATCH: usize = 64;
 
 /// How long a request over UDP waits for its reply before it counts as
 /// lost (`udp_timeout`), ns. Loopback answers in microseconds; a second
@@ -82,41 +87,82 @@ impl UdpState {
 }
 
 impl Conn {
-    /// Writes each pending request as its own datagram.
+    /// Writes each pending request as its own datagram, up to
+    /// `SEND_BATCH` of them in one `sendmmsg`.
     pub(super) fn flush_datagrams(&mut self, now_ns: u64) -> io::Result<usize> {
-        let Some(stream) = self.stream.as_ref() else {
-            return Err(io::ErrorKind::NotConnected.into());
-        };
         let mut written = 0;
-        let first = self.in_flight.len() - self.unsent;
-        'datagrams: for i in first..self.in_flight.len() {
-            let len = (self.in_flight[i].end_byte - self.written_bytes) as usize;
-            let datagram = &self.out[self.out_pos..self.out_pos + len];
-            let sent = loop {
-                match send(stream, datagram) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    other => break other,
-                }
-            };
-            match sent {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break 'datagrams,
+        let mut lens = [0usize; SEND_BATCH];
+        while self.unsent > 0 {
+            let first = self.in_flight.len() - self.unsent;
+            let batch = self.unsent.min(SEND_BATCH);
+            let mut end = self.written_bytes;
+            for (k, len) in lens[..batch].iter_mut().enumerate() {
+                let next = self.in_flight[first + k].end_byte;
+                *len = (next - end) as usize;
+                end = next;
+            }
+            let count = match self.send_batch(&lens[..batch]) {
+                Ok(0) => break,
+                Ok(k) => k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 // The server's port is closed (ICMP): the datagram is lost,
                 // as UDP loses datagrams; its timeout will count it.
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => 1,
                 Err(e) => return Err(e),
+            };
+            for (k, &len) in lens[..count].iter().enumerate() {
+                self.out_pos += len;
+                self.written_bytes += len as u64;
+                written += len;
+                self.in_flight[first + k].sent_ns = now_ns;
             }
-            self.out_pos += len;
-            self.written_bytes += len as u64;
-            written += len;
-            self.in_flight[i].sent_ns = now_ns;
-            self.unsent -= 1;
+            self.unsent -= count;
         }
         if self.out_pos == self.out.len() {
             self.out.clear();
             self.out_pos = 0;
         }
         Ok(written)
+    }
+
+    /// Sends the datagrams of `lens` bytes that start at `out_pos`: one
+    /// with `send`, several with one `sendmmsg`. Returns how many went.
+    fn send_batch(&self, lens: &[usize]) -> io::Result<usize> {
+        let Some(stream) = self.stream.as_ref() else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        if let [len] = lens {
+            let datagram = &self.out[self.out_pos..self.out_pos + len];
+            return loop {
+                match send(stream, datagram) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    other => break other.map(|_| 1),
+                }
+            };
+        }
+        let mut at = self.out_pos;
+        let iovs: Vec<IoSlice> = lens
+            .iter()
+            .map(|&len| {
+                at += len;
+                IoSlice::new(&self.out[at - len..at])
+            })
+            .collect();
+        let mut controls: Vec<SendAncillaryBuffer> = lens
+            .iter()
+            .map(|_| SendAncillaryBuffer::default())
+            .collect();
+        let mut msgs: Vec<MMsgHdr> = iovs
+            .iter()
+            .zip(controls.iter_mut())
+            .map(|(iov, control)| MMsgHdr::new(std::slice::from_ref(iov), control))
+            .collect();
+        loop {
+            match sendmmsg(stream, &mut msgs, SendFlags::NOSIGNAL) {
+                Err(rustix::io::Errno::INTR) => continue,
+                other => return other.map_err(io::Error::from),
+            }
+        }
     }
 
     /// Reads one datagram and hands the reply it completes, if any, with
