@@ -320,7 +320,8 @@ WORKLOADS = {
                   ["mcbench:ascii:tcp", "mcbench:meta:tcp", "mcbench:binary:tcp", "mcbench:resp:tcp",
                    "mcbench:ascii:udp", "mcbench:ascii:unix"]),
     # UDP, 8 datagrams per refill: sendmmsg (this build) against one send
-    # per datagram (MCBENCH_BASE, a build before it).
+    # per datagram (MCBENCH_BASE: a build before 9603315 that has
+    # --refill-batch, 6a00f1d or later).
     "udp-batch": ("UDP, 50 conns, depth 16, refilled 8 at a time", {"depth": 16, "extra": ["--refill-batch", "8"]},
                   ["mcbench:ascii:udp", "mcbench-base:ascii:udp"]),
     # w3 with answers read in batches (README: --read-delay).
@@ -377,7 +378,10 @@ def main():
                   f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}{ratio}")
         if args.json:
             with open(args.json, "a") as out:
-                out.write(json.dumps({"row": name, "runs": rows, "medians": medians}) + "\n")
+                # NaN (a hit ratio without gets) is no JSON: null instead.
+                clean = json.loads(json.dumps({"row": name, "runs": rows, "medians": medians}),
+                                   parse_constant=lambda _: None)
+                out.write(json.dumps(clean) + "\n")
         sys.stdout.flush()
 
 

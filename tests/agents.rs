@@ -243,6 +243,11 @@ fn the_masters_probe_connections_are_reported_apart() {
         "2s",
         "-c",
         "2",
+        // A load's batched refills are its own: the probe is an open loop.
+        "-d",
+        "4",
+        "--refill-batch",
+        "2",
         "--measure-connections",
         "1",
         "--measure-rate",

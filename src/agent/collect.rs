@@ -158,6 +158,10 @@ pub fn probe_spec(spec: &RunSpec, group: MeasureGroup) -> Result<RunSpec, Failur
     p.threads = 1;
     p.rate = Some(group.rate);
     p.depth = group.depth;
+    // An open loop of few probes: no batched refills, and each probe sent
+    // on its exact schedule, as the local measurement group's.
+    p.refill_batch = 1;
+    p.coalesce = Some(std::time::Duration::ZERO);
     p.churn = None;
     if p.load == LoadMode::Load {
         p.load = LoadMode::NoLoad;

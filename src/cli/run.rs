@@ -346,10 +346,10 @@ pub struct RunArgs {
     pub busy_poll: bool,
 
     /// Open loop: a worker may wake up to W after an arrival's intended
-    /// time and send every arrival due by then in that one wake-up (0 =
-    /// off; default 50us, 0 with --busy-poll; at most 1ms). Nothing is sent
-    /// early, and latency and send lag still count from each arrival's own
-    /// intended time: the wait is measured, not hidden.
+    /// time and send every arrival due by then in that one wake-up (e.g.
+    /// 50us; off by default; at most 1ms): less client CPU per request.
+    /// Nothing is sent early, and latency and send lag still count from
+    /// each arrival's own intended time, so the wait shows in them.
     #[arg(long, value_parser = parse_duration, value_name = "W")]
     pub coalesce: Option<Duration>,
 

@@ -242,9 +242,6 @@ fn one() -> usize {
     1
 }
 
-/// `--coalesce`'s default: about one mean gap at 20k ops/s, well under the
-/// 1 ms send lag that makes a run client-bound (bench/README.md).
-pub const DEFAULT_COALESCE: Duration = Duration::from_micros(50);
 /// The longest `--coalesce`: beyond it the wait would rival what is measured.
 const MAX_COALESCE: Duration = Duration::from_millis(1);
 
@@ -399,15 +396,12 @@ impl RunSpec {
     }
 
     /// How late an open loop's worker may wake for an arrival: `--coalesce`,
-    /// else `DEFAULT_COALESCE` (none when busy-polling, which never sleeps).
-    /// Arrivals are never sent early, and each one's latency and send lag
-    /// count from its own intended time, so the wait is measured, not hidden.
+    /// else none. Arrivals are never sent early, and each one's latency and
+    /// send lag count from its own intended time, so the wait is measured,
+    /// not hidden; but it is the client's own wait, added to what the
+    /// server is measured by, so it is asked for, never a default.
     pub fn coalesce(&self) -> Duration {
-        match self.coalesce {
-            Some(w) => w,
-            None if self.busy_poll => Duration::ZERO,
-            None => DEFAULT_COALESCE,
-        }
+        self.coalesce.unwrap_or(Duration::ZERO)
     }
 
     fn validate_coalesce(&self) -> Result<(), String> {
