@@ -10,8 +10,9 @@ use rustix::net::{sendmmsg, MMsgHdr, SendAncillaryBuffer, SendFlags};
 use std::io::{self, IoSlice};
 
 /// Datagrams one `sendmmsg` sends at most (a turn's requests on one
-/// socket: more than this wait for the next call of the same flush).
-const SEND_BATCH: usize = 64;
+/// socket: more than this go in the next call of the same flush). Its
+/// message headers live on the stack: no allocation per flush.
+const SEND_BATCH: usize = 16;
 
 /// How long a request over UDP waits for its reply before it counts as
 /// lost (`udp_timeout`), ns. Loopback answers in microseconds; a second
@@ -140,25 +141,20 @@ impl Conn {
                 }
             };
         }
+        let mut iovs = [IoSlice::new(&[]); SEND_BATCH];
         let mut at = self.out_pos;
-        let iovs: Vec<IoSlice> = lens
-            .iter()
-            .map(|&len| {
-                at += len;
-                IoSlice::new(&self.out[at - len..at])
-            })
-            .collect();
-        let mut controls: Vec<SendAncillaryBuffer> = lens
-            .iter()
-            .map(|_| SendAncillaryBuffer::default())
-            .collect();
-        let mut msgs: Vec<MMsgHdr> = iovs
-            .iter()
-            .zip(controls.iter_mut())
-            .map(|(iov, control)| MMsgHdr::new(std::slice::from_ref(iov), control))
-            .collect();
+        for (iov, &len) in iovs.iter_mut().zip(lens) {
+            *iov = IoSlice::new(&self.out[at..at + len]);
+            at += len;
+        }
+        let mut controls: [SendAncillaryBuffer; SEND_BATCH] = Default::default();
+        let mut control = controls.iter_mut();
+        let mut msgs: [MMsgHdr; SEND_BATCH] = std::array::from_fn(|i| {
+            let control = control.next().expect("one control buffer per header");
+            MMsgHdr::new(std::slice::from_ref(&iovs[i]), control)
+        });
         loop {
-            match sendmmsg(stream, &mut msgs, SendFlags::NOSIGNAL) {
+            match sendmmsg(stream, &mut msgs[..lens.len()], SendFlags::NOSIGNAL) {
                 Err(rustix::io::Errno::INTR) => continue,
                 other => return other.map_err(io::Error::from),
             }
