@@ -835,13 +835,14 @@ impl Worker {
                 self.recorder.bytes_tx += n as u64;
                 let sent = unsent - conn.unsent();
                 if timed && sent > 0 {
-                    let gap = self.last_send_ns.map_or(0, |t| now.saturating_sub(t));
-                    if self.last_send_ns.is_some() {
-                        self.recorder.send_gaps.record(gap, sent);
-                    } else if sent > 1 {
-                        self.recorder.send_gaps.record(0, sent - 1);
+                    // The first send of the phase has no gap before it.
+                    match self.last_send_ns.replace(now) {
+                        Some(prev) => self
+                            .recorder
+                            .send_gaps
+                            .record(now.saturating_sub(prev), sent),
+                        None => self.recorder.send_gaps.record(0, sent - 1),
                     }
-                    self.last_send_ns = Some(now);
                 }
                 let want_write = conn.has_output();
                 if want_write != conn.write_armed {
