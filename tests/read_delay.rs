@@ -1,5 +1,6 @@
-//! `--read-delay`: a closed loop that reads answers in batches, on purpose
-//! late, and says so.
+//! When answers are read: `--read-delay` (a closed loop that reads them
+//! in batches, on purpose late, and says so) and `--read-answers` (an open
+//! loop that reads them at its next arrival, timed by the kernel's stamps).
 
 mod support;
 
@@ -119,5 +120,154 @@ fn an_open_loop_or_a_long_delay_is_refused() {
     for (args, needle) in cases {
         let out = mcbench(args);
         assert_usage_error(&out, needle);
+    }
+}
+
+/// Runs an open loop of `--read-answers when` against a server that
+/// answers each request 2 ms after it came, on 4 connections at 200/s
+/// (rarely two in flight on one): its JSON and the voluntary context
+/// switches of all its threads, as the kernel counted them (`wait4`).
+fn open_loop_reading(when: &str, addr: &str) -> (serde_json::Value, i64) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let args = [
+        "run",
+        "-s",
+        addr,
+        "--no-load",
+        "-c",
+        "4",
+        "-T",
+        "1",
+        "-q",
+        "200",
+        "-t",
+        "2s",
+        "--mix",
+        "get=1",
+        "--read-answers",
+        when,
+        "--json",
+    ];
+    // Reaped by the wait4 below, which also gives its rusage.
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_mcbench"))
+        .args(args)
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (status, usage) = loop {
+        let mut status = 0;
+        // SAFETY: plain out-parameters; the pid is our own child's.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break (status, usage);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "mcbench did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{when}: status {status}"
+    );
+    (read_json(&json), usage.ru_nvcsw)
+}
+
+/// Read late, answers are still timed by when they came: the server's
+/// 2 ms, not 2 ms plus the wait for the next arrival (a median gap of
+/// 3.5 ms at 200/s). And the worker sleeps through them: it wakes once
+/// per arrival where reading at once wakes it once more per answer.
+#[test]
+fn answers_read_at_the_next_arrival_are_timed_when_they_came() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::AnswersAfter(
+        std::time::Duration::from_millis(2),
+    ));
+    let (late, late_switches) = open_loop_reading("late", &addr);
+    let (at_once, at_once_switches) = open_loop_reading("at-once", &addr);
+    for (j, when) in [(&late, "late"), (&at_once, "at-once")] {
+        assert!(
+            f(j, "total.count") > 300.0,
+            "{when}: {}",
+            f(j, "total.count")
+        );
+        assert_eq!(f(j, "total.errors"), 0.0, "{when}");
+        let p50 = f(j, "total.latency_us.p50");
+        let p90 = f(j, "total.latency_us.p90");
+        assert!((2000.0..2700.0).contains(&p50), "{when}: p50 {p50} µs");
+        assert!(p90 < 3500.0, "{when}: p90 {p90} µs");
+    }
+    assert!(
+        (late_switches as f64) < 0.75 * at_once_switches as f64,
+        "voluntary context switches: late {late_switches}, at once {at_once_switches}"
+    );
+}
+
+/// Late reads need a sleeping open loop over TCP; where the run cannot
+/// read late, asking for it is a usage error, and the default reads at
+/// once without a word.
+#[test]
+fn late_reads_are_refused_where_answers_cannot_wait() {
+    let _machine = shared_machine();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "--read-answers", "late"],
+            "a closed loop sends on each answer",
+        ),
+        (
+            &["run", "-q", "1000", "--busy-poll", "--read-answers", "late"],
+            "--busy-poll never sleeps",
+        ),
+        (
+            &[
+                "run",
+                "-s",
+                "udp:127.0.0.1:9",
+                "-q",
+                "1000",
+                "--read-answers",
+                "late",
+            ],
+            "over TCP only",
+        ),
+        (
+            &[
+                "run",
+                "-s",
+                "unix:/tmp/none",
+                "-q",
+                "1000",
+                "--read-answers",
+                "late",
+            ],
+            "over TCP only",
+        ),
+        (
+            &[
+                "run",
+                "-q",
+                "1000",
+                "--num-conns",
+                "10",
+                "--read-answers",
+                "late",
+            ],
+            "--num-conns",
+        ),
+        (
+            &["run", "-q", "1000", "--read-answers", "soon"],
+            "invalid value 'soon'",
+        ),
+    ];
+    for (args, needle) in cases {
+        assert_usage_error(&mcbench(args), needle);
     }
 }

@@ -353,6 +353,16 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_duration, value_name = "W")]
     pub coalesce: Option<Duration>,
 
+    /// Open loop: when workers read answers. late (the default over TCP,
+    /// without --busy-poll or --num-conns): at the next arrival's wake-up,
+    /// each answer timed by when the kernel received it (SO_TIMESTAMPNS),
+    /// so a worker wakes once per arrival instead of once more per answer.
+    /// Answers read together are timed by the last of them. at-once: as
+    /// each answer comes, timed when it is read (always so in a closed
+    /// loop, over UDP and unix sockets).
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub read_answers: Option<crate::spec::ReadAnswers>,
+
     /// Where keys live among several servers, as the application's client
     /// puts them: modula (libmemcached's default), ketama (libmemcached
     /// KETAMA_WEIGHTED, twemproxy's ketama with md5), ketama-spy, ch3
@@ -635,6 +645,7 @@ impl RunArgs {
             conn_sock: self.conn_sock,
             busy_poll: self.busy_poll,
             coalesce: self.coalesce,
+            read_answers: self.read_answers,
             churn: self.num_conns.map(|conns| Churn {
                 conns,
                 conn_gaps: self.conn_rate.unwrap_or(Gaps::AfterPrevious),

@@ -107,6 +107,11 @@ fn config(out: &mut String, r: &RunResult) {
             format!("closed loop, reads delayed {d} (answers timed up to {d} late)")
         }
     };
+    let pace = if s.reads_late() {
+        format!("{pace}, answers read at arrivals (timed by kernel receive stamps)")
+    } else {
+        pace
+    };
     let stop = match s.stop {
         StopAfter::Duration(d) => format!("{:.2} s", d.as_secs_f64()),
         StopAfter::Ops(n) => format!("{n} ops"),

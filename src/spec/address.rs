@@ -26,6 +26,11 @@ impl Address {
         text.trim().starts_with("udp:")
     }
 
+    /// Whether `text`, as written, names a server over TCP.
+    pub fn names_tcp(text: &str) -> bool {
+        matches!(Address::parse(text), Ok(Written::Tcp(..)))
+    }
+
     /// The first of `servers` (as written) over UDP.
     pub fn first_udp(servers: &[String]) -> Option<&String> {
         servers.iter().find(|s| Address::names_udp(s))

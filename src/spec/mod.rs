@@ -6,6 +6,7 @@ mod checks;
 pub mod churn;
 mod knobs;
 pub mod measure;
+mod reads;
 pub mod replication;
 pub mod servers;
 mod trace;
@@ -15,6 +16,7 @@ mod verify;
 pub use address::{with_default_port, Address};
 pub use churn::{Churn, Gaps, SocketOptions};
 pub use measure::MeasureGroup;
+pub use reads::ReadAnswers;
 pub use replication::Replication;
 pub use trace::{parse_speed, TraceSpec};
 
@@ -186,6 +188,10 @@ pub struct RunSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub coalesce: Option<Duration>,
+    /// `--read-answers`: when an open loop's workers read answers (`None`:
+    /// late wherever the run allows, `reads_late()`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_answers: Option<ReadAnswers>,
     /// Per server (in `servers` order): its weight (`HOST:PORT:WEIGHT`);
     /// empty when none was given.
     #[serde(default)]
@@ -270,10 +276,6 @@ mod protocol_name {
 /// incr result of up to 20 digits.
 const MIN_VALUE_LIMIT: usize = 32;
 
-/// The longest `--read-delay`: beyond it the delay would dominate the
-/// latencies of any server worth measuring.
-const MAX_READ_DELAY: Duration = Duration::from_millis(10);
-
 /// The largest request datagram memcached reads, bytes (its replies use
 /// datagrams of this size too).
 const MAX_UDP_REQUEST: usize = 1400;
@@ -303,6 +305,7 @@ impl RunSpec {
             }
         }
         self.validate_read_delay()?;
+        self.validate_read_answers()?;
         self.validate_coalesce()?;
         self.validate_measure()?;
         self.validate_knobs()?;
@@ -413,32 +416,6 @@ impl RunSpec {
         }
         if w > MAX_COALESCE {
             return Err(format!("--coalesce must be at most 1ms, got {w:?}"));
-        }
-        Ok(())
-    }
-
-    /// Delaying reads shifts every answer's timing by up to the delay: in
-    /// an open loop that would blur the schedule the latency is measured
-    /// against, so it is for closed loops; and it stays short. Over UDP
-    /// each datagram is a wake-up of its own: there is nothing to batch.
-    fn validate_read_delay(&self) -> Result<(), String> {
-        if self.read_delay.is_zero() {
-            return Ok(());
-        }
-        if self.open_loop() {
-            return Err("--read-delay is for closed loops: with --rate answers are read as they arrive, so that each is timed against its schedule".into());
-        }
-        if self.load == LoadMode::LoadOnly {
-            return Err("--read-delay applies to measured reads: --load-only measures the preload, which reads at once".into());
-        }
-        if Address::first_udp(&self.servers).is_some() {
-            return Err("--read-delay is for streams (TCP, unix sockets): a UDP socket is read one datagram per wake-up".into());
-        }
-        if self.read_delay > MAX_READ_DELAY {
-            return Err(format!(
-                "--read-delay must be at most 10ms, got {:?}",
-                self.read_delay
-            ));
         }
         Ok(())
     }

@@ -309,6 +309,9 @@ pub enum Misbehaviour {
     /// The first connection accepted closes after `count` answers, as
     /// `CloseAfter`; the later ones answer for ever.
     FirstClosesAfter(usize),
+    /// Answers every get (a miss) and set correctly, each this long after
+    /// it read the request: a server whose latency is known.
+    AnswersAfter(Duration),
 }
 
 /// A listener that never accepts: connections complete in the kernel's
@@ -337,6 +340,8 @@ pub fn fake_server(how: Misbehaviour) -> String {
 }
 
 fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
+    // As memcached: no answer waits for the client's delayed ACK.
+    let _ = s.set_nodelay(true);
     let mut buf = [0u8; 65536];
     let mut answered = 0;
     loop {
@@ -383,13 +388,17 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
                 Misbehaviour::CloseAfter(_)
                 | Misbehaviour::CutAfter(_)
                 | Misbehaviour::StallAfter(_)
-                | Misbehaviour::FirstClosesAfter(_) => match line {
+                | Misbehaviour::FirstClosesAfter(_)
+                | Misbehaviour::AnswersAfter(_) => match line {
                     l if l.starts_with("get ") => b"END\r\n",
                     l if l.starts_with("set ") => b"STORED\r\n",
                     _ => continue,
                 },
             };
             answered += 1;
+            if let Misbehaviour::AnswersAfter(delay) = how {
+                thread::sleep(delay);
+            }
             if s.write_all(reply).is_err() {
                 return;
             }

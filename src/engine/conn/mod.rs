@@ -3,12 +3,12 @@
 //! and hands raw bytes to the codec; knows nothing of workloads.
 
 mod datagram;
+mod rx_stamp;
 
 pub use datagram::{UdpState, UDP_TIMEOUT_NS};
 
 use crate::workload::OpKind;
 use mcbench_proto::{Expect, Progress, Protocol, Response};
-use rustix::buffer::spare_capacity;
 use rustix::net::{RecvFlags, SendFlags};
 use std::collections::VecDeque;
 use std::io;
@@ -84,6 +84,11 @@ pub struct Conn {
     pub connecting: bool,
     /// `--moderate`: the connection sends nothing before this (ns).
     pub quiet_until: u64,
+    /// The kernel stamps what the socket receives (`stamp_arrivals`), and
+    /// answers are timed by it.
+    rx_stamped: bool,
+    /// The stamp of the last read (`CLOCK_REALTIME` ns), if it had one.
+    last_stamp: Option<u64>,
 }
 
 impl Conn {
@@ -116,7 +121,20 @@ impl Conn {
             unread: false,
             connecting: false,
             quiet_until: 0,
+            rx_stamped: false,
+            last_stamp: None,
         }
+    }
+
+    /// From now on, times each answer by when the kernel received it
+    /// rather than by when it is read: for a worker that reads late.
+    pub fn stamp_arrivals(&mut self) -> io::Result<()> {
+        if let Some(stream) = &self.stream {
+            rx_stamp::enable(stream)?;
+            rx_stamp::wait_until_stamping();
+        }
+        self.rx_stamped = true;
+        Ok(())
     }
 
     /// The opaque for the next request, never 0. Over UDP the caller
@@ -219,7 +237,12 @@ impl Conn {
             Err(_) => return ReadOutcome::Closed,
         };
         *bytes_rx += n as u64;
-        let now = clock();
+        // A read without a stamp (none asked for, or the kernel gave none)
+        // is timed when it is read.
+        let now = match self.last_stamp {
+            Some(stamp) => rx_stamp::arrival(stamp, clock()),
+            None => clock(),
+        };
         let buf: &[u8] = if self.partial.is_empty() {
             &scratch[..n]
         } else {
@@ -239,7 +262,8 @@ impl Conn {
             {
                 Ok(Some((resp, len))) => {
                     self.in_flight.pop_front();
-                    done(req, resp, &buf[used..used + len], now);
+                    // Never before its send, whatever a clock step did.
+                    done(req, resp, &buf[used..used + len], now.max(req.sent_ns));
                     used += len;
                 }
                 Ok(None) => break ReadOutcome::Open,
@@ -268,27 +292,30 @@ impl Conn {
         let Some(stream) = self.stream.as_ref() else {
             return Ok(0);
         };
+        let stamped = self.rx_stamped;
         loop {
-            let (r, room) = if self.partial.is_empty() {
-                (recv(stream, scratch), scratch.len())
+            let (buf, room) = if self.partial.is_empty() {
+                (scratch.as_mut_ptr(), scratch.len())
             } else {
                 // Append into spare capacity: no zero-filling per read.
                 self.partial.reserve(scratch.len());
-                let room = self.partial.capacity() - self.partial.len();
-                let r = rustix::net::recv(
-                    stream,
-                    spare_capacity(&mut self.partial),
-                    RecvFlags::empty(),
-                )
-                .map(|(n, _)| n)
-                .map_err(io::Error::from);
-                (r, room)
+                let spare = self.partial.spare_capacity_mut();
+                (spare.as_mut_ptr().cast::<u8>(), spare.len())
             };
+            // SAFETY: `buf` is `scratch` or the spare capacity of
+            // `partial`, writable for `room` bytes.
+            let r = unsafe { read_into(stream, buf, room, stamped) };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                other => {
-                    self.unread = matches!(other, Ok(n) if n == room);
-                    return other;
+                Err(e) => return Err(e),
+                Ok((n, stamp)) => {
+                    if !self.partial.is_empty() {
+                        // SAFETY: the kernel initialised `n` spare bytes.
+                        unsafe { self.partial.set_len(self.partial.len() + n) };
+                    }
+                    self.last_stamp = stamp;
+                    self.unread = n == room;
+                    return Ok(n);
                 }
             }
         }
@@ -323,9 +350,13 @@ impl Conn {
     }
 
     /// Takes `stream` as this (closed) connection's new socket.
-    pub fn reopen(&mut self, stream: OwnedFd) {
+    pub fn reopen(&mut self, stream: OwnedFd) -> io::Result<()> {
+        if self.rx_stamped {
+            rx_stamp::enable(&stream)?;
+        }
         self.stream = Some(stream);
         self.alive = true;
+        Ok(())
     }
 }
 
@@ -333,6 +364,29 @@ impl Conn {
 /// thread-cancellation point, which saves two calls per request.
 fn send(stream: &OwnedFd, buf: &[u8]) -> io::Result<usize> {
     rustix::net::send(stream, buf, SendFlags::NOSIGNAL).map_err(io::Error::from)
+}
+
+/// One read of up to `len` bytes into `buf`, with the kernel's stamp when
+/// `stamped`: `recvmsg` then, plain `recv` otherwise.
+///
+/// # Safety
+/// `buf` must be valid for writes of `len` bytes.
+unsafe fn read_into(
+    stream: &OwnedFd,
+    buf: *mut u8,
+    len: usize,
+    stamped: bool,
+) -> io::Result<(usize, Option<u64>)> {
+    if stamped {
+        return unsafe { rx_stamp::recv(stream, buf, len) };
+    }
+    // SAFETY: the caller's buffer, as a slice of possibly uninitialised
+    // bytes, which recv only writes.
+    let spare: &mut [std::mem::MaybeUninit<u8>] =
+        unsafe { std::slice::from_raw_parts_mut(buf.cast(), len) };
+    rustix::net::recv(stream, spare, RecvFlags::empty())
+        .map(|((read, _), _)| (read.len(), None))
+        .map_err(io::Error::from)
 }
 
 fn recv(stream: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {

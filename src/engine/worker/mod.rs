@@ -166,6 +166,12 @@ pub struct Worker {
     /// pause between a wake-up and the reads it brings, so that answers
     /// are read in batches (zero: none).
     read_delay: std::time::Duration,
+    /// This phase's answers wait in their sockets until the next
+    /// arrival's wake-up (`--read-answers late`), stamped by the kernel.
+    read_late: bool,
+    /// A late-reading worker woke for an arrival and sends it before it
+    /// reads the answers that waited (`wait_late`).
+    reads_waiting: bool,
     /// The last turn may have left bytes in some socket.
     left_unread: bool,
     /// Requests written or queued on connections, not yet answered.
@@ -217,7 +223,7 @@ impl Worker {
         // One answer: a multiget's values with their headers, and slack.
         let max_pending =
             (spec.largest_stored_value() + 512) * spec.multiget.keys.max(1) as usize + SCRATCH_LEN;
-        let conns: Vec<Conn> = plan
+        let mut conns: Vec<Conn> = plan
             .conns
             .into_iter()
             .map(|o| {
@@ -231,6 +237,12 @@ impl Worker {
                 )
             })
             .collect();
+        if spec.reads_late() {
+            for c in &mut conns {
+                c.stamp_arrivals()
+                    .map_err(|e| format!("receive timestamps (SO_TIMESTAMPNS): {e}"))?;
+            }
+        }
         for (i, c) in conns.iter().enumerate() {
             poller
                 .add(c.fd(), i as u64, READABLE)
@@ -316,6 +328,8 @@ impl Worker {
             dirty: Vec::new(),
             events: Vec::with_capacity(EVENTS),
             read_delay: std::time::Duration::ZERO,
+            read_late: false,
+            reads_waiting: false,
             left_unread: false,
             in_flight: 0,
             source: Source::Mix,
@@ -442,6 +456,7 @@ impl Worker {
         self.last_answer_ns = start;
         let mut sending_stopped = u64::MAX;
         let open = measured_kind && self.open_loop();
+        self.read_late = open && spec.reads_late();
         // A phase without an end in time gives up on servers that stopped
         // answering (`stall`); one with an end counts each unanswered
         // request as it times out (`timeouts`) and goes on, once its

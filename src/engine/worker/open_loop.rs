@@ -143,14 +143,19 @@ impl Worker {
     /// When the loop must wake for the next arrival, without taking one
     /// from the feed.
     pub(super) fn arrival_wake(&self) -> Option<u64> {
-        let next = match (&self.pacer, &self.replay) {
+        // `--coalesce`: sleep on past the next arrival by up to W; an
+        // answer that wakes the worker sooner sends it then.
+        self.next_arrival_at()
+            .map(|at| at.saturating_add(self.coalesce_ns))
+    }
+
+    /// When the next arrival is due, without taking it from the feed.
+    pub(super) fn next_arrival_at(&self) -> Option<u64> {
+        match (&self.pacer, &self.replay) {
             (Some(p), _) => Some(p.next()),
             (None, Some(r)) => r.next_at(),
             (None, None) => None,
-        };
-        // `--coalesce`: sleep on past the next arrival by up to W; an
-        // answer that wakes the worker sooner sends it then.
-        next.map(|at| at.saturating_add(self.coalesce_ns))
+        }
     }
 
     /// The server of the next arrival when keys are not placed (`None`:

@@ -144,10 +144,11 @@ impl Worker {
             let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
             self.poller
                 .add(fd, c as u64, READABLE)
-                .map(|()| socket)
-                .map_err(|e| e.to_string())
+                .map_err(|e| e.to_string())?;
+            // Closing the socket on failure takes it out of the epoll set.
+            self.conns[c].reopen(socket).map_err(|e| e.to_string())
         });
-        let Ok(socket) = registered else {
+        if registered.is_err() {
             // Still down: try again after a longer pause, counted from now
             // (the attempt itself may have taken a while). A preload cannot
             // wait for it: that server's keys are given up on, as when its
@@ -157,8 +158,7 @@ impl Worker {
                 self.strand(server, crate::stats::ErrorClass::NoConnection);
             }
             return;
-        };
-        self.conns[c].reopen(socket);
+        }
         self.recorder.conns.record_connect(clock_ns() - began);
         self.shared.conn_opened();
         self.alive += 1;

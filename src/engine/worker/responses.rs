@@ -109,15 +109,17 @@ impl Worker {
             ReadOutcome::Closed => self.lose(c),
         }
         let mut fills = std::mem::take(&mut self.fills);
-        if self.conns[c].alive {
+        if self.conns[c].alive && !fills.is_empty() {
+            // Due when the miss is seen: now, not when (stamped) it came.
+            let seen = clock_ns();
             for &key in &fills {
                 let req = Request::new(OpKind::Fill, key);
                 self.issue(
                     c,
                     Due {
                         req: Some(req),
-                        intended_ns: last_now,
-                        measured: last_now >= self.record_from,
+                        intended_ns: seen,
+                        measured: seen >= self.record_from,
                     },
                 );
             }

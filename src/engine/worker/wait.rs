@@ -1,5 +1,6 @@
-//! Where a worker blocks: the wait for readiness, and `--read-delay`'s
-//! pause between a wake-up and the reads it brings.
+//! Where a worker blocks: the wait for readiness, `--read-delay`'s pause
+//! between a wake-up and the reads it brings, and `--read-answers late`'s
+//! sleep to the next arrival.
 
 use super::{Worker, EVENTS};
 use crate::engine::clock_ns;
@@ -22,6 +23,9 @@ impl Worker {
                 }
                 std::hint::spin_loop();
             }
+        } else if self.read_late && self.sending {
+            // (The drain reads at once: no arrival would wake it.)
+            self.wait_late(&mut events, timeout_ns)?;
         } else {
             self.wait_into(&mut events, timeout_ns)?;
         }
@@ -62,6 +66,27 @@ impl Worker {
             && !events.iter().any(|&(c, _)| self.conns[c].mid_answer())
     }
 
+    /// `--read-answers late`: answers wait in their sockets, stamped by the
+    /// kernel as they come, while the worker sleeps through them to its
+    /// next wake-up. An arrival due then goes out first: the answers are
+    /// read in the turn after it.
+    fn wait_late(
+        &mut self,
+        events: &mut Vec<(usize, u32)>,
+        timeout_ns: u64,
+    ) -> std::io::Result<()> {
+        if timeout_ns > 0 && !self.reads_waiting {
+            sleep_ns(timeout_ns);
+            if self.next_arrival_at().is_some_and(|at| at <= clock_ns()) {
+                self.reads_waiting = true;
+                events.clear();
+                return Ok(());
+            }
+        }
+        self.reads_waiting = false;
+        self.wait_into(events, 0)
+    }
+
     fn wait_into(
         &mut self,
         events: &mut Vec<(usize, u32)>,
@@ -75,4 +100,15 @@ impl Worker {
         );
         Ok(())
     }
+}
+
+/// Sleeps `ns` on the monotonic clock (a signal may end it early, as it
+/// ends an epoll wait).
+fn sleep_ns(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as _,
+        tv_nsec: (ns % 1_000_000_000) as _,
+    };
+    // SAFETY: a valid relative timespec; the remainder is not wanted.
+    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
 }

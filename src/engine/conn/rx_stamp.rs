@@ -1,0 +1,176 @@
+//! Kernel receive timestamps (`SO_TIMESTAMPNS`) for answers read after
+//! they came: an open loop that reads at its next arrival's wake-up times
+//! each answer by when the kernel received it, not by when it was read.
+//!
+//! Over `libc` because neither rustix nor socket2 wraps the option or its
+//! control message.
+//!
+//! What a stamp is: the kernel's `CLOCK_REALTIME` when the newest bytes of
+//! a read reached the socket (TCP keeps the last stamp of the segments one
+//! `recvmsg` returns, and a merged segment the later one). So answers read
+//! together are timed by the last of them: never early, at worst late by
+//! the gap between them.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// Asks the kernel to stamp what `socket` receives.
+pub fn enable(socket: &OwnedFd) -> io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: a valid socket and an int option of the right size.
+    let r = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            std::ptr::addr_of!(one).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Waits, once per process and at most 100 ms, until the kernel stamps
+/// what loopback receives. Call it with a socket of the run's already
+/// stamping (`enable`): the kernel turns stamping on in deferred work when
+/// its first socket asks, so answers could otherwise come unstamped in a
+/// run's first moments, and be timed when read. Best effort: without a
+/// loopback (a namespace whose `lo` is down) it returns at once.
+pub fn wait_until_stamping() {
+    static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        let _ = stamps_seen_within(std::time::Duration::from_millis(100));
+    });
+}
+
+/// Sends a byte to itself over loopback until one comes stamped.
+fn stamps_seen_within(limit: std::time::Duration) -> io::Result<bool> {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let client = std::net::TcpStream::connect(listener.local_addr()?)?;
+    let (mut server, _) = listener.accept()?;
+    let client = OwnedFd::from(client);
+    enable(&client)?;
+    let deadline = std::time::Instant::now() + limit;
+    let mut buf = [0u8; 64];
+    while std::time::Instant::now() < deadline {
+        server.write_all(b"x")?;
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        // SAFETY: `buf` is writable for its length.
+        match unsafe { recv(&client, buf.as_mut_ptr(), buf.len()) } {
+            Ok((_, Some(_))) => return Ok(true),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
+}
+
+/// One `recvmsg` of up to `len` bytes into `buf`: the bytes read, and the
+/// kernel's stamp of the newest of them (`CLOCK_REALTIME`, ns) if it gave
+/// one.
+///
+/// # Safety
+/// `buf` must be valid for writes of `len` bytes.
+pub unsafe fn recv(socket: &OwnedFd, buf: *mut u8, len: usize) -> io::Result<(usize, Option<u64>)> {
+    // Room for one `timespec` message; u64s keep it aligned for cmsghdr.
+    let mut control = [0u64; 8];
+    let mut iov = libc::iovec {
+        iov_base: buf.cast(),
+        iov_len: len,
+    };
+    // SAFETY: an all-zero msghdr is a valid empty one.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: the iovec points at the caller's buffer, the control buffer
+    // lives on this frame, and the kernel writes within both lengths.
+    let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `msg` is the header the kernel just filled in.
+    Ok((n as usize, unsafe { stamp_of(&msg) }))
+}
+
+/// The `SCM_TIMESTAMPNS` message of a received header, in ns.
+///
+/// # Safety
+/// `msg` must be a header `recvmsg` filled in, its control buffer alive.
+unsafe fn stamp_of(msg: &libc::msghdr) -> Option<u64> {
+    // SAFETY (whole loop): the CMSG_* walk stays within msg_controllen,
+    // and the data of an SCM_TIMESTAMPNS message is one timespec.
+    let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(msg) };
+    while !cmsg.is_null() {
+        let header = unsafe { &*cmsg };
+        if header.cmsg_level == libc::SOL_SOCKET && header.cmsg_type == libc::SCM_TIMESTAMPNS {
+            let ts: libc::timespec =
+                unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast()) };
+            return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+        }
+        cmsg = unsafe { libc::CMSG_NXTHDR(msg, cmsg) };
+    }
+    None
+}
+
+/// Where a stamp falls on the engine's clock (`CLOCK_MONOTONIC`): `now`
+/// less the stamp's age, taken on the clock that stamped it. Only the age
+/// crosses clocks, so their offset and its steps do not matter; a stamp
+/// from the future (a clock step back) is taken as now.
+pub fn arrival(stamp: u64, now: u64) -> u64 {
+    now.saturating_sub(realtime_ns().saturating_sub(stamp))
+}
+
+fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we pass (vDSO).
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::OwnedFd;
+    use std::time::Duration;
+
+    /// A stamp read 30 ms after the bytes came dates them 30 ms back, not
+    /// at the read; a socket without the option gives none.
+    #[test]
+    fn a_late_read_is_dated_by_when_the_bytes_came() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let client = OwnedFd::from(client);
+        enable(&client).unwrap();
+        wait_until_stamping();
+        server.write_all(b"END\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        let mut buf = [0u8; 64];
+        let read_at = crate::engine::clock_ns();
+        let (n, stamp) = unsafe { recv(&client, buf.as_mut_ptr(), buf.len()) }.unwrap();
+        assert_eq!(&buf[..n], b"END\r\n");
+        let came = arrival(stamp.expect("a stamp"), read_at);
+        let age = read_at - came;
+        assert!((29_000_000..1_000_000_000).contains(&age), "age {age} ns");
+
+        let plain = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut other, _) = listener.accept().unwrap();
+        other.write_all(b"END\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        let plain = OwnedFd::from(plain);
+        let (_, stamp) = unsafe { recv(&plain, buf.as_mut_ptr(), buf.len()) }.unwrap();
+        assert_eq!(stamp, None);
+    }
+}

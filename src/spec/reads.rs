@@ -1,0 +1,88 @@
+//! When a worker reads answers: `--read-delay` (a closed loop's batched
+//! reads) and `--read-answers` (an open loop's reads at its next wake-up).
+
+use super::{Address, LoadMode, RunSpec};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The longest `--read-delay`: beyond it the delay would dominate the
+/// latencies of any server worth measuring.
+const MAX_READ_DELAY: Duration = Duration::from_millis(10);
+
+/// When an open loop's worker reads answers (`--read-answers`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadAnswers {
+    /// At the worker's next wake-up for an arrival, each answer timed by
+    /// the kernel's receive stamp: one wake-up per arrival, not one more
+    /// per answer.
+    Late,
+    /// As each answer comes, timed when it is read.
+    AtOnce,
+}
+
+impl RunSpec {
+    /// Whether an open loop's workers leave answers in their sockets until
+    /// the next arrival's wake-up (`--read-answers late`, the default where
+    /// the run allows it). The engine then times them by kernel stamps.
+    pub fn reads_late(&self) -> bool {
+        self.read_answers != Some(ReadAnswers::AtOnce) && self.late_reads_blocker().is_none()
+    }
+
+    /// Why answers cannot be read late in this run, if they cannot.
+    fn late_reads_blocker(&self) -> Option<&'static str> {
+        let tcp_only = self.servers.iter().all(|s| Address::names_tcp(s));
+        let blockers = [
+            (
+                !self.open_loop(),
+                "a closed loop sends on each answer, so it reads each at once: give --rate",
+            ),
+            (self.busy_poll, "--busy-poll never sleeps"),
+            (
+                !tcp_only,
+                "the kernel stamps answers over TCP only, not over UDP or unix sockets",
+            ),
+            (
+                self.churn.is_some(),
+                "--num-conns times each connect as it completes",
+            ),
+        ];
+        blockers
+            .iter()
+            .find(|(given, _)| *given)
+            .map(|(_, why)| *why)
+    }
+
+    pub(super) fn validate_read_answers(&self) -> Result<(), String> {
+        match (self.read_answers, self.late_reads_blocker()) {
+            (Some(ReadAnswers::Late), Some(why)) => Err(format!("--read-answers late: {why}")),
+            _ => Ok(()),
+        }
+    }
+
+    /// Delaying reads shifts every answer's timing by up to the delay: in
+    /// an open loop that would blur the schedule the latency is measured
+    /// against, so it is for closed loops; and it stays short. Over UDP
+    /// each datagram is a wake-up of its own: there is nothing to batch.
+    pub(super) fn validate_read_delay(&self) -> Result<(), String> {
+        if self.read_delay.is_zero() {
+            return Ok(());
+        }
+        if self.open_loop() {
+            return Err("--read-delay is for closed loops: with --rate answers are read as they arrive, so that each is timed against its schedule".into());
+        }
+        if self.load == LoadMode::LoadOnly {
+            return Err("--read-delay applies to measured reads: --load-only measures the preload, which reads at once".into());
+        }
+        if Address::first_udp(&self.servers).is_some() {
+            return Err("--read-delay is for streams (TCP, unix sockets): a UDP socket is read one datagram per wake-up".into());
+        }
+        if self.read_delay > MAX_READ_DELAY {
+            return Err(format!(
+                "--read-delay must be at most 10ms, got {:?}",
+                self.read_delay
+            ));
+        }
+        Ok(())
+    }
+}
