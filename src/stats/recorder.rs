@@ -185,7 +185,7 @@ impl OpRecorder {
         self.latency.len()
     }
 
-    fn reset(&mut self) {
+    pub fn reset(&mut self) {
         self.latency.reset();
         self.service.reset();
         self.hits = 0;
