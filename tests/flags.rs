@@ -345,22 +345,15 @@ fn coalesced_arrivals_go_out_together_late_never_early_and_are_measured_so() {
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let mut seen = Vec::new();
-    for w in ["0", "200us"] {
+    // "default": no --coalesce at all, which must not coalesce.
+    for w in ["0", "200us", "default"] {
         let save = path_in(dir.path(), &format!("{w}.tsv"));
-        let args = [
-            "-q",
-            "5000",
-            "-x",
-            "5000",
-            "-c",
-            "4",
-            "-r",
-            "1000",
-            "--coalesce",
-            w,
-            "--save",
-            &save,
+        let mut args = vec![
+            "-q", "5000", "-x", "5000", "-c", "4", "-r", "1000", "--save", &save,
         ];
+        if w != "default" {
+            args.extend(["--coalesce", w]);
+        }
         let (out, json) = run_ok(&m.addr(), &args);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let (lags, instants, sent_cv) = sends(Path::new(&save));
@@ -379,6 +372,13 @@ fn coalesced_arrivals_go_out_together_late_never_early_and_are_measured_so() {
     }
     let ((p50_off, instants_off, _, cv_off), (p50_on, instants_on, json_on, cv_on)) =
         (&seen[0], &seen[1]);
+    // Without the flag, each arrival goes out on its own wake-up: no
+    // wait is added to what the server is measured by.
+    let p50_default = seen[2].0;
+    assert!(
+        p50_default - p50_off < 30.0,
+        "send lag p50 {p50_default} µs by default, {p50_off} µs with --coalesce 0"
+    );
     // Sends in bursts show as gaps more dispersed than the schedule's.
     assert!(cv_on > cv_off, "CV {cv_on} coalesced, {cv_off} not");
     // Arrivals wait for a shared wake-up: fewer send instants...
