@@ -263,6 +263,10 @@ fn late_reads_are_refused_where_answers_cannot_wait() {
             "--num-conns",
         ),
         (
+            &["run", "-q", "1000", "--moderate", "--read-answers", "late"],
+            "--moderate spaces sends",
+        ),
+        (
             &["run", "-q", "1000", "--read-answers", "soon"],
             "invalid value 'soon'",
         ),

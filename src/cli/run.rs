@@ -354,7 +354,8 @@ pub struct RunArgs {
     pub coalesce: Option<Duration>,
 
     /// Open loop: when workers read answers. late (the default over TCP,
-    /// without --busy-poll or --num-conns): at the next arrival's wake-up,
+    /// without --busy-poll, --num-conns or --moderate): at the next
+    /// arrival's wake-up,
     /// each answer timed by when the kernel received it (SO_TIMESTAMPNS),
     /// so a worker wakes once per arrival instead of once more per answer.
     /// Answers read together are timed by the last of them. at-once: as

@@ -46,6 +46,10 @@ impl RunSpec {
                 self.churn.is_some(),
                 "--num-conns times each connect as it completes",
             ),
+            (
+                self.moderate,
+                "--moderate spaces sends by when answers came, which a late read learns too late",
+            ),
         ];
         blockers
             .iter()

@@ -89,6 +89,11 @@ pub struct Conn {
     rx_stamped: bool,
     /// The stamp of the last read (`CLOCK_REALTIME` ns), if it had one.
     last_stamp: Option<u64>,
+    /// A late-reading worker's bound on this read: what it reads was not
+    /// readable before this instant (ns; 0: no bound). A stamp earlier
+    /// than it is wrong (TCP gives a reordered read the stamp of a later
+    /// segment that had waited out of order) and is raised to it.
+    pub arrived_after: u64,
 }
 
 impl Conn {
@@ -123,6 +128,7 @@ impl Conn {
             quiet_until: 0,
             rx_stamped: false,
             last_stamp: None,
+            arrived_after: 0,
         }
     }
 
@@ -239,9 +245,12 @@ impl Conn {
         *bytes_rx += n as u64;
         // A read without a stamp (none asked for, or the kernel gave none)
         // is timed when it is read.
-        let now = match self.last_stamp {
-            Some(stamp) => rx_stamp::arrival(stamp, clock()),
-            None => clock(),
+        let (read_at, stamped) = match self.last_stamp {
+            Some(stamp) => {
+                let (came, now) = rx_stamp::arrival(stamp, &clock);
+                (now, Some(came.max(self.arrived_after).min(now)))
+            }
+            None => (clock(), None),
         };
         let buf: &[u8] = if self.partial.is_empty() {
             &scratch[..n]
@@ -262,8 +271,8 @@ impl Conn {
             {
                 Ok(Some((resp, len))) => {
                     self.in_flight.pop_front();
-                    // Never before its send, whatever a clock step did.
-                    done(req, resp, &buf[used..used + len], now.max(req.sent_ns));
+                    let at = answered_at(stamped, read_at, req.sent_ns);
+                    done(req, resp, &buf[used..used + len], at);
                     used += len;
                 }
                 Ok(None) => break ReadOutcome::Open,
@@ -307,7 +316,10 @@ impl Conn {
             let r = unsafe { read_into(stream, buf, room, stamped) };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+                Err(e) => {
+                    self.unread = false;
+                    return Err(e);
+                }
                 Ok((n, stamp)) => {
                     if !self.partial.is_empty() {
                         // SAFETY: the kernel initialised `n` spare bytes.
@@ -364,6 +376,17 @@ impl Conn {
 /// thread-cancellation point, which saves two calls per request.
 fn send(stream: &OwnedFd, buf: &[u8]) -> io::Result<usize> {
     rustix::net::send(stream, buf, SendFlags::NOSIGNAL).map_err(io::Error::from)
+}
+
+/// When an answer read at `read_at` came: its stamp, unless the stamp
+/// falls before the request was even sent (a clock stepped forward while
+/// it waited, a stamp that is not a receive time), then when it was read:
+/// a wrong stamp may make latency later, never earlier.
+fn answered_at(stamped: Option<u64>, read_at: u64, sent_ns: u64) -> u64 {
+    match stamped {
+        Some(at) if at >= sent_ns => at,
+        _ => read_at.max(sent_ns),
+    }
 }
 
 /// One read of up to `len` bytes into `buf`, with the kernel's stamp when

@@ -5,11 +5,13 @@
 //! Over `libc` because neither rustix nor socket2 wraps the option or its
 //! control message.
 //!
-//! What a stamp is: the kernel's `CLOCK_REALTIME` when the newest bytes of
-//! a read reached the socket (TCP keeps the last stamp of the segments one
-//! `recvmsg` returns, and a merged segment the later one). So answers read
-//! together are timed by the last of them: never early, at worst late by
-//! the gap between them.
+//! What a stamp is: the kernel's `CLOCK_REALTIME` when the last segment a
+//! `recvmsg` returns reached the socket (a merged segment keeps the later
+//! one's). In order, answers read together are timed by the last of them:
+//! late by at most the gap between them. Out of order (a lost segment
+//! retransmitted after later ones waited), the last segment may be one
+//! that came before the rest: the caller bounds a stamp below by what it
+//! knows (`Conn::arrived_after`, the request's send).
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -120,12 +122,16 @@ unsafe fn stamp_of(msg: &libc::msghdr) -> Option<u64> {
     None
 }
 
-/// Where a stamp falls on the engine's clock (`CLOCK_MONOTONIC`): `now`
-/// less the stamp's age, taken on the clock that stamped it. Only the age
-/// crosses clocks, so their offset and its steps do not matter; a stamp
-/// from the future (a clock step back) is taken as now.
-pub fn arrival(stamp: u64, now: u64) -> u64 {
-    now.saturating_sub(realtime_ns().saturating_sub(stamp))
+/// Where a stamp falls on the engine's clock (`CLOCK_MONOTONIC`), and
+/// that clock now: now less the stamp's age, taken on the clock that
+/// stamped it. Only the age crosses clocks, so their offset does not
+/// matter. The realtime clock is read first: time lost between the two
+/// reads then makes the answer later, never earlier. A stamp from the
+/// future (a clock step back) is taken as now.
+pub fn arrival(stamp: u64, clock: impl Fn() -> u64) -> (u64, u64) {
+    let age = realtime_ns().saturating_sub(stamp);
+    let now = clock();
+    (now.saturating_sub(age), now)
 }
 
 fn realtime_ns() -> u64 {
@@ -158,10 +164,9 @@ mod tests {
         server.write_all(b"END\r\n").unwrap();
         std::thread::sleep(Duration::from_millis(30));
         let mut buf = [0u8; 64];
-        let read_at = crate::engine::clock_ns();
         let (n, stamp) = unsafe { recv(&client, buf.as_mut_ptr(), buf.len()) }.unwrap();
         assert_eq!(&buf[..n], b"END\r\n");
-        let came = arrival(stamp.expect("a stamp"), read_at);
+        let (came, read_at) = arrival(stamp.expect("a stamp"), crate::engine::clock_ns);
         let age = read_at - came;
         assert!((29_000_000..1_000_000_000).contains(&age), "age {age} ns");
 

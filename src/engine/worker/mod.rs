@@ -172,6 +172,10 @@ pub struct Worker {
     /// A late-reading worker woke for an arrival and sends it before it
     /// reads the answers that waited (`wait_late`).
     reads_waiting: bool,
+    /// When the late-reading worker last polled its sockets, and the bound
+    /// that poll gave on what it found (`wait_late`; ns, 0: none).
+    last_poll_ns: u64,
+    readable_since: u64,
     /// The last turn may have left bytes in some socket.
     left_unread: bool,
     /// Requests written or queued on connections, not yet answered.
@@ -330,6 +334,8 @@ impl Worker {
             read_delay: std::time::Duration::ZERO,
             read_late: false,
             reads_waiting: false,
+            last_poll_ns: 0,
+            readable_since: 0,
             left_unread: false,
             in_flight: 0,
             source: Source::Mix,
@@ -457,6 +463,8 @@ impl Worker {
         let mut sending_stopped = u64::MAX;
         let open = measured_kind && self.open_loop();
         self.read_late = open && spec.reads_late();
+        self.reads_waiting = false;
+        self.last_poll_ns = 0;
         // A phase without an end in time gives up on servers that stopped
         // answering (`stall`); one with an end counts each unanswered
         // request as it times out (`timeouts`) and goes on, once its
@@ -528,7 +536,9 @@ impl Worker {
             let stalled = give_up
                 && self.outstanding() > 0
                 && now.saturating_sub(self.last_progress_ns) >= stall_after;
-            if !stalled {
+            // Not while answers wait unread: those that came in time would
+            // look overdue. They are read in this very turn.
+            if !stalled && !self.reads_waiting {
                 self.expire_overdue(now);
             }
             if self.sending && !self.churning() {

@@ -43,6 +43,13 @@ impl Worker {
                 self.flush(c, clock_ns());
             }
             if flags & (READABLE | HANGUP) != 0 {
+                // A read that emptied its socket last time finds only what
+                // came since: not before the previous complete poll.
+                self.conns[c].arrived_after = if self.conns[c].unread {
+                    0
+                } else {
+                    self.readable_since
+                };
                 self.on_readable(c);
                 self.left_unread |= self.conns[c].unread;
             }
@@ -69,13 +76,14 @@ impl Worker {
     /// `--read-answers late`: answers wait in their sockets, stamped by the
     /// kernel as they come, while the worker sleeps through them to its
     /// next wake-up. An arrival due then goes out first: the answers are
-    /// read in the turn after it.
+    /// read in the turn after it. Bytes the last turn left unread are read
+    /// at once, not one buffer per wake-up.
     fn wait_late(
         &mut self,
         events: &mut Vec<(usize, u32)>,
         timeout_ns: u64,
     ) -> std::io::Result<()> {
-        if timeout_ns > 0 && !self.reads_waiting {
+        if timeout_ns > 0 && !self.reads_waiting && !self.left_unread {
             sleep_ns(timeout_ns);
             if self.next_arrival_at().is_some_and(|at| at <= clock_ns()) {
                 self.reads_waiting = true;
@@ -84,6 +92,15 @@ impl Worker {
             }
         }
         self.reads_waiting = false;
+        // A socket this poll finds readable was not at the previous one,
+        // if that one saw every ready socket and left none unread.
+        let polled = clock_ns();
+        self.readable_since = if self.left_unread {
+            0
+        } else {
+            self.last_poll_ns
+        };
+        self.last_poll_ns = polled;
         self.wait_into(events, 0)
     }
 
