@@ -248,7 +248,7 @@ impl Conn {
         let (read_at, stamped) = match self.last_stamp {
             Some(stamp) => {
                 let (came, now) = rx_stamp::arrival(stamp, &clock);
-                (now, Some(came.max(self.arrived_after).min(now)))
+                (now, Some(came.max(self.arrived_after)))
             }
             None => (clock(), None),
         };
