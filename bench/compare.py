@@ -309,8 +309,10 @@ WORKLOADS = {
     "w1": ("closed loop, 50 conns, depth 1", {}, ["mcbench", "memtier", "mutilate", "memcaslap"]),
     "w2": ("open loop 20,000 ops/s, 50 conns", {"extra": ["-q", "20000"]},
            ["mcbench", "memtier", "mutilate", "mutilate+B", "twemperf"]),
+    # Reads delayed over TCP are timed by kernel stamps (README: --read-delay).
     "w3": ("closed loop, 50 conns, depth 16", {"depth": 16},
-           ["mcbench", "mcbench+refill-batch=8", "memtier", "mutilate"]),
+           ["mcbench", "mcbench+refill-batch=8", "mcbench+read-delay=50us", "mcbench+read-delay=100us",
+            "mcbench+read-delay=50us+refill-batch=8", "memtier", "mutilate"]),
     "w5": ("closed loop, 50 conns, 10-key multigets (ns and ops per key)", {"multiget": 10},
            ["mcbench", "memtier", "memcaslap"]),
     "w6": ("open loop 60,000 ops/s, 50 conns", {"extra": ["-q", "60000"]}, ["mcbench", "memtier", "mutilate"]),

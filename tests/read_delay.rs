@@ -7,21 +7,64 @@ mod support;
 use support::*;
 
 /// With one request in flight, each answer comes to a worker that waits
-/// for it, and is read one pause after the wake-up it causes.
+/// for it, and is read one pause after the wake-up it causes. Over TCP the
+/// kernel stamped it as it came, and it is timed by that stamp: latency
+/// stays memcached's while the pause halves the rate. A unix stream has
+/// no stamps: there the answer is timed when read, the pause included.
 #[test]
 fn answers_are_read_one_pause_after_they_wake_the_worker() {
     let _machine = shared_machine();
-    let m = Memcached::start(&[]);
-    let addr = m.addr();
-    let median_latency_us = |delay: &str| {
-        let (_, j) = run_ok(&addr, &["-c", "1", "-x", "300", "--read-delay", delay]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mc.sock");
+    let tcp = Memcached::start(&[]);
+    let _unix = Memcached::start_unix(&path);
+    let run = |addr: &str, delay: &str| {
+        let (_, j) = run_ok(addr, &["-c", "1", "-x", "300", "--read-delay", delay]);
         assert_eq!(f(&j, "total.count"), 300.0);
         assert_eq!(f(&j, "errors.protocol"), 0.0);
-        f(&j, "total.latency_us.p50")
+        (f(&j, "total.latency_us.p50"), f(&j, "total.ok_rate"))
     };
-    assert!(median_latency_us("0s") < 1500.0);
+    let (at_once, _) = run(&tcp.addr(), "0s");
+    assert!(at_once < 1500.0, "p50 {at_once} µs");
+    let (stamped, rate) = run(&tcp.addr(), "2ms");
+    assert!(stamped < 1500.0, "stamped p50 {stamped} µs");
+    assert!(rate < 510.0, "one answer per 2 ms pause, at most: {rate}/s");
     // HdrHistogram reports a bucket's low end (1 µs wide here): 1 % margin.
-    assert!(median_latency_us("2ms") >= 1980.0);
+    let (unstamped, _) = run(&format!("unix:{}", path.display()), "2ms");
+    assert!(unstamped >= 1980.0, "unix p50 {unstamped} µs");
+}
+
+/// A server that takes 2 ms to answer, read one 5 ms pause later: the
+/// stamp times each answer at the server's 2 ms, not at 7 ms, and the
+/// next request, sent after the pause, is timed from then.
+#[test]
+fn delayed_reads_are_timed_when_the_answers_came() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::AnswersAfter(
+        std::time::Duration::from_millis(2),
+    ));
+    let args = [
+        "--no-load",
+        "-c",
+        "1",
+        "-x",
+        "100",
+        "--mix",
+        "get=1",
+        "--read-delay",
+        "5ms",
+    ];
+    let (_, j) = run_ok(&addr, &args);
+    assert_eq!(f(&j, "total.count"), 100.0);
+    let p50 = f(&j, "total.latency_us.p50");
+    let p90 = f(&j, "total.latency_us.p90");
+    assert!((2000.0..2700.0).contains(&p50), "p50 {p50} µs");
+    assert!(p90 < 3500.0, "p90 {p90} µs");
+    let rate = f(&j, "total.ok_rate");
+    assert!(
+        rate < 150.0,
+        "a 2 ms answer and a 5 ms pause each: {rate}/s"
+    );
 }
 
 /// An answer bigger than one read, or than the socket's buffer, is read
@@ -91,6 +134,16 @@ fn the_delay_is_in_the_spec_and_the_report() {
     let (_, j) = run_ok(&m.addr(), &["-x", "100", "--read-delay", "300us"]);
     assert!((f(&j, "spec.read_delay") - 0.0003).abs() < 1e-9);
     let out = mcbench(&["run", "-s", &m.addr(), "-x", "100", "--read-delay", "300us"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("reads delayed 300 µs (answers timed by kernel receive stamps)"),
+        "{text}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mc.sock");
+    let _unix = Memcached::start_unix(&path);
+    let unix = format!("unix:{}", path.display());
+    let out = mcbench(&["run", "-s", &unix, "-x", "100", "--read-delay", "300us"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("reads delayed 300 µs (answers timed up to 300 µs late)"),

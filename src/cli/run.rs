@@ -508,9 +508,10 @@ pub struct RunArgs {
 
     /// Closed loop over TCP or unix sockets: after each wake-up wait this
     /// long (e.g. 50us) before reading, so that answers are read in
-    /// batches: fewer reads and ACKs for client and server, for
-    /// peak-throughput runs. Every answer is timed up to this much late.
-    /// Not applied to the preload. Off (0) by default; at most 10ms.
+    /// batches: fewer reads, ACKs and wake-ups for client and server, for
+    /// peak-throughput runs. Over TCP each answer is timed by the kernel's
+    /// receive stamp, not by the read; over a unix socket up to this much
+    /// late. Not applied to the preload. Off (0) by default; at most 10ms.
     #[arg(long, value_parser = parse_duration, default_value = "0s", value_name = "D")]
     pub read_delay: Duration,
 

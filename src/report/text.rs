@@ -104,7 +104,11 @@ fn config(out: &mut String, r: &RunResult) {
                 ns if ns < 1_000 => format!("{ns} ns"),
                 ns => format!("{:.0} µs", ns as f64 / 1e3),
             };
-            format!("closed loop, reads delayed {d} (answers timed up to {d} late)")
+            if s.stamps_answers() {
+                format!("closed loop, reads delayed {d} (answers timed by kernel receive stamps)")
+            } else {
+                format!("closed loop, reads delayed {d} (answers timed up to {d} late)")
+            }
         }
     };
     let pace = if s.reads_late() {

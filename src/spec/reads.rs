@@ -29,9 +29,22 @@ impl RunSpec {
         self.read_answers != Some(ReadAnswers::AtOnce) && self.late_reads_blocker().is_none()
     }
 
+    /// Whether the kernel stamps each answer as it comes and the engine
+    /// times it by that stamp, not by when it is read: wherever reads wait
+    /// on purpose (late reads, `--read-delay`) and the servers are reached
+    /// over TCP. A unix stream carries no stamps: delayed reads there are
+    /// timed when read, up to the delay late, and the report says so.
+    pub fn stamps_answers(&self) -> bool {
+        self.reads_late() || (!self.read_delay.is_zero() && self.tcp_only())
+    }
+
+    fn tcp_only(&self) -> bool {
+        self.servers.iter().all(|s| Address::names_tcp(s))
+    }
+
     /// Why answers cannot be read late in this run, if they cannot.
     fn late_reads_blocker(&self) -> Option<&'static str> {
-        let tcp_only = self.servers.iter().all(|s| Address::names_tcp(s));
+        let tcp_only = self.tcp_only();
         let blockers = [
             (
                 !self.open_loop(),
@@ -64,10 +77,10 @@ impl RunSpec {
         }
     }
 
-    /// Delaying reads shifts every answer's timing by up to the delay: in
-    /// an open loop that would blur the schedule the latency is measured
-    /// against, so it is for closed loops; and it stays short. Over UDP
-    /// each datagram is a wake-up of its own: there is nothing to batch.
+    /// Delaying reads is for closed loops (an open loop reads late at its
+    /// arrivals instead, `--read-answers`), and it stays short: it is time
+    /// a closed loop's connections sit answered and idle. Over UDP each
+    /// datagram is a wake-up of its own: there is nothing to batch.
     pub(super) fn validate_read_delay(&self) -> Result<(), String> {
         if self.read_delay.is_zero() {
             return Ok(());

@@ -172,8 +172,11 @@ pub struct Worker {
     /// A late-reading worker woke for an arrival and sends it before it
     /// reads the answers that waited (`wait_late`).
     reads_waiting: bool,
-    /// When the late-reading worker last polled its sockets, and the bound
-    /// that poll gave on what it found (`wait_late`; ns, 0: none).
+    /// Answers are stamped by the kernel (`RunSpec::stamps_answers`): when
+    /// the worker last polled its sockets and saw to all they held, and
+    /// the bound that poll gave on what the current turn finds (ns, 0:
+    /// none; `wait_late`, `note_poll`).
+    stamped: bool,
     last_poll_ns: u64,
     readable_since: u64,
     /// The last turn may have left bytes in some socket.
@@ -241,7 +244,7 @@ impl Worker {
                 )
             })
             .collect();
-        if spec.reads_late() {
+        if spec.stamps_answers() {
             for c in &mut conns {
                 c.stamp_arrivals()
                     .map_err(|e| format!("receive timestamps (SO_TIMESTAMPNS): {e}"))?;
@@ -334,6 +337,7 @@ impl Worker {
             read_delay: std::time::Duration::ZERO,
             read_late: false,
             reads_waiting: false,
+            stamped: spec.stamps_answers(),
             last_poll_ns: 0,
             readable_since: 0,
             left_unread: false,

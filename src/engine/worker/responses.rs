@@ -127,7 +127,10 @@ impl Worker {
         fills.clear();
         self.fills = fills;
         if answered > 0 && self.conns[c].alive {
-            self.refill(c, last_now);
+            // A stamped answer came before this read: a closed loop's
+            // freed slot is taken, and its request intended, now.
+            let refill_at = if self.stamped { clock_ns() } else { last_now };
+            self.refill(c, refill_at);
         }
     }
 

@@ -1,6 +1,7 @@
 //! Where a worker blocks: the wait for readiness, `--read-delay`'s pause
 //! between a wake-up and the reads it brings, and `--read-answers late`'s
-//! sleep to the next arrival.
+//! sleep to the next arrival; and, where answers are stamped, the bound
+//! each poll puts on when what it finds came.
 
 use super::{Worker, EVENTS};
 use crate::engine::clock_ns;
@@ -12,6 +13,8 @@ impl Worker {
     /// reads find every answer that came meanwhile (see `should_pause`).
     pub(super) fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
         let mut events = std::mem::take(&mut self.events);
+        let late = self.read_late && self.sending;
+        let mut polled = self.poll_clock(late);
         if self.shared.spec.busy_poll {
             // --busy-poll: ask without sleeping until something is ready or
             // the wait is over; no wake-up latency, a whole CPU.
@@ -23,7 +26,7 @@ impl Worker {
                 }
                 std::hint::spin_loop();
             }
-        } else if self.read_late && self.sending {
+        } else if late {
             // (The drain reads at once: no arrival would wake it.)
             self.wait_late(&mut events, timeout_ns)?;
         } else {
@@ -31,7 +34,11 @@ impl Worker {
         }
         if self.should_pause(&events) {
             std::thread::sleep(self.read_delay);
+            polled = self.poll_clock(late);
             self.wait_into(&mut events, 0)?;
+        }
+        if polled > 0 {
+            self.note_poll(polled);
         }
         self.left_unread = events.len() == EVENTS;
         for &(c, flags) in &events {
@@ -92,16 +99,32 @@ impl Worker {
             }
         }
         self.reads_waiting = false;
-        // A socket this poll finds readable was not at the previous one,
-        // if that one saw every ready socket and left none unread.
-        let polled = clock_ns();
+        self.note_poll(clock_ns());
+        self.wait_into(events, 0)
+    }
+
+    /// When a poll whose events this turn handles starts, if answers are
+    /// stamped and the poll is not a late read's (`wait_late` notes its
+    /// own); else 0.
+    fn poll_clock(&self, late: bool) -> u64 {
+        if self.stamped && !late {
+            clock_ns()
+        } else {
+            0
+        }
+    }
+
+    /// A poll started at `polled` whose events this turn handles. A socket
+    /// it finds readable was not at the previous such poll, if that one saw
+    /// every ready socket and left none unread: a stamp earlier than that
+    /// (merged segments, a retransmission waited for) is raised to it.
+    fn note_poll(&mut self, polled: u64) {
         self.readable_since = if self.left_unread {
             0
         } else {
             self.last_poll_ns
         };
         self.last_poll_ns = polled;
-        self.wait_into(events, 0)
     }
 
     fn wait_into(
