@@ -786,6 +786,63 @@ fn affinity_pins_worker_threads() {
     assert_eq!(pinned.as_deref(), Some("1"));
 }
 
+/// Intervals are closed on a thread of their own: below the workers
+/// (`SCHED_IDLE`) in an open loop, whose sends it must never delay on a
+/// shared CPU, and at normal priority in a closed loop, whose workers may
+/// keep every CPU busy. Either way every interval is reported.
+#[test]
+fn intervals_close_on_a_thread_below_an_open_loops_workers() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let addr = m.addr();
+    for (pace, policy) in [
+        (&["-q", "1000"][..], libc::SCHED_IDLE),
+        (&[][..], libc::SCHED_OTHER),
+    ] {
+        let mut args = vec!["run", "-s", &addr, "-t", "2s", "-i", "500ms", "--json", "-"];
+        args.extend(pace);
+        let child = spawn_mcbench(&args, &[]);
+        // The thread starts with the run; a loaded machine may take a while.
+        let deadline = std::time::Instant::now() + Duration::from_millis(1500);
+        let seen = loop {
+            std::thread::sleep(Duration::from_millis(100));
+            match thread_policy(child.id(), "mcbench-stats") {
+                Some(p) if p == policy => break Some(p),
+                seen if std::time::Instant::now() >= deadline => break seen,
+                _ => {}
+            }
+        };
+        let out = wait_bounded(child, Duration::from_secs(20));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(seen, Some(policy), "{pace:?}");
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let intervals = j["intervals"].as_array().unwrap();
+        assert!(
+            intervals.len() >= 4,
+            "{pace:?}: {} intervals",
+            intervals.len()
+        );
+        let summed: u64 = intervals.iter().map(|i| count(i, "ops.total.count")).sum();
+        assert_eq!(summed, count(&j, "total.count"), "{pace:?}");
+    }
+}
+
+/// The scheduling policy of `pid`'s thread named `name` (`/proc`'s
+/// `stat`, field 41).
+fn thread_policy(pid: u32, name: &str) -> Option<i32> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    tasks.flatten().find_map(|task| {
+        let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+        if comm.trim() != name {
+            return None;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+        // Fields after the command's closing parenthesis start at field 3.
+        let rest = &stat[stat.rfind(')')? + 1..];
+        rest.split_whitespace().nth(41 - 3)?.parse().ok()
+    })
+}
+
 #[test]
 fn max_value_size_admits_larger_values() {
     let _machine = shared_machine();

@@ -359,8 +359,9 @@ pub struct RunArgs {
     /// each answer timed by when the kernel received it (SO_TIMESTAMPNS),
     /// so a worker wakes once per arrival instead of once more per answer.
     /// Answers read together are timed by the last of them. at-once: as
-    /// each answer comes, timed when it is read (always so in a closed
-    /// loop, over UDP and unix sockets).
+    /// each answer comes, timed when it is read (always so over UDP and
+    /// unix sockets, and in a closed loop, which reads late only with
+    /// --read-delay).
     #[arg(long, value_enum, value_name = "WHEN")]
     pub read_answers: Option<crate::spec::ReadAnswers>,
 

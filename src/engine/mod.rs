@@ -15,6 +15,7 @@ mod plan;
 mod poller;
 mod request;
 mod sidecar;
+mod summariser;
 mod trace_commands;
 pub mod trace_feed;
 mod worker;
@@ -22,15 +23,15 @@ mod worker;
 use crate::error::Failure;
 use crate::spec::{LoadMode, RunSpec};
 use crate::stats::cpu::CpuTimes;
-use crate::stats::{Collector, IntervalSummary, Recorder, Sample, Snapshot};
+use crate::stats::{IntervalSummary, Recorder, Sample, Snapshot};
 use crate::workload::Workload;
-use crossbeam_channel::RecvTimeoutError;
 use mcbench_proto::trace::TraceCommand;
 pub use plan::share;
 use plan::{plan_measure, plan_workers, start_feed};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use summariser::Summariser;
 use worker::{Worker, WorkerPlan};
 
 pub use connect::{connect_blocking, connect_plain};
@@ -61,8 +62,8 @@ pub struct Shared {
     /// 0 while running; the signal number once asked to stop.
     pub stop: Arc<AtomicUsize>,
     /// Empty recorders for the next interval. Creating one zeroes ~2.4 MB,
-    /// which would stall a worker's loop for a millisecond; the main thread
-    /// empties used ones and hands them back instead.
+    /// which would stall a worker's loop for a millisecond; the statistics
+    /// thread (`summariser`) empties used ones and hands them back instead.
     pub recorders: crossbeam_channel::Receiver<Box<Recorder>>,
     /// The op types the run sends, whose histograms every recorder holds.
     pub ops: Vec<crate::workload::OpKind>,
@@ -200,6 +201,9 @@ pub fn run(
         recorder.prepare(&ops, nservers);
         let _ = pool.send(recorder);
     }
+    // Before any worker: one that cannot start fails the run before traffic.
+    let summariser = Summariser::spawn(spec, pool, ops.clone(), nservers)
+        .map_err(|e| Failure::run(format!("cannot start the statistics thread: {e}")))?;
     let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
     let end = RunEnd {
         done: Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -247,7 +251,7 @@ pub fn run(
     drop(tx);
     let probe = lag_probe::spawn(spec, addrs, go_rx.clone(), end.clone());
     drop(go_rx);
-    let outcome = collect(spec, &rx, go_tx, observer, total_conns, &pool, &shared);
+    let outcome = collect(spec, &rx, go_tx, observer, total_conns, summariser, &shared);
     for h in handles {
         let _ = h.join();
     }
@@ -311,7 +315,7 @@ fn collect(
     go: crossbeam_channel::Sender<()>,
     observer: &mut dyn Observer,
     connections: usize,
-    pool: &crossbeam_channel::Sender<Box<Recorder>>,
+    summariser: Summariser,
     shared: &Shared,
 ) -> Result<Outcome, Failure> {
     let abort = &shared.abort;
@@ -326,14 +330,6 @@ fn collect(
     let mut preload_failure = None;
     // Whether every worker finished its preload (not stopped by a signal).
     let mut ran_preload = spec.load == LoadMode::Load && spec.window.is_none();
-    let mut collector = Collector::new(
-        spec.threads,
-        spec.interval.as_nanos() as u64,
-        spec.replication.is_some(),
-    );
-    let mut measure = spec
-        .measure
-        .map(|_| Collector::new(1, spec.interval.as_nanos() as u64, false));
     let mut go = Some(go);
     let mut trace_refusals = Vec::new();
     let mut cpu_start = CpuTimes::process();
@@ -357,30 +353,27 @@ fn collect(
                 ));
             }
         }
-        let msg = match rx.recv_timeout(wait) {
-            Ok(m) => m,
-            Err(RecvTimeoutError::Timeout) => continue,
-            Err(RecvTimeoutError::Disconnected) => break,
+        let msg = crossbeam_channel::select! {
+            recv(rx) -> msg => match msg {
+                Ok(m) => m,
+                Err(_) => break,
+            },
+            recv(summariser.back) -> back => {
+                // Disconnected only if the thread died: `finish` says why.
+                let Ok(back) = back else { break };
+                if let Some(summary) = summariser.take_back(back) {
+                    observer.interval(&summary);
+                }
+                continue;
+            },
+            default(wait) => continue,
         };
         match msg {
             Message::Interval(snap) => {
                 if !snap.recorder.samples.is_empty() {
                     observer.samples(&snap.recorder.samples, start_ns);
                 }
-                match measure.as_mut() {
-                    Some(m) if snap.worker == spec.threads => {
-                        m.add(&snap);
-                    }
-                    _ => {
-                        if let Some(summary) = collector.add(&snap) {
-                            observer.interval(&summary);
-                        }
-                    }
-                }
-                // Emptied here, off the workers' threads, for reuse.
-                let mut recorder = snap.recorder;
-                recorder.reset();
-                let _ = pool.send(recorder);
+                summariser.add(snap);
             }
             Message::Ready { worker } => reached[worker] = true,
             Message::Done {
@@ -439,7 +432,6 @@ fn collect(
             go = None; // dropping the sender releases every worker
         }
     }
-    let cpu = CpuTimes::process().since(cpu_start);
     if spec.trace_commands && go.is_none() {
         trace_refusals.extend(trace_commands::send(
             spec,
@@ -447,6 +439,12 @@ fn collect(
             TraceCommand::Stop,
         ));
     }
+    let ((collector, measure), last_closed) = summariser.finish();
+    for summary in &last_closed {
+        observer.interval(summary);
+    }
+    // After the last intervals are closed: that work is the client's too.
+    let cpu = CpuTimes::process().since(cpu_start);
     let (total, intervals) = collector.finish();
     let ends: Vec<PhaseEnd> = ends
         .into_iter()

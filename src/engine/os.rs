@@ -45,6 +45,18 @@ pub fn tight_timer_slack() {
     }
 }
 
+/// Puts the calling thread in `SCHED_IDLE`: it then runs only when no
+/// other thread wants its CPU, and a thread that wakes takes the CPU from
+/// it at once. A thread cannot leave it again without privilege.
+pub fn run_only_when_idle() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param.
+    match unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
 /// Raises the soft open-file limit to at least `needed` descriptors, up to
 /// the hard limit. Returns an error that says what is needed when even the
 /// hard limit is too low.

@@ -89,7 +89,7 @@ pub struct Conn {
     rx_stamped: bool,
     /// The stamp of the last read (`CLOCK_REALTIME` ns), if it had one.
     last_stamp: Option<u64>,
-    /// A late-reading worker's bound on this read: what it reads was not
+    /// A stamping worker's bound on this read: what it reads was not
     /// readable before this instant (ns; 0: no bound). A stamp earlier
     /// than it is wrong (TCP gives a reordered read the stamp of a later
     /// segment that had waited out of order) and is raised to it.
@@ -133,7 +133,8 @@ impl Conn {
     }
 
     /// From now on, times each answer by when the kernel received it
-    /// rather than by when it is read: for a worker that reads late.
+    /// rather than by when it is read: for a worker that reads late or
+    /// after a pause (`RunSpec::stamps_answers`).
     pub fn stamp_arrivals(&mut self) -> io::Result<()> {
         if let Some(stream) = &self.stream {
             rx_stamp::enable(stream)?;

@@ -1,6 +1,7 @@
 //! Kernel receive timestamps (`SO_TIMESTAMPNS`) for answers read after
-//! they came: an open loop that reads at its next arrival's wake-up times
-//! each answer by when the kernel received it, not by when it was read.
+//! they came: an open loop that reads at its next arrival's wake-up, or a
+//! closed loop that pauses before reading (`--read-delay`), times each
+//! answer by when the kernel received it, not by when it was read.
 //!
 //! Over `libc` because neither rustix nor socket2 wraps the option or its
 //! control message.
@@ -11,7 +12,9 @@
 //! late by at most the gap between them. Out of order (a lost segment
 //! retransmitted after later ones waited), the last segment may be one
 //! that came before the rest: the caller bounds a stamp below by what it
-//! knows (`Conn::arrived_after`, the request's send).
+//! knows (`Conn::arrived_after`, the request's send), which need not
+//! cover a whole retransmission wait: after a loss an answer may be timed
+//! early by up to that wait.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
