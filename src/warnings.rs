@@ -76,6 +76,11 @@ pub enum Warning {
         command: String,
         reply: String,
     },
+    /// The thread that closes intervals fell behind the workers: in an
+    /// open loop it runs only on CPU time they leave (`engine::summariser`).
+    IntervalsBehind {
+        intervals: u64,
+    },
     /// Open loop: the rate answered is not the rate asked for.
     RateMissed {
         target: f64,
@@ -190,6 +195,12 @@ impl fmt::Display for Warning {
                 f,
                 "{server} counted {server_count} {what} over the measured run where this run's answers \
                  account for {client_count}: other clients use the server, or replies were lost"
+            ),
+            Warning::IntervalsBehind { intervals } => write!(
+                f,
+                "intervals were closed up to {intervals} behind the workers: every CPU was busy, and in an open \
+                 loop that work yields to theirs. The live lines came late, and each waiting interval held its \
+                 histograms (~2.4 MB per worker) in memory. The results are whole."
             ),
             Warning::RateMissed { target, achieved } => write!(
                 f,

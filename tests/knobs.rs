@@ -132,7 +132,15 @@ fn nodelay_values(addr: &str, extra: &[&str]) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| l.contains("TCP_NODELAY"))
-        .map(|l| l.split('[').nth(1).unwrap_or("").chars().take(1).collect())
+        // Lines of a multithreaded process start with "[pid N] ".
+        .map(|l| {
+            l.split("TCP_NODELAY, [")
+                .nth(1)
+                .unwrap_or("")
+                .chars()
+                .take(1)
+                .collect()
+        })
         .collect()
 }
 

@@ -4,6 +4,7 @@
 mod support;
 
 use serde_json::Value;
+use std::process::Command;
 use std::time::Duration;
 use support::*;
 
@@ -806,7 +807,7 @@ fn intervals_close_on_a_thread_below_an_open_loops_workers() {
         let deadline = std::time::Instant::now() + Duration::from_millis(1500);
         let seen = loop {
             std::thread::sleep(Duration::from_millis(100));
-            match thread_policy(child.id(), "mcbench-stats") {
+            match thread_policy(child.id(), "mcbench-summary") {
                 Some(p) if p == policy => break Some(p),
                 seen if std::time::Instant::now() >= deadline => break seen,
                 _ => {}
@@ -825,6 +826,60 @@ fn intervals_close_on_a_thread_below_an_open_loops_workers() {
         let summed: u64 = intervals.iter().map(|i| count(i, "ops.total.count")).sum();
         assert_eq!(summed, count(&j, "total.count"), "{pace:?}");
     }
+}
+
+/// In an open loop the thread that closes intervals runs only on CPU time
+/// no one else wants. With its CPU taken by a spinning process for 2.5 s
+/// it falls behind: the run still reports every interval, whole, and says
+/// that it fell behind; on a CPU of its own it does not.
+#[test]
+fn intervals_closed_late_are_whole_and_said_to_be_late() {
+    let _machine = quiet_machine();
+    let m = Memcached::start(&[]);
+    let addr = m.addr();
+    let run = |spin: bool| {
+        let spinner = spin.then(|| {
+            Command::new("taskset")
+                .args([
+                    "-c",
+                    "0",
+                    "timeout",
+                    "2.5",
+                    "sh",
+                    "-c",
+                    "while :; do :; done",
+                ])
+                .spawn()
+                .unwrap()
+        });
+        let args = [
+            "taskset", "-c", "0", BIN, "run", "-s", &addr, "-q", "200", "-t", "3s", "-i", "100ms",
+            "--json", "-",
+        ];
+        let out = Command::new(args[0])
+            .args(&args[1..])
+            .env_remove("MEMCACHED_SERVERS")
+            .output()
+            .unwrap();
+        if let Some(mut s) = spinner {
+            let _ = s.wait();
+        }
+        assert!(out.status.success(), "{}", stderr(&out));
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let intervals = j["intervals"].as_array().unwrap();
+        assert!(intervals.len() >= 29, "{} intervals", intervals.len());
+        let summed: u64 = intervals.iter().map(|i| count(i, "ops.total.count")).sum();
+        assert_eq!(summed, count(&j, "total.count"));
+        let kinds: Vec<String> = j["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["kind"].as_str().unwrap_or("").to_string())
+            .collect();
+        kinds.contains(&"intervals_behind".to_string())
+    };
+    assert!(run(true), "starved: no intervals_behind warning");
+    assert!(!run(false), "on a free CPU: an intervals_behind warning");
 }
 
 /// The scheduling policy of `pid`'s thread named `name` (`/proc`'s

@@ -1,5 +1,6 @@
-//! The load engine: worker threads, their connections and event loops, and
-//! the main thread's part (connect, barrier, collect).
+//! The load engine: worker threads, their connections and event loops,
+//! the main thread's part (connect, barrier, collect) and the thread that
+//! closes intervals (`summariser`).
 //!
 //! Knows sockets and timing; hands bytes to the codec and asks the workload
 //! what to send.
@@ -62,8 +63,9 @@ pub struct Shared {
     /// 0 while running; the signal number once asked to stop.
     pub stop: Arc<AtomicUsize>,
     /// Empty recorders for the next interval. Creating one zeroes ~2.4 MB,
-    /// which would stall a worker's loop for a millisecond; the statistics
-    /// thread (`summariser`) empties used ones and hands them back instead.
+    /// which would stall a worker's loop for a millisecond: the statistics
+    /// thread (`summariser`) empties used ones, and the main thread puts
+    /// them back here, or fresh ones when that thread falls behind.
     pub recorders: crossbeam_channel::Receiver<Box<Recorder>>,
     /// The op types the run sends, whose histograms every recorder holds.
     pub ops: Vec<crate::workload::OpKind>,
@@ -178,12 +180,15 @@ pub struct Outcome {
     pub measure: Option<Recorder>,
     /// `--trace-commands`: the servers that refused them.
     pub trace_refusals: Vec<crate::warnings::Warning>,
+    /// The most intervals the statistics thread held unclosed at once.
+    pub intervals_behind: u64,
     /// `--trace`: what the trace's reader saw.
     pub trace: Option<trace_feed::FeedReport>,
 }
 
 /// Runs the whole benchmark against `addrs`. `observer` sees each interval
-/// as it completes, and the samples `--save` keeps.
+/// once it is closed (the last ones after every worker is done), and the
+/// samples `--save` keeps.
 pub fn run(
     spec: &RunSpec,
     addrs: &[crate::spec::Address],
@@ -429,6 +434,9 @@ fn collect(
             if let Some(b) = &shared.baseline {
                 b.take(spec.timeout + Duration::from_secs(1));
             }
+            // The preload took recorders of its own: one ready per worker
+            // for the first interval's end, before any traffic.
+            summariser.fill_pool(workers);
             go = None; // dropping the sender releases every worker
         }
     }
@@ -439,6 +447,7 @@ fn collect(
             TraceCommand::Stop,
         ));
     }
+    let intervals_behind = summariser.most_behind() / workers.max(1) as u64;
     let ((collector, measure), last_closed) = summariser.finish();
     for summary in &last_closed {
         observer.interval(summary);
@@ -466,6 +475,7 @@ fn collect(
         server_logs: None,
         measure: measure.map(|m| m.finish().0),
         trace_refusals,
+        intervals_behind,
         trace: None,
     })
 }

@@ -5,10 +5,11 @@
 //! back in the workers' pool.
 //!
 //! Why a thread: closing an interval walks every histogram several times
-//! (1.2-1.6 ms at 60k ops/s on one worker). On a CPU it shares with a
-//! worker (`taskset` of the whole process) the kernel lets that work run
-//! on while the worker's next arrival waits (EEVDF lets a task that just
-//! woke run to parity): sends went out 2-5 ms late at every interval end.
+//! (1.2-4 ms at 60k ops/s on one worker, bench/README.md). On a CPU it
+//! shares with a worker (`taskset` of the whole process) the kernel lets
+//! that work run on while the worker's next arrival waits (EEVDF lets a
+//! task that just woke run to parity): sends went out up to 4-5 ms late
+//! at every interval end.
 //! In an open loop this thread runs at `SCHED_IDLE`, so a worker that
 //! wakes takes the CPU from it at once. Where the workers may keep every
 //! CPU busy (a closed loop, `--busy-poll`) it stays at normal priority, or
@@ -17,10 +18,11 @@
 //! would hold up whoever waits on the other end.
 
 use super::os;
-use crate::spec::RunSpec;
+use crate::spec::{LoadMode, RunSpec};
 use crate::stats::{Collector, IntervalSummary, Recorder, Snapshot};
 use crate::workload::OpKind;
 use crossbeam_channel::{Receiver, Sender};
+use std::cell::Cell;
 use std::thread::JoinHandle;
 
 /// The collectors a run ends with: the load's and the measurement
@@ -43,6 +45,11 @@ pub struct Summariser {
     pool: Sender<Box<Recorder>>,
     ops: Vec<OpKind>,
     servers: usize,
+    /// Snapshots handed over and recorders back, and the most the thread
+    /// held at once.
+    handed: Cell<u64>,
+    returned: Cell<u64>,
+    most_held: Cell<u64>,
 }
 
 impl Summariser {
@@ -59,11 +66,13 @@ impl Summariser {
         let measure = spec.measure.map(|_| Collector::new(1, interval_ns, false));
         // The measurement group's worker comes after the load's.
         let group_worker = spec.threads;
-        let idle = spec.open_loop() && !spec.busy_poll;
+        // A --load-only run reports its preload, which is never paced.
+        let idle = spec.open_loop() && spec.load != LoadMode::LoadOnly && !spec.busy_poll;
         let (snapshots, from_main) = crossbeam_channel::unbounded::<Snapshot>();
         let (to_main, back) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new()
-            .name("mcbench-stats".into())
+            // At most 15 bytes: Linux keeps no more of a thread's name.
+            .name("mcbench-summary".into())
             .spawn(move || {
                 if idle {
                     // Without it the intervals still close, only sooner.
@@ -87,6 +96,9 @@ impl Summariser {
             pool,
             ops,
             servers,
+            handed: Cell::new(0),
+            returned: Cell::new(0),
+            most_held: Cell::new(0),
         })
     }
 
@@ -97,7 +109,21 @@ impl Summariser {
     pub fn add(&self, snap: Snapshot) {
         // The thread ends only once this sender is dropped.
         let _ = self.snapshots.send(snap);
-        if self.pool.is_empty() {
+        self.handed.set(self.handed.get() + 1);
+        let held = self.handed.get() - self.returned.get();
+        self.most_held.set(self.most_held.get().max(held));
+        self.fill_pool(1);
+    }
+
+    /// The most snapshots the thread held at once, handed over and not yet
+    /// emptied.
+    pub fn most_behind(&self) -> u64 {
+        self.most_held.get()
+    }
+
+    /// Adds fresh recorders until the pool holds `at_least`.
+    pub fn fill_pool(&self, at_least: usize) {
+        while self.pool.len() < at_least {
             let mut recorder = Box::<Recorder>::default();
             recorder.prepare(&self.ops, self.servers);
             let _ = self.pool.send(recorder);
@@ -110,6 +136,7 @@ impl Summariser {
         match back {
             Back::Closed(summary) => Some(summary),
             Back::Emptied(recorder) => {
+                self.returned.set(self.returned.get() + 1);
                 let _ = self.pool.send(recorder);
                 None
             }

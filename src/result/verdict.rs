@@ -16,6 +16,9 @@ const FAILED_SHARE: f64 = 0.99;
 const PRELOAD_FAILED_SHARE: f64 = 0.01;
 /// A phase shorter than this says nothing of how busy its worker was.
 const MIN_JUDGED_S: f64 = 0.05;
+/// Intervals the statistics thread may hold unclosed before the run says
+/// so: one is the normal case (each worker's snapshot on its way).
+const MAX_INTERVALS_BEHIND: u64 = 2;
 
 /// Why the run failed, if it did (the process then exits 1).
 pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
@@ -167,6 +170,11 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
         });
     }
     w.extend(out.trace_refusals.iter().cloned());
+    if out.intervals_behind > MAX_INTERVALS_BEHIND {
+        w.push(Warning::IntervalsBehind {
+            intervals: out.intervals_behind,
+        });
+    }
     if t.client_waits > 0 {
         let share = t.client_waits as f64 / (total_ops + t.skips).max(1) as f64;
         w.push(Warning::ClientWaits {
@@ -235,6 +243,7 @@ mod tests {
             server_logs: None,
             measure: None,
             trace_refusals: Vec::new(),
+            intervals_behind: 0,
             trace: None,
         }
     }

@@ -116,8 +116,8 @@ pub struct Collector {
     /// Recorders of closed intervals, emptied for the next ones, and the
     /// all-ops histograms a summary adds up: an interval allocates no
     /// histogram after the first. Fresh ones cost page faults (~0.3 ms
-    /// per latency histogram here), on a thread that may share its CPU
-    /// with a worker, whose sends then wait.
+    /// per latency histogram here), on a thread that, in a closed loop,
+    /// may hold a CPU a worker waits for.
     spare: Vec<Recorder>,
     all: OpRecorder,
 }
