@@ -170,12 +170,12 @@ pub struct Worker {
     /// arrival's wake-up (`--read-answers late`), stamped by the kernel.
     read_late: bool,
     /// A late-reading worker woke for an arrival and sends it before it
-    /// reads the answers that waited (`wait_late`).
+    /// reads the answers that waited (`sleep_to_arrival`).
     reads_waiting: bool,
     /// Answers are stamped by the kernel (`RunSpec::stamps_answers`): when
     /// the worker last polled its sockets and saw to all they held, and
     /// the bound that poll gave on what the current turn finds (ns, 0:
-    /// none; `wait_late`, `note_poll`).
+    /// none; `note_poll`).
     stamped: bool,
     last_poll_ns: u64,
     readable_since: u64,

@@ -14,10 +14,12 @@ impl Worker {
     pub(super) fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
         let mut events = std::mem::take(&mut self.events);
         let late = self.read_late && self.sending;
-        let mut polled = self.poll_clock(late);
+        // When the poll whose events this turn handles began.
+        let mut polled = None;
         if self.shared.spec.busy_poll {
             // --busy-poll: ask without sleeping until something is ready or
             // the wait is over; no wake-up latency, a whole CPU.
+            polled = self.poll_start();
             let until = clock_ns().saturating_add(timeout_ns);
             loop {
                 self.wait_into(&mut events, 0)?;
@@ -26,19 +28,22 @@ impl Worker {
                 }
                 std::hint::spin_loop();
             }
-        } else if late {
-            // (The drain reads at once: no arrival would wake it.)
-            self.wait_late(&mut events, timeout_ns)?;
+        } else if late && self.sleep_to_arrival(timeout_ns) {
+            // The arrival goes out first; the answers are read next turn.
+            events.clear();
         } else {
-            self.wait_into(&mut events, timeout_ns)?;
+            // A late reader has slept already: it only looks. (The drain
+            // reads at once: no arrival would wake it.)
+            polled = self.poll_start();
+            self.wait_into(&mut events, if late { 0 } else { timeout_ns })?;
         }
         if self.should_pause(&events) {
             std::thread::sleep(self.read_delay);
-            polled = self.poll_clock(late);
+            polled = self.poll_start();
             self.wait_into(&mut events, 0)?;
         }
-        if polled > 0 {
-            self.note_poll(polled);
+        if let Some(at) = polled {
+            self.note_poll(at);
         }
         self.left_unread = events.len() == EVENTS;
         for &(c, flags) in &events {
@@ -82,36 +87,24 @@ impl Worker {
 
     /// `--read-answers late`: answers wait in their sockets, stamped by the
     /// kernel as they come, while the worker sleeps through them to its
-    /// next wake-up. An arrival due then goes out first: the answers are
-    /// read in the turn after it. Bytes the last turn left unread are read
-    /// at once, not one buffer per wake-up.
-    fn wait_late(
-        &mut self,
-        events: &mut Vec<(usize, u32)>,
-        timeout_ns: u64,
-    ) -> std::io::Result<()> {
+    /// next wake-up. Whether an arrival is then due, to go out before the
+    /// answers are read. Bytes the last turn left unread are read at once,
+    /// not one buffer per wake-up.
+    fn sleep_to_arrival(&mut self, timeout_ns: u64) -> bool {
         if timeout_ns > 0 && !self.reads_waiting && !self.left_unread {
             sleep_ns(timeout_ns);
             if self.next_arrival_at().is_some_and(|at| at <= clock_ns()) {
                 self.reads_waiting = true;
-                events.clear();
-                return Ok(());
+                return true;
             }
         }
         self.reads_waiting = false;
-        self.note_poll(clock_ns());
-        self.wait_into(events, 0)
+        false
     }
 
-    /// When a poll whose events this turn handles starts, if answers are
-    /// stamped and the poll is not a late read's (`wait_late` notes its
-    /// own); else 0.
-    fn poll_clock(&self, late: bool) -> u64 {
-        if self.stamped && !late {
-            clock_ns()
-        } else {
-            0
-        }
+    /// Now, where answers are stamped (a poll's start bounds what it finds).
+    fn poll_start(&self) -> Option<u64> {
+        self.stamped.then(clock_ns)
     }
 
     /// A poll started at `polled` whose events this turn handles. A socket
