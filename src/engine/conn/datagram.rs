@@ -188,6 +188,7 @@ impl Conn {
         };
         *bytes_rx += n as u64;
         let now = clock();
+        self.read_at = now;
         self.on_datagram(&scratch[..n], now, &mut done);
         ReadOutcome::Open
     }

@@ -94,6 +94,9 @@ pub struct Conn {
     /// than it is wrong (TCP gives a reordered read the stamp of a later
     /// segment that had waited out of order) and is raised to it.
     pub arrived_after: u64,
+    /// When the last read returned (ns, worker clock): when its answers
+    /// were seen, whenever they came.
+    pub read_at: u64,
 }
 
 impl Conn {
@@ -129,6 +132,7 @@ impl Conn {
             rx_stamped: false,
             last_stamp: None,
             arrived_after: 0,
+            read_at: 0,
         }
     }
 
@@ -253,6 +257,7 @@ impl Conn {
             }
             None => (clock(), None),
         };
+        self.read_at = read_at;
         let buf: &[u8] = if self.partial.is_empty() {
             &scratch[..n]
         } else {

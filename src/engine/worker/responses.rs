@@ -110,8 +110,8 @@ impl Worker {
         }
         let mut fills = std::mem::take(&mut self.fills);
         if self.conns[c].alive && !fills.is_empty() {
-            // Due when the miss is seen: now, not when (stamped) it came.
-            let seen = clock_ns();
+            // Due when the miss is seen, not when (stamped) it came.
+            let seen = self.conns[c].read_at;
             for &key in &fills {
                 let req = Request::new(OpKind::Fill, key);
                 self.issue(
@@ -127,10 +127,9 @@ impl Worker {
         fills.clear();
         self.fills = fills;
         if answered > 0 && self.conns[c].alive {
-            // A stamped answer came before this read: a closed loop's
-            // freed slot is taken, and its request intended, now.
-            let refill_at = if self.stamped { clock_ns() } else { last_now };
-            self.refill(c, refill_at);
+            // A closed loop's freed slot is taken, and its request
+            // intended, when the answer is seen: a stamped one came earlier.
+            self.refill(c, self.conns[c].read_at);
         }
     }
 
