@@ -180,7 +180,8 @@ pub struct Outcome {
     pub measure: Option<Recorder>,
     /// `--trace-commands`: the servers that refused them.
     pub trace_refusals: Vec<crate::warnings::Warning>,
-    /// The most intervals the statistics thread held unclosed at once.
+    /// The most intervals whose snapshots waited for the statistics thread
+    /// at once.
     pub intervals_behind: u64,
     /// `--trace`: what the trace's reader saw.
     pub trace: Option<trace_feed::FeedReport>,
@@ -201,14 +202,10 @@ pub fn run(
     let keys = spec.key_space(spec.router()).map_err(Failure::usage)?;
     let (pool, recorders) = crossbeam_channel::unbounded();
     let ops = spec.ops_sent();
-    for _ in 0..2 * spec.threads {
-        let mut recorder = Box::<Recorder>::default();
-        recorder.prepare(&ops, nservers);
-        let _ = pool.send(recorder);
-    }
     // Before any worker: one that cannot start fails the run before traffic.
     let summariser = Summariser::spawn(spec, pool, ops.clone(), nservers)
         .map_err(|e| Failure::run(format!("cannot start the statistics thread: {e}")))?;
+    summariser.fill_pool(2 * spec.threads);
     let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
     let end = RunEnd {
         done: Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -447,7 +444,7 @@ fn collect(
             TraceCommand::Stop,
         ));
     }
-    let intervals_behind = summariser.most_behind() / workers.max(1) as u64;
+    let intervals_behind = (summariser.most_waiting() / workers.max(1)) as u64;
     let ((collector, measure), last_closed) = summariser.finish();
     for summary in &last_closed {
         observer.interval(summary);

@@ -45,11 +45,8 @@ pub struct Summariser {
     pool: Sender<Box<Recorder>>,
     ops: Vec<OpKind>,
     servers: usize,
-    /// Snapshots handed over and recorders back, and the most the thread
-    /// held at once.
-    handed: Cell<u64>,
-    returned: Cell<u64>,
-    most_held: Cell<u64>,
+    /// The most snapshots that waited for the thread at once.
+    most_waiting: Cell<usize>,
 }
 
 impl Summariser {
@@ -96,9 +93,7 @@ impl Summariser {
             pool,
             ops,
             servers,
-            handed: Cell::new(0),
-            returned: Cell::new(0),
-            most_held: Cell::new(0),
+            most_waiting: Cell::new(0),
         })
     }
 
@@ -109,16 +104,14 @@ impl Summariser {
     pub fn add(&self, snap: Snapshot) {
         // The thread ends only once this sender is dropped.
         let _ = self.snapshots.send(snap);
-        self.handed.set(self.handed.get() + 1);
-        let held = self.handed.get() - self.returned.get();
-        self.most_held.set(self.most_held.get().max(held));
+        let waiting = self.snapshots.len();
+        self.most_waiting.set(self.most_waiting.get().max(waiting));
         self.fill_pool(1);
     }
 
-    /// The most snapshots the thread held at once, handed over and not yet
-    /// emptied.
-    pub fn most_behind(&self) -> u64 {
-        self.most_held.get()
+    /// The most snapshots that waited for the thread at once.
+    pub fn most_waiting(&self) -> usize {
+        self.most_waiting.get()
     }
 
     /// Adds fresh recorders until the pool holds `at_least`.
@@ -136,7 +129,6 @@ impl Summariser {
         match back {
             Back::Closed(summary) => Some(summary),
             Back::Emptied(recorder) => {
-                self.returned.set(self.returned.get() + 1);
                 let _ = self.pool.send(recorder);
                 None
             }
