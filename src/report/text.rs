@@ -104,11 +104,12 @@ fn config(out: &mut String, r: &RunResult) {
                 ns if ns < 1_000 => format!("{ns} ns"),
                 ns => format!("{:.0} µs", ns as f64 / 1e3),
             };
-            if s.stamps_answers() {
-                format!("closed loop, reads delayed {d} (answers timed by kernel receive stamps)")
+            let timed = if s.stamps_answers() {
+                "by kernel receive stamps".to_string()
             } else {
-                format!("closed loop, reads delayed {d} (answers timed up to {d} late)")
-            }
+                format!("up to {d} late")
+            };
+            format!("closed loop, reads delayed {d} (answers timed {timed})")
         }
     };
     let pace = if s.reads_late() {
