@@ -358,7 +358,10 @@ pub struct RunArgs {
     /// arrival's wake-up,
     /// each answer timed by when the kernel received it (SO_TIMESTAMPNS),
     /// so a worker wakes once per arrival instead of once more per answer.
-    /// Answers read together are timed by the last of them. at-once: as
+    /// Answers read together are timed by the last of them. No arrival
+    /// waits for a connection whose answer is in: one that finds none free
+    /// first reads the answers that came, and while any request waits for
+    /// a connection, answers are read as they come. at-once: as
     /// each answer comes, timed when it is read (always so over UDP and
     /// unix sockets, and in a closed loop, which reads late only with
     /// --read-delay).

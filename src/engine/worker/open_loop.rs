@@ -33,6 +33,9 @@ impl Worker {
 
     /// Open loop: turns every arrival that is due into a request.
     pub(super) fn dispatch_due(&mut self, now: u64) {
+        // One look at the sockets per turn that finds nothing: under
+        // overload, every arrival would otherwise ask again in vain.
+        let mut may_harvest = true;
         // Bounded per loop turn, so that a rate beyond the client's reach
         // still leaves time to read answers and to see a stop request.
         for _ in 0..MAX_DISPATCH {
@@ -89,7 +92,14 @@ impl Worker {
                 intended_ns: intended,
                 measured,
             };
-            match self.take_slot(server, now) {
+            let mut slot = self.take_slot(server, now);
+            if slot.is_none() && may_harvest {
+                // Answers already in free their slots before this arrival
+                // is made to wait (a failed look is the next poll's error).
+                may_harvest = self.harvest().unwrap_or(false);
+                slot = self.take_slot(server, now);
+            }
+            match slot {
                 Some(c) => {
                     self.issue(c, due);
                 }
@@ -112,6 +122,11 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// Whether some request waits in the client for a free slot.
+    pub(super) fn awaiting_slots(&self) -> bool {
+        self.backlog.iter().any(|q| !q.is_empty())
     }
 
     /// `--skip` (mutilate's): when the oldest request waiting for

@@ -13,7 +13,9 @@ impl Worker {
     /// reads find every answer that came meanwhile (see `should_pause`).
     pub(super) fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
         let mut events = std::mem::take(&mut self.events);
-        let late = self.read_late && self.sending;
+        // Requests waiting for a slot are never left behind answers that
+        // would free one: while any wait, answers are read as they come.
+        let late = self.read_late && self.sending && !self.awaiting_slots();
         // When the poll whose events this turn handles began.
         let mut polled = None;
         if self.shared.spec.busy_poll {
@@ -29,9 +31,14 @@ impl Worker {
                 std::hint::spin_loop();
             }
         } else if late && self.sleep_to_arrival(timeout_ns) {
-            // The arrival goes out first; the answers are read next turn.
+            // The arrival goes out first; the answers are read next turn
+            // (or at once by the arrival itself if it finds no free slot:
+            // `harvest`).
             events.clear();
         } else {
+            if !late {
+                self.reads_waiting = false;
+            }
             // A late reader has slept already: it only looks. (The drain
             // reads at once: no arrival would wake it.)
             polled = self.poll_start();
@@ -42,11 +49,33 @@ impl Worker {
             polled = self.poll_start();
             self.wait_into(&mut events, 0)?;
         }
+        self.handle_events(&events, polled);
+        self.events = events;
+        Ok(())
+    }
+
+    /// Reads, without waiting, every answer already in the sockets: an
+    /// arrival that finds no free slot takes those first, so that it never
+    /// waits for a connection whose answer is in (whatever the read
+    /// policy). Whether any socket was ready.
+    pub(super) fn harvest(&mut self) -> std::io::Result<bool> {
+        let mut events = std::mem::take(&mut self.events);
+        let polled = self.poll_start();
+        self.wait_into(&mut events, 0)?;
+        let found = !events.is_empty();
+        self.handle_events(&events, polled);
+        self.events = events;
+        Ok(found)
+    }
+
+    /// Handles the events of a poll that began at `polled` (where answers
+    /// are stamped).
+    fn handle_events(&mut self, events: &[(usize, u32)], polled: Option<u64>) {
         if let Some(at) = polled {
             self.note_poll(at);
         }
         self.left_unread = events.len() == EVENTS;
-        for &(c, flags) in &events {
+        for &(c, flags) in events {
             if self.conns[c].connecting {
                 self.on_connect_done(c, clock_ns());
                 continue;
@@ -66,8 +95,6 @@ impl Worker {
                 self.left_unread |= self.conns[c].unread;
             }
         }
-        self.events = events;
-        Ok(())
     }
 
     /// `--read-delay` pauses before reads that start answers, and only
