@@ -110,17 +110,27 @@ def one_run(case, policy, args, workdir):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     finally:
         server.send_signal(signal.SIGTERM)
-        server.wait(timeout=10)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            raise
     with open(out) as f:
         result = json.load(f)
     with open(save, newline="") as f:
         intended = sorted(int(r["intended_ns"]) for r in csv.DictReader(f, delimiter="\t"))
     with open(log) as f:
         service = [tuple(int(x) for x in line.split()) for line in f]
-    n = min(len(intended), len(service))
-    sim, waits = simulate(intended[:n], service[:n], args.c, case == "stall")
-    sim.sort()
+    # Every request the server read was answered and saved: the k-th in
+    # intended order is paired with the k-th the server read (exact for
+    # `fixed`; within one epoll batch's reordering for the others).
     total = result["total"]
+    n = len(intended)
+    if n != len(service) or total["errors"] != 0:
+        sys.exit(f"{case}/{policy}: {n} saved, {len(service)} read by the server, "
+                 f"{total['errors']} errors: the pairing would not hold")
+    sim, waits = simulate(intended, service, args.c, case == "stall")
+    sim.sort()
     ratios = {p: total["latency_us"][p] * 1000 / max(1, percentile(sim, q))
               for p, q in PERCENTILES.items()}
     got_waits = result["client"]["waits"] / max(1, total["count"])

@@ -262,6 +262,13 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* The stop signals are blocked but while the loop waits, so that one
+     * that comes between the check of `stop` and the wait ends the wait. */
+    sigset_t stops, waiting;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGINT);
+    sigprocmask(SIG_BLOCK, &stops, &waiting);
 
     int ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     int one = 1;
@@ -285,7 +292,7 @@ int main(int argc, char **argv)
             ts.tv_nsec = wait % 1000000000ULL;
             tsp = &ts;
         }
-        int n = epoll_pwait2(ep, evs, 256, tsp, NULL);
+        int n = epoll_pwait2(ep, evs, 256, tsp, &waiting);
         if (n < 0 && errno != EINTR) {
             perror("delay_line: epoll");
             break;
@@ -311,7 +318,7 @@ int main(int argc, char **argv)
             if (!c)
                 continue;
             ssize_t r = read(fd, c->buf + c->len, sizeof(c->buf) - c->len);
-            if (r <= 0 && !(r < 0 && errno == EAGAIN)) {
+            if (r <= 0 && !(r < 0 && (errno == EAGAIN || errno == EINTR))) {
                 c->closing = 1;
             } else if (r > 0) {
                 c->len += r;
@@ -321,6 +328,8 @@ int main(int argc, char **argv)
             }
             if (c->closing && c->pending == 0)
                 close_conn(ep, fd);
+            else if (c->closing) /* no more reads: its replies still go out */
+                epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
         }
         /* Every reply that is due goes out. */
         t = now_ns();

@@ -33,8 +33,8 @@ impl Worker {
 
     /// Open loop: turns every arrival that is due into a request.
     pub(super) fn dispatch_due(&mut self, now: u64) {
-        // One look at the sockets per turn that finds nothing: under
-        // overload, every arrival would otherwise ask again in vain.
+        // Looks at the sockets stop for the turn once one frees no slot:
+        // under overload, every arrival would otherwise ask again in vain.
         let mut may_harvest = true;
         // Bounded per loop turn, so that a rate beyond the client's reach
         // still leaves time to read answers and to see a stop request.
@@ -94,10 +94,13 @@ impl Worker {
             };
             let mut slot = self.take_slot(server, now);
             if slot.is_none() && may_harvest {
-                // Answers already in free their slots before this arrival
-                // is made to wait (a failed look is the next poll's error).
-                may_harvest = self.harvest().unwrap_or(false);
+                // This turn's arrivals so far go out first; then answers
+                // already in free their slots before this arrival is made
+                // to wait (a failed look is the next poll's error).
+                self.flush_dirty(now);
+                let _ = self.harvest();
                 slot = self.take_slot(server, now);
+                may_harvest = slot.is_some();
             }
             match slot {
                 Some(c) => {

@@ -57,15 +57,16 @@ impl Worker {
     /// Reads, without waiting, every answer already in the sockets: an
     /// arrival that finds no free slot takes those first, so that it never
     /// waits for a connection whose answer is in (whatever the read
-    /// policy). Whether any socket was ready.
-    pub(super) fn harvest(&mut self) -> std::io::Result<bool> {
+    /// policy).
+    pub(super) fn harvest(&mut self) -> std::io::Result<()> {
         let mut events = std::mem::take(&mut self.events);
         let polled = self.poll_start();
-        self.wait_into(&mut events, 0)?;
-        let found = !events.is_empty();
-        self.handle_events(&events, polled);
+        let looked = self.wait_into(&mut events, 0);
+        if looked.is_ok() {
+            self.handle_events(&events, polled);
+        }
         self.events = events;
-        Ok(found)
+        looked
     }
 
     /// Handles the events of a poll that began at `polled` (where answers
