@@ -29,6 +29,13 @@ pub enum Warning {
     MeasureLate {
         send_lag_p99_us: f64,
     },
+    /// `--busy-poll` with more worker threads than CPUs this process may
+    /// use: spinning threads take turns, and each waits for a CPU while
+    /// its answers are in.
+    BusyPollOversubscribed {
+        threads: usize,
+        cpus: usize,
+    },
     /// A worker thread used (nearly) a whole CPU.
     WorkerSaturated {
         worker: usize,
@@ -57,6 +64,20 @@ pub enum Warning {
         ports: Option<u32>,
         /// Source addresses used (`--source-addrs`; 1 without it).
         addresses: usize,
+    },
+    /// After sending stopped, answers still in flight took a long share
+    /// of the measured time to come: the rates divide by all of it.
+    LongDrain {
+        drain_s: f64,
+        duration_s: f64,
+    },
+    /// The server answered requests with an error reply: answered, and
+    /// counted apart, never as throughput.
+    ErrorReplies {
+        replies: u64,
+        share: f64,
+        /// `server_error 120, client_error 3`.
+        classes: String,
     },
     /// Requests waited in the client for a free connection slot.
     ClientWaits {
@@ -180,6 +201,26 @@ impl fmt::Display for Warning {
                 "{server} did not take '{command}' (--trace-commands): it answered '{reply}'; \
                  no server-side trace was taken"
             ),
+            Warning::LongDrain {
+                drain_s,
+                duration_s,
+            } => write!(
+                f,
+                "sending stopped {drain_s:.2} s before the last answer came ({:.0}% of the measured \
+                 {duration_s:.2} s): the server was still working off what it was sent, and the rates \
+                 divide by the whole measured time",
+                100.0 * drain_s / duration_s.max(1e-9)
+            ),
+            Warning::ErrorReplies {
+                replies,
+                share,
+                classes,
+            } => write!(
+                f,
+                "{replies} requests ({:.1}%) were answered with an error ({classes}): they are counted \
+                 apart, not in the ops or rates of answered requests",
+                share * 100.0
+            ),
             Warning::ClientWaits { waits, share } => write!(
                 f,
                 "{waits} requests ({:.1}%) found every connection at its depth and waited in the client; \
@@ -201,6 +242,12 @@ impl fmt::Display for Warning {
                 "intervals were closed up to {intervals} behind the workers: every CPU was busy, and in an open \
                  loop that work yields to theirs. The live lines came late, and each waiting interval held its \
                  histograms (~2.4 MB per worker) in memory. The results are whole."
+            ),
+            Warning::BusyPollOversubscribed { threads, cpus } => write!(
+                f,
+                "{threads} busy-polling threads on {cpus} CPUs: each spins on a whole CPU, so they take turns \
+                 and an answer waits for its thread's turn, which is in the latency. Use at most {cpus} threads \
+                 (-T) with --busy-poll."
             ),
             Warning::RateMissed { target, achieved } => write!(
                 f,

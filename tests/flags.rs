@@ -404,3 +404,110 @@ fn coalesced_arrivals_go_out_together_late_never_early_and_are_measured_so() {
         "at most 1ms",
     );
 }
+
+/// More busy-polling threads than CPUs this process may use take turns
+/// spinning: the run says so. Pinned to one CPU, two threads warn and
+/// one does not, whatever the machine's size.
+#[test]
+fn busy_polling_threads_beyond_the_cpus_are_warned_of() {
+    let _machine = quiet_machine();
+    let m = Memcached::start(&[]);
+    for (threads, warned) in [("2", true), ("1", false)] {
+        let out = std::process::Command::new("taskset")
+            .args([
+                "-c",
+                "0",
+                BIN,
+                "run",
+                "-s",
+                &m.addr(),
+                "-t",
+                "1s",
+                "-c",
+                "2",
+            ])
+            .args(["--no-load", "--busy-poll", "-T", threads, "--json", "-"])
+            .output()
+            .expect("taskset (util-linux) runs");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let said = j["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "busy_poll_oversubscribed" && w["cpus"] == 1);
+        assert_eq!(said, warned, "-T {threads}: {}", j["warnings"]);
+        assert_eq!(
+            stderr(&out).contains("busy-polling threads on 1 CPUs"),
+            warned
+        );
+    }
+}
+
+/// incr/decr count numbers up to 2^64-1. A run whose preload stores the
+/// default 200-byte values on the keys they count would fail every one:
+/// refused before any traffic. With values of 19 digits or fewer, or on
+/// absent keys, they run, and memcached counts them.
+#[test]
+fn counters_over_values_too_long_to_count_are_refused() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let before = m.stat("cmd_set");
+    let out = mcbench(&["run", "-s", &m.addr(), "--mix", "get=1,incr=1", "-x", "100"]);
+    assert_usage_error(&out, "--value-size 19 or less");
+    assert_eq!(m.stat("cmd_set"), before, "no preload was sent");
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--mix",
+        "get=1,incr=1",
+        "-V",
+        "8",
+        "-r",
+        "50",
+        "-x",
+        "400",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(f(&j, "total.errors"), 0.0, "{}", j["errors"]);
+    assert_eq!(m.stat("incr_hits"), count(&j, "ops.incr.count"));
+    // Absent keys: NOT_FOUND, no error.
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--no-load",
+        "--mix",
+        "decr=1",
+        "-x",
+        "50",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(f(&j, "total.errors"), 0.0, "{}", j["errors"]);
+}
+
+/// The text report prints the rows and lines that carry something: no
+/// all-zero `get` row above `mget` with --multiget, no hit line in a run
+/// that looked nothing up.
+#[test]
+fn the_text_report_leaves_out_what_did_not_happen() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let addr = m.addr();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "-s", addr.as_str(), "-x", "300", "-r", "100"];
+        args.extend_from_slice(extra);
+        let out = mcbench(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let text = run(&["--multiget", "4"]);
+    assert!(text.lines().any(|l| l.starts_with("mget ")), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("get ")), "{text}");
+    let text = run(&["--mix", "set=1"]);
+    assert!(text.lines().any(|l| l.starts_with("set ")), "{text}");
+    assert!(!text.contains("gets: "), "{text}");
+    let text = run(&[]);
+    assert!(text.contains("gets: "), "{text}");
+}

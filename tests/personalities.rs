@@ -45,6 +45,19 @@ fn field(text: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("'{name}' has no number: {l}"))
 }
 
+/// mutilate's and memcache-perf's `Total QPS = X (N / Ts)` line: the line,
+/// N (the requests answered) and T (the seconds divided by).
+fn total_qps(text: &str) -> (&str, u64, f64) {
+    let qps = text
+        .lines()
+        .find(|l| l.starts_with("Total QPS = "))
+        .unwrap_or_else(|| panic!("no Total QPS in:\n{text}"));
+    let inner = qps.split('(').nth(1).unwrap();
+    let (n, secs) = inner.split_once(" / ").unwrap();
+    let secs = secs.trim_end_matches("s)").parse().unwrap();
+    (qps, n.parse().unwrap(), secs)
+}
+
 /// The lines of `text` that start with each of `names`, in that order.
 fn assert_in_order(text: &str, names: &[&str]) {
     let mut at = 0;
@@ -59,10 +72,79 @@ fn assert_in_order(text: &str, names: &[&str]) {
 }
 
 /// memaslap's sample configuration file (memaslap(1), "Configuration
-/// file"), with its comments.
-const MEMASLAP_CONFIG: &str =
-    "#comments should start with '#'\n#key\n#start_len end_len proportion\n\
-key\n128 128 1\n#value\nvalue\n2048 2048 1\n#cmd\ncmd\n0    0.1\n1.0 0.9\n";
+/// file"), verbatim as the man page prints it: two of its comments wrap
+/// onto lines without a `#`, which memaslap skips.
+const MEMASLAP_CONFIG: &str = r#"#comments should start with '#'
+#key
+#start_len end_len proportion
+#
+#key length range from start_len to end_len
+#start_len must be equal to or greater than 16
+#end_len must be equal to or less than 250
+#start_len must be equal to or greater than end_len
+#memaslap will generate keys according to the key range
+#proportion: indicates keys generated from one range accounts for the total
+generated keys
+#
+#example1: key range 16~100 accounts for 80%
+#          key range 101~200 accounts for 10%
+#          key range 201~250 accounts for 10%
+#          total should be 1 (0.8+0.1+0.1 = 1)
+#
+#          16 100 0.8
+#          101 200 0.1
+#          201 249 0.1
+#
+#example2: all keys length are 128 bytes
+#
+#          128 128 1
+key
+128 128 1
+#value
+#start_len end_len proportion
+#
+#value length range from start_len to end_len
+#start_len must be equal to or greater than 1
+#end_len must be equal to or less than 1M
+#start_len must be equal to or greater than end_len
+#memaslap will generate values according to the value range
+#proportion: indicates values generated from one range accounts for the
+total generated values
+#
+#example1: value range 1~1000 accounts for 80%
+#          value range 1001~10000 accounts for 10%
+#          value range 10001~100000 accounts for 10%
+#          total should be 1 (0.8+0.1+0.1 = 1)
+#
+#          1 1000 0.8
+#          1001 10000 0.1
+#          10001 100000 0.1
+#
+#example2: all value length are 128 bytes
+#
+#          128 128 1
+value
+2048 2048 1
+#cmd
+#cmd_type cmd_proportion
+#
+#currently memaslap only testss get and set command.
+#
+#cmd_type
+#set     0
+#get     1
+#
+#example: set command accounts for 50%
+#         get command accounts for 50%
+#         total should be 1 (0.5+0.5 = 1)
+#
+#         cmd
+#         0    0.5
+#         1    0.5
+cmd
+0    0.1
+1.0 0.9
+"#;
 
 /// memaslap's facebook test multi-gets 50 keys in one UDP datagram: "the
 /// key size must be less that 25 bytes" (memaslap(1)).
@@ -105,6 +187,13 @@ fn memaslap_examples_run_verbatim_in_its_layout() {
         );
         let out = run_tool(dir.path(), "memaslap", &args);
         assert_eq!(out.status.code(), Some(0), "{example}: {}", stderr(&out));
+        if example.contains("-F config") && !facebook {
+            let err = stderr(&out);
+            assert!(
+                err.contains("config:11: 'generated keys': skipped"),
+                "{err}"
+            );
+        }
         let text = stdout(&out);
         assert_in_order(
             &text,
@@ -341,6 +430,35 @@ fn mcperf_examples_run_verbatim_in_twemperfs_layout() {
     }
 }
 
+/// twemperf gives every call the next key id of one counter for the run:
+/// its README's first line (1,000 connections of 10 sets) leaves 10,000
+/// items, as memcached counts them, not each connection's same 10 keys;
+/// and the repcached guide's line (100 connections of 10,000 sets of 1-10
+/// KB) fills a 64 MB memcached and evicts, as the guide's
+/// `memcached-tool` table shows.
+#[test]
+fn mcperf_calls_walk_one_key_sequence_for_the_run() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memcached::start(&[]);
+    let mut args = line(MCPERF_EXAMPLES[0], &[]);
+    args.extend(["-s", "127.0.0.1", "-p", &m.port.to_string()].map(String::from));
+    let out = run_tool(dir.path(), "mcperf", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(m.stat("cmd_set"), 10_000);
+    assert_eq!(m.stat("curr_items"), 10_000, "one key per call");
+    let small = Memcached::start(&["-m", "64"]);
+    let guide = line(
+        MCPERF_EXAMPLES[2],
+        &[("-p 11211", &format!("-p {}", small.port))],
+    );
+    let out = run_tool(dir.path(), "mcperf", &guide);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sets = small.stat("cmd_set");
+    assert!(sets > 20_000, "{sets} sets in 2 s");
+    assert!(small.stat("evictions") > 0, "{sets} sets evicted nothing");
+}
+
 #[test]
 fn mcperf_histogram_counts_every_response() {
     let _m = shared_machine();
@@ -416,16 +534,7 @@ fn mutilate_and_memcache_perf_examples_print_their_tables() {
         }
         assert_in_order(&text, &order);
         // "Total QPS = X (N / T s)": N is the server's gets (no sets).
-        let qps = text.lines().find(|l| l.starts_with("Total QPS")).unwrap();
-        let n: u64 = qps
-            .split('(')
-            .nth(1)
-            .unwrap()
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let (qps, n, _) = total_qps(&text);
         assert_eq!(n, m.stat("cmd_get") - gets0, "{qps}");
         assert!(qps.ends_with("s)"), "{qps}");
         let rx = text.lines().find(|l| l.starts_with("RX ")).unwrap();
@@ -601,6 +710,27 @@ fn help_and_refusals_name_the_flag() {
     assert_usage_error(&out, "-m/--method 'frobnicate'");
 }
 
+/// memcache-perf's binary is also `mcperf`: its seed lines given to
+/// twemperf's personality are refused with the name of the one they are
+/// for, before any traffic.
+#[test]
+fn memcache_perfs_lines_given_to_mcperf_name_memcache_perf() {
+    let _m = shared_machine();
+    for args in [
+        &["-s", "127.0.0.1:1", "-T", "24", "-c", "8"][..],
+        &["-s", "127.0.0.1:1"],
+        &["-s", "127.0.0.1", "--loadonly"],
+    ] {
+        let mut all = vec!["mcperf"];
+        all.extend(args);
+        let out = mcbench(&all);
+        assert_usage_error(&out, "mcbench memcache-perf");
+    }
+    // twemperf's own line, and an IPv6 host, are twemperf's.
+    let out = mcbench(&["mcperf", "-s", "::1", "-p", "1", "-n", "1"]);
+    assert!(!stderr(&out).contains("memcache-perf"), "{}", stderr(&out));
+}
+
 /// The table's numbers are the result's: `read` in µs as the JSON's get
 /// latency, `op_q` the requests in flight at each send (1 at depth 1, up
 /// to the depth when pipelined).
@@ -682,6 +812,80 @@ fn mutilate_spreads_connections_over_servers_as_mutilate_does() {
     assert_eq!(read_json(&json)["spec"]["connections"], 3);
 }
 
+/// A password given to a personality is passed on, never shown: the
+/// `runs as:` line masks it, in every spelling.
+#[test]
+fn a_personalitys_password_is_never_printed() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on port 1: the run fails after printing its line.
+    for creds in [
+        ["-U", "bench", "-P", "s3cr3t-pw"],
+        ["--username=bench", "--password=s3cr3t-pw", "-u", "0.1"],
+    ] {
+        let mut args: Vec<String> = ["-s", "127.0.0.1:1", "-t", "1"].map(String::from).to_vec();
+        args.extend(creds.map(String::from));
+        let out = run_tool(dir.path(), "mutilate", &args);
+        let (text, err) = (stdout(&out), stderr(&out));
+        assert!(err.contains("runs as: "), "{err}");
+        assert!(err.contains("--password"), "the flag is still shown: {err}");
+        assert!(
+            !err.contains("s3cr3t") && !text.contains("s3cr3t"),
+            "{text}{err}"
+        );
+    }
+}
+
+/// Error replies are never throughput. memcached refuses every set over
+/// its item limit (2 KB, 4,000-byte values): mutilate's and
+/// memcache-perf's `Total QPS` count only the gets, as memcached's own
+/// `cmd_get` does, an `Errors` line counts the refused sets, and the
+/// warning is on stderr; memaslap's `Ops` and `TPS` leave them out too,
+/// and its `errors:` line counts them.
+#[test]
+fn error_replies_are_no_throughput_in_any_layout() {
+    let _m = shared_machine();
+    let m = Memcached::start(&["-I", "2048", "-o", "slab_chunk_max=1024"]);
+    let dir = tempfile::tempdir().unwrap();
+    for tool in ["mutilate", "memcache-perf"] {
+        let gets0 = m.stat("cmd_get");
+        let args = line(
+            &format!("-s {} --noload -u 0.3 -V 4000 -t 1", m.addr()),
+            &[],
+        );
+        let out = run_tool(dir.path(), tool, &args);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", stderr(&out));
+        let text = stdout(&out);
+        let (qps, answered, _) = total_qps(&text);
+        assert_eq!(answered, m.stat("cmd_get") - gets0, "{tool}: {qps}");
+        let errors = field(&text, "Errors = ");
+        assert!(
+            errors > answered / 10,
+            "{tool}: {errors} errors, {answered} gets"
+        );
+        assert!(
+            stderr(&out).contains("server_error"),
+            "{tool}: {}",
+            stderr(&out)
+        );
+    }
+    std::fs::write(
+        dir.path().join("big"),
+        "key\n16 16 1\nvalue\n4000 4000 1\ncmd\n0 0.3\n1 0.7\n",
+    )
+    .unwrap();
+    let gets0 = m.stat("cmd_get");
+    let args = line(&format!("-s {} -F big -t 1s", m.addr()), &[]);
+    let out = run_tool(dir.path(), "memaslap", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let errors = field(&text, "errors: ");
+    assert!(errors > 0, "{text}");
+    let run = text.lines().find(|l| l.starts_with("Run time: ")).unwrap();
+    let ops: u64 = run.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert_eq!(ops, m.stat("cmd_get") - gets0, "{run}");
+}
+
 #[test]
 fn mutilate_reads_keys_and_twitter_traces_from_its_read_file() {
     let _m = shared_machine();
@@ -759,4 +963,96 @@ fn mutilate_scan_prints_a_read_row_per_rate() {
         let qps: f64 = row[9].parse().unwrap();
         assert!(qps > 0.5 * target && qps < 1.5 * target, "{text}");
     }
+}
+
+/// A server that answers every get (a miss) 2 ms after it read it, one at
+/// a time per connection, and counts the gets it read: 500 a second on
+/// one connection at most.
+fn slow_counting_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let read = std::sync::Arc::new(AtomicU64::new(0));
+    let counter = read.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let counter = counter.clone();
+            std::thread::spawn(move || {
+                let _ = s.set_nodelay(true);
+                let mut buf = [0u8; 65536];
+                let mut pending = Vec::new();
+                while let Ok(n @ 1..) = s.read(&mut buf) {
+                    pending.extend_from_slice(&buf[..n]);
+                    while let Some(at) = pending.windows(2).position(|w| w == b"\r\n") {
+                        let line: Vec<u8> = pending.drain(..at + 2).collect();
+                        if line.starts_with(b"get ") {
+                            counter.fetch_add(1, Ordering::Relaxed);
+                            std::thread::sleep(std::time::Duration::from_millis(2));
+                            if s.write_all(b"END\r\n").is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (addr, read)
+}
+
+/// `-t` bounds the run, also when the client cannot offer its rate: at
+/// 1,000/s on one connection to a server that takes 2 ms a request,
+/// arrivals pile up in the client; when `-t 1` ends, those never sent stay
+/// unsent (skipped, not errors), and `Total QPS` divides what the server
+/// read, by its own count, by about 1 s (it once sent them all and divided
+/// by 2 s). A closed loop 64 deep ends with 64 requests in flight that
+/// take the server 0.13 s to answer: the run says the drain was long.
+#[test]
+fn sending_stops_at_t_and_the_counts_are_the_servers() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, read) = slow_counting_server();
+    let args = line(&format!("-s {addr} --noload -q 1000 -t 1"), &[]);
+    let out = run_tool(dir.path(), "memcache-perf", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (qps, answered, secs) = total_qps(&text);
+    assert!(secs < 1.05, "{qps}");
+    let served = read.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(answered, served, "{qps}");
+    assert!(field(&text, "Skipped TXs = ") > 100, "{text}");
+    assert!(!text.contains("Errors = "), "{text}");
+    // Closed loop, 64 in flight when sending stops.
+    let (addr, read) = slow_counting_server();
+    let json = path_in(dir.path(), "deep.json");
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &addr,
+        "--no-load",
+        "--mix",
+        "get=1",
+        "-c",
+        "1",
+        "-d",
+        "64",
+        "-t",
+        "1s",
+        "--json",
+        &json,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j = read_json(std::path::Path::new(&json));
+    assert_eq!(
+        count(&j, "total.count"),
+        read.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    let drain = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "long_drain")
+        .unwrap_or_else(|| panic!("{}", j["warnings"]));
+    assert!(f(drain, "drain_s") >= 0.12, "{drain}");
 }

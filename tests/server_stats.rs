@@ -275,3 +275,136 @@ fn after_a_warm_up_the_counts_start_at_its_end() {
         "the warm-up's gets are not counted"
     );
 }
+
+/// A yrmcdsd on a free loopback port, killed (by its PID) on drop.
+struct Yrmcds {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Yrmcds {
+    /// `None` where yrmcdsd is not installed (never under CI).
+    fn start() -> Option<Yrmcds> {
+        if std::process::Command::new("yrmcdsd")
+            .arg("-h")
+            .output()
+            .is_err()
+        {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "yrmcdsd is missing: scripts/deps installs the yrmcds package"
+            );
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (port, repl) = (free_port(), free_port());
+        let d = dir.path().display();
+        let conf = dir.path().join("y.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "virtual_ip = 127.0.0.1\nport = {port}\nrepl_port = {repl}\nmax_connections = 100\n\
+                 temp_dir = \"{d}\"\nlog.threshold = error\nlog.file = \"{d}/log\"\n\
+                 buckets = 10000\nmemory_limit = 16M\nworkers = 1\ncounter.enable = false\n"
+            ),
+        )
+        .unwrap();
+        let child = std::process::Command::new("yrmcdsd")
+            .arg("-f")
+            .arg(&conf)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("yrmcdsd starts");
+        wait_until_listening("yrmcdsd", || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        Some(Yrmcds {
+            child,
+            port,
+            _dir: dir,
+        })
+    }
+}
+
+impl Drop for Yrmcds {
+    fn drop(&mut self) {
+        // A yrmcdsd master may spin on SIGTERM: SIGKILL, by its PID.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// yrmcds's `stats` has no `cmd_get`, `cmd_set`, bytes or command
+/// counters: those figures are not reported, never 0 — `null` in JSON,
+/// `n/a` in the text table and in `compare` — while what it does report
+/// (hits) is there.
+#[test]
+fn a_counter_the_server_lacks_is_not_a_number() {
+    let _m = shared_machine();
+    let Some(y) = Yrmcds::start() else {
+        eprintln!("skipped: yrmcdsd is not installed (scripts/deps installs it)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let addr = format!("127.0.0.1:{}", y.port);
+    let args = ["--server-stats", "-r", "500", "-x", "2000", "-c", "2"];
+    let (out, j) = run_to(dir.path(), "y", &addr, &args);
+    let run = &j["server_stats"][0]["run"];
+    for absent in [
+        "cmd_get",
+        "cmd_set",
+        "ops_per_s",
+        "bytes_read",
+        "cpu_ns_per_op",
+    ] {
+        assert!(run[absent].is_null(), "{absent}: {run}");
+    }
+    assert_eq!(count(run, "get_hits"), count(&j, "gets.hits"), "{run}");
+    assert!(count(run, "get_hits") > 0, "{run}");
+    let text = stdout(&out);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with(&addr) && l.contains("n/a"))
+        .unwrap_or_else(|| panic!("no row with n/a:\n{text}"));
+    assert!(!row.contains(" 0.0 "), "{row}");
+    let saved = path_in(dir.path(), "y.json");
+    let cmp = mcbench(&["compare", &saved, &saved]);
+    assert_eq!(cmp.status.code(), Some(0), "{}", stderr(&cmp));
+    let table = stdout(&cmp);
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("server commands/s"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.contains("n/a") && !line.contains("0.0"), "{line}");
+}
+
+/// --each with --num-conns: each run has one server, so no key placement
+/// is asked of it. Each server sees its own share of connections.
+#[test]
+fn each_opens_the_connection_schedule_against_every_server() {
+    let _m = shared_machine();
+    let (a, b) = (Memcached::start(&[]), Memcached::start(&[]));
+    let dir = tempfile::tempdir().unwrap();
+    let (before_a, before_b) = (a.stat("total_connections"), b.stat("total_connections"));
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &a.addr(),
+        "-s",
+        &b.addr(),
+        "--each",
+        "--num-conns",
+        "20",
+        "--num-calls",
+        "5",
+        "--json",
+        &path_in(dir.path(), "e.json"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for (m, before) in [(&a, before_a), (&b, before_b)] {
+        // The preload's connections, the 20 of the schedule, the probes.
+        assert!(m.stat("total_connections") >= before + 20, "{}", m.addr());
+        assert!(m.stat("cmd_get") + m.stat("cmd_set") >= 100, "{}", m.addr());
+    }
+}

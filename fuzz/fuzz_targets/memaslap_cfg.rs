@@ -8,7 +8,9 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     };
     match mcbench::config::memaslap_flags(text, "f.cnf") {
-        Ok(args) => {
+        Ok(cfg) => {
+            let args = cfg.args;
+            assert!(cfg.skipped.iter().all(|l| l.starts_with("f.cnf")), "{:?}", cfg.skipped);
             assert!(args.len() % 2 == 0, "{args:?}");
             for pair in args.chunks(2) {
                 assert!(pair[0].starts_with("--"), "{args:?}");

@@ -1,55 +1,119 @@
 //! memaslap's configuration file (`-F`, `~/.memaslap.cnf`): `key`, `value`
 //! and `cmd` sections of `start end proportion` / `type proportion` rows,
 //! `#` comments. Read into mcbench flags.
+//!
+//! Read as memaslap reads it (libmemcached's `ms_parse_cfg_file`): a line
+//! starting `key`, `value` or `cmd` opens that section; a line that is not
+//! one of its section's rows (its manual's own sample has comment lines
+//! wrapped onto lines of their own) is skipped, and so is every row after
+//! it until the next section. mcbench says which lines it skipped. A row
+//! that reads but asks for what memaslap refuses (a key under 16 bytes, a
+//! proportion above 1) is refused.
+
+/// What a memaslap config file stands for: mcbench flags, and a note per
+/// line skipped as memaslap skips it.
+pub struct MemaslapConfig {
+    pub args: Vec<String>,
+    pub skipped: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Section {
+    Key,
+    Value,
+    Cmd,
+}
+
+impl Section {
+    /// memaslap's `ms_get_conf_type`: the line's first letters.
+    fn of(line: &str) -> Option<Section> {
+        [
+            ("key", Section::Key),
+            ("value", Section::Value),
+            ("cmd", Section::Cmd),
+        ]
+        .into_iter()
+        .find(|(name, _)| line.starts_with(name))
+        .map(|(_, s)| s)
+    }
+}
+
+/// The first `N` whitespace-separated fields of `line`, if each reads as
+/// its number (later fields are ignored, as `sscanf` ignores them).
+fn fields<const N: usize>(line: &str) -> Option<[&str; N]> {
+    let mut it = line.split_whitespace();
+    let mut out = [""; N];
+    for f in &mut out {
+        *f = it.next()?;
+    }
+    Some(out)
+}
+
+/// A size row, `START END PROPORTION`, if it reads as one.
+fn size_fields(line: &str) -> Option<(u64, u64, f64)> {
+    let [lo, hi, p] = fields::<3>(line)?;
+    Some((lo.parse().ok()?, hi.parse().ok()?, p.parse().ok()?))
+}
+
+/// A cmd row, `TYPE PROPORTION` (memaslap reads TYPE with `%d`, so `1.0`
+/// is type 1), if it reads as one.
+fn cmd_fields(line: &str) -> Option<(i64, f64)> {
+    let [kind, p] = fields::<2>(line)?;
+    let kind = kind.parse::<i64>().ok().or_else(|| {
+        kind.parse::<f64>()
+            .ok()
+            .filter(|k| k.fract() == 0.0)
+            .map(|k| k as i64)
+    })?;
+    Some((kind, p.parse().ok()?))
+}
 
 /// The flags a memaslap config file stands for.
-pub fn to_args(text: &str, origin: &str) -> Result<Vec<String>, String> {
+pub fn to_args(text: &str, origin: &str) -> Result<MemaslapConfig, String> {
+    // `None`: before any section, or skipping after a line that was none
+    // of its section's rows, until the next section.
     let mut section = None;
     let (mut keys, mut values, mut cmds) = (Vec::new(), Vec::new(), Vec::new());
+    let mut skipped = Vec::new();
     for (n, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
         let at = || format!("{origin}:{}: '{}'", n + 1, raw.trim());
-        match line {
-            "key" | "value" | "cmd" => {
-                section = Some(line);
-                continue;
+        let row = match section {
+            Some(Section::Key | Section::Value) => size_fields(line).map(Ok),
+            Some(Section::Cmd) => cmd_fields(line).map(Err),
+            None => None,
+        };
+        match (section, row) {
+            (Some(Section::Key), Some(Ok((lo, hi, p)))) => {
+                keys.push(size_row(lo, hi, p, 1, 250).map_err(|e| format!("{}: {e}", at()))?)
             }
-            _ => {}
-        }
-        let fields: Vec<f64> = line
-            .split_whitespace()
-            .map(|f| {
-                f.parse::<f64>()
-                    .map_err(|_| format!("{}: '{f}' is not a number", at()))
-            })
-            .collect::<Result<_, _>>()?;
-        match (section, fields.as_slice()) {
-            (Some("key"), &[lo, hi, p]) => {
-                keys.push(size_row(lo, hi, p, 1.0, 250.0).map_err(|e| format!("{}: {e}", at()))?)
+            (Some(Section::Value), Some(Ok((lo, hi, p)))) => values
+                .push(size_row(lo, hi, p, 1, 1024 * 1024).map_err(|e| format!("{}: {e}", at()))?),
+            (Some(Section::Cmd), Some(Err((kind, p)))) => {
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(format!("{}: the proportion must be between 0 and 1", at()));
+                }
+                match kind {
+                    0 => cmds.push(("set", p)),
+                    1 => cmds.push(("get", p)),
+                    // memaslap passes over command types it lacks.
+                    _ => skipped.push(format!(
+                        "{}: skipped: command type {kind} is neither 0 (set) nor 1 (get)",
+                        at()
+                    )),
+                }
             }
-            (Some("value"), &[lo, hi, p]) => values.push(
-                size_row(lo, hi, p, 1.0, 1024.0 * 1024.0).map_err(|e| format!("{}: {e}", at()))?,
-            ),
-            (Some("cmd"), &[kind, p])
-                if (kind == 0.0 || kind == 1.0) && (0.0..=1.0).contains(&p) =>
-            {
-                cmds.push((if kind == 0.0 { "set" } else { "get" }, p));
-            }
-            (Some("cmd"), _) => {
-                return Err(format!(
-                    "{}: expected 'TYPE PROPORTION' with TYPE 0 (set) or 1 (get)",
-                    at()
-                ))
-            }
-            (Some(_), _) => return Err(format!("{}: expected 'START END PROPORTION'", at())),
-            (None, _) => {
-                return Err(format!(
-                    "{}: a row before any 'key', 'value' or 'cmd' section",
-                    at()
-                ))
+            _ => {
+                section = Section::of(line);
+                if section.is_none() {
+                    skipped.push(format!(
+                        "{}: skipped, as memaslap skips it and the rows after it until a 'key', 'value' or 'cmd' line",
+                        at()
+                    ));
+                }
             }
         }
     }
@@ -59,7 +123,7 @@ pub fn to_args(text: &str, origin: &str) -> Result<Vec<String>, String> {
         ("--value-size", &values, "value"),
     ] {
         if !rows.is_empty() {
-            check_total(rows.iter().map(|r: &(f64, f64, f64)| r.2), origin, what)?;
+            check_total(rows.iter().map(|r: &(u64, u64, f64)| r.2), origin, what)?;
             let table: Vec<String> = rows
                 .iter()
                 .map(|(lo, hi, p)| format!("{lo}-{hi}:{p}"))
@@ -72,14 +136,12 @@ pub fn to_args(text: &str, origin: &str) -> Result<Vec<String>, String> {
         let mix: Vec<String> = cmds.iter().map(|(op, p)| format!("{op}={p}")).collect();
         args.extend(["--mix".to_string(), mix.join(",")]);
     }
-    Ok(args)
+    Ok(MemaslapConfig { args, skipped })
 }
 
-fn size_row(lo: f64, hi: f64, p: f64, min: f64, max: f64) -> Result<(f64, f64, f64), String> {
-    if lo.fract() != 0.0 || hi.fract() != 0.0 || lo < min || hi > max || lo > hi {
-        return Err(format!(
-            "sizes must be whole numbers with {min} <= START <= END <= {max}"
-        ));
+fn size_row(lo: u64, hi: u64, p: f64, min: u64, max: u64) -> Result<(u64, u64, f64), String> {
+    if lo < min || hi > max || lo > hi {
+        return Err(format!("sizes must be {min} <= START <= END <= {max}"));
     }
     if !(0.0..=1.0).contains(&p) {
         return Err("the proportion must be between 0 and 1".into());
@@ -104,11 +166,20 @@ mod tests {
     const SAMPLE: &str = "#comments should start with '#'\nkey\n16 100 0.8\n101 200 0.1\n201 249 0.1\n\
         value\n1 1000 0.8   # trailing comment\n1001 10000 0.1\n10001 100000 0.1\ncmd\n0    0.1\n1.0 0.9\n";
 
+    /// memaslap(1)'s "sample configuration file", as the man page prints
+    /// it: two comment lines wrapped onto lines without a `#`.
+    const MANUAL: &str = "#comments should start with '#'\n#key\n#start_len end_len proportion\n\
+        #proportion: indicates keys generated from one range accounts for the total\n\
+        generated keys\n#\n#          16 100 0.8\nkey\n128 128 1\n#value\n\
+        #proportion: indicates values generated from one range accounts for the\n\
+        total generated values\n#\n#          128 128 1\nvalue\n2048 2048 1\n#cmd\n\
+        #cmd_type cmd_proportion\ncmd\n0    0.1\n1.0 0.9\n";
+
     #[test]
     fn the_manual_sample_reads_as_flags() {
-        let args = to_args(SAMPLE, "cfg").unwrap();
+        let cfg = to_args(SAMPLE, "cfg").unwrap();
         assert_eq!(
-            args,
+            cfg.args,
             [
                 "--key-size",
                 "empirical:16-100:0.8,101-200:0.1,201-249:0.1",
@@ -118,6 +189,44 @@ mod tests {
                 "set=0.1,get=0.9"
             ]
         );
+        assert!(cfg.skipped.is_empty(), "{:?}", cfg.skipped);
+    }
+
+    /// The wrapped comment lines are skipped as memaslap skips them, and
+    /// said to be; the rows under each section are read.
+    #[test]
+    fn the_man_pages_wrapped_comments_are_skipped_and_named() {
+        let cfg = to_args(MANUAL, "cfg").unwrap();
+        assert_eq!(
+            cfg.args,
+            [
+                "--key-size",
+                "empirical:128-128:1",
+                "--value-size",
+                "empirical:2048-2048:1",
+                "--mix",
+                "set=0.1,get=0.9"
+            ]
+        );
+        assert_eq!(cfg.skipped.len(), 2, "{:?}", cfg.skipped);
+        assert!(cfg.skipped[0].starts_with("cfg:5: 'generated keys': skipped"));
+        assert!(cfg.skipped[1].starts_with("cfg:12: 'total generated values': skipped"));
+    }
+
+    /// A row after a skipped line is skipped too, until the next section:
+    /// memaslap reads nothing there.
+    #[test]
+    fn rows_after_a_skipped_line_wait_for_a_section() {
+        let cfg = to_args("key\n16 x 1\n20 20 1\nkey\n30 30 1\n", "cfg").unwrap();
+        assert_eq!(cfg.args, ["--key-size", "empirical:30-30:1"]);
+        assert_eq!(cfg.skipped.len(), 2, "{:?}", cfg.skipped);
+        let cfg = to_args("cmd\n2 1\n0 1\n", "cfg").unwrap();
+        assert_eq!(cfg.args, ["--mix", "set=1"]);
+        assert!(
+            cfg.skipped[0].contains("command type 2"),
+            "{:?}",
+            cfg.skipped
+        );
     }
 
     /// Sizes drawn from what the file says follow its proportions (1 %).
@@ -125,7 +234,7 @@ mod tests {
     fn three_key_and_three_value_ranges_keep_their_proportions() {
         use crate::workload::Distribution;
         use rand::SeedableRng;
-        let args = to_args(SAMPLE, "cfg").unwrap();
+        let args = to_args(SAMPLE, "cfg").unwrap().args;
         let tables = [
             (
                 &args[1],
@@ -155,14 +264,12 @@ mod tests {
     #[test]
     fn bad_lines_are_named() {
         for (text, needle) in [
-            ("key\n16 x 1\n", "cfg:2: '16 x 1'"),
             ("key\n0 20 1\n", "cfg:2: '0 20 1'"),
-            ("value\n1 100\n", "cfg:2: '1 100'"),
-            ("cmd\n2 1\n", "cfg:2: '2 1'"),
-            ("16 20 1\n", "cfg:1: '16 20 1'"),
+            ("key\n16 300 1\n", "cfg:2: '16 300 1'"),
+            ("cmd\n0 2\n", "cfg:2: '0 2'"),
             ("key\n16 20 0.5\n", "sum to 0.5"),
         ] {
-            let err = to_args(text, "cfg").unwrap_err();
+            let err = to_args(text, "cfg").err().unwrap();
             assert!(err.contains(needle), "{text:?}: {err}");
         }
     }

@@ -15,8 +15,11 @@ pub fn run_file_flags(text: &str, origin: &str) -> Result<Vec<String>, String> {
     run_file::to_args(text, origin)
 }
 
-/// The flags a memaslap `-F` configuration file stands for.
-pub fn memaslap_flags(text: &str, origin: &str) -> Result<Vec<String>, String> {
+pub use memaslap::MemaslapConfig;
+
+/// The flags a memaslap `-F` configuration file stands for, and the lines
+/// skipped as memaslap skips them.
+pub fn memaslap_flags(text: &str, origin: &str) -> Result<MemaslapConfig, String> {
     memaslap::to_args(text, origin)
 }
 
@@ -54,7 +57,11 @@ pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
         layers.push(file);
     }
     if let Some(path) = value_of(typed, &["-F", "--cfg-cmd"]) {
-        layers.push(memaslap::to_args(&read(&path)?, &path)?);
+        let cfg = memaslap::to_args(&read(&path)?, &path)?;
+        for line in &cfg.skipped {
+            eprintln!("mcbench: note: {line}");
+        }
+        layers.push(cfg.args);
     }
     for i in 0..layers.len() {
         let above: Vec<String> = layers[i + 1..]

@@ -134,6 +134,8 @@ pub enum Message {
         cpu_ns: u64,
         /// Measured time, ns (from the end of warm-up).
         elapsed_ns: u64,
+        /// Of it, the wait for answers after sending stopped, ns.
+        drain_ns: u64,
         /// The preload's replies (an unreported load phase).
         counts: Option<Box<Recorder>>,
     },
@@ -156,6 +158,9 @@ pub struct Outcome {
     pub intervals: Vec<IntervalSummary>,
     /// Length of the measured phase, s.
     pub duration_s: f64,
+    /// Of it, the longest wait of a worker for answers after sending
+    /// stopped, s.
+    pub drain_s: f64,
     /// Start of the measured phase, s since the Unix epoch (wall clock).
     pub started_unix_s: f64,
     /// Process CPU over the reported phase.
@@ -305,6 +310,7 @@ fn done_failed(worker: usize, why: String) -> Message {
         end: PhaseEnd::Failed(why),
         cpu_ns: 0,
         elapsed_ns: 0,
+        drain_ns: 0,
         counts: None,
     }
 }
@@ -327,6 +333,7 @@ fn collect(
     let mut ends: Vec<Option<PhaseEnd>> = vec![None; workers];
     let mut busy = vec![0.0; workers];
     let mut duration_ns = 0u64;
+    let mut longest_drain_ns = 0u64;
     let mut load_failure = None;
     let mut preload = Recorder::default();
     let mut preload_failure = None;
@@ -398,11 +405,13 @@ fn collect(
                 end,
                 cpu_ns,
                 elapsed_ns,
+                drain_ns,
                 ..
             } => {
                 reached[worker] = true;
                 busy[worker] = cpu_ns as f64 / elapsed_ns.max(1) as f64;
                 duration_ns = duration_ns.max(elapsed_ns);
+                longest_drain_ns = longest_drain_ns.max(drain_ns);
                 ends[worker] = Some(end);
             }
         }
@@ -460,6 +469,7 @@ fn collect(
         total,
         intervals,
         duration_s: duration_ns as f64 / 1e9,
+        drain_s: longest_drain_ns as f64 / 1e9,
         started_unix_s,
         cpu,
         worker_busy: busy,

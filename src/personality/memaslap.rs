@@ -144,8 +144,11 @@ impl MemaslapArgs {
         if let Some(path) = self.config_file() {
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| format!("-F/--cfg_cmd: cannot read {path}: {e}"))?;
-            t.native
-                .extend(crate::config::memaslap_flags(&text, &path)?);
+            let cfg = crate::config::memaslap_flags(&text, &path)?;
+            t.native.extend(cfg.args);
+            for line in cfg.skipped {
+                t.note(line);
+            }
         }
         if let Some(x) = self.fixed_size {
             t.flag("--value-size", x);

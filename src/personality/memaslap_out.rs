@@ -269,6 +269,11 @@ impl Exporter for Final {
             let _ = writeln!(out, "expired_get: {}", r.checks.expired_get);
             let _ = writeln!(out, "unexpired_unget: {}", r.checks.unexpired_unget);
         }
+        // memaslap has no line for error replies: one in its style, only
+        // when there were any; they are not in Ops or TPS.
+        if r.total.errors > 0 {
+            let _ = writeln!(out, "errors: {}", r.total.errors);
+        }
         let _ = writeln!(out, "written_bytes: {}", r.bytes.tx);
         let _ = writeln!(out, "read_bytes: {}", r.bytes.rx);
         let _ = writeln!(
@@ -282,7 +287,8 @@ impl Exporter for Final {
             let _ = writeln!(out, "packet_drop: {}", err("packet_drop"));
             let _ = writeln!(out, "udp_timeout: {}", err("udp_timeout"));
         }
-        let ops = r.gets.hits + r.gets.misses + sets;
+        let sets_ok = r.ops.get("set").map_or(0, |o| o.ok);
+        let ops = r.gets.hits + r.gets.misses + sets_ok;
         let secs = r.duration_s.max(1e-9);
         let _ = writeln!(
             out,

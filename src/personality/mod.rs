@@ -178,8 +178,14 @@ fn parse<A: Args + FromArgMatches + ToolCommand>(
     // The tool's name and about go on after the flags, whose struct's
     // doc comment would otherwise stand for the about.
     let cmd = A::command(tool, A::augment_args(clap::Command::new(tool.name())));
+    let hint = (tool == Tool::Twemperf)
+        .then(|| twemperf::memcache_perf_hint(&args))
+        .flatten();
     let matches = cmd.try_get_matches_from(args).map_err(|e| {
         let _ = e.print();
+        if let Some(hint) = &hint {
+            eprintln!("{hint}");
+        }
         e.exit_code()
     })?;
     A::from_arg_matches(&matches).map_err(|e| {
@@ -201,7 +207,7 @@ fn run(tool: Tool, mut t: Translation) -> i32 {
     }
     let mut argv: Vec<OsString> = vec!["mcbench".into(), t.command.into()];
     argv.extend(t.native.iter().map(OsString::from));
-    eprintln!("mcbench {name}: runs as: {}", shell_words(&argv));
+    eprintln!("mcbench {name}: runs as: {}", shell_words(&redacted(&argv)));
     let argv = match crate::config::expand(argv) {
         Ok(a) => a,
         Err(e) => {
@@ -239,6 +245,29 @@ fn run(tool: Tool, mut t: Translation) -> i32 {
 }
 
 /// The command as a shell would take it back.
+/// `argv` with the password's value masked: a command line is shown,
+/// a secret never is.
+fn redacted(argv: &[OsString]) -> Vec<OsString> {
+    const MASK: &str = "*****";
+    let mut after_flag = false;
+    argv.iter()
+        .map(|a| {
+            let text = a.to_string_lossy();
+            let shown = if std::mem::take(&mut after_flag) {
+                MASK.into()
+            } else if text.starts_with("--password=") {
+                format!("--password={MASK}").into()
+            } else if text.starts_with("-P") && text.len() > 2 {
+                format!("-P{MASK}").into()
+            } else {
+                a.clone()
+            };
+            after_flag = a == "--password" || a == "-P";
+            shown
+        })
+        .collect()
+}
+
 fn shell_words(argv: &[OsString]) -> String {
     argv.iter()
         .map(|a| {

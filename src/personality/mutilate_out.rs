@@ -73,9 +73,10 @@ impl Exporter for Render {
         self.rows(&mut out, r)?;
         // The master's probe connections are requests too (mutilate
         // counts the master's and every agent's).
-        let probe = |ops: &[&str]| r.measure.as_ref().map_or(0, |m| count(&m.ops, ops));
-        let gets = count(&r.ops, &READ) + probe(&READ);
-        let sets = count(&r.ops, &UPDATE) + probe(&UPDATE);
+        // Error replies are no throughput: QPS counts answered requests.
+        let probe = |ops: &[&str]| r.measure.as_ref().map_or(0, |m| answered(&m.ops, ops));
+        let gets = answered(&r.ops, &READ) + probe(&READ);
+        let sets = answered(&r.ops, &UPDATE) + probe(&UPDATE);
         self.totals(&mut out, r, gets, sets);
         Ok(out.into_bytes())
     }
@@ -205,12 +206,27 @@ impl Render {
             r.gets.misses,
             percent(r.gets.misses, looked_up)
         );
-        if self.tool == Tool::MemcachePerf || self.skip {
+        // Arrivals never sent (dropped as too many waited, or still
+        // waiting at -t) are skipped transactions, not server errors.
+        let class = |name: &str| r.errors.get(name).copied().unwrap_or(0);
+        let dropped = class("client_overload");
+        let skipped = r.client.skips + dropped + class("unsent");
+        // Neither tool has a line for errors: one in their style, only
+        // when there were any (the counts are mcbench's `errors`).
+        let errors = (r.total.errors + r.measure.as_ref().map_or(0, |m| m.total.errors))
+            .saturating_sub(dropped);
+        if errors > 0 {
             let _ = writeln!(
                 out,
-                "Skipped TXs = {} ({:.1}%)",
-                r.client.skips,
-                percent(r.client.skips, total)
+                "Errors = {errors} ({:.1}%)",
+                percent(errors, errors + total)
+            );
+        }
+        if self.tool == Tool::MemcachePerf || self.skip || skipped > 0 {
+            let _ = writeln!(
+                out,
+                "Skipped TXs = {skipped} ({:.1}%)",
+                percent(skipped, skipped + total)
             );
         }
         out.push('\n');
@@ -235,11 +251,11 @@ fn percent(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// The requests of `ops` answered.
-fn count(summaries: &BTreeMap<String, OpSummary>, ops: &[&str]) -> u64 {
+/// The requests of `ops` answered without an error reply.
+fn answered(summaries: &BTreeMap<String, OpSummary>, ops: &[&str]) -> u64 {
     ops.iter()
         .filter_map(|op| summaries.get(*op))
-        .map(|o| o.count)
+        .map(|o| o.ok)
         .sum()
 }
 

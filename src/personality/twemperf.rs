@@ -134,8 +134,58 @@ impl ToolCommand for TwemperfArgs {
     }
 }
 
+/// memcache-perf's binary is also `mcperf`. Its flags that twemperf lacks
+/// (`-T` threads, `-A` agent mode, `--loadonly`, ...), or its `-s
+/// host:port`, say which tool the user meant: the hint, if they do.
+pub fn memcache_perf_hint(args: &[std::ffi::OsString]) -> Option<String> {
+    const THEIRS: [&str; 10] = [
+        "-T",
+        "--threads",
+        "-A",
+        "--agentmode",
+        "--loadonly",
+        "--noload",
+        "--qps",
+        "--depth",
+        "--records",
+        "--profile",
+    ];
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let flag = |a: &str| {
+        THEIRS
+            .iter()
+            .any(|f| a == *f || a.starts_with(&format!("{f}=")))
+    };
+    let server = args
+        .windows(2)
+        .any(|w| ["-s", "--server"].contains(&w[0].as_str()) && host_and_port(&w[1]));
+    (args.iter().skip(1).any(|a| flag(a)) || server).then(|| {
+        "hint: these are memcache-perf's flags (its binary is also called mcperf): \
+         `mcbench memcache-perf` runs memcache-perf's command lines; `mcbench mcperf` is \
+         twemperf's"
+            .to_string()
+    })
+}
+
+/// `host:port`, memcache-perf's `-s` (an IPv6 address has more colons).
+fn host_and_port(server: &str) -> bool {
+    matches!(server.split_once(':'), Some((host, port))
+        if !host.is_empty() && !port.contains(':') && port.parse::<u16>().is_ok())
+}
+
 impl TwemperfArgs {
     pub fn translate(self) -> Result<Translation, String> {
+        if host_and_port(&self.server) {
+            return Err(format!(
+                "-s/--server takes a host, and -p/--port its port: '{}' is memcache-perf's \
+                 host:port (its binary is also called mcperf; `mcbench memcache-perf` runs its \
+                 command lines)",
+                self.server
+            ));
+        }
         let mut t = Translation::new("run");
         t.flag(
             "--server",

@@ -95,15 +95,17 @@ fn server_rows(rows: &mut Vec<(String, Vec<f64>)>, runs: &[RunResult]) {
         })
         .collect();
     let Some(figures) = figures else { return };
-    let sum = |pick: &dyn Fn(&Figures) -> f64| -> Vec<f64> {
+    // A figure some server of a run does not report is NaN, shown `n/a`.
+    let sum = |pick: &dyn Fn(&Figures) -> Option<f64>| -> Vec<f64> {
         figures
             .iter()
-            .map(|fs| fs.iter().map(|f| pick(f)).sum())
+            .map(|fs| fs.iter().map(|f| pick(f).unwrap_or(f64::NAN)).sum())
             .collect()
     };
-    let commands = sum(&|f| f.ops_per_s * f.duration_s);
-    let (hits, misses) = (sum(&|f| f.get_hits as f64), sum(&|f| f.get_misses as f64));
-    let cpu = sum(&|f| f.cpu_ns_per_op.unwrap_or(0.0) * f.ops_per_s * f.duration_s);
+    let count = |v: Option<u64>| v.map(|v| v as f64);
+    let commands = sum(&|f| f.ops_per_s.map(|o| o * f.duration_s));
+    let (hits, misses) = (sum(&|f| count(f.get_hits)), sum(&|f| count(f.get_misses)));
+    let cpu = sum(&|f| Some(f.cpu_ns_per_op? * f.ops_per_s? * f.duration_s));
     rows.push(("server commands/s".into(), sum(&|f| f.ops_per_s)));
     rows.push((
         "server hit ratio %".into(),
@@ -113,16 +115,16 @@ fn server_rows(rows: &mut Vec<(String, Vec<f64>)>, runs: &[RunResult]) {
                 if h + m > 0.0 {
                     100.0 * h / (h + m)
                 } else {
-                    0.0
+                    f64::NAN
                 }
             })
             .collect(),
     ));
-    rows.push(("server evictions".into(), sum(&|f| f.evictions as f64)));
-    rows.push(("server items at end".into(), sum(&|f| f.curr_items as f64)));
+    rows.push(("server evictions".into(), sum(&|f| count(f.evictions))));
+    rows.push(("server items at end".into(), sum(&|f| count(f.curr_items))));
     rows.push((
         "server MB read+written/s".into(),
-        sum(&|f| (f.bytes_read + f.bytes_written) as f64 / 1e6 / f.duration_s.max(1e-9)),
+        sum(&|f| Some((f.bytes_read? + f.bytes_written?) as f64 / 1e6 / f.duration_s.max(1e-9))),
     ));
     rows.push((
         "server CPU ns/command".into(),
@@ -213,17 +215,23 @@ fn render(rows: &[(String, Vec<f64>)], runs: &[RunResult], labels: &[String]) ->
     out
 }
 
+/// A figure; `n/a` for one not reported (NaN).
 fn num(v: f64) -> String {
-    if v.abs() >= 10_000.0 {
+    if v.is_nan() {
+        "n/a".into()
+    } else if v.abs() >= 10_000.0 {
         format!("{v:.0}")
     } else {
         format!("{v:.1}")
     }
 }
 
-/// `1.05×` of the first run; `-` when the first is zero.
+/// `1.05×` of the first run; `-` when the first is zero; `n/a` when
+/// either was not reported.
 fn ratio(v: f64, base: f64) -> String {
-    if base == 0.0 {
+    if v.is_nan() || base.is_nan() {
+        "n/a".into()
+    } else if base == 0.0 {
         if v == 0.0 {
             "=".into()
         } else {

@@ -314,8 +314,11 @@ fn group_table(
         let _ = write!(out, "{h:>9}");
     }
     out.push('\n');
+    // Only rows that carry something: the mix's `get` share goes out as
+    // `mget` with --multiget, and an op that never ran says nothing.
     let rows = ops
         .iter()
+        .filter(|(_, s)| s.count > 0 || s.errors > 0)
         .map(|(n, s)| (n.as_str(), s))
         .chain([("total", total)]);
     for (name, s) in rows {
@@ -350,13 +353,16 @@ fn us(v: f64) -> String {
 }
 
 fn counters(out: &mut String, r: &RunResult) {
-    let _ = writeln!(
-        out,
-        "gets: {} hits, {} misses ({:.2}% hit)",
-        r.gets.hits,
-        r.gets.misses,
-        r.gets.hit_ratio * 100.0
-    );
+    // A run that looked nothing up has no hit ratio to tell.
+    if r.gets.hits + r.gets.misses > 0 {
+        let _ = writeln!(
+            out,
+            "gets: {} hits, {} misses ({:.2}% hit)",
+            r.gets.hits,
+            r.gets.misses,
+            r.gets.hit_ratio * 100.0
+        );
+    }
     let _ = writeln!(out, "replies: {}", nonzero(&r.responses));
     let _ = writeln!(out, "errors: {}", nonzero(&r.errors));
     // With --num-conns the held connections only preloaded: the

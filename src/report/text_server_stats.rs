@@ -50,28 +50,31 @@ fn line(out: &mut String, row: &ServerStatsRow, width: usize) {
         );
         return;
     };
-    let hit = f
-        .hit_ratio
-        .map_or("-".into(), |h| format!("{:.1}", h * 100.0));
-    let cpu = f.cpu_ns_per_op.map_or("-".into(), |c| format!("{c:.0}"));
+    let na = |v: Option<String>| v.unwrap_or_else(|| "n/a".into());
+    let int = |v: Option<u64>| na(v.map(|v| v.to_string()));
+    let mb = |v: Option<u64>| na(v.map(|v| format!("{:.2}", v as f64 / 1e6)));
+    let hit = na(f.hit_ratio.map(|h| format!("{:.1}", h * 100.0)));
+    let cpu = na(f.cpu_ns_per_op.map(|c| format!("{c:.0}")));
     let conns = format!(
         "{}/{}/{}",
-        f.peak_connections, f.total_connections, f.rejected_connections
+        int(f.peak_connections),
+        int(f.total_connections),
+        int(f.rejected_connections)
     );
     let _ = writeln!(
         out,
-        "{:<width$} {:>10} {:>10} {:>10.1} {:>7} {:>8} {:>8} {:>14} {:>9.2} {:>9.2} {:>9} {:>9}{}",
+        "{:<width$} {:>10} {:>10} {:>10} {:>7} {:>8} {:>8} {:>14} {:>9} {:>9} {:>9} {:>9}{}",
         row.address,
-        f.cmd_get,
-        f.cmd_set,
-        f.ops_per_s,
+        int(f.cmd_get),
+        int(f.cmd_set),
+        na(f.ops_per_s.map(|o| format!("{o:.1}"))),
         hit,
-        f.evictions,
-        f.reclaimed,
+        int(f.evictions),
+        int(f.reclaimed),
         conns,
-        f.bytes_read as f64 / 1e6,
-        f.bytes_written as f64 / 1e6,
-        f.curr_items,
+        mb(f.bytes_read),
+        mb(f.bytes_written),
+        int(f.curr_items),
         cpu,
         if f.restarted { "  (restarted)" } else { "" }
     );

@@ -52,7 +52,8 @@ impl ServerStatsRow {
             .samples
             .iter()
             .filter_map(|s| figures::number(&s.stats, "curr_connections"))
-            .fold(0.0, f64::max) as u64;
+            .reduce(f64::max)
+            .map(|p| p as u64);
         let run = first.zip(last).map(|(a, b)| Figures {
             peak_connections: peak,
             ..Figures::between(&a.stats, &b.stats, b.at_s - a.at_s)
@@ -106,15 +107,19 @@ pub fn cross_check(rows: &[ServerStatsRow], client: &[ClientCounts]) -> Vec<Warn
     let mut w = Vec::new();
     for (row, c) in rows.iter().zip(client) {
         let Some(run) = &row.run else { continue };
+        // A count the server does not report is not checked.
         let checks = [
             (
                 "lookups (get_hits + get_misses)",
-                run.get_hits + run.get_misses,
+                run.get_hits.zip(run.get_misses).map(|(h, m)| h + m),
                 c.lookups,
             ),
             ("hits (get_hits)", run.get_hits, c.hits),
         ];
         for (what, server_count, client_count) in checks {
+            let Some(server_count) = server_count else {
+                continue;
+            };
             let slack = c.failures + (client_count / 100).max(10);
             if server_count.abs_diff(client_count) > slack {
                 w.push(Warning::ServerCountsDisagree {

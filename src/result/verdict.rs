@@ -11,6 +11,10 @@ use super::LagSummary;
 
 /// Share of failed requests at or above which a measured run failed.
 const FAILED_SHARE: f64 = 0.99;
+/// The wait for answers after sending stopped is called long above this
+/// share of the measured time, and this many seconds.
+const LONG_DRAIN_SHARE: f64 = 0.1;
+const LONG_DRAIN_MIN_S: f64 = 0.1;
 /// Share of failed sets above which a preload (`--load-only` too) failed:
 /// the keys the run reads would not all be on the server.
 const PRELOAD_FAILED_SHARE: f64 = 0.01;
@@ -122,6 +126,13 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             });
         }
     }
+    let cpus = crate::engine::os::allowed_cpus().len().max(1);
+    if spec.busy_poll && spec.threads > cpus {
+        w.push(Warning::BusyPollOversubscribed {
+            threads: spec.threads,
+            cpus,
+        });
+    }
     // A busy-polling worker uses its whole CPU by design: its share says
     // nothing of saturation (the send lag still does).
     if out.duration_s >= MIN_JUDGED_S && !spec.busy_poll {
@@ -157,6 +168,31 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             addresses: spec.socket.source_addrs.len().max(1),
         });
     }
+    if out.drain_s > LONG_DRAIN_SHARE * out.duration_s && out.drain_s >= LONG_DRAIN_MIN_S {
+        w.push(Warning::LongDrain {
+            drain_s: out.drain_s,
+            duration_s: out.duration_s,
+        });
+    }
+    let replies = t.reply_errors();
+    if replies > 0 {
+        let answered = if spec.successful {
+            total_ops + replies
+        } else {
+            total_ops
+        };
+        let classes: Vec<String> = ErrorClass::ALL
+            .iter()
+            .filter(|c| c.is_reply() && t.error_count(**c) > 0)
+            .map(|c| format!("{} {}", c.name(), t.error_count(*c)))
+            .collect();
+        w.push(Warning::ErrorReplies {
+            replies,
+            // `--successful` leaves error replies out of the op counts.
+            share: replies as f64 / answered.max(1) as f64,
+            classes: classes.join(", "),
+        });
+    }
     let unanswered = t.error_count(ErrorClass::Timeout);
     if unanswered > 0 {
         w.push(Warning::Unanswered {
@@ -176,7 +212,9 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
         });
     }
     if t.client_waits > 0 {
-        let share = t.client_waits as f64 / (total_ops + t.skips).max(1) as f64;
+        // A request that waited and was never answered is a wait too.
+        let arrivals = (total_ops + t.skips).max(t.client_waits).max(1);
+        let share = t.client_waits as f64 / arrivals as f64;
         w.push(Warning::ClientWaits {
             waits: t.client_waits,
             share,
@@ -231,6 +269,7 @@ mod tests {
             total,
             intervals: Vec::new(),
             duration_s: 1.0,
+            drain_s: 0.0,
             started_unix_s: 0.0,
             cpu: CpuTimes::default(),
             worker_busy: vec![busy],

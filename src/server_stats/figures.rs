@@ -46,6 +46,9 @@ const NOT_MOVED: [&str; 21] = [
     "max_connections",
 ];
 
+/// Each count is `None` (JSON `null`, `n/a` in text) where the server
+/// does not report the stat (yrmcds has no `cmd_get`, no bytes, no
+/// rusage): a figure is never made up as 0.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
     /// Seconds between the two snapshots (the server's clock is read in
@@ -54,30 +57,31 @@ pub struct Figures {
     /// The server restarted in between (its pid changed or its uptime went
     /// back): the deltas count from its start.
     pub restarted: bool,
-    /// `cmd_get` and `cmd_set` deltas, and every command per second.
-    pub cmd_get: u64,
-    pub cmd_set: u64,
-    pub ops_per_s: f64,
-    pub get_hits: u64,
-    pub get_misses: u64,
+    /// `cmd_get` and `cmd_set` deltas, and every command per second (of
+    /// the commands the server counts).
+    pub cmd_get: Option<u64>,
+    pub cmd_set: Option<u64>,
+    pub ops_per_s: Option<f64>,
+    pub get_hits: Option<u64>,
+    pub get_misses: Option<u64>,
     /// get_hits / (get_hits + get_misses); null without lookups.
     pub hit_ratio: Option<f64>,
-    pub evictions: u64,
-    pub reclaimed: u64,
+    pub evictions: Option<u64>,
+    pub reclaimed: Option<u64>,
     /// At the end (a gauge): after a run, the load's connections are
     /// closed.
-    pub curr_connections: u64,
+    pub curr_connections: Option<u64>,
     /// The most `curr_connections` any `stats` in between showed.
-    pub peak_connections: u64,
-    pub total_connections: u64,
-    pub rejected_connections: u64,
-    pub bytes_read: u64,
-    pub bytes_written: u64,
+    pub peak_connections: Option<u64>,
+    pub total_connections: Option<u64>,
+    pub rejected_connections: Option<u64>,
+    pub bytes_read: Option<u64>,
+    pub bytes_written: Option<u64>,
     /// At the end (a gauge).
-    pub curr_items: u64,
-    pub total_items: u64,
+    pub curr_items: Option<u64>,
+    pub total_items: Option<u64>,
     /// The server's CPU (rusage_user + rusage_system) per command, ns;
-    /// null without commands.
+    /// null without commands or without rusage.
     pub cpu_ns_per_op: Option<f64>,
 }
 
@@ -102,35 +106,46 @@ impl Figures {
         let restarted = restarted(a, b);
         let empty = Stats::new();
         let a = if restarted { &empty } else { a };
+        // A counter's change (none where the server does not report it).
         let delta = |name: &str| {
-            let d = number(b, name).unwrap_or(0.0) - number(a, name).unwrap_or(0.0);
-            d.max(0.0)
+            let end = number(b, name)?;
+            Some((end - number(a, name).unwrap_or(0.0)).max(0.0))
         };
-        let end = |name: &str| number(b, name).unwrap_or(0.0) as u64;
-        let commands: f64 = COMMANDS.iter().map(|c| delta(c)).sum();
+        let count = |name: &str| delta(name).map(|d| d as u64);
+        let end = |name: &str| number(b, name).map(|v| v as u64);
+        let counted: Vec<f64> = COMMANDS.iter().filter_map(|c| delta(c)).collect();
+        let commands = (!counted.is_empty()).then(|| counted.iter().sum::<f64>());
         let (hits, misses) = (delta("get_hits"), delta("get_misses"));
-        let cpu_s = delta("rusage_user") + delta("rusage_system");
+        let cpu_s = delta("rusage_user")
+            .zip(delta("rusage_system"))
+            .map(|(u, s)| u + s);
         Figures {
             duration_s: secs,
             restarted,
-            cmd_get: delta("cmd_get") as u64,
-            cmd_set: delta("cmd_set") as u64,
-            ops_per_s: if secs > 0.0 { commands / secs } else { 0.0 },
-            get_hits: hits as u64,
-            get_misses: misses as u64,
-            hit_ratio: (hits + misses > 0.0).then(|| hits / (hits + misses)),
-            evictions: delta("evictions") as u64,
-            reclaimed: delta("reclaimed") as u64,
+            cmd_get: count("cmd_get"),
+            cmd_set: count("cmd_set"),
+            ops_per_s: commands.filter(|_| secs > 0.0).map(|c| c / secs),
+            get_hits: hits.map(|h| h as u64),
+            get_misses: misses.map(|m| m as u64),
+            hit_ratio: hits
+                .zip(misses)
+                .filter(|(h, m)| h + m > 0.0)
+                .map(|(h, m)| h / (h + m)),
+            evictions: count("evictions"),
+            reclaimed: count("reclaimed"),
             curr_connections: end("curr_connections"),
             peak_connections: end("curr_connections")
-                .max(number(a, "curr_connections").unwrap_or(0.0) as u64),
-            total_connections: delta("total_connections") as u64,
-            rejected_connections: delta("rejected_connections") as u64,
-            bytes_read: delta("bytes_read") as u64,
-            bytes_written: delta("bytes_written") as u64,
+                .map(|e| e.max(number(a, "curr_connections").unwrap_or(0.0) as u64)),
+            total_connections: count("total_connections"),
+            rejected_connections: count("rejected_connections"),
+            bytes_read: count("bytes_read"),
+            bytes_written: count("bytes_written"),
             curr_items: end("curr_items"),
-            total_items: delta("total_items") as u64,
-            cpu_ns_per_op: (commands > 0.0).then(|| cpu_s * 1e9 / commands),
+            total_items: count("total_items"),
+            cpu_ns_per_op: cpu_s
+                .zip(commands)
+                .filter(|(_, c)| *c > 0.0)
+                .map(|(cpu, c)| cpu * 1e9 / c),
         }
     }
 }
@@ -191,11 +206,16 @@ mod tests {
         assert!(!f.restarted);
         assert_eq!(
             (f.cmd_get, f.cmd_set, f.get_hits, f.get_misses),
-            (1000, 100, 900, 100)
+            (Some(1000), Some(100), Some(900), Some(100))
         );
         assert_eq!(f.hit_ratio, Some(0.9));
-        assert_eq!(f.ops_per_s, 550.0);
-        assert_eq!(f.curr_items, 4);
+        assert_eq!(f.ops_per_s, Some(550.0));
+        assert_eq!(f.curr_items, Some(4));
+        // What the server does not report is not there, not 0.
+        assert_eq!(
+            (f.evictions, f.bytes_read, f.total_items),
+            (None, None, None)
+        );
         let cpu = f.cpu_ns_per_op.unwrap();
         assert!((cpu - 0.6e9 / 1100.0).abs() < 1e-6, "{cpu}");
         let m = moved(&a, &b);
@@ -205,6 +225,14 @@ mod tests {
         let c = stats(&[("pid", "8"), ("uptime", "1"), ("cmd_get", "3")]);
         let f = Figures::between(&b, &c, 1.0);
         assert!(f.restarted);
-        assert_eq!(f.cmd_get, 3);
+        assert_eq!(f.cmd_get, Some(3));
+        // A server with neither cmd_get nor rusage (yrmcds): no figure.
+        let d = stats(&[("pid", "8"), ("uptime", "2"), ("curr_items", "9")]);
+        let f = Figures::between(&d, &d, 1.0);
+        assert_eq!(
+            (f.cmd_get, f.ops_per_s, f.cpu_ns_per_op),
+            (None, None, None)
+        );
+        assert_eq!(f.curr_items, Some(9));
     }
 }

@@ -329,6 +329,7 @@ impl RunSpec {
         }
         self.validate_churn()?;
         self.validate_checks()?;
+        self.validate_counters()?;
         // Each interval closes a set of histograms per worker (~2.4 MB);
         // ten a second is the most that stays cheap.
         if self.interval < Duration::from_millis(100) {
@@ -629,6 +630,32 @@ impl RunSpec {
     }
 
     /// The largest value size a request can have, bytes.
+    /// incr/decr change numbers up to 2^64−1 (mcbench's values are digits,
+    /// and 19 of them always fit): a run whose preload or sets store longer values on the
+    /// keys they count would fail every one as `client_error`. Refused
+    /// before any traffic, rather than measured.
+    fn validate_counters(&self) -> Result<(), String> {
+        use crate::workload::OpKind;
+        const MAX_COUNTER_DIGITS: usize = 19;
+        let counts = [OpKind::Incr, OpKind::Decr]
+            .into_iter()
+            .any(|op| self.mix.share_of(op) > 0.0);
+        let stores = self.load == LoadMode::Load
+            || OpKind::ALL
+                .into_iter()
+                .any(|op| op.writes() && self.mix.share_of(op) > 0.0);
+        let longest = self.max_value_len();
+        if !counts || !stores || self.trace.is_some() || longest <= MAX_COUNTER_DIGITS {
+            return Ok(());
+        }
+        Err(format!(
+            "--mix with incr/decr: memcached counts only numbers up to 2^64-1 (20 digits), \
+             and this run stores values of up to {longest} bytes on the keys they count, so every one \
+             would fail (client_error). Give --value-size {MAX_COUNTER_DIGITS} or less (mcbench's values \
+             are digits), or --no-load without sets to count absent keys (NOT_FOUND)"
+        ))
+    }
+
     pub fn max_value_len(&self) -> usize {
         // A trace states each value's size, up to the item limit.
         if self.trace.is_some() {

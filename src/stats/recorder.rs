@@ -72,10 +72,13 @@ pub enum ErrorClass {
     /// A request still unanswered when a signal stopped the run: no
     /// latency, and no failure of the server's either.
     CutOff,
+    /// An open-loop arrival still waiting for a connection when sending
+    /// stopped at `-t`: never sent, so neither a latency nor a failure.
+    Unsent,
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 14] = [
+    pub const ALL: [ErrorClass; 15] = [
         ErrorClass::Error,
         ErrorClass::ClientError,
         ErrorClass::ServerError,
@@ -90,6 +93,7 @@ impl ErrorClass {
         ErrorClass::PacketDisorder,
         ErrorClass::UdpTimeout,
         ErrorClass::CutOff,
+        ErrorClass::Unsent,
     ];
 
     pub fn name(self) -> &'static str {
@@ -108,6 +112,7 @@ impl ErrorClass {
             ErrorClass::PacketDisorder => "packet_disorder",
             ErrorClass::UdpTimeout => "udp_timeout",
             ErrorClass::CutOff => "cut_off",
+            ErrorClass::Unsent => "unsent",
         }
     }
 
@@ -117,7 +122,10 @@ impl ErrorClass {
     pub fn is_failure(self) -> bool {
         !matches!(
             self,
-            ErrorClass::PacketDisorder | ErrorClass::PacketDrop | ErrorClass::CutOff
+            ErrorClass::PacketDisorder
+                | ErrorClass::PacketDrop
+                | ErrorClass::CutOff
+                | ErrorClass::Unsent
         )
     }
 

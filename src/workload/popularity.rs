@@ -64,6 +64,16 @@ impl Cursor {
         }
     }
 
+    /// A cursor whose sequential ranks start at `first` (taken modulo the
+    /// key space as they are drawn).
+    pub fn starting_at(lane: usize, first: u64) -> Self {
+        Cursor {
+            lane,
+            next: first,
+            ..Cursor::default()
+        }
+    }
+
     /// Tells the cursor that rank `rank` was just written.
     pub fn set(&mut self, rank: u64) {
         self.last_set = Some(rank);

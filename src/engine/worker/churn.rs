@@ -216,17 +216,30 @@ impl Worker {
     fn install(&mut self, c: usize, fd: OwnedFd, server: usize, nth: usize) {
         let spec = &self.shared.spec;
         let conn = Conn::new(fd, spec.protocol, false, server, 1, self.max_pending);
+        let cursor = Cursor::starting_at(nth, self.first_rank(nth));
         if c == self.conns.len() {
             self.conns.push(conn);
-            self.cursors.push(Cursor::new(nth));
+            self.cursors.push(cursor);
             self.reopening.grow(self.conns.len());
         } else {
             self.conns[c] = conn;
-            self.cursors[self.open_cursors + c] = Cursor::new(nth);
+            self.cursors[self.open_cursors + c] = cursor;
         }
         self.alive += 1;
         self.alive_on[server] += 1;
         self.shared.conn_opened();
+    }
+
+    /// Where the `nth` connection of the run starts its sequential keys:
+    /// after every call of the connections before it, so that the run
+    /// walks one key sequence, as twemperf's one call counter does, and
+    /// wraps only at the key space's end. (Workers' connections are
+    /// numbered apart, agents' key spaces are disjoint slices.)
+    fn first_rank(&mut self, nth: usize) -> u64 {
+        let keys = self.shared.workload.keys.ids();
+        let count = (keys.end - keys.start).max(1);
+        let calls = self.schedule().calls;
+        (nth as u128 * calls as u128 % count as u128) as u64
     }
 
     /// A connection that never opened: counted by class, and its calls as

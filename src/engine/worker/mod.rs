@@ -212,6 +212,9 @@ pub struct Worker {
     /// came, or the stop; the final wait for answers that never came is
     /// not measured time.
     measured_until: u64,
+    /// Of the measured time, how long answers were waited for after
+    /// sending stopped, ns.
+    drain_ns: u64,
 }
 
 impl Worker {
@@ -350,6 +353,7 @@ impl Worker {
             last_progress_ns: 0,
             last_answer_ns: 0,
             measured_until: 0,
+            drain_ns: 0,
             shared,
             tx,
         })
@@ -369,6 +373,7 @@ impl Worker {
                 end,
                 cpu_ns: 0,
                 elapsed_ns: 0,
+                drain_ns: 0,
                 counts: Some(counts),
             });
         }
@@ -393,6 +398,7 @@ impl Worker {
             self.run_phase(kind, true)
         };
         let elapsed_ns = self.measured_until.saturating_sub(self.record_from);
+        let drain_ns = self.drain_ns;
         let cpu_ns = cpu::thread_cpu_ns().saturating_sub(self.cpu_start);
         self.send(Message::Done {
             worker: self.index,
@@ -400,6 +406,7 @@ impl Worker {
             end,
             cpu_ns,
             elapsed_ns,
+            drain_ns,
             counts: None,
         });
     }
@@ -508,6 +515,12 @@ impl Worker {
                 }
                 sending_stopped = now;
                 drain_deadline = now.saturating_add(timeout);
+                // `-t` bounds sending: requests still waiting for a
+                // connection then are never sent; the drain is for those
+                // in flight.
+                if now >= send_until {
+                    self.drop_unsent();
+                }
             }
             // `--moderate`: waiting requests go out as quiet times end,
             // in the drain too.
@@ -619,6 +632,7 @@ impl Worker {
             }
             PhaseEnd::Stopped | PhaseEnd::AllLost => now,
         };
+        self.drain_ns = self.measured_until.saturating_sub(sending_stopped);
         if report {
             let end_ns = self.measured_until.saturating_sub(self.record_from);
             if let Some(w) = self.miss_window.as_mut() {

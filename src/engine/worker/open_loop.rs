@@ -127,6 +127,17 @@ impl Worker {
         }
     }
 
+    /// Sending is over (`-t`): the requests waiting for a slot are never
+    /// sent (`unsent`).
+    pub(super) fn drop_unsent(&mut self) {
+        let unsent: u64 = self
+            .backlog
+            .iter_mut()
+            .map(|q| q.drain(..).filter(|d| d.measured).count() as u64)
+            .sum();
+        self.recorder.error(ErrorClass::Unsent, unsent);
+    }
+
     /// Whether some request waits in the client for a free slot.
     pub(super) fn awaiting_slots(&self) -> bool {
         self.backlog.iter().any(|q| !q.is_empty())

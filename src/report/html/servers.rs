@@ -35,7 +35,7 @@ pub fn charts(runs: &[RunResult]) -> Result<Vec<String>, String> {
                             .filter_map(|iv| Some((iv.time_s, f(&iv.figures)?)))
                             .collect()
                     };
-                ops.push(series(&name, shade, at(&|f| Some(f.ops_per_s))));
+                ops.push(series(&name, shade, at(&|f| f.ops_per_s)));
                 hits.push(series(
                     &name,
                     shade,
