@@ -402,9 +402,12 @@ fn each_opens_the_connection_schedule_against_every_server() {
         &path_in(dir.path(), "e.json"),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    for (m, before) in [(&a, before_a), (&b, before_b)] {
+    for (i, (m, before)) in [(&a, before_a), (&b, before_b)].into_iter().enumerate() {
         // The preload's connections, the 20 of the schedule, the probes.
         assert!(m.stat("total_connections") >= before + 20, "{}", m.addr());
-        assert!(m.stat("cmd_get") + m.stat("cmd_set") >= 100, "{}", m.addr());
+        // Each run made its 20 connections' 5 calls, against its server.
+        let j = read_json(&dir.path().join(format!("e.{}.json", i + 1)));
+        assert_eq!(count(&j, "total.count"), 100, "{}", m.addr());
+        assert_eq!(j["servers"][0], m.addr().as_str(), "{}", j["servers"]);
     }
 }

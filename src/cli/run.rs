@@ -508,6 +508,12 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub delta: u64,
 
+    /// A cas sends this unique instead of the one a gets read first
+    /// (twemperf's -m cas sends 1): no gets goes out, and the server
+    /// answers EXISTS or NOT_FOUND.
+    #[arg(long, value_name = "N")]
+    pub cas_unique: Option<u64>,
+
     /// memaslap's -R: open a lost connection again (after 0.1 s, doubling
     /// up to 1.6 s while it keeps failing) instead of running on without it.
     #[arg(short = 'R', long)]
@@ -640,6 +646,7 @@ impl RunArgs {
             },
             expiry: self.expiry,
             delta: self.delta,
+            cas_unique: self.cas_unique,
             noreply: self.noreply,
             meta_flags: self.meta_flags.clone(),
             reconnect: self.reconnect || self.rep_write.is_some(),

@@ -55,8 +55,10 @@ fn size_fields(line: &str) -> Option<(u64, u64, f64)> {
     Some((lo.parse().ok()?, hi.parse().ok()?, p.parse().ok()?))
 }
 
-/// A cmd row, `TYPE PROPORTION` (memaslap reads TYPE with `%d`, so `1.0`
-/// is type 1), if it reads as one.
+/// A cmd row, `TYPE PROPORTION`, if it reads as one. `1.0` is type 1
+/// here; memaslap's `sscanf("%d %lf")` stops at the dot and reads the
+/// proportion as `.0`, which would leave its own sample with no gets:
+/// mcbench reads what the sample means.
 fn cmd_fields(line: &str) -> Option<(i64, f64)> {
     let [kind, p] = fields::<2>(line)?;
     let kind = kind.parse::<i64>().ok().or_else(|| {
@@ -75,11 +77,13 @@ pub fn to_args(text: &str, origin: &str) -> Result<MemaslapConfig, String> {
     let mut section = None;
     let (mut keys, mut values, mut cmds) = (Vec::new(), Vec::new(), Vec::new());
     let mut skipped = Vec::new();
+    let mut data = false;
     for (n, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
+        data = true;
         let at = || format!("{origin}:{}: '{}'", n + 1, raw.trim());
         let row = match section {
             Some(Section::Key | Section::Value) => size_fields(line).map(Ok),
@@ -107,7 +111,8 @@ pub fn to_args(text: &str, origin: &str) -> Result<MemaslapConfig, String> {
                 }
             }
             _ => {
-                section = Section::of(line);
+                // memaslap compares a header with the line's first bytes.
+                section = Section::of(raw);
                 if section.is_none() {
                     skipped.push(format!(
                         "{}: skipped, as memaslap skips it and the rows after it until a 'key', 'value' or 'cmd' line",
@@ -116,6 +121,11 @@ pub fn to_args(text: &str, origin: &str) -> Result<MemaslapConfig, String> {
                 }
             }
         }
+    }
+    if !data {
+        return Err(format!(
+            "{origin}: no configuration in it (memaslap refuses such a file)"
+        ));
     }
     let mut args = Vec::new();
     for (flag, rows, what) in [
@@ -264,6 +274,7 @@ mod tests {
     #[test]
     fn bad_lines_are_named() {
         for (text, needle) in [
+            ("# only a comment\n\n", "no configuration"),
             ("key\n0 20 1\n", "cfg:2: '0 20 1'"),
             ("key\n16 300 1\n", "cfg:2: '16 300 1'"),
             ("cmd\n0 2\n", "cfg:2: '0 2'"),

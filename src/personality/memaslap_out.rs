@@ -269,8 +269,9 @@ impl Exporter for Final {
             let _ = writeln!(out, "expired_get: {}", r.checks.expired_get);
             let _ = writeln!(out, "unexpired_unget: {}", r.checks.unexpired_unget);
         }
-        // memaslap has no line for error replies: one in its style, only
-        // when there were any; they are not in Ops or TPS.
+        // memaslap has no line for failed requests (error replies,
+        // timeouts, lost connections): one in its style, only when there
+        // were any; they are not in Ops or TPS.
         if r.total.errors > 0 {
             let _ = writeln!(out, "errors: {}", r.total.errors);
         }

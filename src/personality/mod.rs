@@ -244,7 +244,6 @@ fn run(tool: Tool, mut t: Translation) -> i32 {
     }
 }
 
-/// The command as a shell would take it back.
 /// `argv` with the password's value masked: a command line is shown,
 /// a secret never is.
 fn redacted(argv: &[OsString]) -> Vec<OsString> {
@@ -268,6 +267,7 @@ fn redacted(argv: &[OsString]) -> Vec<OsString> {
         .collect()
 }
 
+/// The command as a shell would take it back.
 fn shell_words(argv: &[OsString]) -> String {
     argv.iter()
         .map(|a| {

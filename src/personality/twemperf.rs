@@ -200,13 +200,29 @@ impl TwemperfArgs {
             ));
         }
         t.flag("--mix", format!("{method}=1"));
+        if method == "cas" {
+            // twemperf's cas goes alone, with unique 1.
+            t.flag("--cas-unique", 1);
+        }
         t.switch("--no-load");
         t.flag("--threads", 1);
         t.flag("--num-conns", self.num_conns);
         t.flag("--num-calls", self.num_calls);
         t.flag("--conn-rate", &self.conn_rate);
         t.flag("--call-rate", &self.call_rate);
-        t.flag("--value-size", twemperf_sizes(&self.sizes)?);
+        let sizes = twemperf_sizes(&self.sizes)?;
+        if matches!(method.as_str(), "incr" | "decr") {
+            // twemperf sends the drawn size as the amount (`incr k N`).
+            let delta: u64 = sizes.parse().map_err(|_| {
+                format!(
+                    "-z/--sizes '{}' with -m {method}: twemperf sends each size as the amount; \
+                     mcbench's amount is one number: give -z dN",
+                    self.sizes
+                )
+            })?;
+            t.flag("--delta", delta);
+        }
+        t.flag("--value-size", sizes);
         // twemperf's keys: the prefix and 8 hex digits of an id that
         // counts up with each call.
         t.flag("--key-prefix", &self.prefix);

@@ -64,7 +64,9 @@ pub fn proportion(text: &str) -> Result<f64, String> {
 }
 
 /// twemperf's `-z` sizes, `[D]R1[,R2]`: `d1` (or `1`) fixed, `uA,B` uniform
-/// over [A, B), `eM` exponential with mean M; as an mcbench distribution.
+/// (A..B after twemperf's rounding), `eM` exponential with mean M
+/// (mcbench floors where twemperf rounds: half a byte less on average);
+/// as an mcbench distribution.
 pub fn twemperf_sizes(text: &str) -> Result<String, String> {
     let bad = || {
         format!("invalid sizes '{text}': expected [D]R1[,R2] with D d, u or e (d1, u1,16, e100)")
@@ -82,11 +84,13 @@ pub fn twemperf_sizes(text: &str) -> Result<String, String> {
     let positive = |x: f64| x.is_finite() && x >= 1.0;
     match (kind, nums.as_slice()) {
         ('d', &[n]) if positive(n) => Ok(format!("{}", n.round())),
-        // [A, B) in whole bytes is [A, B-1].
-        ('u', &[a, b]) if positive(a) && b > a + 1.0 => {
-            Ok(format!("uniform:{},{}", a.round(), (b - 1.0).round()))
+        // twemperf sends lrint(A + (B - A) u), u in [0, 1): A..B, the ends
+        // half as likely. mcbench floors its draws, and floor(U[A+½, B+½))
+        // is the same.
+        ('u', &[a, b]) if positive(a) && b > a => {
+            Ok(format!("uniform:{},{}", a.round() + 0.5, b.round() + 0.5))
         }
-        ('u', &[a, b]) if positive(a) && b >= a => Ok(format!("{}", a.round())),
+        ('u', &[a, b]) if positive(a) && b == a => Ok(format!("{}", a.round())),
         ('e', &[mean]) if positive(mean) => Ok(format!("exponential:{}", 1.0 / mean)),
         _ => Err(bad()),
     }
@@ -126,8 +130,11 @@ mod tests {
     fn twemperf_size_specs() {
         assert_eq!(twemperf_sizes("d1").unwrap(), "1");
         assert_eq!(twemperf_sizes("1").unwrap(), "1");
-        assert_eq!(twemperf_sizes("u1,16").unwrap(), "uniform:1,15");
-        assert_eq!(twemperf_sizes("u1024,10240").unwrap(), "uniform:1024,10239");
+        assert_eq!(twemperf_sizes("u1,16").unwrap(), "uniform:1.5,16.5");
+        assert_eq!(
+            twemperf_sizes("u1024,10240").unwrap(),
+            "uniform:1024.5,10240.5"
+        );
         assert_eq!(twemperf_sizes("e100").unwrap(), "exponential:0.01");
         assert_eq!(twemperf_sizes("u64,64").unwrap(), "64");
         assert!(twemperf_sizes("u16,1").is_err());

@@ -127,9 +127,11 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
         }
     }
     let cpus = crate::engine::os::allowed_cpus().len().max(1);
-    if spec.busy_poll && spec.threads > cpus {
+    // The measurement group (`--measure-connections`) has a worker too.
+    let workers = spec.threads + usize::from(spec.measure.is_some());
+    if spec.busy_poll && workers > cpus {
         w.push(Warning::BusyPollOversubscribed {
-            threads: spec.threads,
+            threads: workers,
             cpus,
         });
     }
@@ -168,7 +170,12 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             addresses: spec.socket.source_addrs.len().max(1),
         });
     }
-    if out.drain_s > LONG_DRAIN_SHARE * out.duration_s && out.drain_s >= LONG_DRAIN_MIN_S {
+    // A signal during the drain ends it: no drain to speak of.
+    let signalled = out.ends.contains(&PhaseEnd::Stopped);
+    if !signalled
+        && out.drain_s > LONG_DRAIN_SHARE * out.duration_s
+        && out.drain_s >= LONG_DRAIN_MIN_S
+    {
         w.push(Warning::LongDrain {
             drain_s: out.drain_s,
             duration_s: out.duration_s,
@@ -212,8 +219,15 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
         });
     }
     if t.client_waits > 0 {
-        // A request that waited and was never answered is a wait too.
-        let arrivals = (total_ops + t.skips).max(t.client_waits).max(1);
+        // Every measured arrival: answered (error replies too, also under
+        // --successful), failed without a reply, skipped, or never sent.
+        let successful_replies = if spec.successful { t.reply_errors() } else { 0 };
+        let arrivals = total_ops
+            + successful_replies
+            + t.failures_without_reply()
+            + t.skips
+            + t.error_count(ErrorClass::Unsent);
+        let arrivals = arrivals.max(t.client_waits).max(1);
         let share = t.client_waits as f64 / arrivals as f64;
         w.push(Warning::ClientWaits {
             waits: t.client_waits,

@@ -129,6 +129,10 @@ pub struct RunSpec {
     pub expiry: u32,
     /// Amount of `incr`/`decr`.
     pub delta: u64,
+    /// `--cas-unique`: the unique every `cas` sends (none: the one its
+    /// connection's last `gets` read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cas_unique: Option<u64>,
     /// Send commands quiet (`noreply`), each fenced so it is still timed.
     pub noreply: bool,
     /// Meta protocol flags on retrievals (`k,t,s,b,N<ttl>`), as given.
@@ -629,11 +633,10 @@ impl RunSpec {
         .map(|keys| keys.with_replicas(self.replicas()))
     }
 
-    /// The largest value size a request can have, bytes.
     /// incr/decr change numbers up to 2^64−1 (mcbench's values are digits,
-    /// and 19 of them always fit): a run whose preload or sets store longer values on the
-    /// keys they count would fail every one as `client_error`. Refused
-    /// before any traffic, rather than measured.
+    /// and 19 of them always fit): a run whose preload or sets store
+    /// longer values on the keys they count would fail every one as
+    /// `client_error`. Refused before any traffic, rather than measured.
     fn validate_counters(&self) -> Result<(), String> {
         use crate::workload::OpKind;
         const MAX_COUNTER_DIGITS: usize = 19;
@@ -656,6 +659,7 @@ impl RunSpec {
         ))
     }
 
+    /// The largest value size a request can have, bytes.
     pub fn max_value_len(&self) -> usize {
         // A trace states each value's size, up to the item limit.
         if self.trace.is_some() {

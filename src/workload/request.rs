@@ -51,6 +51,8 @@ pub struct Workload {
     pub multiget: MultiGet,
     pub miss_ratio: f64,
     pub getset: bool,
+    /// `--cas-unique`: every cas sends this unique, with no gets before.
+    cas_unique: Option<u64>,
     /// `--verify`, `--exp-verify`.
     pub checks: super::Checks,
     value_size: super::Distribution,
@@ -74,6 +76,7 @@ impl Workload {
             multiget: spec.multiget,
             miss_ratio: spec.miss_ratio,
             getset: spec.getset,
+            cas_unique: spec.cas_unique,
             checks: spec.checks(),
             value_size: spec.value_size.clone(),
             max_value: spec.max_value_size,
@@ -90,7 +93,13 @@ impl Workload {
             op = OpKind::Mget;
         }
         // A cas needs the unique of an earlier gets on this connection;
-        // without one, the gets goes first.
+        // without one, the gets goes first (unless the unique is given).
+        if let (OpKind::Cas, Some(cas)) = (op, self.cas_unique) {
+            return Request {
+                cas,
+                ..Request::new(op, self.keys.pick(rng, cursor))
+            };
+        }
         if op == OpKind::Cas {
             if let Some((key, cas)) = cursor.cas.take() {
                 return Request {

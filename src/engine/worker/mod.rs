@@ -519,7 +519,7 @@ impl Worker {
                 // connection then are never sent; the drain is for those
                 // in flight.
                 if now >= send_until {
-                    self.drop_unsent();
+                    self.drop_unsent(send_until);
                 }
             }
             // `--moderate`: waiting requests go out as quiet times end,
@@ -632,7 +632,9 @@ impl Worker {
             }
             PhaseEnd::Stopped | PhaseEnd::AllLost => now,
         };
-        self.drain_ns = self.measured_until.saturating_sub(sending_stopped);
+        self.drain_ns = self
+            .measured_until
+            .saturating_sub(sending_stopped.max(self.record_from));
         if report {
             let end_ns = self.measured_until.saturating_sub(self.record_from);
             if let Some(w) = self.miss_window.as_mut() {

@@ -127,14 +127,21 @@ impl Worker {
         }
     }
 
-    /// Sending is over (`-t`): the requests waiting for a slot are never
-    /// sent (`unsent`).
-    pub(super) fn drop_unsent(&mut self) {
-        let unsent: u64 = self
+    /// Sending is over (`-t`, at `send_until`): the requests waiting for a
+    /// slot are never sent, nor the arrivals due before then that a
+    /// lagging worker never got to (`unsent`).
+    pub(super) fn drop_unsent(&mut self, send_until: u64) {
+        let mut unsent: u64 = self
             .backlog
             .iter_mut()
             .map(|q| q.drain(..).filter(|d| d.measured).count() as u64)
             .sum();
+        if let Some(p) = self.pacer.as_mut() {
+            while p.next() < send_until {
+                unsent += u64::from(p.next() >= self.record_from);
+                p.advance(&mut self.rng);
+            }
+        }
         self.recorder.error(ErrorClass::Unsent, unsent);
     }
 
