@@ -188,16 +188,11 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
         } else {
             total_ops
         };
-        let classes: Vec<String> = ErrorClass::ALL
-            .iter()
-            .filter(|c| c.is_reply() && t.error_count(**c) > 0)
-            .map(|c| format!("{} {}", c.name(), t.error_count(*c)))
-            .collect();
         w.push(Warning::ErrorReplies {
             replies,
             // `--successful` leaves error replies out of the op counts.
             share: replies as f64 / answered.max(1) as f64,
-            classes: classes.join(", "),
+            classes: t.reply_summary(),
         });
     }
     let unanswered = t.error_count(ErrorClass::Timeout);

@@ -414,9 +414,18 @@ impl Recorder {
 
     /// `auth 100, timeout 3`: the failures by class.
     pub fn failure_summary(&self) -> String {
+        self.summary_of(ErrorClass::is_failure)
+    }
+
+    /// `server_error 120, client_error 3`: the error replies by class.
+    pub fn reply_summary(&self) -> String {
+        self.summary_of(ErrorClass::is_reply)
+    }
+
+    fn summary_of(&self, counted: fn(ErrorClass) -> bool) -> String {
         ErrorClass::ALL
             .iter()
-            .filter(|c| c.is_failure() && self.error_count(**c) > 0)
+            .filter(|c| counted(**c) && self.error_count(**c) > 0)
             .map(|c| format!("{} {}", c.name(), self.error_count(*c)))
             .collect::<Vec<_>>()
             .join(", ")
