@@ -472,7 +472,8 @@ fn counters_over_values_too_long_to_count_are_refused() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(f(&j, "total.errors"), 0.0, "{}", j["errors"]);
     assert_eq!(m.stat("incr_hits"), count(&j, "ops.incr.count"));
-    // Absent keys: NOT_FOUND, no error.
+    // Absent keys: NOT_FOUND, no error, and memcached counts each miss.
+    let misses = m.stat("decr_misses");
     let (out, j) = run_json(&[
         "run",
         "-s",
@@ -485,6 +486,7 @@ fn counters_over_values_too_long_to_count_are_refused() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(f(&j, "total.errors"), 0.0, "{}", j["errors"]);
+    assert_eq!(m.stat("decr_misses") - misses, 50);
 }
 
 /// The text report prints the rows and lines that carry something: no

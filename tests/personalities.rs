@@ -1130,4 +1130,7 @@ fn mcperf_cas_goes_alone() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(m.stat("cmd_get"), 0, "no gets");
     assert_eq!(m.stat("cas_misses") + m.stat("cas_badval"), 200);
+    // A unique with no cas to carry it is refused, not ignored.
+    let out = mcbench(&["run", "-s", &m.addr(), "--cas-unique", "1", "-x", "10"]);
+    assert_usage_error(&out, "give cas in --mix");
 }

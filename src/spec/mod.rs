@@ -633,13 +633,17 @@ impl RunSpec {
         .map(|keys| keys.with_replicas(self.replicas()))
     }
 
-    /// incr/decr change numbers up to 2^64−1 (mcbench's values are digits,
-    /// and 19 of them always fit): a run whose preload or sets store
-    /// longer values on the keys they count would fail every one as
-    /// `client_error`. Refused before any traffic, rather than measured.
+    /// The counting ops' and cas's own checks: `--cas-unique` needs a cas
+    /// in the mix. incr/decr change numbers up to 2^64−1 (mcbench's
+    /// values are digits, and 19 of them always fit): a run whose preload
+    /// or sets store longer values on the keys they count would fail
+    /// every one as `client_error`. Refused before any traffic.
     fn validate_counters(&self) -> Result<(), String> {
         use crate::workload::OpKind;
         const MAX_COUNTER_DIGITS: usize = 19;
+        if self.cas_unique.is_some() && self.mix.share_of(OpKind::Cas) == 0.0 {
+            return Err("--cas-unique sets the unique of each cas: give cas in --mix".into());
+        }
         let counts = [OpKind::Incr, OpKind::Decr]
             .into_iter()
             .any(|op| self.mix.share_of(op) > 0.0);
