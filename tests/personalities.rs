@@ -5,71 +5,8 @@
 
 mod support;
 
-use std::process::Output;
+use support::tools::*;
 use support::*;
-
-/// A seed's example line with its servers replaced by ours, split as a
-/// shell would (the seeds quote nothing).
-fn line(text: &str, swaps: &[(&str, &str)]) -> Vec<String> {
-    let mut t = text.to_string();
-    for (from, to) in swaps {
-        t = t.replace(from, to);
-    }
-    t.split_whitespace().map(String::from).collect()
-}
-
-/// Runs `mcbench TOOL ARGS... --mcbench-duration 2s` in `dir`.
-fn run_tool(dir: &std::path::Path, tool: &str, args: &[String]) -> Output {
-    let mut cmd = std::process::Command::new(BIN);
-    cmd.current_dir(dir)
-        .arg(tool)
-        .args(args)
-        .args(["--mcbench-duration", "2s"])
-        .env_remove("MEMCACHED_SERVERS")
-        .env("HOME", dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    wait_bounded(cmd.spawn().unwrap(), std::time::Duration::from_secs(60))
-}
-
-/// The value after `name` on the line that starts with it.
-fn field(text: &str, name: &str) -> u64 {
-    let l = text
-        .lines()
-        .find(|l| l.starts_with(name))
-        .unwrap_or_else(|| panic!("no '{name}' in:\n{text}"));
-    l[name.len()..]
-        .split_whitespace()
-        .next()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("'{name}' has no number: {l}"))
-}
-
-/// mutilate's and memcache-perf's `Total QPS = X (N / Ts)` line: the line,
-/// N (the requests answered) and T (the seconds divided by).
-fn total_qps(text: &str) -> (&str, u64, f64) {
-    let qps = text
-        .lines()
-        .find(|l| l.starts_with("Total QPS = "))
-        .unwrap_or_else(|| panic!("no Total QPS in:\n{text}"));
-    let inner = qps.split('(').nth(1).unwrap();
-    let (n, secs) = inner.split_once(" / ").unwrap();
-    let secs = secs.trim_end_matches("s)").parse().unwrap();
-    (qps, n.parse().unwrap(), secs)
-}
-
-/// The lines of `text` that start with each of `names`, in that order.
-fn assert_in_order(text: &str, names: &[&str]) {
-    let mut at = 0;
-    let lines: Vec<&str> = text.lines().collect();
-    for name in names {
-        let found = lines[at..]
-            .iter()
-            .position(|l| l.starts_with(name))
-            .unwrap_or_else(|| panic!("no '{name}' after line {at} in:\n{text}"));
-        at += found + 1;
-    }
-}
 
 /// memaslap's sample configuration file (memaslap(1), "Configuration
 /// file"), verbatim as the man page prints it: two of its comments wrap

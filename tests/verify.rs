@@ -6,9 +6,11 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use support::tools::*;
 use support::*;
 
 /// Sends `command` to the server over and over until `stop`, reading each
@@ -184,7 +186,9 @@ fn a_flush_behind_mcbenchs_back_is_caught_as_misses() {
 #[test]
 fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
     let _machine = shared_machine();
-    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("memcached.log");
+    let m = Memcached::start_logged(&[], &log);
     // 2 s expiries (the default) over 6 s: keys are read back before and
     // after theirs.
     let (_, j) = run_ok(
@@ -203,6 +207,14 @@ fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
         ],
     );
     let c = &j["checks"];
+    // By the server's log, 30 % of the run's sets (after the preload's),
+    // all run long, expire in 2 s.
+    let preload = count(&j, "spec.keys") as usize;
+    for share in expiring_share(&logged_sets(&log)[preload..], 2) {
+        assert!((share - 0.3).abs() < 0.01, "{share}");
+    }
+    // The server saw gets of them after their expiry.
+    assert!(m.stat("get_expired") > 0);
     assert!(f(c, "exp_checked") > 500.0, "{c}");
     assert_eq!(f(c, "expired_get"), 0.0, "{c}");
     assert_eq!(f(c, "unexpired_unget"), 0.0, "{c}");
@@ -233,6 +245,26 @@ fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
     let c = &j["checks"];
     assert!(f(c, "expired_get") > 100.0, "{c}");
     assert_eq!(f(c, "unexpired_unget"), 0.0, "{c}");
+    // And one that forgets at once.
+    let forgetful = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &forgetful,
+        "-t",
+        "1s",
+        "-q",
+        "2000",
+        "-u",
+        "0.2",
+        "--exp-verify",
+        "0.3",
+        "--no-load",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let c = &j["checks"];
+    assert!(f(c, "unexpired_unget") > 100.0, "{c}");
+    assert_eq!(f(c, "expired_get"), 0.0, "{c}");
 }
 
 #[test]
@@ -250,5 +282,119 @@ fn checks_that_cannot_work_are_refused() {
         let mut all = vec!["run", "-s", "127.0.0.1:1", "-t", "1s"];
         all.extend(args);
         assert_usage_error(&mcbench(&all), needle);
+    }
+}
+
+/// The sets a memcached `-vv` log records, in the order it read them:
+/// each one's key and expiry.
+fn logged_sets(log: &Path) -> Vec<(String, u64)> {
+    let text = String::from_utf8_lossy(&std::fs::read(log).unwrap()).into_owned();
+    text.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() >= 6 && w[0].starts_with('<') && w[1] == "set")
+                .then(|| (w[2].to_string(), w[4].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// The share of `sets` that carry an expiry, each of them `ttl`; and the
+/// same share in each half of the run.
+fn expiring_share(sets: &[(String, u64)], ttl: u64) -> [f64; 3] {
+    let share = |s: &[(String, u64)]| {
+        for (key, exp) in s {
+            assert!(*exp == 0 || *exp == ttl, "{key} expires in {exp} s");
+        }
+        s.iter().filter(|(_, e)| *e > 0).count() as f64 / s.len().max(1) as f64
+    };
+    let half = sets.len() / 2;
+    [share(sets), share(&sets[..half]), share(&sets[half..])]
+}
+
+/// memaslap's `-v 0.2 -e 0.05 -b` line (memaslap(1)). By the server's own
+/// log, 5 % of the sets, all run long, carry memaslap's 60 s expiry, each
+/// on a key of its own. With nothing behind its back no check fails and
+/// no get misses at the server; after flushes behind its back, the task
+/// window's lost keys are verify_misses and the expiring ones
+/// unexpired_unget, each detailed (-b) and none more than the server's
+/// own misses.
+#[test]
+fn memaslap_verify_line_expires_its_share_and_catches_lost_keys() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("memcached.log");
+    let m = Memcached::start_logged(&[], &log);
+    let args = line(
+        "-s 127.0.0.1:11211 -t 2m -v 0.2 -e 0.05 -b",
+        &[("127.0.0.1:11211", &m.addr())],
+    );
+    let out = run_tool(dir.path(), "memaslap", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let sets = logged_sets(&log);
+    assert_eq!(sets.len() as u64, m.stat("cmd_set"));
+    assert!(sets.len() > 1000, "{}", sets.len());
+    for share in expiring_share(&sets, 60) {
+        assert!((share - 0.05).abs() < 0.01, "{share}");
+    }
+    let expiring: Vec<&String> = sets
+        .iter()
+        .filter(|(_, e)| *e > 0)
+        .map(|(k, _)| k)
+        .collect();
+    let distinct: std::collections::HashSet<_> = expiring.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        expiring.len(),
+        "each expiring set has a key of its own"
+    );
+    for name in [
+        "verify_misses: ",
+        "verify_failed: ",
+        "expired_get: ",
+        "unexpired_unget: ",
+    ] {
+        assert_eq!(field(&text, name), 0, "{name}\n{text}");
+    }
+    assert_eq!(m.stat("get_misses"), 0);
+    assert_eq!(field(&text, "get_misses: "), 0);
+
+    // Flushes behind its back.
+    let misses0 = m.stat("get_misses");
+    let stop = Arc::new(AtomicBool::new(false));
+    let flusher = {
+        let (addr, stop) = (m.addr(), stop.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            let flushes = meddle(addr, b"flush_all\r\n".to_vec(), stop.clone());
+            flushes.join().unwrap()
+        })
+    };
+    let out = run_tool(dir.path(), "memaslap", &args);
+    stop.store(true, Ordering::Relaxed);
+    assert!(flusher.join().unwrap() > 0);
+    // Failed checks are a warning, not a failed run.
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (lost, unexpired) = (
+        field(&text, "verify_misses: "),
+        field(&text, "unexpired_unget: "),
+    );
+    assert!(lost > 0 && unexpired > 0, "{text}");
+    assert_eq!(
+        field(&text, "verify_failed: ") + field(&text, "expired_get: "),
+        0,
+        "{text}"
+    );
+    assert!(lost + unexpired <= m.stat("get_misses") - misses0, "{text}");
+    assert_eq!(field(&text, "get_misses: "), m.stat("get_misses") - misses0);
+    // -b: the first failures, each with its key.
+    let details: Vec<&str> = text.lines().filter(|l| l.starts_with('\t')).collect();
+    assert!(!details.is_empty(), "{text}");
+    for d in details {
+        let missed = d
+            .strip_prefix("\tverify_misses: ")
+            .or(d.strip_prefix("\tunexpired_unget: "));
+        assert!(missed.is_some_and(|k| k.starts_with("mcb:")), "{d}");
     }
 }

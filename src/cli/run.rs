@@ -331,11 +331,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "R")]
     pub verify: Option<f64>,
 
-    /// Share of sets that carry a short expiry (--expiry, else 2 s), read
-    /// back to check they hit before it and miss after (memaslap's
-    /// --exp_verify).
+    /// Share of sets that carry a short expiry (--exp-verify-ttl), each on
+    /// a fresh key, some read back to check they hit before it and miss
+    /// after (memaslap's --exp_verify).
     #[arg(long, alias = "exp_verify", value_name = "R")]
     pub exp_verify: Option<f64>,
+
+    /// The expiry of --exp-verify's sets, s [default: --expiry, else 2;
+    /// memaslap's is 60].
+    #[arg(long, value_name = "S", requires = "exp_verify")]
+    pub exp_verify_ttl: Option<u32>,
 
     /// memaslap's facebook test: retrievals over UDP, everything else over
     /// TCP, to the same HOST:PORT servers (memaslap's --facebook).
@@ -656,6 +661,7 @@ impl RunArgs {
             password: self.password.clone(),
             verify: self.verify.unwrap_or(0.0),
             exp_verify: self.exp_verify.unwrap_or(0.0),
+            exp_verify_ttl: self.exp_verify_ttl,
             verbose: self.verbose,
             facebook: self.facebook,
             conn_sock: self.conn_sock,

@@ -242,6 +242,8 @@ impl MemaslapArgs {
         }
         if let Some(e) = self.exp_verify {
             t.flag("--exp-verify", e);
+            // memaslap's FIXED_EXPIRE_TIME.
+            t.flag("--exp-verify-ttl", 60);
         }
         if let Some(o) = self.overwrite {
             t.flag("--overwrite", o);

@@ -269,6 +269,13 @@ impl Exporter for Final {
             let _ = writeln!(out, "expired_get: {}", r.checks.expired_get);
             let _ = writeln!(out, "unexpired_unget: {}", r.checks.unexpired_unget);
         }
+        // -b/--verbose: memaslap details each failed check; the first
+        // ones, one per line.
+        if r.spec.verbose {
+            for e in &r.checks.examples {
+                let _ = writeln!(out, "\t{e}");
+            }
+        }
         // memaslap has no line for failed requests (error replies,
         // timeouts, lost connections): one in its style, only when there
         // were any; they are not in Ops or TPS.

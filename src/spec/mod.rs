@@ -168,6 +168,10 @@ pub struct RunSpec {
     /// expiry, read back to check it.
     #[serde(default)]
     pub exp_verify: f64,
+    /// The expiry of `--exp-verify`'s sets, s: `None` is `--expiry`, else
+    /// `DEFAULT_TTL_S`.
+    #[serde(default)]
+    pub exp_verify_ttl: Option<u32>,
     /// Print the first failed checks.
     #[serde(default)]
     pub verbose: bool,

@@ -13,13 +13,17 @@ impl RunSpec {
         Checks {
             verify: self.verify,
             exp_verify: self.exp_verify,
-            ttl_s: if self.expiry > 0 {
-                self.expiry
-            } else {
-                DEFAULT_TTL_S
+            ttl_s: match self.exp_verify_ttl {
+                Some(ttl) => ttl,
+                None if self.expiry > 0 => self.expiry,
+                None => DEFAULT_TTL_S,
             },
             all_present: self.load == LoadMode::Load
                 && self.window.is_none()
+                && self.expiry == 0
+                && !deletes,
+            window_ledger: self.verify > 0.0
+                && self.window.is_some()
                 && self.expiry == 0
                 && !deletes,
         }
@@ -29,6 +33,14 @@ impl RunSpec {
         for (flag, share) in [("--verify", self.verify), ("--exp-verify", self.exp_verify)] {
             if !(0.0..=1.0).contains(&share) {
                 return Err(format!("{flag} is a share between 0 and 1, got {share}"));
+            }
+        }
+        if let Some(ttl) = self.exp_verify_ttl {
+            if ttl == 0 || u64::from(ttl) > u64::from(mcbench_proto::MAX_RELATIVE_EXPTIME) {
+                return Err(format!(
+                    "--exp-verify-ttl is 1 to {} s (a relative expiry), got {ttl}",
+                    mcbench_proto::MAX_RELATIVE_EXPTIME
+                ));
             }
         }
         if self.verify > 0.0 {

@@ -306,11 +306,20 @@ impl KeySpace {
         4 * self.total + k * lanes as u64 + lane as u64
     }
 
-    /// Expiring key `slot` of connection `lane` (`--exp-verify`): ids from
-    /// 2^63 up, far past the key space, its planned misses and any task
-    /// window, distinct per connection and slot.
-    pub fn expiring_key(&self, lane: usize, slot: usize) -> u64 {
-        (1u64 << 63) + lane as u64 * super::checks::RING as u64 + slot as u64
+    /// The number k of window key `id` of connection `lane` (the inverse
+    /// of `window_key`), if it is one.
+    pub fn window_number(&self, lane: usize, lanes: usize, id: u64) -> Option<u64> {
+        let rel = id.checked_sub(4 * self.total).filter(|_| id < 1 << 63)?;
+        let lanes = lanes.max(1) as u64;
+        (rel % lanes == lane as u64).then_some(rel / lanes)
+    }
+
+    /// Expiring key number `n` of connection `lane` (`--exp-verify`): ids
+    /// from 2^63 up, far past the key space, its planned misses and any
+    /// task window, distinct per connection (up to 2^31 of them) and per
+    /// number (wrapping after 2^32, long expired by then).
+    pub fn expiring_key(&self, lane: usize, n: u64) -> u64 {
+        (1u64 << 63) + ((lane as u64 & 0x7FFF_FFFF) << 32) + (n & 0xFFFF_FFFF)
     }
 
     /// Whether `id` is one of the key space's keys (not a planned miss).
@@ -386,8 +395,8 @@ mod tests {
             (0..2000).map(|i| ks.key(i, &mut buf).to_vec()).collect();
         let mut seen = std::collections::HashSet::new();
         for lane in [0, 1, 9_999] {
-            for slot in [0, 15] {
-                let id = ks.expiring_key(lane, slot);
+            for n in [0, 15, u64::from(u32::MAX)] {
+                let id = ks.expiring_key(lane, n);
                 assert!(seen.insert(id));
                 let key = ks.key(id, &mut buf).to_vec();
                 assert!(!small.contains(&key), "{}", String::from_utf8_lossy(&key));
@@ -396,6 +405,8 @@ mod tests {
             for k in [0, 5] {
                 let id = ks.window_key(lane, 10_000, k);
                 assert!(id >= 2000 && seen.insert(id));
+                assert_eq!(ks.window_number(lane, 10_000, id), Some(k));
+                assert_eq!(ks.window_number(lane + 1, 10_000, id), None);
             }
         }
     }

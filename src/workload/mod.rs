@@ -9,11 +9,13 @@ mod mix;
 mod popularity;
 mod request;
 mod values;
+mod window;
 
-pub use checks::{checks_value, Check, Checks, Expiring, DEFAULT_TTL_S};
+pub use checks::{checks_value, Check, Checks, Expiring, ExpiringKeys, DEFAULT_TTL_S};
 pub use distribution::{Distribution, Range};
 pub use keyspace::{ClientSlice, KeySpace, MAX_KEY_LEN, MAX_SERVERS};
 pub use mix::{Mix, MultiGet, OpKind};
 pub use popularity::{Cursor, Popularity};
 pub use request::{Request, Workload};
 pub use values::ValueTable;
+pub use window::{TaskWindow, WindowLedger};

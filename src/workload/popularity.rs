@@ -50,10 +50,10 @@ pub struct Cursor {
     /// The key and cas unique of the latest `gets`/`gats` answered on this
     /// connection, for its next `cas`.
     pub cas: Option<(u64, u64)>,
-    /// `--exp-verify`: this connection's keys set with the short expiry
-    /// (at most `checks::RING`), and the slot the next one takes.
-    pub expiring: Vec<super::Expiring>,
-    pub expiring_next: usize,
+    /// `--exp-verify`: this connection's sets with the short expiry.
+    pub expiring: super::ExpiringKeys,
+    /// Window mode with `--verify`: which window keys are stored.
+    pub ledger: super::WindowLedger,
 }
 
 impl Cursor {

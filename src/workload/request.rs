@@ -1,7 +1,7 @@
 //! `Workload`: everything that decides what a request is — op, keys, value
 //! size — bundled from the spec, shared read-only by the workers.
 
-use super::{Cursor, KeySpace, Mix, MultiGet, OpKind, ValueTable};
+use super::{Cursor, KeySpace, Mix, MultiGet, OpKind, TaskWindow, ValueTable};
 use rand::Rng;
 
 /// One request as the workload decided it: its op and its first key (a
@@ -25,17 +25,6 @@ impl Request {
             check: super::Check::Nothing,
         }
     }
-}
-
-/// memaslap's task window: each connection works on the last `size` keys it
-/// wrote; a set writes a new key (sliding the window) unless it overwrites
-/// one of the window (share `overwrite`); gets read the window.
-#[derive(Debug, Clone, Copy)]
-pub struct TaskWindow {
-    pub size: u64,
-    pub overwrite: f64,
-    /// Connections of the run (lanes of the window id layout).
-    pub lanes: usize,
 }
 
 /// Draws per further multiget key on several servers: with 16 equal
@@ -83,10 +72,21 @@ impl Workload {
         }
     }
 
-    /// The next request of the mix; its key is drawn from the whole key
-    /// space (its server follows from the key: `KeySpace::server_of`).
+    /// The next request of the mix, with what its answer is checked for;
+    /// its key is drawn from the whole key space (its server follows from
+    /// the key: `KeySpace::server_of`). `now_ns`: when it is intended, on
+    /// the worker clock.
     #[inline]
-    pub fn next<R: Rng + ?Sized>(&self, rng: &mut R, cursor: &mut Cursor) -> Request {
+    pub fn next<R: Rng + ?Sized>(&self, rng: &mut R, cursor: &mut Cursor, now_ns: u64) -> Request {
+        let mut req = self.draw(rng, cursor, now_ns);
+        if self.checks.active() && req.check == super::Check::Nothing {
+            self.checks
+                .decide_get(&mut req, rng, cursor, |key| self.must_hit(cursor, key));
+        }
+        req
+    }
+
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R, cursor: &mut Cursor, now_ns: u64) -> Request {
         let mut op = self.mix.pick(rng);
         if op == OpKind::Get && self.multiget.share > 0.0 && rng.gen::<f64>() < self.multiget.share
         {
@@ -109,6 +109,13 @@ impl Workload {
             }
             op = OpKind::Gets;
         }
+        let mut set = Request::new(op, 0);
+        if self
+            .checks
+            .expiring_set(&mut set, cursor, &self.keys, now_ns)
+        {
+            return set;
+        }
         if let Some(window) = self.window {
             return self.next_in_window(rng, cursor, op, window);
         }
@@ -118,43 +125,6 @@ impl Workload {
             self.keys.pick(rng, cursor)
         };
         Request::new(op, key)
-    }
-
-    fn next_in_window<R: Rng + ?Sized>(
-        &self,
-        rng: &mut R,
-        cursor: &mut Cursor,
-        mut op: OpKind,
-        window: TaskWindow,
-    ) -> Request {
-        // Nothing to read yet: memaslap writes first.
-        if !op.writes() && cursor.written == 0 {
-            op = OpKind::Set;
-        }
-        let overwrite = cursor.written > 0 && rng.gen::<f64>() < window.overwrite;
-        let key = if op.is_retrieval() {
-            self.retrieval_key(rng, cursor)
-        } else if !op.writes() || overwrite {
-            // touch, incr, decr, delete and overwrites work on the window.
-            self.window_pick(rng, cursor, window)
-        } else {
-            cursor.written += 1;
-            self.keys
-                .window_key(cursor.lane, window.lanes, cursor.written - 1)
-        };
-        Request::new(op, key)
-    }
-
-    /// A key of the connection's window (which must not be empty).
-    fn window_pick<R: Rng + ?Sized>(
-        &self,
-        rng: &mut R,
-        cursor: &Cursor,
-        window: TaskWindow,
-    ) -> u64 {
-        let held = cursor.written.min(window.size).max(1);
-        let k = cursor.written.saturating_sub(1 + rng.gen_range(0..held));
-        self.keys.window_key(cursor.lane, window.lanes, k)
     }
 
     /// A key to read: from the loaded set, or a planned miss.

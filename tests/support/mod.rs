@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod tools;
+
 use base64::Engine;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
@@ -43,12 +45,36 @@ impl Memcached {
 
     /// A memcached with `env` added to its environment.
     pub fn start_env(extra: &[&str], env: &[(&str, &Path)]) -> Memcached {
-        Memcached::on_free_port(|port| format!("-l 127.0.0.1 -U 0 -p {port}"), extra, env)
+        Memcached::on_free_port(
+            |port| format!("-l 127.0.0.1 -U 0 -p {port}"),
+            extra,
+            env,
+            None,
+        )
+    }
+
+    /// A memcached that logs every command it reads, and its answer, to
+    /// `log` (`-vv`): the server's own record of what reached it. One
+    /// worker thread, as threads' log lines would interleave mid-line.
+    pub fn start_logged(extra: &[&str], log: &Path) -> Memcached {
+        let mut args = vec!["-vv", "-t", "1"];
+        args.extend(extra);
+        Memcached::on_free_port(
+            |port| format!("-l 127.0.0.1 -U 0 -p {port}"),
+            &args,
+            &[],
+            Some(log),
+        )
     }
 
     /// A memcached that also listens for UDP on its TCP port number.
     pub fn start_udp() -> Memcached {
-        Memcached::on_free_port(|port| format!("-l 127.0.0.1 -U {port} -p {port}"), &[], &[])
+        Memcached::on_free_port(
+            |port| format!("-l 127.0.0.1 -U {port} -p {port}"),
+            &[],
+            &[],
+            None,
+        )
     }
 
     /// A memcached on a port that was free a moment ago. Another test's
@@ -60,11 +86,12 @@ impl Memcached {
         listen: impl Fn(u16) -> String,
         extra: &[&str],
         env: &[(&str, &Path)],
+        log: Option<&Path>,
     ) -> Memcached {
         for _ in 0..5 {
             let port = free_port();
             let args: Vec<String> = listen(port).split(' ').map(String::from).collect();
-            let mut m = Memcached::launch(port, &args, extra, env);
+            let mut m = Memcached::launch(port, &args, extra, env, log);
             let authenticating = extra.iter().any(|a| *a == "-Y" || *a == "-S");
             if authenticating {
                 // Its `stats` needs credentials: ours if it still runs a
@@ -86,14 +113,20 @@ impl Memcached {
     /// A memcached listening only on the unix socket `path` (`-s`).
     pub fn start_unix(path: &Path) -> Memcached {
         let listen = ["-s".to_string(), path.display().to_string()];
-        let m = Memcached::launch(0, &listen, &[], &[]);
+        let m = Memcached::launch(0, &listen, &[], &[], None);
         wait_until_listening("memcached", || UnixStream::connect(path).is_ok());
         m
     }
 
     /// Starts memcached (as root when root must say so); waits for its TCP
     /// port unless it has none (`port` 0).
-    fn launch(port: u16, listen: &[String], extra: &[&str], env: &[(&str, &Path)]) -> Memcached {
+    fn launch(
+        port: u16,
+        listen: &[String],
+        extra: &[&str],
+        env: &[(&str, &Path)],
+        log: Option<&Path>,
+    ) -> Memcached {
         let mut cmd = Command::new("memcached");
         cmd.envs(env.iter().copied());
         if unsafe { libc::geteuid() } == 0 {
@@ -103,7 +136,10 @@ impl Memcached {
             .args(listen)
             .args(extra)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(match log {
+                Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
+                None => Stdio::null(),
+            })
             .spawn()
             .expect("memcached must be installed (see .ci/run)");
         let m = Memcached { child, port };
@@ -134,7 +170,7 @@ impl Memcached {
             .split(' ')
             .map(String::from)
             .collect();
-        let fresh = Memcached::launch(self.port, &listen, &[], &[]);
+        let fresh = Memcached::launch(self.port, &listen, &[], &[], None);
         *self = fresh;
     }
 

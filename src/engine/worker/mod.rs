@@ -46,22 +46,6 @@ const MAX_BACKLOG: usize = 1 << 20;
 /// Readiness events taken per wait.
 const EVENTS: usize = 256;
 
-/// The next request of the mix, with what its answer is checked for.
-fn draw(
-    workload: &crate::workload::Workload,
-    rng: &mut SmallRng,
-    cursor: &mut Cursor,
-    intended_ns: u64,
-) -> Request {
-    let mut req = workload.next(rng, cursor);
-    if workload.checks.active() {
-        workload
-            .checks
-            .decide(&mut req, rng, cursor, &workload.keys, intended_ns);
-    }
-    req
-}
-
 /// What one worker is given.
 pub struct WorkerPlan {
     pub index: usize,
@@ -783,7 +767,7 @@ impl Worker {
         let cursor = &mut self.cursors[ci];
         let req = match due.req {
             Some(req) => req,
-            None => draw(workload, &mut self.rng, cursor, due.intended_ns),
+            None => workload.next(&mut self.rng, cursor, due.intended_ns),
         };
         let traced_home = self.replay.as_ref().and_then(|r| r.server_of(req.key));
         let target = if open {

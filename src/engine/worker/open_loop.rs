@@ -214,7 +214,7 @@ impl Worker {
         }
         let workload = &self.shared.workload;
         let ci = self.open_cursor(hint.unwrap_or(0));
-        let req = super::draw(workload, &mut self.rng, &mut self.cursors[ci], intended);
+        let req = workload.next(&mut self.rng, &mut self.cursors[ci], intended);
         let server = match hint {
             Some(s) => s,
             None => self.target_of(&req),

@@ -55,8 +55,12 @@ impl Worker {
                 }
                 match req.check {
                     Check::Nothing => {}
-                    Check::ExpiringSet { slot } if resp.class == ResponseClass::Stored => {
-                        cursor.expiring_stored(slot.into(), req.key, req.sent_ns, now);
+                    Check::ExpiringSet { kept: Some(slot) }
+                        if resp.class == ResponseClass::Stored =>
+                    {
+                        cursor
+                            .expiring
+                            .stored(slot.into(), req.key, req.sent_ns, now);
                     }
                     Check::ExpiringSet { .. } => {}
                     _ if req.measured => {
@@ -64,6 +68,7 @@ impl Worker {
                     }
                     _ => {}
                 }
+                workload.written(cursor, req.op, req.key, resp.class);
                 // The unique a later cas on this connection will send.
                 if req.op.cmd().wants_cas() && resp.values > 0 {
                     cursor.cas = Some((req.key, resp.cas));
@@ -278,7 +283,7 @@ fn check_answer(
         }
     }
     if !hit {
-        if req.check == Check::Value && workload.checks.expects(&workload.keys, req.key) {
+        if req.check == (Check::Value { must_hit: true }) {
             counts.verify_misses += 1;
             counts.example(|| format!("verify_misses: {} not found", key_text(workload, req.key)));
         }
