@@ -1071,3 +1071,32 @@ fn mcperf_cas_goes_alone() {
     let out = mcbench(&["run", "-s", &m.addr(), "--cas-unique", "1", "-x", "10"]);
     assert_usage_error(&out, "give cas in --mix");
 }
+
+/// mcperf's `-q`: the server sends no reply (its log says NOREPLY for
+/// each), so none is reported as one, `stored` least of all.
+#[test]
+fn mcperf_noreply_reports_no_replies_that_never_came() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("memcached.log");
+    let m = Memcached::start_logged(&[], &log);
+    let args = line(
+        &format!(
+            "-s 127.0.0.1 -p {} --num-conns=10 --num-calls=100 -q",
+            m.port
+        ),
+        &[],
+    );
+    let out = run_tool(dir.path(), "mcperf", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stderr(&out);
+    let served = std::fs::read_to_string(&log).unwrap();
+    let quiet = served.matches("NOREPLY STORED").count() as u64;
+    assert_eq!(quiet, 1000);
+    assert_eq!(m.stat("cmd_set"), quiet);
+    let total = text.lines().find(|l| l.starts_with("Total: ")).unwrap();
+    assert!(total.contains("requests 1000 responses 0 "), "{total}");
+    assert!(!text.contains("stored"), "{text}");
+    assert!(!text.contains("Response rate"), "{text}");
+    assert_eq!(field(&text, "Noreply: "), quiet, "{text}");
+}

@@ -38,7 +38,15 @@ impl Exporter for Block {
         let delta = r.duration_s.max(1e-9);
         let c = &r.connections;
         let requests = c.request_size.count;
-        let responses = c.response_size.count;
+        let quiet = quiet(r);
+        let rsp = |k: &str| r.responses.get(k).copied().unwrap_or(0);
+        // With -q only errors are answered (mcbench's fences are its own).
+        let error_replies = rsp("error") + rsp("client_error") + rsp("server_error");
+        let responses = if quiet {
+            error_replies
+        } else {
+            c.response_size.count
+        };
         let _ = writeln!(
             out,
             "\nTotal: connections {} requests {requests} responses {responses} test-duration {:.3} s",
@@ -64,7 +72,9 @@ impl Exporter for Block {
             );
             size_line(&mut out, "Request size [B]", &c.request_size);
         }
-        if responses > 0 {
+        if quiet {
+            quiet_lines(&mut out, r, requests, error_replies)?;
+        } else if responses > 0 {
             self.responses(&mut out, r, delta)?;
         }
         errors(&mut out, r);
@@ -139,6 +149,45 @@ impl Block {
         );
         Ok(())
     }
+}
+
+/// `-q` with a method that has a quiet form: the server answers none of
+/// its requests, so, as mcperf, none is counted as a response.
+fn quiet(r: &RunResult) -> bool {
+    let spec = &r.spec;
+    spec.noreply
+        && crate::workload::OpKind::ALL
+            .iter()
+            .filter(|op| spec.mix.share_of(**op) > 0.0)
+            .all(|op| spec.protocol.supports_noreply(op.cmd()))
+}
+
+/// What `-q` leaves to say: the requests no reply came for, timed by
+/// mcbench to a fence (mcperf cannot time them), and the errors the server
+/// still sent.
+fn quiet_lines(out: &mut String, r: &RunResult, requests: u64, errors: u64) -> Result<(), String> {
+    let h = r.total.latency_hdr.decode()?;
+    let p = |q: f64| crate::result::percentile_us(&h, q) / 1e3;
+    let _ = writeln!(
+        out,
+        "\nNoreply: {} requests without a reply; timed to a fence [ms]: avg {:.1} p50 {:.1} p99 {:.1} max {:.1}",
+        requests.saturating_sub(errors),
+        r.total.latency_us.mean / 1e3,
+        p(50.0),
+        p(99.0),
+        r.total.latency_us.max / 1e3
+    );
+    if errors > 0 {
+        let rsp = |k: &str| r.responses.get(k).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "Response type: error {} client_error {} server_error {}",
+            rsp("error"),
+            rsp("client_error"),
+            rsp("server_error")
+        );
+    }
+    Ok(())
 }
 
 fn ms_line(out: &mut String, what: &str, q: &Quantiles) {
