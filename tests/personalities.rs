@@ -752,6 +752,43 @@ fn mutilate_spreads_connections_over_servers_as_mutilate_does() {
     assert_eq!(read_json(&json)["spec"]["connections"], 3);
 }
 
+/// `-r` over several servers: mutilate and memcache-perf divide the
+/// records by the servers, so each server holds its share (the same key
+/// names on each), and the run's gets find them all.
+#[test]
+fn records_are_divided_among_the_servers() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    for tool in ["mutilate", "memcache-perf"] {
+        let (a, b) = (Memcached::start(&[]), Memcached::start(&[]));
+        let servers = format!("-s {} -s {}", a.addr(), b.addr());
+        let load = line(&format!("{servers} -r 1001 --loadonly"), &[]);
+        let out = run_tool(dir.path(), tool, &load);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", stderr(&out));
+        for m in [&a, &b] {
+            assert_eq!(m.stat("curr_items"), 500, "{tool}");
+            assert_eq!(m.stat("cmd_set"), 500, "{tool}");
+        }
+        let run = line(&format!("{servers} -r 1001 --noload -t 1"), &[]);
+        let out = run_tool(dir.path(), tool, &run);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", stderr(&out));
+        for m in [&a, &b] {
+            assert!(m.stat("get_hits") > 100, "{tool}");
+            assert_eq!(m.stat("get_misses"), 0, "{tool}");
+        }
+    }
+    let out = mcbench(&[
+        "mutilate",
+        "-s",
+        "127.0.0.1:1",
+        "-s",
+        "127.0.0.1:2",
+        "-r",
+        "1",
+    ]);
+    assert_usage_error(&out, "leaves none on each");
+}
+
 /// A password given to a personality is passed on, never shown: the
 /// `runs as:` line masks it, in every spelling.
 #[test]

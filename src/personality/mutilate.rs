@@ -46,7 +46,8 @@ pub struct Common {
     /// Length of values (a distribution) [default: 200].
     #[arg(short = 'V', long = "valuesize", value_name = "STRING")]
     valuesize: Option<String>,
-    /// Records (keys) in all; with several servers each holds its share
+    /// Records (keys) in all; with several servers each holds its share,
+    /// the same key names on each (mutilate divides -r by the servers)
     /// [default: 10000].
     #[arg(short = 'r', long = "records", value_name = "INT")]
     records: Option<u64>,
@@ -412,9 +413,7 @@ impl Common {
                 None => {}
             }
         }
-        if let Some(r) = self.records {
-            t.flag("--keys", r);
-        }
+        self.records(&mut t, keys, servers)?;
         // -u is 0 unless given: a profile sets no mix, and a key file's
         // lines without an op take the mix's; a Twitter trace names its own.
         match (self.update, keys) {
@@ -427,6 +426,29 @@ impl Common {
         }
         self.stop(&mut t, queries)?;
         Ok(t)
+    }
+
+    /// `-r`: mutilate divides the records by the servers, and every
+    /// server's connections walk (and the preload puts) keys 0..r/servers
+    /// on it. A key file or trace brings its own keys.
+    fn records(&self, t: &mut Translation, keys: Keys, servers: usize) -> Result<(), String> {
+        if matches!(keys, Keys::KeyFile | Keys::Twitter) {
+            if let Some(r) = self.records {
+                t.flag("--keys", r);
+            }
+            return Ok(());
+        }
+        let records = self.records.unwrap_or(10_000);
+        let each = records / servers.max(1) as u64;
+        if each == 0 {
+            return Err(format!(
+                "-r/--records {records} over {servers} servers leaves none on each"
+            ));
+        }
+        if self.records.is_some() || servers > 1 {
+            t.flag("--keys", each);
+        }
+        Ok(())
     }
 
     /// mcbench's connections per server: mutilate's -c per server per
