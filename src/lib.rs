@@ -4,6 +4,8 @@
 //! flags → [`spec::RunSpec`] → [`engine`] (worker threads) → [`stats`]
 //! snapshots → [`result::RunResult`] → [`report`] renderers. Wire formats
 //! live in the `mcbench-proto` crate, which knows nothing of sockets.
+//! Files, saved results and histograms from outside are read through
+//! [`untrusted`], each within its stated bound.
 
 #[cfg(feature = "agents")]
 pub mod agent;
@@ -21,5 +23,6 @@ pub mod server_stats;
 pub mod spec;
 pub mod stats;
 pub mod trace;
+pub mod untrusted;
 pub mod warnings;
 pub mod workload;

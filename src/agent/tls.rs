@@ -8,7 +8,8 @@ use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
 
 /// Reads a PEM file that must hold `what` (`CERTIFICATE`, `PRIVATE KEY`).
 fn pem(path: &Path, flag: &str, what: &str) -> Result<Vec<u8>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+    let bytes = crate::untrusted::read_bytes(path, crate::untrusted::Bound::Secret, "a PEM file")
+        .map_err(|e| format!("{flag}: {e}"))?;
     let text = String::from_utf8_lossy(&bytes);
     if !text.contains("-----BEGIN ") || !text.contains(what) {
         return Err(format!(

@@ -9,8 +9,8 @@ const MIN_LEN: usize = 16;
 
 /// The token in `path`: its first line, trimmed; at least 16 bytes.
 pub fn read(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+    let text = crate::untrusted::read_text(path, crate::untrusted::Bound::Secret, "a token file")
+        .map_err(|e| format!("--token-file: {e}"))?;
     let token = text.lines().next().unwrap_or("").trim().to_string();
     if token.len() < MIN_LEN {
         return Err(format!(

@@ -187,44 +187,13 @@ fn drop_flag(args: Vec<String>, flag: &str) -> Vec<String> {
     out
 }
 
-/// Larger files are no configuration.
-const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
-/// A configuration file: a regular file (not a FIFO or a device, which
-/// could block or never end) of at most 1 MiB.
+/// A configuration file (`untrusted::Bound::Config`).
 fn read(path: &str) -> Result<String, String> {
-    read_text_file(
+    crate::untrusted::read_text(
         std::path::Path::new(path),
-        MAX_CONFIG_BYTES,
+        crate::untrusted::Bound::Config,
         "a configuration file",
     )
-}
-
-/// The text of a regular file (not a FIFO or a device, which could block
-/// or never end) of at most `max_bytes`; `what` names it in the message
-/// when it is larger.
-pub fn read_text_file(
-    path: &std::path::Path,
-    max_bytes: u64,
-    what: &str,
-) -> Result<String, String> {
-    use std::io::Read;
-    let name = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{name} is not a regular file"));
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(max_bytes + 1).read_to_string(&mut text))
-        .map_err(|e| format!("cannot read {name}: {e}"))?;
-    if text.len() as u64 > max_bytes {
-        return Err(format!(
-            "{name} is larger than {} MiB: not {what}",
-            max_bytes >> 20
-        ));
-    }
-    Ok(text)
 }
 
 #[cfg(test)]

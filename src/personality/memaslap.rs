@@ -142,8 +142,12 @@ impl MemaslapArgs {
         }
         t.native.extend(DEFAULTS.iter().map(|s| s.to_string()));
         if let Some(path) = self.config_file() {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("-F/--cfg_cmd: cannot read {path}: {e}"))?;
+            let text = crate::untrusted::read_text(
+                std::path::Path::new(&path),
+                crate::untrusted::Bound::Config,
+                "a memaslap configuration",
+            )
+            .map_err(|e| format!("-F/--cfg_cmd: {e}"))?;
             let cfg = crate::config::memaslap_flags(&text, &path)?;
             t.native.extend(cfg.args);
             for line in cfg.skipped {

@@ -4,13 +4,14 @@
 use super::{RunResult, SCHEMA};
 use std::path::Path;
 
-/// Larger files are not results: an hour at 1 s intervals is ~20 MB.
-const MAX_RESULT_BYTES: u64 = 1 << 30;
-
 impl RunResult {
     /// Reads a result `mcbench run --json` wrote.
     pub fn load(path: &Path) -> Result<RunResult, String> {
-        let text = crate::config::read_text_file(path, MAX_RESULT_BYTES, "an mcbench result")?;
+        let text = crate::untrusted::read_text(
+            path,
+            crate::untrusted::Bound::Result,
+            "an mcbench result",
+        )?;
         RunResult::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 

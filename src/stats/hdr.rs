@@ -41,8 +41,11 @@ impl Hdr {
     /// The histogram, with the recorder's range so that it merges with
     /// any other of the run.
     pub fn decode(&self) -> Result<Histogram<u64>, String> {
+        // Checked (and inflated) first: the bytes may come from a file or
+        // an agent.
+        let raw = crate::untrusted::inflate_v2(&self.0)?;
         let h: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut self.0.as_slice())
+            .deserialize(&mut raw.as_slice())
             .map_err(|e| format!("a kept histogram does not decode: {e:?}"))?;
         let mut full = new_histogram();
         full.add(&h)
@@ -59,16 +62,15 @@ impl Hdr {
         BASE64.encode(&self.0)
     }
 
-    /// Reads the base64 text; checks the V2 compressed cookie, and leaves
-    /// the rest to `decode` (an hour's results hold ~25k histograms: each
-    /// is decoded when a report needs it, not twice).
+    /// Reads the base64 text, and checks it as `untrusted::inflate_v2`
+    /// does, so that a saved result with a bad histogram is refused as it
+    /// is read; decoding waits until a report needs it (an hour's results
+    /// hold ~25k histograms: each is decoded once, not twice).
     pub fn from_base64(text: &str) -> Result<Hdr, String> {
         let bytes = BASE64
             .decode(text.trim())
             .map_err(|e| format!("a histogram is not base64: {e}"))?;
-        if bytes.get(..4) != Some(&V2_COMPRESSED_COOKIE.to_be_bytes()[..]) {
-            return Err("a histogram is not in the HdrHistogram V2 compressed encoding".into());
-        }
+        crate::untrusted::inflate_v2(&bytes)?;
         Ok(Hdr(bytes))
     }
 
@@ -195,8 +197,10 @@ mod tests {
     fn garbage_is_refused() {
         assert!(Hdr::from_base64("bm90IGEgaGlzdG9ncmFt").is_err());
         assert!(Hdr::from_base64("%%%").is_err());
-        // The right cookie, then garbage: refused when decoded.
-        let hdr = Hdr::from_base64(&BASE64.encode([0x1c, 0x84, 0x93, 0x14, 1, 2, 3])).unwrap();
-        assert!(hdr.decode().is_err());
+        // The right cookie, then garbage: refused as it is read, and as
+        // bytes from an agent.
+        let garbage = [0x1c, 0x84, 0x93, 0x14, 1, 2, 3];
+        assert!(Hdr::from_base64(&BASE64.encode(garbage)).is_err());
+        assert!(Hdr::from_bytes(garbage.to_vec()).is_err());
     }
 }

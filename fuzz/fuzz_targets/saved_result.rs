@@ -1,0 +1,14 @@
+//! A saved result's text as `report`, `compare` and merges read it: no
+//! panic and bounded memory; every histogram of an accepted result decodes.
+#![no_main]
+
+use mcbench::result::RunResult;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(r) = RunResult::parse(text) {
+        r.total.latency_hdr.decode().expect("a read histogram decodes");
+    }
+});

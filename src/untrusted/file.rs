@@ -1,0 +1,115 @@
+//! Files named by the user: a regular file (a FIFO, a device or
+//! `/dev/zero` could block or never end), opened without blocking, and read
+//! up to the bound its kind holds.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// What a file may hold at most, by what it is.
+#[derive(Debug, Clone, Copy)]
+pub enum Bound {
+    /// A token or a PEM certificate or key: 64 KiB.
+    Secret,
+    /// A configuration, profile or memaslap `-F` file: 1 MiB.
+    Config,
+    /// A saved result: 64 MiB (an hour at 1 s intervals is ~20 MB).
+    Result,
+}
+
+impl Bound {
+    pub fn max_bytes(self) -> u64 {
+        match self {
+            Bound::Secret => 64 << 10,
+            Bound::Config => 1 << 20,
+            Bound::Result => 64 << 20,
+        }
+    }
+
+    fn shown(self) -> String {
+        match self.max_bytes() {
+            b if b >= 1 << 20 => format!("{} MiB", b >> 20),
+            b => format!("{} KiB", b >> 10),
+        }
+    }
+}
+
+/// Opens `path` if it is a regular file, without blocking on a FIFO; its
+/// size as it was opened.
+pub fn open_regular(path: &Path) -> Result<(File, u64), String> {
+    let name = path.display();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{name} is not a regular file"));
+    }
+    Ok((file, meta.len()))
+}
+
+/// The bytes of the regular file `path`, refused above `bound`; `what`
+/// names what it should be in the message.
+pub fn read_bytes(path: &Path, bound: Bound, what: &str) -> Result<Vec<u8>, String> {
+    let (file, len) = open_regular(path)?;
+    let max = bound.max_bytes();
+    let too_large = || {
+        format!(
+            "{} is larger than {}: not {what}",
+            path.display(),
+            bound.shown()
+        )
+    };
+    if len > max {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    // It may have grown since it was opened.
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// The text of the regular file `path`, as `read_bytes`.
+pub fn read_text(path: &Path, bound: Bound, what: &str) -> Result<String, String> {
+    String::from_utf8(read_bytes(path, bound, what)?)
+        .map_err(|_| format!("{} is not text: not {what}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_fifos_and_large_files_are_refused_without_reading() {
+        for dev in ["/dev/zero", "/dev/urandom", "/dev/null"] {
+            let e = read_bytes(Path::new(dev), Bound::Secret, "a token").unwrap_err();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // No writer: a blocking open would wait for ever.
+        let e = read_text(&fifo, Bound::Config, "a configuration").unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        let big = dir.path().join("big");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(Bound::Secret.max_bytes() + 1)
+            .unwrap();
+        let e = read_bytes(&big, Bound::Secret, "a PEM file").unwrap_err();
+        assert!(e.contains("larger than 64 KiB: not a PEM file"), "{e}");
+        std::fs::write(&big, b"token").unwrap();
+        assert_eq!(read_text(&big, Bound::Secret, "a token").unwrap(), "token");
+    }
+}

@@ -1,0 +1,14 @@
+//! Everything mcbench reads from outside that is not a flag: files named
+//! on the command line, saved results, and histograms (from files and
+//! agents). Each reader here states its bound, and nothing is allocated
+//! for an input before its size is checked against that bound.
+//!
+//! Not here: server replies (the codec, `mcbench_proto`, matches them to
+//! their requests) and the agents' calls (`agent`, which validates them as
+//! user input and decodes their histograms here).
+
+mod file;
+mod histogram;
+
+pub use file::{open_regular, read_bytes, read_text, Bound};
+pub use histogram::{inflate_v2, MAX_V2_PAYLOAD};

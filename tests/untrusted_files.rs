@@ -1,0 +1,210 @@
+//! Files from outside are not believed: a hostile histogram in a saved
+//! result, a device or FIFO where a file is named, a result far larger
+//! than any run writes. Each is a usage error (exit 2) with a clear
+//! message, within 64 MiB of memory and without hanging.
+
+mod support;
+
+use base64::Engine;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use support::*;
+
+/// Peak memory any probe may take, KiB.
+const MAX_RSS_KIB: u64 = 64 << 10;
+
+/// Address space a probe may map, bytes: a reader that allocates what a
+/// hostile length says fails here, even where untouched pages would not
+/// show in its resident memory.
+const MAX_ADDRESS_SPACE: u64 = 2 << 30;
+
+/// Runs mcbench `args` under `/usr/bin/time`, bounded in time and address
+/// space: its output and its peak resident memory, KiB.
+fn probe(dir: &Path, args: &[&str]) -> (std::process::Output, u64) {
+    use std::os::unix::process::CommandExt;
+    let rss = dir.join("rss");
+    let mut cmd = Command::new("/usr/bin/time");
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs here.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: MAX_ADDRESS_SPACE,
+                rlim_max: MAX_ADDRESS_SPACE,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd
+        .args(["-f", "%M", "-o", rss.to_str().unwrap(), BIN])
+        .args(args)
+        .env("HOME", dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("/usr/bin/time (apt-get install time)");
+    let out = wait_bounded(child, Duration::from_secs(20));
+    let text = std::fs::read_to_string(&rss).unwrap();
+    // `time` writes "Command exited with non-zero status N" first.
+    let kib = text.lines().last().unwrap().trim().parse().unwrap();
+    (out, kib)
+}
+
+/// `args` fails with exit `code`, saying `needle`, within the memory bound.
+fn refused(dir: &Path, args: &[&str], code: i32, needle: &str) {
+    let (out, kib) = probe(dir, args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(kib < MAX_RSS_KIB, "{args:?} took {kib} KiB");
+}
+
+/// A saved result of a short run against a scripted server.
+fn saved_result(dir: &Path) -> String {
+    let server = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
+    let path = path_in(dir, "good.json");
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &server,
+        "-x",
+        "200",
+        "--no-load",
+        "--json",
+        &path,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    path
+}
+
+/// V2 compressed histogram bytes around the V2 `header` and `payload`.
+fn v2(header: [u64; 6], payload: &[u8]) -> String {
+    use std::io::Write;
+    let [cookie, len, offset, digits, low, high] = header;
+    let mut raw = Vec::new();
+    for w in [cookie, len, offset, digits] {
+        raw.extend_from_slice(&(w as u32).to_be_bytes());
+    }
+    raw.extend_from_slice(&low.to_be_bytes());
+    raw.extend_from_slice(&high.to_be_bytes());
+    raw.extend_from_slice(&1.0f64.to_be_bytes());
+    raw.extend_from_slice(payload);
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    z.write_all(&raw).unwrap();
+    let z = z.finish().unwrap();
+    let mut out = 0x1c84_9314u32.to_be_bytes().to_vec();
+    out.extend_from_slice(&(z.len() as u32).to_be_bytes());
+    out.extend_from_slice(&z);
+    base64::engine::general_purpose::STANDARD.encode(out)
+}
+
+/// `good` with its total latency histogram replaced by `hdr`, at `name`.
+fn with_histogram(dir: &Path, good: &str, hdr: &str, name: &str) -> String {
+    let text = std::fs::read_to_string(good).unwrap();
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let old = j["total"]["latency_hdr"].as_str().unwrap();
+    let path = path_in(dir, name);
+    std::fs::write(&path, text.replace(old, hdr)).unwrap();
+    path
+}
+
+#[test]
+fn hostile_histograms_are_refused_without_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = saved_result(d);
+    const V2: u64 = 0x1c84_9313;
+    let hour = 3_600_000_000_000;
+    for (header, payload, field) in [
+        // 56 bytes declaring a 4 GiB payload.
+        ([V2, 0xFFFF_FFF0, 0, 3, 1, hour], &[][..], "payload length"),
+        // Bounds whose counts alone would take gigabytes.
+        (
+            [V2, 0, 0, 5, 1, u64::MAX / 4],
+            &[][..],
+            "significant digits",
+        ),
+        ([V2, 0, 0, 3, 1, u64::MAX / 4], &[][..], "outside ours"),
+        // Cut short: the payload ends before it says.
+        ([V2, 10, 0, 3, 1, hour], &[2, 2][..], "payload length"),
+    ] {
+        let bad = with_histogram(d, &good, &v2(header, payload), "bad.json");
+        refused(d, &["report", &bad], 2, field);
+        refused(d, &["compare", &good, &bad], 2, field);
+        refused(d, &["report", "--merge", &good, &bad], 2, field);
+        let csv = path_in(d, "out.csv");
+        refused(d, &["report", &bad, "--csv", &csv], 2, field);
+    }
+    // A histogram whose compressed stream is cut short.
+    let text = std::fs::read_to_string(&good).unwrap();
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let whole = j["total"]["latency_hdr"].as_str().unwrap();
+    let mut bytes = base64::engine::general_purpose::STANDARD
+        .decode(whole)
+        .unwrap();
+    bytes.truncate(bytes.len() - 6);
+    let cut = base64::engine::general_purpose::STANDARD.encode(bytes);
+    let bad = with_histogram(d, &good, &cut, "cut.json");
+    refused(d, &["report", &bad], 2, "compressed length");
+    // The file unchanged still reads.
+    let (out, _) = probe(d, &["report", &good]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn devices_fifos_and_huge_files_are_refused_without_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = fifo.to_str().unwrap();
+    for file in ["/dev/zero", "/dev/urandom", fifo] {
+        refused(
+            d,
+            &["memaslap", "-s", "127.0.0.1:1", "-F", file],
+            2,
+            "not a regular file",
+        );
+        refused(d, &["trace-stat", file], 2, "not a regular file");
+        refused(d, &["agent", "--token-file", file], 2, "not a regular file");
+        refused(d, &["report", file], 2, "not a regular file");
+    }
+    let token = path_in(d, "token");
+    std::fs::write(&token, "0123456789abcdef0123\n").unwrap();
+    // Only the header is looked at before the key is read.
+    let cert = path_in(d, "cert.pem");
+    std::fs::write(
+        &cert,
+        "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    for (cert, key) in [("/dev/zero", cert.as_str()), (cert.as_str(), "/dev/zero")] {
+        let args = [
+            "agent",
+            "--token-file",
+            &token,
+            "--tls-cert",
+            cert,
+            "--tls-key",
+            key,
+        ];
+        refused(d, &args, 2, "/dev/zero is not a regular file");
+    }
+    // A saved result of 900 MB (sparse): refused by its size, unread.
+    let huge = d.join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(900 << 20)
+        .unwrap();
+    refused(
+        d,
+        &["report", huge.to_str().unwrap()],
+        2,
+        "larger than 64 MiB",
+    );
+}
