@@ -118,8 +118,8 @@ fn a_value_overwritten_by_another_client_fails_verification() {
     std::thread::sleep(Duration::from_millis(300));
     let meddler = meddle(m.addr(), set, stop.clone());
     let out = wait_bounded(child, Duration::from_secs(20));
-    // Failed checks are a warning, not a failed run.
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Failed checks fail the run (exit 1), its report written.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     stop.store(true, Ordering::Relaxed);
     assert!(meddler.join().unwrap() > 10);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -172,8 +172,8 @@ fn a_flush_behind_mcbenchs_back_is_caught_as_misses() {
     std::thread::sleep(Duration::from_millis(400));
     let flusher = meddle(m.addr(), b"flush_all\r\n".to_vec(), stop.clone());
     let out = wait_bounded(child, Duration::from_secs(20));
-    // Failed checks are a warning, not a failed run.
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Failed checks fail the run (exit 1), its report written.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     stop.store(true, Ordering::Relaxed);
     flusher.join().unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -240,8 +240,8 @@ fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
         "0.3",
         "--no-load",
     ]);
-    // A warning, not a failed run: every request was answered.
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Failed checks fail the run, though every request was answered.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let c = &j["checks"];
     assert!(f(c, "expired_get") > 100.0, "{c}");
     assert_eq!(f(c, "unexpired_unget"), 0.0, "{c}");
@@ -261,10 +261,29 @@ fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
         "0.3",
         "--no-load",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--tolerate-check-failures"),
+        "{}",
+        stderr(&out)
+    );
     let c = &j["checks"];
     assert!(f(c, "unexpired_unget") > 100.0, "{c}");
     assert_eq!(f(c, "expired_get"), 0.0, "{c}");
+    // Asked to, they are a warning only.
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &forgetful,
+        "-x",
+        "500",
+        "--exp-verify",
+        "0.3",
+        "--no-load",
+        "--tolerate-check-failures",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("CHECKS FAILED"), "{}", stdout(&out));
 }
 
 #[test]
@@ -373,8 +392,8 @@ fn memaslap_verify_line_expires_its_share_and_catches_lost_keys() {
     let out = run_tool(dir.path(), "memaslap", &args);
     stop.store(true, Ordering::Relaxed);
     assert!(flusher.join().unwrap() > 0);
-    // Failed checks are a warning, not a failed run.
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Failed checks fail the run (exit 1), its layout written.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
     let (lost, unexpired) = (
         field(&text, "verify_misses: "),

@@ -487,6 +487,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub verbose: bool,
 
+    /// Failed --verify/--exp-verify checks are a warning, not a failed
+    /// run (exit 0 instead of 1).
+    #[arg(long)]
+    pub tolerate_check_failures: bool,
+
     /// Local addresses to bind connections to, in turn, each with its own
     /// ephemeral ports (127.0.0.2,127.0.0.3): past one address's ports.
     #[arg(long, value_name = "ADDRS")]
@@ -663,6 +668,7 @@ impl RunArgs {
             exp_verify: self.exp_verify.unwrap_or(0.0),
             exp_verify_ttl: self.exp_verify_ttl,
             verbose: self.verbose,
+            tolerate_check_failures: self.tolerate_check_failures,
             facebook: self.facebook,
             conn_sock: self.conn_sock,
             busy_poll: self.busy_poll,

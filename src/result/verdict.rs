@@ -72,15 +72,29 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
             summary_suffix(&t.failure_summary())
         ));
     }
-    (failed as f64 / attempted as f64 >= FAILED_SHARE).then(|| {
+    if failed as f64 / attempted as f64 >= FAILED_SHARE {
         let hint = if t.error_count(ErrorClass::Auth) > 0 && spec.user.is_none() {
             "; the server asks for authentication: give --user and --password"
         } else {
             ""
         };
-        format!(
+        return Some(format!(
             "{failed} of {attempted} requests failed ({}){hint}",
             t.failure_summary()
+        ));
+    }
+    checks_failed(spec, &t.checks)
+}
+
+/// The server returned what this run did not store: a failed run unless
+/// `--tolerate-check-failures`.
+fn checks_failed(spec: &RunSpec, c: &crate::stats::CheckCounts) -> Option<String> {
+    let failed = c.verify_misses + c.verify_failed + c.expired_get + c.unexpired_unget;
+    (failed > 0 && !spec.tolerate_check_failures).then(|| {
+        format!(
+            "{failed} checks failed (verify_misses {}, verify_failed {}, expired_get {}, \
+             unexpired_unget {}); --tolerate-check-failures makes them a warning",
+            c.verify_misses, c.verify_failed, c.expired_get, c.unexpired_unget
         )
     })
 }

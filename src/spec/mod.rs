@@ -175,6 +175,9 @@ pub struct RunSpec {
     /// Print the first failed checks.
     #[serde(default)]
     pub verbose: bool,
+    /// Failed checks leave the run's exit code 0 (they are a warning).
+    #[serde(default)]
+    pub tolerate_check_failures: bool,
     /// memaslap's facebook test: each connection is a UDP socket for the
     /// retrievals and `conn_sock` TCP connections for everything else, to
     /// the same server (same port number).
