@@ -175,6 +175,54 @@ print(json.dumps({
     }
 }
 
+/// An op name from a saved result with a comma, quotes and a formula in
+/// it: Python's csv reads it back as one cell, made inert with a `'`, and
+/// every row keeps its width.
+#[test]
+fn csv_cells_are_quoted_and_formulas_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let server = fake_server(Misbehaviour::AnswersAfter(std::time::Duration::ZERO));
+    let saved = path_in(d, "r.json");
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &server,
+        "-x",
+        "300",
+        "--no-load",
+        "--json",
+        &saved,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evil = r#"=HYPERLINK("http://x","a,b")"#;
+    let mut j = read_json(Path::new(&saved));
+    for s in j["intervals"].as_array_mut().unwrap() {
+        let ops = s["ops"].as_object_mut().unwrap();
+        let get = ops.remove("get").unwrap();
+        ops.insert(evil.to_string(), get);
+    }
+    std::fs::write(&saved, serde_json::to_vec(&j).unwrap()).unwrap();
+    let csv = path_in(d, "r.csv");
+    let out = mcbench(&["report", &saved, "--csv", &csv]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let script = r#"
+import csv, json, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+print(json.dumps({"widths": sorted({len(r) for r in rows}), "ops": [r[2] for r in rows[1:]]}))
+"#;
+    let py: Value = serde_json::from_slice(&python(script, &[&csv])).unwrap();
+    assert_eq!(py["widths"].as_array().unwrap().len(), 1, "{py}");
+    let ops: Vec<&str> = py["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(ops.contains(&format!("'{evil}").as_str()), "{ops:?}");
+    assert!(ops.iter().all(|op| !op.starts_with('=')), "{ops:?}");
+}
+
 fn screenshot(page: &Path, name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
     std::fs::create_dir_all(&dir).unwrap();

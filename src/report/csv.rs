@@ -2,76 +2,123 @@
 //! run's percentiles computed from each interval's histogram; for a scan
 //! or a search, one row per point of the curve.
 //!
-//! Written by hand rather than with the `csv` crate: every field is a
-//! number or an op name, none needs quoting.
+//! Written with the `csv` crate (RFC 4180 quoting). Text cells come from
+//! saved results and agents, so one that a spreadsheet would run as a
+//! formula (`=`, `+`, `-`, `@`, tab, CR first) is made inert with a `'`.
 
 use super::Exporter;
 use crate::result::{percentile_label, percentile_us, Curve, RunResult};
 use crate::stats::max_us;
-use std::fmt::Write;
 
 pub struct CsvExporter;
+
+/// A text cell a spreadsheet will not run as a formula.
+fn inert(text: &str) -> String {
+    match text.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{text}"),
+        _ => text.to_string(),
+    }
+}
+
+fn writer() -> csv::Writer<Vec<u8>> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new())
+}
+
+fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, String> {
+    w.into_inner().map_err(|e| format!("CSV: {e}"))
+}
 
 impl Exporter for CsvExporter {
     fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
         let r = &runs[0];
-        let mut out = String::from("time_s,interval_s,op,count,rate");
-        for p in &r.percentiles {
-            let _ = write!(out, ",{}_us", percentile_label(*p));
-        }
-        out.push_str(",max_us,hits,misses,errors\n");
+        let mut w = writer();
+        let mut header: Vec<String> = ["time_s", "interval_s", "op", "count", "rate"]
+            .map(String::from)
+            .to_vec();
+        header.extend(
+            r.percentiles
+                .iter()
+                .map(|p| format!("{}_us", percentile_label(*p))),
+        );
+        header.extend(["max_us", "hits", "misses", "errors"].map(String::from));
+        w.write_record(&header).map_err(|e| e.to_string())?;
         for s in &r.intervals {
             for (name, op) in &s.ops {
                 let h = op.latency_hdr.decode()?;
-                let _ = write!(
-                    out,
-                    "{:.6},{:.6},{name},{},{:.3}",
-                    s.time_s, s.duration_s, op.count, op.rate
+                let mut row = vec![
+                    format!("{:.6}", s.time_s),
+                    format!("{:.6}", s.duration_s),
+                    inert(name),
+                    op.count.to_string(),
+                    format!("{:.3}", op.rate),
+                ];
+                row.extend(
+                    r.percentiles
+                        .iter()
+                        .map(|p| format!("{:.3}", percentile_us(&h, *p))),
                 );
-                for p in &r.percentiles {
-                    let _ = write!(out, ",{:.3}", percentile_us(&h, *p));
-                }
-                let _ = writeln!(
-                    out,
-                    ",{:.3},{},{},{}",
-                    max_us(&h),
-                    op.hits,
-                    op.misses,
-                    op.errors
-                );
+                row.push(format!("{:.3}", max_us(&h)));
+                row.extend([op.hits, op.misses, op.errors].map(|n| n.to_string()));
+                w.write_record(&row).map_err(|e| e.to_string())?;
             }
         }
-        Ok(out.into_bytes())
+        finish(w)
     }
 
     fn render_curve(&self, curve: &Curve) -> Result<Vec<u8>, String> {
-        let mut out = String::from(
-            "point,offered_rate,achieved_rate,ok_rate,group,p50_us,p99_us,p999_us,slo_us,\
-             errors,client_bound,verdict,repeat\n",
-        );
+        let mut w = writer();
+        w.write_record([
+            "point",
+            "offered_rate",
+            "achieved_rate",
+            "ok_rate",
+            "group",
+            "p50_us",
+            "p99_us",
+            "p999_us",
+            "slo_us",
+            "errors",
+            "client_bound",
+            "verdict",
+            "repeat",
+        ])
+        .map_err(|e| e.to_string())?;
         for (i, p) in curve.points.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "{},{:.3},{:.3},{:.3},{},{:.3},{:.3},{:.3},{},{},{},{},{}",
-                i + 1,
-                p.offered_rate,
-                p.achieved_rate,
-                p.ok_rate,
-                p.group,
-                p.p50_us,
-                p.p99_us,
-                p.p999_us,
+            let row = [
+                (i + 1).to_string(),
+                format!("{:.3}", p.offered_rate),
+                format!("{:.3}", p.achieved_rate),
+                format!("{:.3}", p.ok_rate),
+                inert(&p.group.to_string()),
+                format!("{:.3}", p.p50_us),
+                format!("{:.3}", p.p99_us),
+                format!("{:.3}", p.p999_us),
                 p.slo_us.map_or(String::new(), |v| format!("{v:.3}")),
-                p.errors,
-                p.client_bound,
-                p.verdict.map_or("", |v| v.name()),
-                p.repeat
-            );
+                p.errors.to_string(),
+                p.client_bound.to_string(),
+                inert(p.verdict.map_or("", |v| v.name())),
+                p.repeat.to_string(),
+            ];
+            w.write_record(&row).map_err(|e| e.to_string())?;
         }
-        Ok(out.into_bytes())
+        finish(w)
     }
 
     fn takes_curve(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formulas_are_made_inert() {
+        assert_eq!(inert("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+        assert_eq!(inert("-1"), "'-1");
+        assert_eq!(inert("get"), "get");
     }
 }
