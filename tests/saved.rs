@@ -293,3 +293,41 @@ fn old_and_foreign_results_are_refused_by_name() {
     let dirname = dir.path().to_str().unwrap();
     assert_usage_error(&mcbench(&["report", dirname]), "not a regular file");
 }
+
+/// `report --merge` refuses runs of different workloads, naming the
+/// fields, as `compare` does; each machine's slice and share may differ.
+#[test]
+fn merge_refuses_other_workloads_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let server = fake_server(Misbehaviour::AnswersAfter(std::time::Duration::ZERO));
+    let run = |name: &str, extra: &[&str]| {
+        let path = path_in(d, name);
+        let mut args = vec![
+            "run",
+            "-s",
+            &server,
+            "-x",
+            "300",
+            "--no-load",
+            "--json",
+            &path,
+        ];
+        args.extend(extra);
+        let out = mcbench(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        path
+    };
+    let a = run("a.json", &["--client", "0/2"]);
+    let b = run("b.json", &["--client", "1/2", "-q", "5000", "-c", "2"]);
+    let c = run("c.json", &["--client", "1/2", "-u", "0.5", "-K", "20"]);
+    let out = mcbench(&["report", "--merge", &a, &b]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = mcbench(&["report", "--merge", &a, &c]);
+    assert_usage_error(&out, "--force merges them anyway");
+    for field in ["mix: ", "key_size: "] {
+        assert!(stderr(&out).contains(field), "{}", stderr(&out));
+    }
+    let out = mcbench(&["report", "--merge", "--force", &a, &c]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -50,6 +50,13 @@ fn report_inner(args: &ReportArgs) -> Result<(), Failure> {
     report::refuse_same_file(&named).map_err(Failure::usage)?;
     let mut runs = load_all(&args.runs)?;
     if args.merge {
+        same_workload(
+            &args.runs,
+            &runs,
+            &report::SHARE_OF_LOAD,
+            args.force,
+            "merges",
+        )?;
         let spread = result::start_spread_s(&runs);
         if spread >= runs[0].spec.interval.as_secs_f64() / 2.0 {
             eprintln!(
@@ -68,27 +75,41 @@ fn report_inner(args: &ReportArgs) -> Result<(), Failure> {
     outputs.write(&runs)
 }
 
-fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
-    let mut runs = load_all(&args.runs)?;
+/// Refuses runs whose workloads differ from the first's (in fields other
+/// than `also`), naming each field, unless `force`: then a note.
+fn same_workload(
+    paths: &[PathBuf],
+    runs: &[RunResult],
+    also: &[&str],
+    force: bool,
+    verb: &str,
+) -> Result<(), Failure> {
     let mut differ = Vec::new();
-    for (path, r) in args.runs.iter().zip(&runs).skip(1) {
-        for d in report::workload_differences(&runs[0], r) {
+    for (path, r) in paths.iter().zip(runs).skip(1) {
+        for d in report::workload_differences(&runs[0], r, also) {
             differ.push(format!("  {}: {d}", path.display()));
         }
     }
-    if !differ.is_empty() {
-        let what = format!(
-            "the runs' workloads differ from {}'s:\n{}",
-            args.runs[0].display(),
-            differ.join("\n")
-        );
-        if !args.force {
-            return Err(Failure::usage(format!(
-                "{what}\n(--force compares them anyway)"
-            )));
-        }
-        eprintln!("mcbench: note: {what}");
+    if differ.is_empty() {
+        return Ok(());
     }
+    let what = format!(
+        "the runs' workloads differ from {}'s:\n{}",
+        paths[0].display(),
+        differ.join("\n")
+    );
+    if !force {
+        return Err(Failure::usage(format!(
+            "{what}\n(--force {verb} them anyway)"
+        )));
+    }
+    eprintln!("mcbench: note: {what}");
+    Ok(())
+}
+
+fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
+    let mut runs = load_all(&args.runs)?;
+    same_workload(&args.runs, &runs, &[], args.force, "compares")?;
     if let Some(p) = &args.percentiles {
         runs[0].percentiles = p.0.clone();
     }

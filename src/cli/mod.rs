@@ -161,6 +161,11 @@ pub struct ReportArgs {
     #[arg(long)]
     pub merge: bool,
 
+    /// With --merge, merge runs whose workloads differ (by default they
+    /// are refused, naming the fields).
+    #[arg(long, requires = "merge")]
+    pub force: bool,
+
     #[command(flatten)]
     pub outputs: OutputArgs,
 }

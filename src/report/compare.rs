@@ -23,8 +23,13 @@ const NOT_WORKLOAD: [&str; 12] = [
     "warmup",
 ];
 
-/// The workload fields in which `b` differs from `a`, as `name: a ≠ b`.
-pub fn workload_differences(a: &RunResult, b: &RunResult) -> Vec<String> {
+/// Spec fields in which runs merged into one (`report --merge`) may also
+/// differ: each machine's slice of the key space and share of the load.
+pub const SHARE_OF_LOAD: [&str; 3] = ["client", "rate", "connections"];
+
+/// The workload fields in which `b` differs from `a`, as `name: a ≠ b`,
+/// leaving out `also` besides the fields that are no workload.
+pub fn workload_differences(a: &RunResult, b: &RunResult, also: &[&str]) -> Vec<String> {
     let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
         (serde_json::to_value(&a.spec), serde_json::to_value(&b.spec))
     else {
@@ -35,7 +40,7 @@ pub fn workload_differences(a: &RunResult, b: &RunResult) -> Vec<String> {
     names.dedup();
     names
         .into_iter()
-        .filter(|n| !NOT_WORKLOAD.contains(&n.as_str()))
+        .filter(|n| !NOT_WORKLOAD.contains(&n.as_str()) && !also.contains(&n.as_str()))
         .filter_map(|n| {
             let (x, y) = (a.get(n), b.get(n));
             (x != y).then(|| format!("{n}: {} ≠ {}", show(x), show(y)))

@@ -19,7 +19,7 @@ pub mod text_curve;
 mod text_server_stats;
 mod text_servers;
 
-pub use compare::{compare, workload_differences};
+pub use compare::{compare, workload_differences, SHARE_OF_LOAD};
 pub use live::live_line;
 pub use samples::SampleWriter;
 pub use staged::refuse_same_file;
