@@ -122,3 +122,46 @@ fn a_value_longer_than_any_the_run_stores_is_a_protocol_error() {
     assert_eq!(f(&j, "errors.protocol"), 2.0, "{}", j["errors"]);
     assert!(f(&j, "client.peak_rss_bytes") < 100e6, "{}", j["client"]);
 }
+
+/// A UDP server whose every reply announces 65,535 datagrams and sends
+/// one: the header is refused (a real reply has at most 1,024), so the
+/// datagrams counted lost never exceed the requests sent.
+#[test]
+fn a_udp_header_cannot_inflate_the_drop_count() {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        while let Ok((n, peer)) = socket.recv_from(&mut buf) {
+            if n >= 8 {
+                let mut d = vec![buf[0], buf[1], 0, 0, 0xff, 0xff, 0, 0];
+                d.extend_from_slice(b"VALUE k 0 5\r\nhe");
+                let _ = socket.send_to(&d, peer);
+            }
+        }
+    });
+    let server = format!("udp:{addr}");
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &server,
+        "--no-load",
+        "-u",
+        "0",
+        "-x",
+        "4",
+        "-c",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(count(&j, "errors.packet_drop") <= 4, "{}", j["errors"]);
+    assert_eq!(count(&j, "errors.udp_timeout"), 4, "{}", j["errors"]);
+}
+
+/// A timeout shorter than a connect on loopback would call every server
+/// unreachable: refused before any traffic.
+#[test]
+fn a_timeout_below_a_millisecond_is_refused() {
+    let out = mcbench(&["run", "-s", "127.0.0.1:1", "--timeout", "1ns"]);
+    assert_usage_error(&out, "--timeout must be at least 1 ms");
+}

@@ -409,7 +409,9 @@ fn collect(
                 ..
             } => {
                 reached[worker] = true;
-                busy[worker] = cpu_ns as f64 / elapsed_ns.max(1) as f64;
+                // A thread uses one CPU at most; a phase of microseconds
+                // (no ops) can show the CPU of its setup as more.
+                busy[worker] = (cpu_ns as f64 / elapsed_ns.max(1) as f64).clamp(0.0, 1.0);
                 duration_ns = duration_ns.max(elapsed_ns);
                 longest_drain_ns = longest_drain_ns.max(drain_ns);
                 ends[worker] = Some(end);

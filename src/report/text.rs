@@ -384,7 +384,8 @@ fn counters(out: &mut String, r: &RunResult) {
     let busy: Vec<String> = c
         .worker_busy
         .iter()
-        .map(|b| format!("{:.0}%", b * 100.0))
+        // A saved result may say anything: a share is 0..100 %.
+        .map(|b| format!("{:.0}%", b.clamp(0.0, 1.0) * 100.0))
         .collect();
     let _ = writeln!(
         out,

@@ -5,6 +5,8 @@
 
 use super::{Address, RunSpec};
 
+/// The shortest `--timeout`.
+const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
 /// Worker threads at most: each holds ~7 MB of recorders.
 pub const MAX_THREADS: usize = 256;
 /// The largest value memcached can store (`-I` up to 1 GiB).
@@ -39,8 +41,13 @@ impl RunSpec {
         if self.keys > MAX_KEYS {
             return Err(format!("--keys must be at most 2^62, got {}", self.keys));
         }
-        if self.timeout.is_zero() {
-            return Err("--timeout must be longer than zero".into());
+        // Below a millisecond a connect on loopback already times out:
+        // every server would look unreachable.
+        if self.timeout < MIN_TIMEOUT {
+            return Err(format!(
+                "--timeout must be at least 1 ms (a connect takes longer than less), got {:?}",
+                self.timeout
+            ));
         }
         Ok(())
     }

@@ -34,8 +34,9 @@ pub fn write_header(out: &mut Vec<u8>, request_id: u16) {
 }
 
 /// Splits a datagram into its header and payload. Shorter than a header, a
-/// message of no datagrams, or a sequence number past the end is
-/// `BadFrame`. The reserved field is not checked: memcached ignores it too.
+/// message of no datagrams or of more than [`MAX_DATAGRAMS`], or a
+/// sequence number past the end is `BadFrame` (so no count of datagrams
+/// lost can grow past what a real reply announces). The reserved field is not checked: memcached ignores it too.
 ///
 /// One exception: memcached 1.6 sends the empty parts of a reply (each miss
 /// of a multiget) as a bare header numbered 0 of 0. Such a datagram, with
@@ -51,7 +52,7 @@ pub fn parse_header(datagram: &[u8]) -> Result<(Header, &[u8]), ParseError> {
         total: u16::from_be_bytes([total0, total1]),
     };
     let empty_piece = header.total == 0 && header.seq == 0 && payload.is_empty();
-    if !empty_piece && header.seq >= header.total {
+    if (!empty_piece && header.seq >= header.total) || header.total > MAX_DATAGRAMS {
         return Err(ParseError::BadFrame);
     }
     Ok((header, payload))
@@ -322,6 +323,12 @@ mod tests {
         assert_eq!(r.push(&parts[0]), Ok(Fed::Stray(7)));
         let big = MAX_DATAGRAMS + 1;
         assert_eq!(r.push(&datagram(9, 0, big, b"")), Err(ParseError::BadFrame));
+        // Refused as the header is read: no count of lost datagrams may
+        // grow by what a hostile header announces.
+        assert_eq!(
+            parse_header(&datagram(9, 0, u16::MAX, b"x")),
+            Err(ParseError::BadFrame)
+        );
         assert_eq!(
             r.push(&datagram(9, 0, MAX_DATAGRAMS, b"")),
             Ok(Fed::Partial)
