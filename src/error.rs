@@ -51,3 +51,23 @@ impl fmt::Display for Failure {
 }
 
 impl std::error::Error for Failure {}
+
+/// `eprintln!` that never panics: a failing stderr (a closed pipe, a full
+/// disk) must not stop a run or lose its files, so its error is dropped.
+#[macro_export]
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
+/// Writes `text` to stdout and flushes it; the error names stdout, for an
+/// exit 1 once the files are written (`println!` would panic instead).
+pub fn to_stdout(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write to stdout: {e}"))
+}

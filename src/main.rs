@@ -21,7 +21,7 @@ fn main() {
     let argv = match mcbench::config::expand(args) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("mcbench: error: {e}");
+            mcbench::stderr_line!("mcbench: error: {e}");
             std::process::exit(mcbench::error::exit::USAGE);
         }
     };
@@ -39,10 +39,14 @@ fn main() {
         Command::TraceStat(args) => mcbench::app::trace_stat(&args),
         #[cfg(feature = "agents")]
         Command::Agent(args) => mcbench::app::agent(&args),
-        Command::Profiles => {
-            print!("{}", mcbench::config::profiles::listing());
-            mcbench::error::exit::OK
-        }
+        Command::Profiles => match mcbench::error::to_stdout(&mcbench::config::profiles::listing())
+        {
+            Ok(()) => mcbench::error::exit::OK,
+            Err(e) => {
+                mcbench::stderr_line!("mcbench: error: {e}");
+                mcbench::error::exit::FAILED
+            }
+        },
         Command::Memaslap(_)
         | Command::Mcperf(_)
         | Command::MemcachePerf(_)

@@ -40,7 +40,7 @@ pub async fn show(
 fn print(index: u64, parts: &[IntervalSummary], percentiles: &[f64]) {
     let refs: Vec<&IntervalSummary> = parts.iter().collect();
     match crate::result::merge_interval(index, &refs) {
-        Ok(s) => eprintln!("{}", crate::report::live_line(&s, percentiles)),
-        Err(e) => eprintln!("mcbench: interval {index}: {e}"),
+        Ok(s) => crate::stderr_line!("{}", crate::report::live_line(&s, percentiles)),
+        Err(e) => crate::stderr_line!("mcbench: interval {index}: {e}"),
     }
 }

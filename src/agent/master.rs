@@ -204,7 +204,7 @@ async fn enlist(
             offset_ns as f64 / 1e9
         )));
     }
-    eprintln!(
+    crate::stderr_line!(
         "mcbench: agent {addr} ({}, {} CPUs, weight {}): clock offset {:+.3} ms, round trip {:.3} ms",
         hello.hostname,
         hello.cpus,

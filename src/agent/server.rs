@@ -93,7 +93,7 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
         running: Arc::new(Mutex::new(None)),
     };
     if tls.is_none() && !listen.ip().is_loopback() {
-        eprintln!(
+        crate::stderr_line!(
             "mcbench agent: warning: listening on {listen} without TLS: the token and the workload (SASL credentials included) cross the network in clear; give --tls-cert/--tls-key"
         );
     }
@@ -106,7 +106,9 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
             .local_addr()
             .map_err(|e| Failure::run(e.to_string()))?;
         let secure = if tls.is_some() { "TLS" } else { "plain text" };
-        eprintln!("mcbench agent: listening on {bound} ({secure}, protocol {PROTOCOL_VERSION})");
+        crate::stderr_line!(
+            "mcbench agent: listening on {bound} ({secure}, protocol {PROTOCOL_VERSION})"
+        );
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
         let mut server = tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(KEEPALIVE))
@@ -183,7 +185,7 @@ impl Agent for Service {
         })
         .await
         .map_err(|e| Status::internal(e.to_string()))??;
-        eprintln!(
+        crate::stderr_line!(
             "mcbench agent: prepared {} ({preloaded} keys loaded)",
             req.name
         );

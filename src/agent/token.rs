@@ -100,7 +100,7 @@ fn log_refusal(from: &str) {
         0 => String::new(),
         n => format!(" ({n} more refused calls not logged)"),
     };
-    eprintln!("mcbench agent: refused a call from {from}: wrong or missing token{more}");
+    crate::stderr_line!("mcbench agent: refused a call from {from}: wrong or missing token{more}");
 }
 
 /// Compares without stopping at the first difference, so that the time

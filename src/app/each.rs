@@ -61,7 +61,7 @@ pub(super) fn run_each(
     let mut results: Vec<RunResult> = Vec::new();
     let mut code = exit::OK;
     for (i, (one, out)) in specs.iter().zip(&mut outputs).enumerate() {
-        eprintln!(
+        crate::stderr_line!(
             "mcbench: --each: run {} of {}: {}",
             i + 1,
             specs.len(),
@@ -72,13 +72,13 @@ pub(super) fn run_each(
         let result = match measure(one, percentiles.clone(), &stop, None, None) {
             Ok(r) => r,
             Err(f) => {
-                eprintln!("mcbench: error: {}: {f}", one.servers[0]);
+                crate::stderr_line!("mcbench: error: {}: {f}", one.servers[0]);
                 code = worse(code, exit::FAILED);
                 break;
             }
         };
         if let Err(f) = out.write(std::slice::from_ref(&result)) {
-            eprintln!("mcbench: error: {f}");
+            crate::stderr_line!("mcbench: error: {f}");
             code = worse(code, exit::FAILED);
         }
         let stopped = result.stopped_by.is_some();
@@ -89,15 +89,19 @@ pub(super) fn run_each(
         }
     }
     if let Err(f) = overlay.write(&results) {
-        eprintln!("mcbench: error: {f}");
+        crate::stderr_line!("mcbench: error: {f}");
         code = worse(code, exit::FAILED);
     }
     if results.len() > 1 {
         let labels: Vec<String> = results.iter().map(|r| r.servers.join(",")).collect();
         let table = report::compare(&results, &labels).map_err(Failure::run)?;
-        println!(
-            "\n════════ --each: the servers compared (ratios to the first) ════════\n\n{table}"
+        let text = format!(
+            "\n════════ --each: the servers compared (ratios to the first) ════════\n\n{table}\n"
         );
+        if let Err(e) = crate::error::to_stdout(&text) {
+            crate::stderr_line!("mcbench: error: {e}");
+            code = worse(code, exit::FAILED);
+        }
     }
     Ok(code)
 }

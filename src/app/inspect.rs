@@ -11,7 +11,7 @@ use mcbench_proto::stats as wire;
 pub fn stats(args: &StatsArgs) -> i32 {
     if let Some(g) = &args.group {
         if g.is_empty() || !g.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            eprintln!("mcbench: error: stats group '{g}' must be one word (slabs, items, settings, conns, sizes, ...)");
+            crate::stderr_line!("mcbench: error: stats group '{g}' must be one word (slabs, items, settings, conns, sizes, ...)");
             return exit::USAGE;
         }
     }
@@ -20,7 +20,7 @@ pub fn stats(args: &StatsArgs) -> i32 {
         .as_deref()
         .filter(|g| wire::CHANGES_SERVER.contains(g))
     {
-        eprintln!("mcbench: error: 'stats {g}' changes the server; mcbench only reads");
+        crate::stderr_line!("mcbench: error: 'stats {g}' changes the server; mcbench only reads");
         return exit::USAGE;
     }
     let group = args.group.as_deref().filter(|g| *g != "general");
@@ -77,7 +77,7 @@ fn each_server(
     let names = match names(args) {
         Ok(n) => n,
         Err(e) => {
-            eprintln!("mcbench: error: {e}");
+            crate::stderr_line!("mcbench: error: {e}");
             return exit::USAGE;
         }
     };
@@ -90,20 +90,24 @@ fn each_server(
         match shown {
             Ok(text) => blocks.push((name, text)),
             Err(e) => {
-                eprintln!("mcbench: error: {name}: {e}");
+                crate::stderr_line!("mcbench: error: {name}: {e}");
                 failed = true;
             }
         }
     }
-    if json {
+    let text = if json {
         let fields: Vec<String> = blocks
             .iter()
             .map(|(n, t)| format!("{}:{t}", serde_json::to_string(n).unwrap_or_default()))
             .collect();
-        println!("{{{}}}", fields.join(","));
+        format!("{{{}}}\n", fields.join(","))
     } else {
         let texts: Vec<&str> = blocks.iter().map(|(_, t)| t.as_str()).collect();
-        print!("{}", texts.join("\n"));
+        texts.join("\n")
+    };
+    if let Err(e) = crate::error::to_stdout(&text) {
+        crate::stderr_line!("mcbench: error: {e}");
+        failed = true;
     }
     if failed {
         exit::FAILED

@@ -56,7 +56,7 @@ pub fn run_presented(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> i
     match run_inner(args, presenter) {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("mcbench: error: {f}");
+            crate::stderr_line!("mcbench: error: {f}");
             f.exit_code()
         }
     }
@@ -80,7 +80,7 @@ impl engine::Observer for Watch<'_, '_> {
             self.progress.suspend(|| f(s));
         } else if self.spec.live {
             let line = live_line(s, self.percentiles);
-            self.progress.suspend(|| eprintln!("{line}"));
+            self.progress.suspend(|| crate::stderr_line!("{line}"));
         }
         self.progress.inc(s.ops.get("total").map_or(0, |o| {
             if is_ops_bound(self.spec) {
@@ -176,7 +176,7 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
     // to stderr, so a client-bound run never passes unsaid.
     if presented {
         for w in &result.warnings {
-            eprintln!("mcbench: warning: {w}");
+            crate::stderr_line!("mcbench: warning: {w}");
         }
     }
     let written = outputs.write(std::slice::from_ref(&result));
@@ -185,11 +185,11 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
     // Results that could not be written are a failed run, whatever else
     // happened: 130/143 promise the results so far were written.
     if let Err(f) = written {
-        eprintln!("mcbench: error: {f}");
+        crate::stderr_line!("mcbench: error: {f}");
         return Ok(exit::FAILED);
     }
     if let Err(e) = saved {
-        eprintln!("mcbench: error: {e}");
+        crate::stderr_line!("mcbench: error: {e}");
         return Ok(exit::FAILED);
     }
     Ok(code)
@@ -255,7 +255,7 @@ pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
     match crate::agent::serve(&how) {
         Ok(()) => exit::OK,
         Err(f) => {
-            eprintln!("mcbench agent: error: {f}");
+            crate::stderr_line!("mcbench agent: error: {f}");
             f.exit_code()
         }
     }
@@ -301,7 +301,7 @@ pub(crate) fn exit_code(result: &RunResult) -> i32 {
     }
     match &result.failure {
         Some(why) => {
-            eprintln!("mcbench: error: {why}");
+            crate::stderr_line!("mcbench: error: {why}");
             exit::FAILED
         }
         None => exit::OK,

@@ -11,7 +11,7 @@ pub fn route(args: &RouteArgs) -> i32 {
     let (router, names) = match build(args) {
         Ok(built) => built,
         Err(e) => {
-            eprintln!("mcbench: error: {e}");
+            crate::stderr_line!("mcbench: error: {e}");
             return exit::USAGE;
         }
     };
@@ -37,7 +37,7 @@ pub fn route(args: &RouteArgs) -> i32 {
         Ok(()) => exit::OK,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
         Err(e) => {
-            eprintln!("mcbench: error: {e}");
+            crate::stderr_line!("mcbench: error: {e}");
             exit::FAILED
         }
     }

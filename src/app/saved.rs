@@ -23,7 +23,7 @@ fn finish(r: Result<(), Failure>) -> i32 {
     match r {
         Ok(()) => exit::OK,
         Err(f) => {
-            eprintln!("mcbench: error: {f}");
+            crate::stderr_line!("mcbench: error: {f}");
             f.exit_code()
         }
     }
@@ -59,7 +59,7 @@ fn report_inner(args: &ReportArgs) -> Result<(), Failure> {
         )?;
         let spread = result::start_spread_s(&runs);
         if spread >= runs[0].spec.interval.as_secs_f64() / 2.0 {
-            eprintln!(
+            crate::stderr_line!(
                 "mcbench: note: the runs started {spread:.1} s apart: their intervals of the same \
                  number are not the same stretch of time (the totals are unaffected)"
             );
@@ -103,7 +103,7 @@ fn same_workload(
             "{what}\n(--force {verb} them anyway)"
         )));
     }
-    eprintln!("mcbench: note: {what}");
+    crate::stderr_line!("mcbench: note: {what}");
     Ok(())
 }
 

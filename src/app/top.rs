@@ -23,18 +23,18 @@ pub fn top(args: &TopArgs) -> i32 {
     let names = match super::inspect::names(&args.target) {
         Ok(n) => n,
         Err(e) => {
-            eprintln!("mcbench: error: {e}");
+            crate::stderr_line!("mcbench: error: {e}");
             return exit::USAGE;
         }
     };
     if args.interval < MIN_INTERVAL {
-        eprintln!("mcbench: error: -i must be at least {MIN_INTERVAL:?}");
+        crate::stderr_line!("mcbench: error: -i must be at least {MIN_INTERVAL:?}");
         return exit::USAGE;
     }
     let stop = match super::install_signal_flag() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("mcbench: error: {e}");
+            crate::stderr_line!("mcbench: error: {e}");
             return exit::FAILED;
         }
     };
@@ -43,7 +43,7 @@ pub fn top(args: &TopArgs) -> i32 {
         match Screen::enter() {
             Ok(s) => Some(s),
             Err(e) => {
-                eprintln!("mcbench: error: cannot set up the terminal: {e}");
+                crate::stderr_line!("mcbench: error: cannot set up the terminal: {e}");
                 return exit::FAILED;
             }
         }
@@ -62,7 +62,8 @@ pub fn top(args: &TopArgs) -> i32 {
             Some(s) => s.show(&frame),
             None => writeln!(std::io::stdout(), "{frame}").and_then(|()| std::io::stdout().flush()),
         };
-        if shown.is_err() {
+        if let Err(e) = shown {
+            crate::stderr_line!("mcbench: error: cannot write to stdout: {e}");
             return exit::FAILED;
         }
         frames += 1;

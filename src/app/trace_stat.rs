@@ -5,12 +5,13 @@ use crate::cli::TraceStatArgs;
 use crate::engine::trace_feed::{self, FeedPlan};
 use crate::error::exit;
 use crate::trace::TraceReader;
+use std::fmt::Write;
 
 pub fn trace_stat(args: &TraceStatArgs) -> i32 {
     let format = match TraceReader::open(&args.file, args.trace_format) {
         Ok(r) => r.format(),
         Err(e) => {
-            eprintln!("mcbench: error: {e}");
+            crate::stderr_line!("mcbench: error: {e}");
             return exit::USAGE;
         }
     };
@@ -27,37 +28,41 @@ pub fn trace_stat(args: &TraceStatArgs) -> i32 {
     let drained = match trace_feed::drain(plan, stop) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("mcbench: error: {e}");
+            crate::stderr_line!("mcbench: error: {e}");
             return exit::USAGE;
         }
     };
     let r = &drained.report;
     let secs = drained.elapsed.as_secs_f64().max(1e-9);
-    println!("trace {} ({format})", args.file.display());
-    println!(
+    let mut text = format!("trace {} ({format})\n", args.file.display());
+    let _ = writeln!(
+        text,
         "records {}, requests {}, nops {}",
         r.records, r.requests, r.nops
     );
     for (op, n) in &drained.ops {
-        println!("  {op:<8} {n}");
+        let _ = writeln!(text, "  {op:<8} {n}");
     }
-    println!("span {} s", r.span_s);
-    match (r.recorded_lookups, r.recorded_hits) {
-        (0, _) => println!("hit ratio: not recorded"),
-        (of, hits) => println!(
+    let _ = writeln!(text, "span {} s", r.span_s);
+    let _ = match (r.recorded_lookups, r.recorded_hits) {
+        (0, _) => writeln!(text, "hit ratio: not recorded"),
+        (of, hits) => writeln!(
+            text,
             "hit ratio: {:.2} % of {of} recorded lookups",
             hits as f64 / of as f64 * 100.0
         ),
-    }
-    println!(
+    };
+    let _ = writeln!(
+        text,
         "read in {secs:.3} s: {:.0} records/s",
         r.records as f64 / secs
     );
-    match &r.error {
-        Some(e) => {
-            eprintln!("mcbench: error: {e}");
+    let written = crate::error::to_stdout(&text);
+    match (&r.error, &written) {
+        (Some(e), _) | (None, Err(e)) => {
+            crate::stderr_line!("mcbench: error: {e}");
             exit::FAILED
         }
-        None => exit::OK,
+        (None, Ok(_)) => exit::OK,
     }
 }

@@ -59,7 +59,7 @@ pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
     if let Some(path) = value_of(typed, &["-F", "--cfg-cmd"]) {
         let cfg = memaslap::to_args(&read(&path)?, &path)?;
         for line in &cfg.skipped {
-            eprintln!("mcbench: note: {line}");
+            crate::stderr_line!("mcbench: note: {line}");
         }
         layers.push(cfg.args);
     }

@@ -284,7 +284,7 @@ fn worker_main(
     let index = plan.index;
     if let Some(cpu) = plan.cpu {
         if let Err(e) = os::pin_to_cpu(cpu) {
-            eprintln!("warning: cannot pin worker {index} to CPU {cpu}: {e}");
+            crate::stderr_line!("warning: cannot pin worker {index} to CPU {cpu}: {e}");
         }
     }
     os::tight_timer_slack();

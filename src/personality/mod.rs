@@ -161,7 +161,7 @@ pub fn main(tool: Tool, args: Vec<OsString>) -> i32 {
     let translation = match translated {
         Ok(Ok(t)) => t,
         Ok(Err(why)) => {
-            eprintln!("mcbench {}: error: {why}", tool.name());
+            crate::stderr_line!("mcbench {}: error: {why}", tool.name());
             return exit::USAGE;
         }
         Err(code) => return code,
@@ -184,7 +184,7 @@ fn parse<A: Args + FromArgMatches + ToolCommand>(
     let matches = cmd.try_get_matches_from(args).map_err(|e| {
         let _ = e.print();
         if let Some(hint) = &hint {
-            eprintln!("{hint}");
+            crate::stderr_line!("{hint}");
         }
         e.exit_code()
     })?;
@@ -203,15 +203,15 @@ trait ToolCommand {
 fn run(tool: Tool, mut t: Translation) -> i32 {
     let name = tool.name();
     for note in &t.notes {
-        eprintln!("mcbench {name}: note: {note}");
+        crate::stderr_line!("mcbench {name}: note: {note}");
     }
     let mut argv: Vec<OsString> = vec!["mcbench".into(), t.command.into()];
     argv.extend(t.native.iter().map(OsString::from));
-    eprintln!("mcbench {name}: runs as: {}", shell_words(&redacted(&argv)));
+    crate::stderr_line!("mcbench {name}: runs as: {}", shell_words(&redacted(&argv)));
     let argv = match crate::config::expand(argv) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("mcbench {name}: error: {e}");
+            crate::stderr_line!("mcbench {name}: error: {e}");
             return exit::USAGE;
         }
     };
@@ -220,7 +220,7 @@ fn run(tool: Tool, mut t: Translation) -> i32 {
         Err(e) => {
             // Our translation produced a native flag set clap refuses: a
             // usage error all the same, with clap's reason.
-            eprintln!("mcbench {name}: error: {}", e.render().to_string().trim());
+            crate::stderr_line!("mcbench {name}: error: {}", e.render().to_string().trim());
             return exit::USAGE;
         }
     };

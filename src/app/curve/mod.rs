@@ -49,7 +49,7 @@ pub fn scan_presented(args: &ScanArgs, text: Option<Box<dyn Exporter>>) -> i32 {
 
 fn finish(code: Result<i32, Failure>) -> i32 {
     code.unwrap_or_else(|f| {
-        eprintln!("mcbench: error: {f}");
+        crate::stderr_line!("mcbench: error: {f}");
         f.exit_code()
     })
 }
@@ -147,7 +147,9 @@ fn rate_text(rate: Option<f64>) -> String {
 fn scan_inner(args: &ScanArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, Failure> {
     super::no_agents(&args.run, "scan")?;
     if let Some(rate) = args.run.rate {
-        eprintln!("mcbench: note: --rates sets each run's rate; --rate {rate} is not used");
+        crate::stderr_line!(
+            "mcbench: note: --rates sets each run's rate; --rate {rate} is not used"
+        );
     }
     let rates = &args.rates.0;
     let curve = Curve::new(CurveKind::Scan, args.slo, None);
@@ -214,7 +216,7 @@ impl Series {
         } else {
             None
         };
-        eprintln!("{}", text_curve::header(&curve));
+        crate::stderr_line!("{}", text_curve::header(&curve));
         Ok(Series {
             base,
             percentiles: run
@@ -257,14 +259,14 @@ impl Series {
             .map_err(Failure::run)?;
         let n = self.curve.points.len();
         let point = &self.curve.points[n - 1];
-        eprintln!("{}", text_curve::line(&self.curve, n, point));
+        crate::stderr_line!("{}", text_curve::line(&self.curve, n, point));
         Ok(Some(point))
     }
 
     /// Writes the curve with its outcome; the exit code, 1 if a write failed.
     fn end(mut self, (outcome, code): (String, i32)) -> i32 {
         if code != exit::OK {
-            eprintln!("mcbench: error: {outcome}");
+            crate::stderr_line!("mcbench: error: {outcome}");
         }
         if self.write(&outcome) {
             code
@@ -291,7 +293,7 @@ impl Series {
         match self.outputs.write_curve(&self.curve) {
             Ok(()) => true,
             Err(f) => {
-                eprintln!("mcbench: error: {f}");
+                crate::stderr_line!("mcbench: error: {f}");
                 false
             }
         }
