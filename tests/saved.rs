@@ -300,24 +300,7 @@ fn old_and_foreign_results_are_refused_by_name() {
 fn merge_refuses_other_workloads_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let server = fake_server(Misbehaviour::AnswersAfter(std::time::Duration::ZERO));
-    let run = |name: &str, extra: &[&str]| {
-        let path = path_in(d, name);
-        let mut args = vec![
-            "run",
-            "-s",
-            &server,
-            "-x",
-            "300",
-            "--no-load",
-            "--json",
-            &path,
-        ];
-        args.extend(extra);
-        let out = mcbench(&args);
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        path
-    };
+    let run = |name: &str, extra: &[&str]| quick_result(d, name, extra);
     let a = run("a.json", &["--client", "0/2"]);
     let b = run("b.json", &["--client", "1/2", "-q", "5000", "-c", "2"]);
     let c = run("c.json", &["--client", "1/2", "-u", "0.5", "-K", "20"]);

@@ -63,24 +63,6 @@ fn refused(dir: &Path, args: &[&str], code: i32, needle: &str) {
     assert!(kib < MAX_RSS_KIB, "{args:?} took {kib} KiB");
 }
 
-/// A saved result of a short run against a scripted server.
-fn saved_result(dir: &Path) -> String {
-    let server = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
-    let path = path_in(dir, "good.json");
-    let out = mcbench(&[
-        "run",
-        "-s",
-        &server,
-        "-x",
-        "200",
-        "--no-load",
-        "--json",
-        &path,
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    path
-}
-
 /// V2 compressed histogram bytes around the V2 `header` and `payload`.
 fn v2(header: [u64; 6], payload: &[u8]) -> String {
     use std::io::Write;
@@ -116,7 +98,7 @@ fn with_histogram(dir: &Path, good: &str, hdr: &str, name: &str) -> String {
 fn hostile_histograms_are_refused_without_allocating() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let good = saved_result(d);
+    let good = quick_result(d, "good.json", &[]);
     const V2: u64 = 0x1c84_9313;
     let hour = 3_600_000_000_000;
     for (header, payload, field) in [

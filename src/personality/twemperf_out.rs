@@ -140,15 +140,21 @@ impl Block {
             rsp("end"),
             rsp("value")
         );
-        let _ = writeln!(
-            out,
-            "Response type: error {} client_error {} server_error {}",
-            rsp("error"),
-            rsp("client_error"),
-            rsp("server_error")
-        );
+        error_types(out, r);
         Ok(())
     }
+}
+
+/// mcperf's line of error replies by type.
+fn error_types(out: &mut String, r: &RunResult) {
+    let rsp = |k: &str| r.responses.get(k).copied().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "Response type: error {} client_error {} server_error {}",
+        rsp("error"),
+        rsp("client_error"),
+        rsp("server_error")
+    );
 }
 
 /// `-q` with a method that has a quiet form: the server answers none of
@@ -178,14 +184,7 @@ fn quiet_lines(out: &mut String, r: &RunResult, requests: u64, errors: u64) -> R
         r.total.latency_us.max / 1e3
     );
     if errors > 0 {
-        let rsp = |k: &str| r.responses.get(k).copied().unwrap_or(0);
-        let _ = writeln!(
-            out,
-            "Response type: error {} client_error {} server_error {}",
-            rsp("error"),
-            rsp("client_error"),
-            rsp("server_error")
-        );
+        error_types(out, r);
     }
     Ok(())
 }

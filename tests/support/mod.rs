@@ -442,6 +442,28 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
     }
 }
 
+/// A result saved at `dir`/`name` by a run of 300 requests against a
+/// scripted server that answers at once, with `extra` flags: a saved
+/// result to read back, in a fraction of a second.
+pub fn quick_result(dir: &Path, name: &str, extra: &[&str]) -> String {
+    let server = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
+    let path = path_in(dir, name);
+    let mut args = vec![
+        "run",
+        "-s",
+        &server,
+        "-x",
+        "300",
+        "--no-load",
+        "--json",
+        &path,
+    ];
+    args.extend(extra);
+    let out = mcbench(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    path
+}
+
 /// A count at a dotted `path` of a JSON result.
 pub fn count(v: &serde_json::Value, path: &str) -> u64 {
     f(v, path) as u64
