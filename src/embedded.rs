@@ -66,6 +66,7 @@ impl EmbeddedMemcached {
         // 512 KiB slab chunks): its default 1 MiB unless values need more.
         let item_limit_mb = size.max_item_bytes.div_ceil(1 << 20).max(1);
         let mut cmd = Command::new(binary);
+        die_with_parent(&mut cmd);
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
             cmd.args(["-u", "root"]); // memcached refuses to run as root otherwise
@@ -121,6 +122,31 @@ impl Drop for EmbeddedMemcached {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// The server gets SIGTERM when this process dies, however it dies
+/// (SIGKILL, a crash): no memcached is left behind. The signal follows
+/// the thread that spawns it, which runs the whole run.
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: prctl and getppid are async-signal-safe; the closure touches
+    // nothing else between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the prctl took effect.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other(
+                    "mcbench exited while starting memcached",
+                ));
+            }
+            Ok(())
+        });
     }
 }
 

@@ -4,6 +4,11 @@ use mcbench::personality::{self, Tool};
 use std::ffi::OsString;
 
 fn main() {
+    // Past `ulimit -f`, a write fails with EFBIG and is reported like any
+    // other failed write; SIGXFSZ's default would kill the process and
+    // lose every output.
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let args: Vec<OsString> = std::env::args_os().collect();
     // A link named for a seed tool, or `mcbench TOOL ARGS`: that tool's
     // own flags, which clap's `Cli` does not know.
