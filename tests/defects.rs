@@ -21,7 +21,7 @@ fn bad_input_is_refused_before_anything_starts() {
         (&["run", "-s", "localhost:99999"], "no server address"),
         (
             &["run", "--timeout", "0"],
-            "--timeout must be longer than zero",
+            "--timeout must be at least 1 ms",
         ),
         (
             &["run", "--threads", "100000"],

@@ -421,7 +421,7 @@ fn bad_trace_input_is_refused_before_any_traffic() {
     // No server: a refusal must come before any connection.
     let (_, unused) = silent_listener();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--trace", missing.to_str().unwrap()], "cannot open"),
+        (vec!["--trace", missing.to_str().unwrap()], "cannot read"),
         (vec!["--trace", garbage.to_str().unwrap()], "--trace-format"),
         (vec!["--trace", bad_lcs.to_str().unwrap()], "lcs version 42"),
         (

@@ -45,7 +45,7 @@ impl RunSpec {
         // every server would look unreachable.
         if self.timeout < MIN_TIMEOUT {
             return Err(format!(
-                "--timeout must be at least 1 ms (a connect takes longer than less), got {:?}",
+                "--timeout must be at least 1 ms (below it every connect times out), got {:?}",
                 self.timeout
             ));
         }

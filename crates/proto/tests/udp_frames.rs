@@ -1,6 +1,8 @@
 //! Properties of memcached UDP framing and reply reassembly.
 
-use mcbench_proto::udp::{parse_header, write_header, Fed, Header, Reassembly, HEADER_LEN};
+use mcbench_proto::udp::{
+    parse_header, write_header, Fed, Header, Reassembly, HEADER_LEN, MAX_DATAGRAMS,
+};
 use mcbench_proto::ParseError;
 use proptest::prelude::*;
 
@@ -119,7 +121,7 @@ proptest! {
         wire[6..8].copy_from_slice(&reserved.to_be_bytes());
         let got = parse_header(&wire);
         let empty_piece = total == 0 && seq == 0 && tail.is_empty();
-        if !empty_piece && seq >= total {
+        if (!empty_piece && seq >= total) || total > MAX_DATAGRAMS {
             prop_assert_eq!(got, Err(ParseError::BadFrame));
         } else {
             prop_assert_eq!(got, Ok((Header { request_id: id, seq, total }, &tail[..])));
