@@ -5,14 +5,12 @@
 //! encoded and decode on demand.
 
 use super::recorder::new_histogram;
+use crate::untrusted::V2_COMPRESSED_COOKIE;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-
-/// The first four bytes of a V2 compressed histogram.
-const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
 
 /// One histogram of ns values, V2 compressed.
 #[derive(Debug, Clone, PartialEq, Eq)]

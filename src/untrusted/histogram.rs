@@ -3,8 +3,9 @@
 //! buffer from the payload length and its counts from the bounds the bytes
 //! declare, so 56 hostile bytes can make it allocate 4 GiB.
 
-/// The cookies of the V2 encoding, compressed and not.
-const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+/// The cookies of the V2 encoding, compressed (as results keep it:
+/// `stats::Hdr` writes it) and not.
+pub const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
 const V2_COOKIE: u32 = 0x1c84_9313;
 /// The V2 header: cookie, payload length, normalizing offset, digits,
 /// lowest, highest, conversion ratio.
@@ -12,7 +13,7 @@ const V2_HEADER: usize = 40;
 /// The most payload a histogram of ours can need: each of the counts of
 /// the widest recorder (1 ns..1 h, 3 digits: 33,792 counts; 40,960 with
 /// room) as a 9-byte varint.
-pub const MAX_V2_PAYLOAD: usize = 40_960 * 9;
+const MAX_V2_PAYLOAD: usize = 40_960 * 9;
 /// Bounds a histogram of ours may declare: at most our recorders' range
 /// and precision, so that the counts it allocates are no more than ours.
 const MAX_HIGHEST: u64 = 3_600_000_000_000;

@@ -11,4 +11,4 @@ mod file;
 mod histogram;
 
 pub use file::{open_regular, read_bytes, read_text, Bound};
-pub use histogram::{inflate_v2, MAX_V2_PAYLOAD};
+pub use histogram::{inflate_v2, V2_COMPRESSED_COOKIE};
