@@ -37,7 +37,8 @@ fn a_failing_stderr_never_stops_a_run_or_its_files() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    for name in ["full", "closed"] {
+    // "piped" is the control: both commands do write to stderr.
+    for name in ["piped", "full", "closed"] {
         let json = path_in(dir.path(), &format!("{name}.json"));
         let args = [
             "run",
@@ -52,6 +53,7 @@ fn a_failing_stderr_never_stops_a_run_or_its_files() {
         ];
         let out = with(&args, Stdio::null(), stderr_of(name));
         assert_eq!(out.status.code(), Some(0), "{name}");
+        assert_eq!(name == "piped", !out.stderr.is_empty(), "{name}");
         assert!(f(&read_json(std::path::Path::new(&json)), "total.count") > 0.0);
         let rates = "2000:4000:2000";
         let curve = path_in(dir.path(), &format!("{name}-scan.json"));
@@ -68,16 +70,18 @@ fn a_failing_stderr_never_stops_a_run_or_its_files() {
         ];
         let out = with(&args, Stdio::null(), stderr_of(name));
         assert_eq!(out.status.code(), Some(0), "scan, stderr {name}");
+        assert_eq!(name == "piped", !out.stderr.is_empty(), "scan, {name}");
         assert!(std::path::Path::new(&curve).exists());
     }
 }
 
-/// A stderr that fails: `/dev/full`, or a pipe no one reads.
+/// A stderr read back (`piped`), or one that fails: `/dev/full`, or a
+/// pipe no one reads.
 fn stderr_of(name: &str) -> Stdio {
-    if name == "full" {
-        full()
-    } else {
-        closed_pipe()
+    match name {
+        "piped" => Stdio::piped(),
+        "full" => full(),
+        _ => closed_pipe(),
     }
 }
 

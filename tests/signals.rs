@@ -69,7 +69,6 @@ fn a_killed_mcbench_leaves_no_embedded_memcached() {
 
 #[test]
 fn a_file_size_limit_is_a_write_error_not_a_signal() {
-    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let server = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
     let json = path_in(dir.path(), "r.json");
@@ -86,19 +85,7 @@ fn a_file_size_limit_is_a_write_error_not_a_signal() {
     ])
     .stdout(Stdio::null())
     .stderr(Stdio::piped());
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs here.
-    unsafe {
-        cmd.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: 1024,
-                rlim_max: 1024,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    with_rlimit(&mut cmd, libc::RLIMIT_FSIZE, 1024);
     let out = wait_bounded(cmd.spawn().unwrap(), Duration::from_secs(30));
     assert_eq!(
         out.status.code(),

@@ -22,22 +22,9 @@ const MAX_ADDRESS_SPACE: u64 = 2 << 30;
 /// Runs mcbench `args` under `/usr/bin/time`, bounded in time and address
 /// space: its output and its peak resident memory, KiB.
 fn probe(dir: &Path, args: &[&str]) -> (std::process::Output, u64) {
-    use std::os::unix::process::CommandExt;
     let rss = dir.join("rss");
     let mut cmd = Command::new("/usr/bin/time");
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs here.
-    unsafe {
-        cmd.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: MAX_ADDRESS_SPACE,
-                rlim_max: MAX_ADDRESS_SPACE,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    with_rlimit(&mut cmd, libc::RLIMIT_AS, MAX_ADDRESS_SPACE);
     let child = cmd
         .args(["-f", "%M", "-o", rss.to_str().unwrap(), BIN])
         .args(args)

@@ -183,6 +183,25 @@ fn a_flush_behind_mcbenchs_back_is_caught_as_misses() {
     assert_eq!(f(c, "expired_get"), 0.0, "{c}");
 }
 
+/// `t` of 2000 ops/s with 30 % of sets expiring in 2 s, against a
+/// scripted `server` with nothing preloaded.
+fn expiring_run(server: &str, t: &str) -> (std::process::Output, serde_json::Value) {
+    run_json(&[
+        "run",
+        "-s",
+        server,
+        "-t",
+        t,
+        "-q",
+        "2000",
+        "-u",
+        "0.2",
+        "--exp-verify",
+        "0.3",
+        "--no-load",
+    ])
+}
+
 #[test]
 fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
     let _machine = shared_machine();
@@ -225,21 +244,7 @@ fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
     // The server saw expiring keys expire: gets of them missed.
     assert!(f(&j, "gets.misses") > 0.0);
     // A server that keeps what should have expired is caught.
-    let forgetful = fake_server(Misbehaviour::NeverForgets);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
-        &forgetful,
-        "-t",
-        "4s",
-        "-q",
-        "2000",
-        "-u",
-        "0.2",
-        "--exp-verify",
-        "0.3",
-        "--no-load",
-    ]);
+    let (out, j) = expiring_run(&fake_server(Misbehaviour::NeverForgets), "4s");
     // Failed checks fail the run, though every request was answered.
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let c = &j["checks"];
@@ -247,20 +252,7 @@ fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
     assert_eq!(f(c, "unexpired_unget"), 0.0, "{c}");
     // And one that forgets at once.
     let forgetful = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
-        &forgetful,
-        "-t",
-        "1s",
-        "-q",
-        "2000",
-        "-u",
-        "0.2",
-        "--exp-verify",
-        "0.3",
-        "--no-load",
-    ]);
+    let (out, j) = expiring_run(&forgetful, "1s");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("--tolerate-check-failures"),

@@ -442,6 +442,25 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
     }
 }
 
+/// Sets `resource` (`libc::RLIMIT_*`) to `limit` in the process `cmd`
+/// starts, before it runs.
+pub fn with_rlimit(cmd: &mut Command, resource: libc::__rlimit_resource_t, limit: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs here.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(resource, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// A result saved at `dir`/`name` by a run of 300 requests against a
 /// scripted server that answers at once, with `extra` flags: a saved
 /// result to read back, in a fraction of a second.
