@@ -48,7 +48,7 @@ impl<S: Read + Write> Client<S> {
         loop {
             match self
                 .protocol
-                .parse(&self.pending, &mut progress, req.expect())
+                .parse(&self.pending, &mut progress, req.expect(), req.keys)
             {
                 Ok(Some((resp, used))) => {
                     self.pending.drain(..used);

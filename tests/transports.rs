@@ -661,10 +661,14 @@ fn reordering_udp_server() -> String {
                 d.extend_from_slice(payload);
                 d
             };
+            // The value is the key asked for's: `get <key>\r\n`.
+            let request = String::from_utf8_lossy(&buf[8..n]);
+            let key = request.trim_end().strip_prefix("get ").unwrap_or("k");
+            let head = format!("VALUE {key} 0 5\r\nhe");
             let stray = [id[0] ^ 0x55, id[1], 0, 0, 0, 2, 0, 0, b'x'];
             let _ = socket.send_to(&stray, peer);
             let _ = socket.send_to(&frame(1, 2, b"llo\r\nEND\r\n"), peer);
-            let _ = socket.send_to(&frame(0, 2, b"VALUE k 0 5\r\nhe"), peer);
+            let _ = socket.send_to(&frame(0, 2, head.as_bytes()), peer);
         }
     });
     addr

@@ -27,6 +27,17 @@ pub fn expect_from(head: &[u8; 4]) -> Expect {
     e.with_max_value(max_value)
 }
 
+/// The keys a request of `expect` asked for (`k0`, `k1`, ...), or none
+/// given (unchecked) when `head`'s bit 3 says so.
+pub fn asked_for(expect: Expect, head: u8) -> &'static [u8] {
+    const KEYS: &[u8] = b"k0 k1 k2 k3";
+    if head & 8 != 0 {
+        return &[];
+    }
+    let n = expect.keys.clamp(1, 4) as usize;
+    &KEYS[..3 * n - 1]
+}
+
 /// The parser's promises for `protocol` on `data`: first 4 bytes pick the
 /// request, the 5th where a read is cut, the rest is the server's stream.
 pub fn check_responses(protocol: Protocol, data: &[u8]) {
@@ -34,16 +45,17 @@ pub fn check_responses(protocol: Protocol, data: &[u8]) {
         return;
     };
     let expect = expect_from(&[head[0], head[1], head[2], head[3]]);
-    let whole = protocol.parse(rest, &mut Progress::default(), expect);
+    let asked = asked_for(expect, head[3]);
+    let whole = protocol.parse(rest, &mut Progress::default(), expect, asked);
     judge_lengths(&whole, rest.len());
     // The same reply, read in two pieces.
     let cut = usize::from(head[4]).min(rest.len());
     let mut progress = Progress::default();
-    let first = protocol.parse(&rest[..cut], &mut progress, expect);
+    let first = protocol.parse(&rest[..cut], &mut progress, expect, asked);
     judge_lengths(&first, cut);
     match first {
         Ok(None) => {
-            let resumed = protocol.parse(rest, &mut progress, expect);
+            let resumed = protocol.parse(rest, &mut progress, expect, asked);
             assert_eq!(resumed, whole, "{protocol:?}: a resumed parse differs");
         }
         Ok(Some(done)) => assert_eq!(

@@ -241,7 +241,7 @@ fn exchange(
     let mut progress = Progress::default();
     let mut class = ResponseClass::Error;
     let used = blocking::exchange(fd, &out, &mut reply, MAX_REPLY, |buf| {
-        match protocol.parse(buf, &mut progress, req.expect()) {
+        match protocol.parse(buf, &mut progress, req.expect(), req.keys) {
             Ok(Some((resp, used))) => {
                 class = resp.class;
                 Ok(Some(used))

@@ -49,6 +49,11 @@ impl Encoder {
         }
     }
 
+    /// The keys of the request last encoded, as sent (space-separated).
+    pub fn keys(&self) -> &[u8] {
+        &self.keys
+    }
+
     /// Appends `req` to `out`; returns what its reply must look like.
     #[inline]
     #[allow(clippy::too_many_arguments)]

@@ -12,6 +12,7 @@
 //! `parse` and `supports` — and [`Protocol`] picks one at run time.
 
 pub mod ascii;
+mod asked;
 mod auth;
 pub mod binary;
 mod command;
@@ -94,17 +95,23 @@ impl Protocol {
     /// `buf`: the response and the bytes it took, `Ok(None)` if more bytes
     /// are needed (then `progress` remembers how far it got, and the next
     /// call must pass the same response's bytes from its start).
+    ///
+    /// `asked` is the request's keys as sent ([`Request::keys`]): a value
+    /// whose reply names a key (text `VALUE`, meta `k`, binary `GETKQ`)
+    /// must be one of them, in order, once per time asked
+    /// ([`ParseError::KeyMismatch`]). Empty: keys are not checked.
     #[inline]
     pub fn parse(
         self,
         buf: &[u8],
         progress: &mut Progress,
         expect: Expect,
+        asked: &[u8],
     ) -> Result<Option<(Response, usize)>, ParseError> {
         match self {
-            Protocol::Ascii => ascii::parse(buf, progress, expect),
-            Protocol::Meta => meta::parse(buf, progress, expect),
-            Protocol::Binary => binary::parse(buf, progress, expect),
+            Protocol::Ascii => ascii::parse(buf, progress, expect, asked),
+            Protocol::Meta => meta::parse(buf, progress, expect, asked),
+            Protocol::Binary => binary::parse(buf, progress, expect, asked),
             Protocol::Resp => resp::parse(buf, progress, expect),
         }
     }

@@ -133,6 +133,9 @@ pub struct Progress {
     pub(crate) cas: u64,
     /// A reply seen before the fence of a quiet request.
     pub(crate) seen: Option<ResponseClass>,
+    /// Where in the request's keys the next value's key is looked for
+    /// (after the last one matched).
+    pub(crate) key_pos: usize,
 }
 
 /// A response stream that cannot be parsed. The connection that produced it
@@ -160,6 +163,11 @@ pub enum ParseError {
     /// A value longer than any the caller can have stored
     /// (`Expect::max_value`): a hostile or confused server.
     ValueTooLong,
+    /// A value for a key the request did not ask for, or asked for fewer
+    /// times, or out of the order it asked (another request's answer).
+    KeyMismatch,
+    /// More values than the request asked keys for.
+    TooManyValues,
 }
 
 impl fmt::Display for ParseError {
@@ -175,6 +183,8 @@ impl fmt::Display for ParseError {
             ParseError::UnexpectedReply => "reply does not answer the request",
             ParseError::BadNumber => "malformed number",
             ParseError::ValueTooLong => "value longer than any the run stores",
+            ParseError::KeyMismatch => "value for a key the request did not ask for",
+            ParseError::TooManyValues => "more values than the request asked keys for",
         };
         f.write_str(what)
     }

@@ -114,7 +114,7 @@ fn a_reply_that_cannot_answer_its_request_is_refused() {
     use mcbench_proto::{Cmd, ParseError, Progress, Protocol, Request};
     let parse = |cmd: Cmd, wire: &[u8]| {
         let expect = Request::new(cmd, b"k").expect();
-        Protocol::Ascii.parse(wire, &mut Progress::default(), expect)
+        Protocol::Ascii.parse(wire, &mut Progress::default(), expect, &[])
     };
     assert_eq!(
         parse(Cmd::Get, b"STORED\r\n"),

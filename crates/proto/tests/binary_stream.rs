@@ -155,8 +155,8 @@ fn parse_chunked(replies: &[Reply], cuts: &[usize]) -> Vec<Response> {
         start = end;
         let mut used = 0;
         while let Some(&(expect, _, _)) = replies.get(out.len()) {
-            let fresh = binary::parse(&pending[used..], &mut Progress::default(), expect);
-            let resumed = binary::parse(&pending[used..], &mut progress, expect);
+            let fresh = binary::parse(&pending[used..], &mut Progress::default(), expect, &[]);
+            let resumed = binary::parse(&pending[used..], &mut progress, expect, &[]);
             assert_eq!(fresh, resumed);
             let Some((response, n)) = resumed.expect("valid stream") else {
                 break;
@@ -175,7 +175,7 @@ fn parse_chunked(replies: &[Reply], cuts: &[usize]) -> Vec<Response> {
 fn parse_until_stuck(wire: &[u8], expect: Expect) -> usize {
     let mut pos = 0;
     let mut progress = Progress::default();
-    while let Ok(Some((_, used))) = binary::parse(&wire[pos..], &mut progress, expect) {
+    while let Ok(Some((_, used))) = binary::parse(&wire[pos..], &mut progress, expect, &[]) {
         assert!(used >= 24 && used <= wire.len() - pos);
         pos += used;
     }
@@ -209,7 +209,7 @@ proptest! {
         let cut = cut % wire.len();
         let mut pos = 0;
         for (expect, bytes, response) in &replies {
-            let got = binary::parse(&wire[pos..cut], &mut Progress::default(), *expect);
+            let got = binary::parse(&wire[pos..cut], &mut Progress::default(), *expect, &[]);
             if pos + bytes.len() > cut {
                 prop_assert_eq!(got, Ok(None));
                 break;
@@ -235,8 +235,8 @@ proptest! {
         parse_until_stuck(&bytes, e);
         let mut progress = Progress::default();
         let cut = cut % (bytes.len() + 1);
-        if let Ok(None) = binary::parse(&bytes[..cut], &mut progress, e) {
-            if let Ok(Some((_, used))) = binary::parse(&bytes, &mut progress, e) {
+        if let Ok(None) = binary::parse(&bytes[..cut], &mut progress, e, &[]) {
+            if let Ok(Some((_, used))) = binary::parse(&bytes, &mut progress, e, &[]) {
                 prop_assert!(used <= bytes.len());
             }
         }
@@ -275,7 +275,7 @@ proptest! {
         wire[4] = extras_len;
         wire[8..12].copy_from_slice(&body.to_be_bytes());
         let consistent = u32::from(key_len) + u32::from(extras_len) <= body;
-        let got = binary::parse(&wire, &mut Progress::default(), e);
+        let got = binary::parse(&wire, &mut Progress::default(), e, &[]);
         if !consistent || body > (1 << 30) + 255 + 65535 {
             prop_assert_eq!(got, Err(ParseError::BadFrame));
         } else if body > 0 {
@@ -311,15 +311,16 @@ impl Live {
         self.socket.write_all(&out).unwrap();
         let (mut reply, mut chunk) = (Vec::new(), [0u8; 4096]);
         loop {
-            match binary::parse(&reply, &mut Progress::default(), req.expect()) {
+            match binary::parse(&reply, &mut Progress::default(), req.expect(), &[]) {
                 Ok(Some((response, used))) => {
                     assert_eq!(used, reply.len(), "{req:?}: more than one reply");
                     let mut progress = Progress::default();
                     for cut in 0..used {
-                        let partial = binary::parse(&reply[..cut], &mut progress, req.expect());
+                        let partial =
+                            binary::parse(&reply[..cut], &mut progress, req.expect(), &[]);
                         assert_eq!(partial, Ok(None));
                     }
-                    let resumed = binary::parse(&reply, &mut progress, req.expect());
+                    let resumed = binary::parse(&reply, &mut progress, req.expect(), &[]);
                     assert_eq!(resumed, Ok(Some((response, used))));
                     return response;
                 }

@@ -6,7 +6,7 @@ use mcbench_proto::{Cmd, ParseError, Progress, Protocol, Request};
 
 fn parse(p: Protocol, wire: &[u8], max: u32) -> Result<Option<usize>, ParseError> {
     let expect = Request::new(Cmd::Get, b"k").expect().with_max_value(max);
-    p.parse(wire, &mut Progress::default(), expect)
+    p.parse(wire, &mut Progress::default(), expect, &[])
         .map(|r| r.map(|(_, used)| used))
 }
 

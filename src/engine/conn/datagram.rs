@@ -276,6 +276,7 @@ impl Conn {
             return;
         };
         let expect = self.in_flight[pos].expect;
+        let asked_slot = self.in_flight[pos].asked;
         let state = self.udp.as_deref_mut().expect("datagram connection");
         // The reply's bytes: where they lie, or the partial they were
         // gathered in (recycled once the reply is handed over).
@@ -283,7 +284,8 @@ impl Conn {
         let outcome = match state.partial(id) {
             None => {
                 let mut progress = Progress::default();
-                match self.protocol.parse(bytes, &mut progress, expect) {
+                let asked = self.asked.get(asked_slot);
+                match self.protocol.parse(bytes, &mut progress, expect, asked) {
                     Ok(None) => return state.begin_partial(id, bytes, progress),
                     Ok(Some((resp, len))) if len == bytes.len() => Some(resp),
                     _ => None,
@@ -295,7 +297,9 @@ impl Conn {
                 let parsed = if part.bytes.len() > self.max_pending {
                     Err(mcbench_proto::ParseError::LineTooLong)
                 } else {
-                    self.protocol.parse(&part.bytes, &mut part.progress, expect)
+                    let asked = self.asked.get(asked_slot);
+                    self.protocol
+                        .parse(&part.bytes, &mut part.progress, expect, asked)
                 };
                 let whole = part.bytes.len();
                 let outcome = match parsed {
@@ -310,6 +314,7 @@ impl Conn {
         let Some(req) = self.in_flight.remove(pos) else {
             return;
         };
+        self.asked.release(req.asked);
         match outcome {
             Some(resp) => done(req, resp, gathered.as_deref().unwrap_or(bytes), now),
             None => self.udp_mut().garbled += 1,
@@ -331,6 +336,7 @@ impl Conn {
                 continue;
             }
             if let Some(lost) = self.in_flight.remove(i) {
+                self.asked.release(lost.asked);
                 let state = self.udp_mut();
                 if lost.measured {
                     state.udp_timeout += 1;

@@ -2,6 +2,7 @@
 //! and the unparsed tail of its incoming bytes. Knows sockets and ordering,
 //! and hands raw bytes to the codec; knows nothing of workloads.
 
+mod asked;
 mod datagram;
 mod rx_stamp;
 
@@ -33,6 +34,8 @@ pub struct InFlight {
     /// The connection's byte count once this request is written: it has
     /// been sent when `written_bytes` reaches it.
     pub end_byte: u64,
+    /// Where the connection keeps the keys it asked for (set by `queued`).
+    pub asked: u32,
 }
 
 /// How a read ended.
@@ -61,6 +64,8 @@ pub struct Conn {
     /// broken (a hostile or confused server cannot grow it without bound).
     max_pending: usize,
     pub in_flight: VecDeque<InFlight>,
+    /// The keys of the requests in flight, for their replies' checks.
+    asked: asked::AskedKeys,
     /// How many of the newest `in_flight` entries are not yet written.
     unsent: usize,
     /// Bytes written on this connection so far.
@@ -118,6 +123,7 @@ impl Conn {
             progress: Progress::default(),
             max_pending,
             in_flight: VecDeque::with_capacity(depth),
+            asked: asked::AskedKeys::default(),
             unsent: 0,
             written_bytes: 0,
             write_armed: false,
@@ -169,9 +175,11 @@ impl Conn {
         &mut self.out
     }
 
-    /// Registers the request just encoded into `out()`.
-    pub fn queued(&mut self, mut req: InFlight) {
+    /// Registers the request just encoded into `out()`, which asked for
+    /// `keys` (as sent, space-separated): its reply must name no others.
+    pub fn queued(&mut self, mut req: InFlight, keys: &[u8]) {
         req.end_byte = self.written_bytes + (self.out.len() - self.out_pos) as u64;
+        req.asked = self.asked.keep(keys);
         self.in_flight.push_back(req);
         self.unsent += 1;
     }
@@ -271,12 +279,14 @@ impl Conn {
             let Some(&req) = self.in_flight.front() else {
                 break ReadOutcome::Broken;
             };
+            let asked = self.asked.get(req.asked);
             match self
                 .protocol
-                .parse(&buf[used..], &mut self.progress, req.expect)
+                .parse(&buf[used..], &mut self.progress, req.expect, asked)
             {
                 Ok(Some((resp, len))) => {
                     self.in_flight.pop_front();
+                    self.asked.release(req.asked);
                     let at = answered_at(stamped, read_at, req.sent_ns);
                     done(req, resp, &buf[used..used + len], at);
                     used += len;
@@ -353,6 +363,7 @@ impl Conn {
         self.stream = None;
         let lost = self.in_flight.len();
         self.in_flight.clear();
+        self.asked.clear();
         self.out.clear();
         self.out_pos = 0;
         self.unsent = 0;

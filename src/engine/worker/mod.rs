@@ -821,16 +821,20 @@ impl Worker {
         if due.measured {
             self.recorder.record_op_queue(conn.in_flight.len() + 1);
         }
-        conn.queued(InFlight {
-            op: req.op,
-            key: req.key,
-            expect,
-            intended_ns: due.intended_ns,
-            sent_ns: due.intended_ns,
-            measured: due.measured,
-            check: req.check,
-            end_byte: 0,
-        });
+        conn.queued(
+            InFlight {
+                op: req.op,
+                key: req.key,
+                expect,
+                intended_ns: due.intended_ns,
+                sent_ns: due.intended_ns,
+                measured: due.measured,
+                check: req.check,
+                end_byte: 0,
+                asked: 0,
+            },
+            self.encoder.keys(),
+        );
         if !conn.dirty {
             conn.dirty = true;
             self.dirty.push(c);

@@ -8,6 +8,7 @@
 //! the last attempt stopped (`parse_response_from` with a `Progress`), which
 //! keeps a multiget of thousands of values spread over many reads linear.
 
+use crate::asked::next_match;
 use crate::line::{error_reply, next_line, parse_u64};
 use crate::{Expect, ParseError, Progress, Response, ResponseClass};
 
@@ -15,17 +16,22 @@ use crate::{Expect, ParseError, Progress, Response, ResponseClass};
 /// (`-I`) cannot exceed 1 GiB.
 const MAX_VALUE: u64 = 1 << 30;
 
-/// Parses the reply to the request `expect` describes. A `noreply` request
-/// was sent with a `version` fence (the one command every memcached answers,
-/// old ones included): its reply is whatever came before `VERSION`, or the
-/// command's quiet outcome.
+/// Parses the reply to the request `expect` describes; each `VALUE` must
+/// name the next of the keys `asked` it answers (unchecked if empty). A
+/// `noreply` request was sent with a `version` fence (the one command every
+/// memcached answers, old ones included): its reply is whatever came before
+/// `VERSION`, or the command's quiet outcome.
 pub fn parse(
     buf: &[u8],
     progress: &mut Progress,
     expect: Expect,
+    asked: &[u8],
 ) -> Result<Option<(Response, usize)>, ParseError> {
     if !expect.noreply {
-        return finish(parse_at(buf, progress, expect, Some(expect.cmd)), progress);
+        return finish(
+            parse_at(buf, progress, expect, asked, Some(expect.cmd)),
+            progress,
+        );
     }
     let mut pos = progress.offset.min(buf.len());
     loop {
@@ -65,7 +71,7 @@ pub fn parse_response_from(
         max_value: u32::MAX,
         hash: false,
     };
-    finish(parse_at(buf, progress, any, None), progress)
+    finish(parse_at(buf, progress, any, &[], None), progress)
 }
 
 /// Resets `progress` once a response is complete or broken.
@@ -85,9 +91,10 @@ fn parse_at(
     buf: &[u8],
     progress: &mut Progress,
     expect: Expect,
+    asked: &[u8],
     answering: Option<crate::Cmd>,
 ) -> Result<Option<(Response, usize)>, ParseError> {
-    let result = parse_any(buf, progress, expect)?;
+    let result = parse_any(buf, progress, expect, asked)?;
     match (result, answering) {
         (Some((r, _)), Some(cmd)) if !cmd.accepts(r.class) => Err(ParseError::UnexpectedReply),
         (result, _) => Ok(result),
@@ -98,6 +105,7 @@ fn parse_any(
     buf: &[u8],
     progress: &mut Progress,
     expect: Expect,
+    asked: &[u8],
 ) -> Result<Option<(Response, usize)>, ParseError> {
     // The commonest whole replies, without a line scan.
     if progress.offset == 0 {
@@ -111,6 +119,7 @@ fn parse_any(
     let mut pos = progress.offset.min(buf.len());
     let mut values = progress.values;
     let mut cas = progress.cas;
+    let mut key_pos = progress.key_pos;
     loop {
         let Some(line) = next_line(&buf[pos..])? else {
             *progress = Progress {
@@ -118,12 +127,13 @@ fn parse_any(
                 values,
                 cas,
                 seen: None,
+                key_pos,
             };
             return Ok(None);
         };
         let after_line = pos + line.len() + 2;
         if let Some(header) = line.strip_prefix(b"VALUE ") {
-            let (len, unique) = value_header(header)?;
+            let (key, len, unique) = value_header(header)?;
             if expect.too_long(len as u64) {
                 return Err(ParseError::ValueTooLong);
             }
@@ -134,12 +144,14 @@ fn parse_any(
                     values,
                     cas,
                     seen: None,
+                    key_pos,
                 };
                 return Ok(None);
             };
             if terminator != b"\r\n" {
                 return Err(ParseError::BadValueTerminator);
             }
+            key_pos = next_match(asked, key_pos, key)?;
             values = values.saturating_add(1);
             cas = unique;
             pos = data_end + 2;
@@ -180,10 +192,10 @@ fn is_number(line: &[u8]) -> bool {
     digits > 0 && digits <= 20 && line[digits..].iter().all(|&b| b == b' ')
 }
 
-/// The data length and cas unique (0 if absent) of `VALUE <key> <flags>
-/// <bytes> [<cas unique>]`, given the part after `VALUE `. Hand-rolled:
-/// this runs once per hit.
-fn value_header(header: &[u8]) -> Result<(usize, u64), ParseError> {
+/// The key, data length and cas unique (0 if absent) of `VALUE <key>
+/// <flags> <bytes> [<cas unique>]`, given the part after `VALUE `.
+/// Hand-rolled: this runs once per hit.
+fn value_header(header: &[u8]) -> Result<(&[u8], usize, u64), ParseError> {
     let bad = ParseError::BadValueHeader;
     let key_end = memchr::memchr(b' ', header).ok_or(bad.clone())?;
     if key_end == 0 {
@@ -204,7 +216,9 @@ fn value_header(header: &[u8]) -> Result<(usize, u64), ParseError> {
         field(&mut rest).filter(|_| rest.is_empty())
     };
     match cas {
-        Some(cas) if flags <= u64::from(u32::MAX) && len <= MAX_VALUE => Ok((len as usize, cas)),
+        Some(cas) if flags <= u64::from(u32::MAX) && len <= MAX_VALUE => {
+            Ok((&header[..key_end], len as usize, cas))
+        }
         _ => Err(bad),
     }
 }
@@ -254,6 +268,32 @@ mod tests {
         assert_eq!(one(wire), (Response::hits(2, 1), wire.len()));
         let wire = b"VALUE a 1 1 4242\r\nx\r\nEND\r\n";
         assert_eq!(one(wire), (Response::hits(1, 4242), wire.len()));
+    }
+
+    #[test]
+    fn values_must_name_the_keys_asked_in_order() {
+        let asked = b"a bb a";
+        let e = crate::Request::new(crate::Cmd::Get, asked).expect();
+        let run = |wire: &[u8]| parse(wire, &mut Progress::default(), e, asked);
+        let ok = b"VALUE a 0 1\r\nx\r\nVALUE a 0 1\r\nx\r\nEND\r\n";
+        assert_eq!(run(ok), Ok(Some((Response::hits(2, 0), ok.len()))));
+        // Another key; a key asked once sent twice; out of order.
+        for wire in [
+            &b"VALUE zz 0 1\r\nx\r\nEND\r\n"[..],
+            b"VALUE bb 0 1\r\nx\r\nVALUE bb 0 1\r\nx\r\nEND\r\n",
+            b"VALUE bb 0 1\r\nx\r\nVALUE a 0 1\r\nx\r\nVALUE a 0 1\r\nx\r\nEND\r\n",
+        ] {
+            assert_eq!(run(wire), Err(ParseError::KeyMismatch), "{wire:?}");
+        }
+        // Resumed across reads, the keys already matched stay matched.
+        let wire = b"VALUE a 0 1\r\nx\r\nVALUE bb 0 1\r\nx\r\nVALUE bb 0 1\r\nx\r\nEND\r\n";
+        let mut progress = Progress::default();
+        assert_eq!(parse(&wire[..20], &mut progress, e, asked), Ok(None));
+        assert_eq!(parse(&wire[..36], &mut progress, e, asked), Ok(None));
+        assert_eq!(
+            parse(wire, &mut progress, e, asked),
+            Err(ParseError::KeyMismatch)
+        );
     }
 
     #[test]

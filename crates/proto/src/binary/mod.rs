@@ -31,6 +31,9 @@
 //! Every reply frame must carry the request's opaque
 //! ([`ParseError::OpaqueMismatch`]) and opcode ([`ParseError::UnexpectedReply`]):
 //! memcached echoes both, so anything else means the stream is out of step.
+//! A hit that carries its key (`GETKQ`) must carry the next of the keys
+//! asked ([`ParseError::KeyMismatch`]), and a multiget gets no more hits
+//! than it asked keys ([`ParseError::TooManyValues`]).
 //!
 //! # Status to class
 //!
@@ -62,6 +65,7 @@
 //! arrives: the parser keeps waiting (`Ok(None)`), and the end of the stream
 //! is the caller's to report.
 
+use crate::asked::next_match;
 use crate::{Cmd, Expect, ParseError, Progress, Request, Response, ResponseClass};
 
 #[cfg(test)]
@@ -341,8 +345,18 @@ struct Frame {
     opcode: u8,
     status: u16,
     cas: u64,
+    /// Where its key is in the frame, and its length (0: none).
+    key_at: usize,
+    key_len: usize,
     /// Header and body: the bytes the frame takes.
     len: usize,
+}
+
+impl Frame {
+    /// Its key, if it carries one; `frame` is its bytes.
+    fn key<'a>(&self, frame: &'a [u8]) -> Option<&'a [u8]> {
+        (self.key_len > 0).then(|| &frame[self.key_at..self.key_at + self.key_len])
+    }
 }
 
 /// The response frame at the front of `buf`, `Ok(None)` until all of it is
@@ -390,6 +404,8 @@ fn next_frame(
         opcode,
         status,
         cas: u64::from_be_bytes([c0, c1, c2, c3, c4, c5, c6, c7]),
+        key_at: HEADER_LEN + usize::from(extras_len),
+        key_len: key_len as usize,
         len,
     }))
 }
@@ -398,15 +414,17 @@ fn next_frame(
 /// `buf`. A fenced reply split across reads resumes after the frames
 /// `progress` says were complete; `progress` is updated when more bytes are
 /// needed and reset otherwise. `buf` must start with the same reply as when
-/// `progress` was saved.
+/// `progress` was saved. A hit that carries its key must carry the next of
+/// the keys `asked` (unchecked if empty).
 pub fn parse(
     buf: &[u8],
     progress: &mut Progress,
     expect: Expect,
+    asked: &[u8],
 ) -> Result<Option<(Response, usize)>, ParseError> {
     let result = match shape(expect.cmd, expect.keys, expect.noreply) {
-        Shape::Single(op) => single(buf, op, &expect),
-        Shape::Fenced(op) => fenced(buf, progress, op, &expect),
+        Shape::Single(op) => single(buf, op, &expect, asked),
+        Shape::Fenced(op) => fenced(buf, progress, op, &expect, asked),
     };
     if !matches!(result, Ok(None)) {
         *progress = Progress::default();
@@ -415,7 +433,12 @@ pub fn parse(
 }
 
 /// The reply to a one-frame request.
-fn single(buf: &[u8], op: u8, expect: &Expect) -> Result<Option<(Response, usize)>, ParseError> {
+fn single(
+    buf: &[u8],
+    op: u8,
+    expect: &Expect,
+    asked: &[u8],
+) -> Result<Option<(Response, usize)>, ParseError> {
     let Some(frame) = next_frame(buf, Some(expect.opaque), u64::from(expect.max_value))? else {
         return Ok(None);
     };
@@ -424,7 +447,12 @@ fn single(buf: &[u8], op: u8, expect: &Expect) -> Result<Option<(Response, usize
     }
     let response = if expect.cmd.is_retrieval() {
         match frame.status {
-            status::SUCCESS => Response::hits(1, frame.cas),
+            status::SUCCESS => {
+                if let Some(key) = frame.key(buf) {
+                    next_match(asked, 0, key)?;
+                }
+                Response::hits(1, frame.cas)
+            }
             status::KEY_ENOENT => Response::hits(0, 0),
             other => Response::of(error_class(other)),
         }
@@ -442,6 +470,7 @@ fn fenced(
     progress: &mut Progress,
     op: u8,
     expect: &Expect,
+    asked: &[u8],
 ) -> Result<Option<(Response, usize)>, ParseError> {
     let retrieval = expect.cmd.is_retrieval();
     let Progress {
@@ -449,6 +478,7 @@ fn fenced(
         mut values,
         mut cas,
         mut seen,
+        mut key_pos,
     } = *progress;
     pos = pos.min(buf.len());
     loop {
@@ -463,9 +493,11 @@ fn fenced(
                 values,
                 cas,
                 seen,
+                key_pos,
             };
             return Ok(None);
         };
+        let at = pos;
         pos += frame.len;
         if frame.opcode == op::NOOP {
             // A noop that failed (e.g. unauthenticated) answers for the
@@ -483,7 +515,13 @@ fn fenced(
         }
         match frame.status {
             status::SUCCESS if retrieval => {
+                if let Some(key) = frame.key(&buf[at..]) {
+                    key_pos = next_match(asked, key_pos, key)?;
+                }
                 values = values.saturating_add(1);
+                if values > expect.keys {
+                    return Err(ParseError::TooManyValues);
+                }
                 cas = frame.cas;
             }
             // Quiet retrievals do not send misses; count one that is sent

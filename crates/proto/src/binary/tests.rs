@@ -258,7 +258,7 @@ fn quiet_one(cmd: Cmd) -> Expect {
 }
 
 fn parse_all(buf: &[u8], expect: Expect) -> Result<Option<(Response, usize)>, ParseError> {
-    parse(buf, &mut Progress::default(), expect)
+    parse(buf, &mut Progress::default(), expect, &[])
 }
 
 fn err(buf: &[u8], expect: Expect) -> ParseError {
@@ -271,10 +271,10 @@ fn complete(wire: &[u8], expect: Expect) -> Response {
     let mut progress = Progress::default();
     for cut in 0..wire.len() {
         assert_eq!(parse_all(&wire[..cut], expect), Ok(None), "cut at {cut}");
-        let resumed = parse(&wire[..cut], &mut progress, expect);
+        let resumed = parse(&wire[..cut], &mut progress, expect, &[]);
         assert_eq!(resumed, Ok(None), "resumed at {cut}");
     }
-    let (response, used) = parse(wire, &mut progress, expect).unwrap().unwrap();
+    let (response, used) = parse(wire, &mut progress, expect, &[]).unwrap().unwrap();
     assert_eq!(used, wire.len());
     assert_eq!(progress, Progress::default(), "reset after a reply");
     response
@@ -444,7 +444,7 @@ fn progress_resumes_after_complete_frames() {
     let e = many(Cmd::Get, 2);
     let mut progress = Progress::default();
     let cut = 2 * frame.len() + 10;
-    assert_eq!(parse(&wire[..cut], &mut progress, e), Ok(None));
+    assert_eq!(parse(&wire[..cut], &mut progress, e, &[]), Ok(None));
     let saved = (progress.offset, progress.values, progress.cas);
     assert_eq!(saved, (2 * frame.len(), 2, 6));
     // The frames before the saved offset are not read again: garbage there
@@ -452,12 +452,12 @@ fn progress_resumes_after_complete_frames() {
     let mut tampered = wire.clone();
     tampered[0] = 0;
     let whole = Ok(Some((Response::hits(2, 6), wire.len())));
-    assert_eq!(parse(&tampered, &mut progress, e), whole);
+    assert_eq!(parse(&tampered, &mut progress, e, &[]), whole);
     // An error resets it too.
-    assert_eq!(parse(&wire[..cut], &mut progress, e), Ok(None));
+    assert_eq!(parse(&wire[..cut], &mut progress, e, &[]), Ok(None));
     let mut foreign_fence = wire.clone();
     foreign_fence[2 * frame.len() + 15] = 7; // the noop's opaque
-    let got = parse(&foreign_fence, &mut progress, e);
+    let got = parse(&foreign_fence, &mut progress, e, &[]);
     assert_eq!(got, Err(ParseError::OpaqueMismatch));
     assert_eq!(progress, Progress::default());
 }
@@ -572,4 +572,35 @@ fn oversized_fields_are_cut_to_fit() {
     assert_eq!(&out[2..4], &[0xff, 0xff]);
     assert_eq!(&out[8..12], &65535u32.to_be_bytes());
     assert_eq!(out.len(), 24 + 65535);
+}
+
+#[test]
+fn keyed_hits_must_carry_the_keys_asked_and_no_more_hits_than_keys() {
+    let keyed = |key: &[u8]| res(op::GETKQ, 0, 1, &[0; 4], key, b"v");
+    let e = many(Cmd::Get, 2);
+    let run = |wire: &[u8]| parse(wire, &mut Progress::default(), e, b"k1 k2");
+    let ok = [keyed(b"k1"), keyed(b"k2"), fence(0)].concat();
+    assert_eq!(run(&ok), Ok(Some((Response::hits(2, 1), ok.len()))));
+    for wire in [
+        [keyed(b"k9"), fence(0)].concat(),
+        [keyed(b"k2"), keyed(b"k1"), fence(0)].concat(),
+        [keyed(b"k1"), keyed(b"k1"), fence(0)].concat(),
+    ] {
+        assert_eq!(run(&wire), Err(ParseError::KeyMismatch));
+    }
+    // Keys not returned (or not given): the count of hits still bounds.
+    let three = [
+        hit(op::GETKQ, 1),
+        hit(op::GETKQ, 1),
+        hit(op::GETKQ, 1),
+        fence(0),
+    ]
+    .concat();
+    let unkeyed = parse(&three, &mut Progress::default(), e, &[]);
+    assert_eq!(unkeyed, Err(ParseError::TooManyValues));
+    // A wrong opaque on the one frame of a single get.
+    let mut foreign = hit(op::GET, 1);
+    foreign[15] = 0x2b;
+    let single = parse(&foreign, &mut Progress::default(), one(Cmd::Get), b"key");
+    assert_eq!(single, Err(ParseError::OpaqueMismatch));
 }

@@ -15,6 +15,7 @@
 //! Like the text codec, nothing here allocates beyond growing the caller's
 //! buffer, and no input makes the parser panic.
 
+use crate::asked::next_match;
 use crate::line::{error_reply, next_line, parse_u64};
 use crate::{Cmd, Expect, ParseError, Progress, Request, Response, ResponseClass};
 
@@ -125,8 +126,9 @@ pub fn supports_noreply(cmd: Cmd) -> bool {
 
 /// `mg <key> v f [q] [c] [T<exptime>] [O<opaque>]` per key. One key asked
 /// loud is answered `VA` or `EN`; anything else (several keys, none, or
-/// quiet) is sent with `q` and fenced, so misses cost no bytes. `k` is not
-/// asked for: replies come in request order and only the hits are counted.
+/// quiet) is sent with `q` and fenced, so misses cost no bytes. `k` is
+/// asked for only with [`Options::return_key`]: replies come in request
+/// order, and a hit that names its key is checked against the keys asked.
 fn retrieval(out: &mut Vec<u8>, req: &Request, opts: Options) {
     let mut keys = req.key_list();
     let fenced = match (keys.next(), keys.next()) {
@@ -239,11 +241,13 @@ fn base64(out: &mut Vec<u8>, data: &[u8]) {
 /// Parses the reply to the request `expect` describes from the front of
 /// `buf`. A fenced request (see [`encode_with`]) is read up to its `MN`,
 /// resuming after the replies `progress` says were complete; `progress` is
-/// saved on `Ok(None)` and reset otherwise.
+/// saved on `Ok(None)` and reset otherwise. A hit that names its key (`k`,
+/// not base64) must name the next of the keys `asked` (unchecked if empty).
 pub fn parse(
     buf: &[u8],
     progress: &mut Progress,
     expect: Expect,
+    asked: &[u8],
 ) -> Result<Option<(Response, usize)>, ParseError> {
     let mut digits = itoa::Buffer::new();
     let opaque = match expect.opaque {
@@ -251,9 +255,9 @@ pub fn parse(
         n => Some(digits.format(n).as_bytes()),
     };
     let result = if is_fenced(expect) {
-        parse_fenced(buf, progress, expect, opaque)
+        parse_fenced(buf, progress, expect, opaque, asked)
     } else {
-        parse_single(buf, expect, opaque)
+        parse_single(buf, expect, opaque, asked)
     };
     if !matches!(result, Ok(None)) {
         *progress = Progress::default();
@@ -272,6 +276,7 @@ fn parse_single(
     buf: &[u8],
     expect: Expect,
     opaque: Option<&[u8]>,
+    asked: &[u8],
 ) -> Result<Option<(Response, usize)>, ParseError> {
     let cmd = expect.cmd;
     let Some((reply, used)) = next_reply(buf, opaque, expect)? else {
@@ -279,8 +284,13 @@ fn parse_single(
     };
     let response = match reply {
         Reply::Error(class) => Response::of(class),
-        Reply::Meta { code, cas } => match outcome(cmd, code)? {
-            ResponseClass::Value => Response::hits(1, cas),
+        Reply::Meta { code, cas, key } => match outcome(cmd, code)? {
+            ResponseClass::Value => {
+                if let Some(key) = key {
+                    next_match(asked, 0, key)?;
+                }
+                Response::hits(1, cas)
+            }
             class => Response::of(class),
         },
     };
@@ -297,6 +307,7 @@ fn parse_fenced(
     progress: &mut Progress,
     expect: Expect,
     opaque: Option<&[u8]>,
+    asked: &[u8],
 ) -> Result<Option<(Response, usize)>, ParseError> {
     let cmd = expect.cmd;
     let mut pos = progress.offset.min(buf.len());
@@ -304,6 +315,7 @@ fn parse_fenced(
         mut values,
         mut cas,
         mut seen,
+        mut key_pos,
         ..
     } = *progress;
     loop {
@@ -313,6 +325,7 @@ fn parse_fenced(
                 values,
                 cas,
                 seen,
+                key_pos,
             };
             return Ok(None);
         };
@@ -325,9 +338,19 @@ fn parse_fenced(
                 return Ok(Some((Response::of(ResponseClass::AuthError), pos)))
             }
             Reply::Error(class) => class,
-            Reply::Meta { code, cas: unique } => match outcome(cmd, code)? {
+            Reply::Meta {
+                code,
+                cas: unique,
+                key,
+            } => match outcome(cmd, code)? {
                 ResponseClass::Value => {
+                    if let Some(key) = key {
+                        key_pos = next_match(asked, key_pos, key)?;
+                    }
                     values = values.saturating_add(1);
+                    if cmd.is_retrieval() && values > expect.keys {
+                        return Err(ParseError::TooManyValues);
+                    }
                     cas = unique;
                     continue;
                 }
@@ -375,10 +398,14 @@ enum Code {
 
 /// One reply element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reply {
+enum Reply<'a> {
     /// A meta status line (and for `VA`, its data block), with the `c`
-    /// return flag (0 if absent).
-    Meta { code: Code, cas: u64 },
+    /// return flag (0 if absent) and the `k` one (a key not in base64).
+    Meta {
+        code: Code,
+        cas: u64,
+        key: Option<&'a [u8]>,
+    },
     /// `ERROR`, `CLIENT_ERROR ...` or `SERVER_ERROR ...`.
     Error(ResponseClass),
 }
@@ -408,11 +435,11 @@ fn outcome(cmd: Cmd, code: Code) -> Result<ResponseClass, ParseError> {
 /// The reply at the front of `buf` and the bytes it takes, `Ok(None)` if
 /// it is not all there yet. `opaque` is the `O` token the request sent;
 /// `retrieval` says whether a stub reply means a miss.
-fn next_reply(
-    buf: &[u8],
+fn next_reply<'a>(
+    buf: &'a [u8],
     opaque: Option<&[u8]>,
     expect: Expect,
-) -> Result<Option<(Reply, usize)>, ParseError> {
+) -> Result<Option<(Reply<'a>, usize)>, ParseError> {
     let retrieval = expect.cmd.is_retrieval();
     let Some(line) = next_line(buf)? else {
         return Ok(None);
@@ -430,7 +457,7 @@ fn next_reply(
         },
         _ => 0,
     };
-    let (cas, stub) = return_flags(tokens, opaque)?;
+    let ReturnFlags { cas, stub, key } = return_flags(tokens, opaque)?;
     // A retrieval's vivified stub (`W`/`Z` and no data) is what a miss
     // left behind. With data, `W`/`Z` are about recaching a real item: a
     // hit.
@@ -447,7 +474,7 @@ fn next_reply(
             Some(_) => return Err(ParseError::BadValueTerminator),
         }
     }
-    Ok(Some((Reply::Meta { code, cas }, end)))
+    Ok(Some((Reply::Meta { code, cas, key }, end)))
 }
 
 /// The meta code a line starts with, if it is a meta status line: two
@@ -476,17 +503,27 @@ fn data_len(token: Option<&[u8]>) -> Result<usize, ParseError> {
     }
 }
 
+/// The return flags of a status line that the parser uses.
+struct ReturnFlags<'a> {
+    /// The `c` flag's cas unique (0 if absent).
+    cas: u64,
+    /// `W` or `Z`: a stub, if no data came.
+    stub: bool,
+    /// The `k` flag's key, unless it is base64 (`b`).
+    key: Option<&'a [u8]>,
+}
+
 /// Checks the return flags of a status line: each token is a flag letter
-/// and an optional argument. Returns the `c` flag's cas (0 if absent) and
-/// whether it carries `W` or `Z` (a stub, if no data came); fails if an `O` flag
-/// does not echo `opaque`. Other flags (`k`, `t`, `s`, `X`...) are
-/// accepted and ignored.
+/// and an optional argument. Fails if an `O` flag does not echo `opaque`.
+/// Other flags (`t`, `s`, `X`...) are accepted and ignored.
 fn return_flags<'a>(
     tokens: impl Iterator<Item = &'a [u8]>,
     opaque: Option<&[u8]>,
-) -> Result<(u64, bool), ParseError> {
+) -> Result<ReturnFlags<'a>, ParseError> {
     let mut cas = 0;
     let mut stub = false;
+    let mut key = None;
+    let mut base64 = false;
     for token in tokens {
         if let Some(&bad) = token.iter().find(|&&b| b <= b' ' || b == 0x7f) {
             return Err(match bad {
@@ -497,11 +534,17 @@ fn return_flags<'a>(
         match token.split_first() {
             Some((b'c', n)) => cas = parse_u64(n).ok_or(ParseError::BadNumber)?,
             Some((b'W' | b'Z', [])) => stub = true,
+            Some((b'k', k)) if !k.is_empty() => key = Some(k),
+            Some((b'b', [])) => base64 = true,
             Some((b'O', echo)) if opaque.is_some_and(|o| o != echo) => {
                 return Err(ParseError::OpaqueMismatch)
             }
             _ => {}
         }
     }
-    Ok((cas, stub))
+    Ok(ReturnFlags {
+        cas,
+        stub,
+        key: key.filter(|_| !base64),
+    })
 }

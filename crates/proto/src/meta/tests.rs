@@ -51,7 +51,7 @@ fn with_opaque(e: Expect, opaque: u32) -> Expect {
 }
 
 fn try_parse(wire: &[u8], e: Expect) -> Result<Option<(Response, usize)>, ParseError> {
-    parse(wire, &mut Progress::default(), e)
+    parse(wire, &mut Progress::default(), e, &[])
 }
 
 /// The one response `wire` holds, which must take all of it.
@@ -589,10 +589,10 @@ fn incomplete_at_every_cut() {
         }
         let mut progress = Progress::default();
         for cut in 0..wire.len() {
-            let got = parse(&wire[..cut], &mut progress, *e);
+            let got = parse(&wire[..cut], &mut progress, *e, &[]);
             assert_eq!(got, Ok(None), "{wire:?} resumed at {cut}");
         }
-        let got = parse(wire, &mut progress, *e);
+        let got = parse(wire, &mut progress, *e, &[]);
         assert_eq!(got, Ok(Some((*resp, wire.len()))), "{wire:?}");
         assert_eq!(progress, Progress::default());
     }
@@ -604,30 +604,34 @@ fn progress_skips_complete_replies() {
     let wire = b"VA 1 c5\r\na\r\nVA 1 c6\r\nb\r\nMN\r\n";
     let mut progress = Progress::default();
     // Cut inside the second header: the first value block is done.
-    assert_eq!(parse(&wire[..15], &mut progress, e), Ok(None));
+    assert_eq!(parse(&wire[..15], &mut progress, e, &[]), Ok(None));
     assert_eq!(
         progress,
         Progress {
             offset: 12,
             values: 1,
             cas: 5,
-            seen: None
+            seen: None,
+            key_pos: 0,
         }
     );
     // The resumed parse never looks before the offset: garbage there is
     // not seen, and the first block still counts.
     let mut resumed = vec![b'X'; 12];
     resumed.extend_from_slice(&wire[12..]);
-    let resp = parse(&resumed, &mut progress, e);
+    let resp = parse(&resumed, &mut progress, e, &[]);
     assert_eq!(resp, Ok(Some((Response::hits(2, 6), wire.len()))));
     assert_eq!(progress, Progress::default());
     // A seen error is carried over too.
     let wire = b"NS\r\nEX\r\nMN\r\n";
-    assert_eq!(parse(&wire[..6], &mut progress, quiet(Cmd::Add)), Ok(None));
+    assert_eq!(
+        parse(&wire[..6], &mut progress, quiet(Cmd::Add), &[]),
+        Ok(None)
+    );
     assert_eq!(progress.seen, Some(NotStored));
     assert_eq!(progress.offset, 4);
     // An error resets the progress.
-    assert!(parse(b"NS\r\nXX\r\n", &mut progress, quiet(Cmd::Add)).is_err());
+    assert!(parse(b"NS\r\nXX\r\n", &mut progress, quiet(Cmd::Add), &[]).is_err());
     assert_eq!(progress, Progress::default());
 }
 
@@ -668,4 +672,31 @@ fn a_vivified_stub_is_a_miss() {
     // In a multiget, the stub is not counted among the hits.
     let wire = b"VA 0 f0 W\r\n\r\nVA 2 f0\r\nhi\r\nMN\r\n";
     assert_eq!(one(wire, multi(Cmd::Get, 2)), Response::hits(1, 0));
+}
+
+#[test]
+fn hits_that_name_their_key_must_name_the_keys_asked() {
+    let asked = b"k1 k2";
+    let e = multi(Cmd::Get, 2);
+    let run = |wire: &[u8]| parse(wire, &mut Progress::default(), e, asked);
+    let ok = b"VA 1 kk2\r\nx\r\nMN\r\n";
+    assert_eq!(run(ok), Ok(Some((Response::hits(1, 0), ok.len()))));
+    assert_eq!(
+        run(b"VA 1 kk9\r\nx\r\nMN\r\n"),
+        Err(ParseError::KeyMismatch)
+    );
+    assert_eq!(
+        run(b"VA 1 kk2\r\nx\r\nVA 1 kk1\r\nx\r\nMN\r\n"),
+        Err(ParseError::KeyMismatch)
+    );
+    // Without `k`, more hits than keys asked is still caught.
+    assert_eq!(
+        run(b"VA 1\r\nx\r\nVA 1\r\nx\r\nVA 1\r\nx\r\nMN\r\n"),
+        Err(ParseError::TooManyValues)
+    );
+    // A single get's hit, and a base64 key, which is not compared.
+    let one = expect(Cmd::Get);
+    let single = |wire: &[u8]| parse(wire, &mut Progress::default(), one, b"k1");
+    assert_eq!(single(b"VA 1 kk2\r\nx\r\n"), Err(ParseError::KeyMismatch));
+    assert!(single(b"VA 1 kazE= b\r\nx\r\n").unwrap().is_some());
 }

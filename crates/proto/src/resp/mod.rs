@@ -243,7 +243,7 @@ fn array(
                 offset: pos,
                 values,
                 cas: done as u64,
-                seen: None,
+                ..Progress::default()
             };
             return Ok(None);
         };

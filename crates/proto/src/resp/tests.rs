@@ -264,6 +264,7 @@ fn multiget_resumes() {
         values,
         cas,
         seen,
+        key_pos: 0,
     };
     assert_eq!(parse(wire, &mut progress, exp), done);
 }
