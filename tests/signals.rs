@@ -96,3 +96,185 @@ fn a_file_size_limit_is_a_write_error_not_a_signal() {
     );
     assert!(stderr(&out).contains("File too large"), "{}", stderr(&out));
 }
+
+/// Waits until process `pid` catches SIGINT (its handler is installed),
+/// from the `SigCgt` mask in /proc.
+fn wait_for_sigint_handler(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & (1 << (libc::SIGINT - 1)) != 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no SIGINT handler installed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Sends SIGINT to `child` once it catches it (and `settle` later), and
+/// returns its output, which must come long before `timeout`, the wait a
+/// signal must cut short.
+fn interrupt(
+    child: std::process::Child,
+    settle: Duration,
+    timeout: Duration,
+) -> std::process::Output {
+    let pid = child.id();
+    wait_for_sigint_handler(pid);
+    std::thread::sleep(settle);
+    // SAFETY: a process this test started and has not reaped.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    wait_bounded(child, timeout / 2)
+}
+
+/// A TCP listener whose accept queue is full: a connect to it waits for
+/// ever (the kernel drops its SYNs). Keep both alive while it is used.
+fn full_listener() -> (std::net::TcpListener, Vec<std::net::TcpStream>, String) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain socket calls on a socket this function owns.
+    let listener = unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+        assert!(fd >= 0);
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as u16;
+        addr.sin_addr.s_addr = u32::from_be_bytes([127, 0, 0, 1]).to_be();
+        let len = std::mem::size_of::<libc::sockaddr_in>() as u32;
+        assert_eq!(libc::bind(fd, std::ptr::addr_of!(addr).cast(), len), 0);
+        assert_eq!(libc::listen(fd, 0), 0);
+        std::net::TcpListener::from_raw_fd(fd)
+    };
+    let addr = listener.local_addr().unwrap();
+    // Fill the queue; a connect that does not complete in a moment shows
+    // it is full.
+    let mut held = Vec::new();
+    loop {
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)) {
+            Ok(s) => held.push(s),
+            Err(_) => break,
+        }
+        assert!(held.len() < 64, "the accept queue never filled");
+    }
+    (listener, held, addr.to_string())
+}
+
+#[test]
+fn sigint_while_connecting_stops_at_once_with_the_results_written() {
+    let _machine = shared_machine();
+    let (_listener, _held, addr) = full_listener();
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "r.json");
+    let timeout = Duration::from_secs(60);
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &addr,
+            "-c",
+            "2",
+            "--timeout",
+            "60s",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    let out = interrupt(child, Duration::from_millis(300), timeout);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let j = read_json(std::path::Path::new(&json));
+    assert_eq!(j["stopped_by"], "SIGINT", "{j}");
+    assert_eq!(f(&j, "total.count"), 0.0);
+}
+
+/// A server that answers gets and sets at once and never answers `stats`.
+fn stats_staller() -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut out = stream.try_clone().unwrap();
+                let mut lines = BufReader::new(stream);
+                let mut line = String::new();
+                while lines.read_line(&mut line).unwrap_or(0) > 0 {
+                    let reply: &[u8] = match line.split(' ').next() {
+                        Some("get") => b"END\r\n",
+                        _ => b"",
+                    };
+                    line.clear();
+                    if out.write_all(reply).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn sigint_while_server_stats_waits_stops_at_once_with_the_results_written() {
+    let _machine = shared_machine();
+    let addr = stats_staller();
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "r.json");
+    let timeout = Duration::from_secs(60);
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &addr,
+            "--no-load",
+            "-u",
+            "0",
+            "-t",
+            "5m",
+            "--server-stats",
+            "--timeout",
+            "60s",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    // The sampler is waiting for its first `stats` by then.
+    let out = interrupt(child, Duration::from_millis(1000), timeout);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let j = read_json(std::path::Path::new(&json));
+    assert_eq!(j["stopped_by"], "SIGINT", "{j}");
+}
+
+/// An agent stops on SIGTERM or SIGINT with the signal's exit code, as a
+/// service manager expects, rather than dying by the signal.
+#[test]
+fn an_agent_exits_143_on_sigterm_and_130_on_sigint() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "signals-token-0123456789abcdef\n").unwrap();
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let child = Command::new(BIN)
+            .args(["agent", "--listen", "127.0.0.1:0", "--token-file"])
+            .arg(&token)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        wait_for_sigint_handler(pid);
+        // SAFETY: a process this test started and has not reaped.
+        unsafe { libc::kill(pid as i32, signal) };
+        let out = wait_bounded(child, Duration::from_secs(30));
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{:?}: {}",
+            out.status,
+            stderr(&out)
+        );
+    }
+}

@@ -67,10 +67,18 @@ pub struct Serve<'a> {
     pub threads: Option<usize>,
     /// `--tls-cert` and `--tls-key`.
     pub tls: Option<(&'a Path, &'a Path)>,
+    /// Set to the signal's number by SIGINT or SIGTERM.
+    pub signal: Arc<AtomicUsize>,
 }
 
-/// Serves until the process is stopped. Returns only on an error (exit
-/// 1), or on a usage error before listening (exit 2).
+/// After a signal, how long the server may take to finish its calls
+/// (a running share is stopped, and ends within a moment).
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Serves until a signal (then returns `Ok`, the caller reads which from
+/// `Serve::signal`), on an error (exit 1), or on a usage error before
+/// listening (exit 2). A share running when the signal comes is stopped
+/// as by the master's Stop.
 pub fn serve(how: &Serve) -> Result<(), Failure> {
     let token = token::read(how.token_file).map_err(Failure::usage)?;
     if how.weight == 0 {
@@ -98,7 +106,15 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
         );
     }
     let rt = super::runtime().map_err(Failure::run)?;
-    rt.block_on(async move {
+    let signalled = shutdown_on(how.signal.clone(), service.running.clone());
+    let grace = {
+        let signal = how.signal.clone();
+        async move {
+            signal_came(&signal).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        }
+    };
+    let served = async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| Failure::usage(format!("--listen {listen}: {e}")))?;
@@ -123,10 +139,32 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
                 service,
                 token::Check::new(&token),
             ))
-            .serve_with_incoming(incoming)
+            .serve_with_incoming_shutdown(incoming, signalled)
             .await
             .map_err(|e| Failure::run(format!("the agent's server stopped: {e}")))
+    };
+    rt.block_on(async move {
+        tokio::select! {
+            served = served => served,
+            () = grace => Ok(()),
+        }
     })
+}
+
+/// Resolves once `signal` is set, after stopping the running share.
+async fn shutdown_on(signal: Arc<AtomicUsize>, running: Arc<Mutex<Option<Arc<AtomicUsize>>>>) {
+    signal_came(&signal).await;
+    if let Some(stop) = running.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        stop.store(signal.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// Resolves once `signal` is set (looked at every 50 ms: the flag is set
+/// by a signal handler, which cannot wake a future).
+async fn signal_came(signal: &AtomicUsize) {
+    while signal.load(Ordering::Relaxed) == 0 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tonic::async_trait]

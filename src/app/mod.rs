@@ -245,14 +245,24 @@ fn measure(
 /// `mcbench agent`: serves until stopped; the exit code.
 #[cfg(feature = "agents")]
 pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
+    let signal = match install_signal_flag() {
+        Ok(flag) => flag,
+        Err(f) => {
+            crate::stderr_line!("mcbench agent: error: {f}");
+            return f.exit_code();
+        }
+    };
     let how = crate::agent::Serve {
         listen: args.listen,
         token_file: &args.token_file,
         weight: args.lambda_mul,
         threads: args.threads,
         tls: args.tls_cert.as_deref().zip(args.tls_key.as_deref()),
+        signal: signal.clone(),
     };
     match crate::agent::serve(&how) {
+        Ok(()) if signal.load(Ordering::Relaxed) == libc::SIGTERM as usize => exit::SIGTERM,
+        Ok(()) if signal.load(Ordering::Relaxed) != 0 => exit::SIGINT,
         Ok(()) => exit::OK,
         Err(f) => {
             crate::stderr_line!("mcbench agent: error: {f}");

@@ -35,6 +35,7 @@ pub fn authenticate(
         read_more(socket, &mut reply).map_err(|e| match e {
             Broken::Closed => "the server closed the connection during authentication".into(),
             Broken::TimedOut => "no authentication reply within --timeout".into(),
+            Broken::Stopped => "stopped during authentication".into(),
             Broken::Io(e) => format!("reading the authentication reply: {e}"),
         })?;
     }

@@ -2,8 +2,63 @@
 //! bound every wait: authentication before a run, the replication-lag
 //! probe and the server-stats poller. The load itself never blocks.
 
+use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::net::{RecvFlags, SendFlags};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often a wait looks at the stop flag.
+const STEP: Duration = Duration::from_millis(50);
+
+/// Once a signal asked to stop, how much longer a wait may last: a reply
+/// already on its way (the last `stats` of a run) still arrives.
+pub const GRACE: Duration = Duration::from_millis(200);
+
+/// How long a blocking wait may last: `timeout`, cut to [`GRACE`] once
+/// `stop` (the run's signal flag) is set.
+#[derive(Clone, Copy)]
+pub struct Wait<'a> {
+    pub timeout: Duration,
+    pub stop: Option<&'a AtomicUsize>,
+}
+
+impl Wait<'_> {
+    fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed) != 0)
+    }
+}
+
+/// Waits until `socket` is readable (or `events`), within `wait`.
+pub fn ready(socket: &impl AsFd, events: PollFlags, wait: Wait) -> Result<(), Broken> {
+    let mut deadline = Instant::now() + wait.timeout;
+    let mut cut = false;
+    loop {
+        let now = Instant::now();
+        if !cut && wait.stopped() {
+            cut = true;
+            deadline = deadline.min(now + GRACE);
+        }
+        if now >= deadline {
+            return Err(if cut {
+                Broken::Stopped
+            } else {
+                Broken::TimedOut
+            });
+        }
+        let step = (deadline - now).min(STEP);
+        let timeout = Timespec {
+            tv_sec: 0,
+            tv_nsec: step.as_nanos() as _,
+        };
+        let mut fds = [PollFd::new(socket, events)];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => {}
+            Ok(_) => return Ok(()),
+            Err(e) => return Err(Broken::Io(e.to_string())),
+        }
+    }
+}
 
 /// Why an exchange failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,6 +67,8 @@ pub enum Broken {
     Closed,
     /// Nothing came within the socket's timeout.
     TimedOut,
+    /// A signal asked the run to stop.
+    Stopped,
     /// Any other socket error.
     Io(String),
 }
@@ -21,6 +78,7 @@ impl std::fmt::Display for Broken {
         match self {
             Broken::Closed => f.write_str("the server closed the connection"),
             Broken::TimedOut => f.write_str("no answer within --timeout"),
+            Broken::Stopped => f.write_str("not answered before the run was stopped"),
             Broken::Io(e) => f.write_str(e),
         }
     }
@@ -58,12 +116,14 @@ pub fn read_more(socket: &OwnedFd, reply: &mut Vec<u8>) -> Result<(), Broken> {
 
 /// Sends `request` and reads until `complete` finds a whole reply at the
 /// front of what came (`Ok(Some(len))`), or says it cannot be one
-/// (`Err`); at most `limit` bytes are read. The reply stays in `reply`.
+/// (`Err`); at most `limit` bytes are read, each read waited for within
+/// `wait`. The reply stays in `reply`.
 pub fn exchange(
     socket: &OwnedFd,
     request: &[u8],
     reply: &mut Vec<u8>,
     limit: usize,
+    wait: Wait,
     mut complete: impl FnMut(&[u8]) -> Result<Option<usize>, String>,
 ) -> Result<usize, String> {
     reply.clear();
@@ -75,6 +135,7 @@ pub fn exchange(
         if reply.len() > limit {
             return Err(format!("a reply longer than {limit} bytes"));
         }
+        ready(socket, PollFlags::IN, wait).map_err(|e| e.to_string())?;
         read_more(socket, reply).map_err(|e| e.to_string())?;
     }
 }

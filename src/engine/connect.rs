@@ -6,6 +6,7 @@ use crate::spec::{Address, RunSpec, SocketOptions};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// One open connection: its socket and the server it goes to.
@@ -23,12 +24,21 @@ pub struct Opened {
 ///
 /// With `--facebook` each connection is a group of sockets, in a row: a UDP
 /// socket to the server's port number, then `conn_sock` TCP connections.
-pub fn connect_all(addrs: &[Address], spec: &RunSpec) -> Result<Vec<Opened>, String> {
+///
+/// A signal (`stop` set) ends it within a moment, with [`STOPPED`].
+pub fn connect_all(
+    addrs: &[Address],
+    spec: &RunSpec,
+    stop: &AtomicUsize,
+) -> Result<Vec<Opened>, String> {
     let mut out =
         Vec::with_capacity(addrs.len() * spec.connections * spec.sockets_per_connection());
     for server in connection_order(addrs.len(), spec) {
         for addr in group(&addrs[server], spec) {
-            let socket = connect_one(&addr, spec, spec.timeout, out.len())
+            if stop.load(Ordering::Relaxed) != 0 {
+                return Err(STOPPED.into());
+            }
+            let socket = connect_one(&addr, spec, spec.timeout, out.len(), Some(stop))
                 .map_err(|e| format!("{e} (after {} open)", out.len()))?;
             out.push(Opened {
                 socket,
@@ -64,16 +74,21 @@ fn group(addr: &Address, spec: &RunSpec) -> Vec<Address> {
     }
 }
 
+/// Why `connect_all` gave up when a signal came.
+pub const STOPPED: &str = "stopped by a signal while connecting";
+
 /// Opens one connection to `addr`, authenticated, non-blocking. Blocks
 /// for the connect and the authentication exchange (each bounded by
-/// `timeout`). `nth` picks its source address among `--source-addrs`.
+/// `timeout`; the connect cut short once `stop` is set). `nth` picks its
+/// source address among `--source-addrs`.
 pub fn connect_one(
     addr: &Address,
     spec: &RunSpec,
     timeout: Duration,
     nth: usize,
+    stop: Option<&AtomicUsize>,
 ) -> Result<OwnedFd, String> {
-    let socket = connect_blocking(addr, spec, timeout, nth)?;
+    let socket = connect_blocking(addr, spec, timeout, nth, stop)?;
     set_nonblocking(&socket).map_err(|e| format!("{addr}: {e}"))?;
     Ok(socket)
 }
@@ -84,8 +99,9 @@ pub fn connect_blocking(
     spec: &RunSpec,
     timeout: Duration,
     nth: usize,
+    stop: Option<&AtomicUsize>,
 ) -> Result<OwnedFd, String> {
-    let socket = connect(addr, &spec.socket, timeout, nth)
+    let socket = connect(addr, &spec.socket, timeout, nth, stop)
         .map_err(|e| format!("cannot connect to the server at {addr}: {}", describe(&e)))?;
     if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
         auth::authenticate(&socket, spec.protocol, user, password)
@@ -101,7 +117,7 @@ pub fn connect_plain(addr: &Address, timeout: Duration) -> Result<OwnedFd, Strin
     if matches!(addr, Address::Udp(_)) {
         return Err(format!("{addr}: a TCP or unix socket is needed"));
     }
-    connect(addr, &SocketOptions::default(), timeout, 0)
+    connect(addr, &SocketOptions::default(), timeout, 0, None)
         .map_err(|e| format!("cannot connect to {addr}: {}", describe(&e)))
 }
 
@@ -121,11 +137,12 @@ fn connect(
     opts: &SocketOptions,
     timeout: Duration,
     nth: usize,
+    stop: Option<&AtomicUsize>,
 ) -> std::io::Result<OwnedFd> {
     match addr {
         Address::Tcp(a) => {
             let socket = tcp_socket(a, opts, nth, Type::STREAM)?;
-            socket.connect_timeout(&(*a).into(), timeout)?;
+            connect_within(&socket, &(*a).into(), timeout, stop)?;
             socket.set_read_timeout(Some(timeout))?;
             socket.set_write_timeout(Some(timeout))?;
             Ok(socket.into())
@@ -134,12 +151,48 @@ fn connect(
         Address::Unix(path) => {
             // A full accept backlog makes a unix connect wait: bounded too.
             let socket = Socket::new(Domain::UNIX, Type::STREAM, None)?;
-            socket.connect_timeout(&SockAddr::unix(path)?, timeout)?;
+            connect_within(&socket, &SockAddr::unix(path)?, timeout, stop)?;
             socket.set_read_timeout(Some(timeout))?;
             socket.set_write_timeout(Some(timeout))?;
             Ok(socket.into())
         }
     }
+}
+
+/// Connects `socket` to `target` within `timeout`, as socket2's
+/// `connect_timeout`, but waiting in steps that look at `stop`: a signal
+/// ends the wait within a moment (`Interrupted`). Leaves it blocking.
+fn connect_within(
+    socket: &Socket,
+    target: &SockAddr,
+    timeout: Duration,
+    stop: Option<&AtomicUsize>,
+) -> std::io::Result<()> {
+    socket.set_nonblocking(true)?;
+    match socket.connect(target) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
+            let wait = super::blocking::Wait { timeout, stop };
+            match super::blocking::ready(socket, rustix::event::PollFlags::OUT, wait) {
+                Ok(()) => {}
+                Err(super::blocking::Broken::Stopped) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::Interrupted,
+                        STOPPED,
+                    ))
+                }
+                Err(super::blocking::Broken::TimedOut) => {
+                    return Err(std::io::ErrorKind::TimedOut.into())
+                }
+                Err(e) => return Err(std::io::Error::other(e.to_string())),
+            }
+            if let Some(e) = socket.take_error()? {
+                return Err(e);
+            }
+        }
+        Err(e) => return Err(e),
+    }
+    socket.set_nonblocking(false)
 }
 
 /// How a non-blocking connect started.

@@ -210,7 +210,14 @@ impl Probe {
     /// again next time) when either fails.
     fn ask(&mut self, server: usize, req: &Request) -> Option<(ResponseClass, Option<Vec<u8>>)> {
         let protocol = self.spec.protocol;
-        let answer = self.link(server).and_then(|fd| exchange(fd, protocol, req));
+        let stop = self.end.stop.clone();
+        let wait = blocking::Wait {
+            timeout: self.spec.timeout,
+            stop: Some(&stop),
+        };
+        let answer = self
+            .link(server)
+            .and_then(|fd| exchange(fd, protocol, req, wait));
         if answer.is_none() {
             self.links[server] = None;
         }
@@ -221,8 +228,9 @@ impl Probe {
     fn link(&mut self, server: usize) -> Option<&OwnedFd> {
         if self.links[server].is_none() {
             let timeout = self.spec.timeout;
+            let stop = Some(&*self.end.stop);
             self.links[server] =
-                connect::connect_blocking(&self.addrs[server], &self.spec, timeout, 0).ok();
+                connect::connect_blocking(&self.addrs[server], &self.spec, timeout, 0, stop).ok();
         }
         self.links[server].as_ref()
     }
@@ -234,22 +242,28 @@ fn exchange(
     fd: &OwnedFd,
     protocol: Protocol,
     req: &Request,
+    wait: blocking::Wait,
 ) -> Option<(ResponseClass, Option<Vec<u8>>)> {
     let mut out = Vec::new();
     protocol.encode(&mut out, req);
     let mut reply = Vec::new();
     let mut progress = Progress::default();
     let mut class = ResponseClass::Error;
-    let used = blocking::exchange(fd, &out, &mut reply, MAX_REPLY, |buf| {
-        match protocol.parse(buf, &mut progress, req.expect(), req.keys) {
+    let used = blocking::exchange(
+        fd,
+        &out,
+        &mut reply,
+        MAX_REPLY,
+        wait,
+        |buf| match protocol.parse(buf, &mut progress, req.expect(), req.keys) {
             Ok(Some((resp, used))) => {
                 class = resp.class;
                 Ok(Some(used))
             }
             Ok(None) => Ok(None),
             Err(e) => Err(e.to_string()),
-        }
-    })
+        },
+    )
     .ok()?;
     let value = protocol.first_value(&reply[..used]).map(<[u8]>::to_vec);
     Some((class, value))

@@ -235,10 +235,20 @@ pub fn run(
         open_max: AtomicUsize::new(0),
         baseline,
     });
-    let conns = connect::connect_all(addrs, spec).map_err(Failure::run)?;
+    let conns = match connect::connect_all(addrs, spec, &shared.stop) {
+        Ok(conns) => conns,
+        // A signal before any request: nothing measured, the outputs
+        // still written (the caller reads the signal from the flag).
+        Err(_) if shared.stop.load(Ordering::Relaxed) != 0 => return Ok(Outcome::default()),
+        Err(e) => return Err(Failure::run(e)),
+    };
     shared.open_now.store(conns.len(), Ordering::Relaxed);
     let mut plans = plan_workers(spec, &shared.workload.keys, conns, nservers);
-    if let Some(plan) = plan_measure(spec, addrs).map_err(Failure::run)? {
+    let measure = plan_measure(spec, addrs, &shared.stop);
+    if measure.is_err() && shared.stop.load(Ordering::Relaxed) != 0 {
+        return Ok(Outcome::default());
+    }
+    if let Some(plan) = measure.map_err(Failure::run)? {
         shared
             .open_now
             .fetch_add(plan.conns.len(), Ordering::Relaxed);
@@ -263,8 +273,8 @@ pub fn run(
         let _ = h.join();
     }
     end.done.store(true, Ordering::Relaxed);
-    let lag = probe.and_then(|p| p.join().ok());
-    let server_logs = sampler.and_then(|s| s.join().ok());
+    let lag = probe.and_then(|p| sidecar::join_side(p, &shared.stop));
+    let server_logs = sampler.and_then(|s| sidecar::join_side(s, &shared.stop));
     let trace = feed.map(trace_feed::joined);
     outcome.map(|o| Outcome {
         replication_lag: lag,
@@ -359,6 +369,7 @@ fn collect(
                     spec,
                     &shared.addrs,
                     TraceCommand::Start,
+                    &shared.stop,
                 ));
             }
         }
@@ -430,6 +441,7 @@ fn collect(
                     spec,
                     &shared.addrs,
                     TraceCommand::Start,
+                    &shared.stop,
                 ));
             }
             cpu_start = CpuTimes::process();
@@ -440,7 +452,7 @@ fn collect(
             start_ns = clock_ns() + spec.warmup.as_nanos() as u64;
             started_unix_s = unix_now_s() + spec.warmup.as_secs_f64();
             if let Some(b) = &shared.baseline {
-                b.take(spec.timeout + Duration::from_secs(1));
+                b.take(spec.timeout + Duration::from_secs(1), &shared.stop);
             }
             // The preload took recorders of its own: one ready per worker
             // for the first interval's end, before any traffic.
@@ -453,6 +465,7 @@ fn collect(
             spec,
             &shared.addrs,
             TraceCommand::Stop,
+            &shared.stop,
         ));
     }
     let intervals_behind = (summariser.most_waiting() / workers.max(1)) as u64;

@@ -102,6 +102,7 @@ fn worker_cpus(spec: &RunSpec) -> Option<Vec<usize>> {
 pub(super) fn plan_measure(
     spec: &RunSpec,
     addrs: &[crate::spec::Address],
+    stop: &std::sync::atomic::AtomicUsize,
 ) -> Result<Option<WorkerPlan>, String> {
     let Some(m) = spec.measure else {
         return Ok(None);
@@ -110,7 +111,7 @@ pub(super) fn plan_measure(
         connections: m.connections,
         ..spec.clone()
     };
-    let conns = connect::connect_all(addrs, &group)?;
+    let conns = connect::connect_all(addrs, &group, stop)?;
     let nservers = addrs.len();
     let first_lane = spec.total_connections(nservers) + (spec.threads + 1) * nservers;
     let cpu = worker_cpus(spec).map(|cpus| cpus[spec.threads % cpus.len()]);

@@ -47,3 +47,24 @@ impl RunEnd {
         }
     }
 }
+
+/// Joins a side thread (the server-stats sampler, the lag probe). Once a
+/// signal has asked to stop, it is waited for [`SIGNAL_JOIN`] at most: a
+/// thread still in a wait on a server must not hold up the results, which
+/// go on without its part.
+pub fn join_side<T>(handle: std::thread::JoinHandle<T>, stop: &AtomicUsize) -> Option<T> {
+    let mut deadline = None;
+    while !handle.is_finished() {
+        if stop.load(Ordering::Relaxed) != 0 {
+            let until = *deadline.get_or_insert_with(|| std::time::Instant::now() + SIGNAL_JOIN);
+            if std::time::Instant::now() >= until {
+                return None;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    handle.join().ok()
+}
+
+/// How long a side thread is waited for after a signal.
+pub const SIGNAL_JOIN: Duration = Duration::from_millis(800);

@@ -4,22 +4,29 @@
 //! activity between them. A server that does not know them answers
 //! `ERROR`: a warning, not a failed run.
 
-use super::blocking::exchange;
+use super::blocking::{exchange, Wait};
 use super::connect_blocking;
 use crate::spec::{Address, RunSpec};
 use crate::warnings::Warning;
 use mcbench_proto::trace::{self, TraceCommand};
+use std::sync::atomic::AtomicUsize;
 
 /// Longest reply read to a trace command, bytes.
 const REPLY_LIMIT: usize = 1024;
 
 /// Sends `command` to each server; the refusals (an error reply, or no
-/// reply at all), as warnings.
-pub fn send(spec: &RunSpec, addrs: &[Address], command: TraceCommand) -> Vec<Warning> {
+/// reply at all), as warnings. After a signal (`stop`), each server gets a
+/// moment to answer.
+pub fn send(
+    spec: &RunSpec,
+    addrs: &[Address],
+    command: TraceCommand,
+    stop: &AtomicUsize,
+) -> Vec<Warning> {
     addrs
         .iter()
         .filter_map(|addr| {
-            let reply = match ask(spec, addr, command) {
+            let reply = match ask(spec, addr, command, stop) {
                 Ok((_, false)) => return None,
                 Ok((line, true)) => line,
                 Err(e) => e,
@@ -34,8 +41,17 @@ pub fn send(spec: &RunSpec, addrs: &[Address], command: TraceCommand) -> Vec<War
 }
 
 /// The server's reply line, and whether it refused the command.
-fn ask(spec: &RunSpec, addr: &Address, command: TraceCommand) -> Result<(String, bool), String> {
-    let socket = connect_blocking(addr, spec, spec.timeout, 0)?;
+fn ask(
+    spec: &RunSpec,
+    addr: &Address,
+    command: TraceCommand,
+    stop: &AtomicUsize,
+) -> Result<(String, bool), String> {
+    let socket = connect_blocking(addr, spec, spec.timeout, 0, Some(stop))?;
+    let wait = Wait {
+        timeout: spec.timeout,
+        stop: Some(stop),
+    };
     let mut reply = Vec::new();
     let mut answer = None;
     exchange(
@@ -43,6 +59,7 @@ fn ask(spec: &RunSpec, addr: &Address, command: TraceCommand) -> Result<(String,
         &command.encode(),
         &mut reply,
         REPLY_LIMIT,
+        wait,
         |got| match trace::parse(got).map_err(|e| e.to_string())? {
             Some((len, line, refused)) => {
                 answer = Some((line, refused));

@@ -6,6 +6,8 @@ use crate::engine::blocking;
 use crate::spec::Address;
 use mcbench_proto::stats::{self as wire, Reply};
 use std::os::fd::OwnedFd;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The longest `stats` reply read (`stats conns` of a busy server, or
@@ -20,6 +22,10 @@ pub struct StatsConn {
     reply: Vec<u8>,
     /// How long the connect (and any authentication) took.
     pub connect_time: Duration,
+    /// How long a reply is waited for.
+    timeout: Duration,
+    /// A run's signal flag: once set, a reply is waited for a moment more.
+    stop: Option<Arc<AtomicUsize>>,
 }
 
 impl StatsConn {
@@ -28,16 +34,24 @@ impl StatsConn {
     pub fn connect(addr: &Address, timeout: Duration) -> Result<Self, String> {
         let began = Instant::now();
         let socket = crate::engine::connect_plain(addr, timeout)?;
-        Ok(StatsConn::over(socket, began.elapsed()))
+        Ok(StatsConn::over(socket, began.elapsed(), timeout, None))
     }
 
-    /// A connection already open (and authenticated) with timeouts set,
-    /// which took `connect_time` to open.
-    pub fn over(socket: OwnedFd, connect_time: Duration) -> Self {
+    /// A connection already open (and authenticated), which took
+    /// `connect_time` to open; replies are waited for `timeout`, cut short
+    /// after `stop` is set.
+    pub fn over(
+        socket: OwnedFd,
+        connect_time: Duration,
+        timeout: Duration,
+        stop: Option<Arc<AtomicUsize>>,
+    ) -> Self {
         StatsConn {
             socket,
             reply: Vec::new(),
             connect_time,
+            timeout,
+            stop,
         }
     }
 
@@ -49,7 +63,12 @@ impl StatsConn {
         let began = Instant::now();
         let mut refused = None;
         let mut checked = 0;
-        let len = blocking::exchange(&self.socket, &request, &mut self.reply, MAX_REPLY, |buf| {
+        let wait = blocking::Wait {
+            timeout: self.timeout,
+            stop: self.stop.as_deref(),
+        };
+        let reply = &mut self.reply;
+        let len = blocking::exchange(&self.socket, &request, reply, MAX_REPLY, wait, |buf| {
             match wire::parse_from(buf, &mut checked) {
                 Ok(Some(Reply::Stats(len))) => Ok(Some(len)),
                 Ok(Some(Reply::Refused(class, len))) => {

@@ -14,6 +14,7 @@ use super::{Stats, StatsConn};
 use crate::engine::{clock_ns, RunEnd};
 use crate::spec::{Address, RunSpec};
 use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Failures described per server at most (the rest are counted).
@@ -82,10 +83,18 @@ pub struct Baseline {
 
 impl Baseline {
     /// The workers are about to be released: without a warm-up, every
-    /// server's `stats` is read now; waits (at most `limit`) until it is.
-    pub fn take(&self, limit: Duration) {
-        if self.now.send(()).is_ok() {
-            let _ = self.taken.recv_timeout(limit);
+    /// server's `stats` is read now; waits (at most `limit`, and no more
+    /// once a signal sets `stop`) until it is.
+    pub fn take(&self, limit: Duration, stop: &AtomicUsize) {
+        if self.now.send(()).is_err() {
+            return;
+        }
+        let until = std::time::Instant::now() + limit;
+        while stop.load(Ordering::Relaxed) == 0 && std::time::Instant::now() < until {
+            match self.taken.recv_timeout(Duration::from_millis(50)) {
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                _ => return,
+            }
         }
     }
 }
@@ -173,7 +182,11 @@ impl Sampler {
         self.end.wait_done(self.spec.timeout);
         self.ending = true;
         self.sample_all();
-        self.describe_all(1);
+        // After a signal, the last `stats` only: the rest would hold up
+        // the results.
+        if self.end.stop.load(Ordering::Relaxed) == 0 {
+            self.describe_all(1);
+        }
         self.logs
     }
 
@@ -231,11 +244,13 @@ impl Sampler {
         }
         if self.conns[s].is_none() {
             let began = clock_ns();
+            let (spec, stop) = (&self.spec, &self.end.stop);
             let socket =
-                crate::engine::connect_blocking(&self.addrs[s], &self.spec, self.spec.timeout, 0)?;
-            let took = clock_ns() - began;
-            self.logs[s].connects.push(took);
-            self.conns[s] = Some(StatsConn::over(socket, Duration::from_nanos(took)));
+                crate::engine::connect_blocking(&self.addrs[s], spec, spec.timeout, 0, Some(stop))?;
+            let took = Duration::from_nanos(clock_ns() - began);
+            self.logs[s].connects.push(took.as_nanos() as u64);
+            let conn = StatsConn::over(socket, took, spec.timeout, Some(stop.clone()));
+            self.conns[s] = Some(conn);
         }
         Ok(self.conns[s].as_mut().expect("just opened"))
     }

@@ -139,7 +139,8 @@ impl Worker {
         // Its number among the run's connections picks its source address,
         // as at the first connect.
         let nth = self.lane_of(c);
-        let opened = connect::connect_one(&self.shared.addrs[server], spec, timeout, nth);
+        let stop = Some(&*self.shared.stop);
+        let opened = connect::connect_one(&self.shared.addrs[server], spec, timeout, nth, stop);
         let registered = opened.and_then(|socket| {
             let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
             self.poller
