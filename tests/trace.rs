@@ -685,3 +685,37 @@ fn trace_clients_of_a_lost_connection_fail_and_the_replay_still_ends() {
     assert!(count_of(&j, "errors.no_connection") > 0, "{}", j["errors"]);
     assert_eq!(count_of(&j, "total.count") + failed, 400, "{}", j["errors"]);
 }
+
+/// A trace whose last timestamp is 4e9 s after the others: a replay would
+/// wait 127 years. Refused before any traffic without `--time-limit`;
+/// with one, replayed up to the gap and cut by the limit.
+#[test]
+fn a_gap_of_years_in_a_trace_is_refused_without_a_time_limit() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("gap.csv");
+    let lines = "1,key:01,12,10,0,get,0\n2,key:02,12,10,0,get,0\n3,key:03,12,10,0,get,0\n4000000003,key:04,12,10,0,get,0\n";
+    std::fs::write(&trace, lines).unwrap();
+    let trace = trace.to_str().unwrap();
+    let base = [
+        "run",
+        "-s",
+        &m.addr(),
+        "--trace",
+        trace,
+        "--trace-speed",
+        "100x",
+    ];
+    let out = mcbench(&base);
+    assert_usage_error(
+        &out,
+        "463.0 days between records 3 and 4 (replayed at 100x)",
+    );
+    assert_eq!(m.stat("cmd_get"), 0, "a refused replay sent requests");
+    let mut bounded = base.to_vec();
+    bounded.extend(["--time-limit", "2s", "--json", "-"]);
+    let out = mcbench(&bounded);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(m.stat("cmd_get"), 3, "the records before the gap");
+}

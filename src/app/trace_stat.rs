@@ -22,6 +22,8 @@ pub fn trace_stat(args: &TraceStatArgs) -> i32 {
         client_lanes: None,
         workers: 1,
         max_value: u32::MAX,
+        // Nothing is replayed: the span is reported, not waited for.
+        bounded: true,
         limit: None,
     };
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

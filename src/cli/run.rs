@@ -748,6 +748,10 @@ impl RunArgs {
                 path.display()
             ));
         }
+        if let (Some(speed), Some(t)) = (speed, first.time_s) {
+            self.judge_schedule(&mut reader, t, speed)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
         if speed.is_some() && !matches!(self.arrival, Distribution::Exponential { .. }) {
             return Err("--arrival shapes --rate's gaps; a trace's timestamps set its own (add --trace-timing ignore and --rate)".into());
         }
@@ -761,6 +765,43 @@ impl RunArgs {
             clients: self.trace_clients,
             names_ops: reader.names_ops(),
         }))
+    }
+
+    /// A timed replay's schedule, judged before any traffic from the
+    /// trace's first `PRESCAN_RECORDS` records (`first_s` is the first's
+    /// time): a gap over a day is refused without `--time-limit` (exit 2),
+    /// one out of proportion warned of. Past them the feed judges the
+    /// gaps as it reads (a refused one then fails the run).
+    fn judge_schedule(
+        &self,
+        reader: &mut crate::trace::TraceReader,
+        first_s: u64,
+        speed: f64,
+    ) -> Result<(), String> {
+        use crate::trace::{Record, ScheduleJudge, Verdict};
+        /// About a second of reading, for a text trace.
+        const PRESCAN_RECORDS: u64 = 2_000_000;
+        let mut judge = ScheduleJudge::default();
+        judge.see(first_s);
+        let mut rec = Record::default();
+        let mut whole = false;
+        for _ in 1..PRESCAN_RECORDS {
+            if !reader.next(&mut rec).map_err(|e| e.to_string())? {
+                whole = true;
+                break;
+            }
+            if let Some(t) = rec.time_s {
+                judge.see(t);
+            }
+        }
+        match judge.verdict(speed, self.time_limit) {
+            Verdict::Refuse(why) => Err(why),
+            Verdict::Warn(why) if whole => {
+                crate::stderr_line!("mcbench: warning: {why}");
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The key space's flags have no meaning for a trace, whose keys (and,

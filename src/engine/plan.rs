@@ -212,6 +212,7 @@ pub(super) fn start_feed(
         client_lanes,
         workers,
         max_value: u32::try_from(spec.max_value_size).unwrap_or(u32::MAX),
+        bounded: spec.time_limit.is_some(),
         // The feed counts `--ops` (workers' shares would not match what
         // each is handed).
         limit: match spec.stop {

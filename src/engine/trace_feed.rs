@@ -7,7 +7,7 @@
 //! second are spread evenly over it, so that a replay is not a burst at
 //! each second's start. `--trace-speed` divides the times.
 
-use crate::trace::{Record, TraceFormat, TraceOp, TraceReader};
+use crate::trace::{Record, ScheduleJudge, TraceFormat, TraceOp, TraceReader};
 use crossbeam_channel::{Receiver, SendTimeoutError, Sender};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -80,6 +80,10 @@ pub struct FeedPlan {
     pub workers: usize,
     /// Values longer than this are cut to it, bytes.
     pub max_value: u32,
+    /// The run ends by a time of its own (`--time-limit`), or nothing is
+    /// replayed (`trace-stat`): a gap of any length is read. Otherwise a
+    /// gap over a day of replay time stops the reader with an error.
+    pub bounded: bool,
     /// `--ops` with a trace: replay its first N requests.
     pub limit: Option<u64>,
 }
@@ -144,6 +148,7 @@ struct Feed {
     /// second over `TICK_CAP` is spread in parts).
     tick_used: f64,
     first_s: Option<u64>,
+    schedule: ScheduleJudge,
     report: FeedReport,
 }
 
@@ -162,6 +167,7 @@ impl Feed {
             tick_s: 0,
             tick_used: 0.0,
             first_s: None,
+            schedule: ScheduleJudge::default(),
         }
     }
 
@@ -231,6 +237,10 @@ impl Feed {
             return;
         }
         if let Some(t) = rec.time_s {
+            if let Some(error) = self.judge(t) {
+                self.report.error = Some(error);
+                return;
+            }
             let first = *self.first_s.get_or_insert(t);
             // A trace is in time order; a step back joins the current second.
             let t = t.max(self.tick_s).max(first);
@@ -255,6 +265,15 @@ impl Feed {
             }
             self.tick.push(req, &rec.key);
         }
+    }
+
+    /// A gap the replay must not wait out (`FeedPlan::bounded`), judged
+    /// before any request after it is handed over.
+    fn judge(&mut self, time_s: u64) -> Option<String> {
+        let gap = self.schedule.see(time_s)?;
+        let speed = self.plan.speed.filter(|_| !self.plan.bounded)?;
+        let why = ScheduleJudge::refuses(gap, speed, None)?;
+        Some(format!("{}: {why}", self.plan.path.display()))
     }
 
     /// Spreads the second's requests evenly over what is left of it (all
@@ -410,4 +429,41 @@ pub fn joined(handle: std::thread::JoinHandle<FeedReport>) -> FeedReport {
         error: Some("the trace reader failed unexpectedly (it panicked)".into()),
         ..FeedReport::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Past the records judged before the run, the reader itself stops at
+    /// a gap over a day, before it hands over the record after it.
+    #[test]
+    fn a_gap_over_a_day_stops_the_reader_unless_the_run_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.csv");
+        let lines = "1,a,1,10,0,get,0\n2,b,1,10,0,get,0\n4000000002,c,1,10,0,get,0\n";
+        std::fs::write(&path, lines).unwrap();
+        let plan = |bounded| FeedPlan {
+            path: path.clone(),
+            format: TraceFormat::Twitter,
+            speed: Some(1.0),
+            client_lanes: None,
+            workers: 1,
+            max_value: u32::MAX,
+            bounded,
+            limit: None,
+        };
+        let stop = Arc::new(AtomicUsize::new(0));
+        let drained = drain(plan(false), stop.clone()).unwrap();
+        let error = drained.report.error.expect("refused");
+        assert!(
+            error.contains("127 years between records 2 and 3"),
+            "{error}"
+        );
+        assert_eq!(drained.ops.values().sum::<u64>(), 2);
+        let drained = drain(plan(true), stop).unwrap();
+        assert_eq!(drained.report.error, None);
+        assert_eq!(drained.report.span_s, 4_000_000_001);
+        assert_eq!(drained.ops.values().sum::<u64>(), 3);
+    }
 }

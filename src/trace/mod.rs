@@ -10,9 +10,11 @@
 
 mod binary;
 mod reader;
+mod schedule;
 mod text;
 
 pub use reader::TraceReader;
+pub use schedule::{ScheduleJudge, Verdict};
 
 use crate::workload::OpKind;
 use std::fmt;
