@@ -106,10 +106,13 @@ impl Figures {
         let restarted = restarted(a, b);
         let empty = Stats::new();
         let a = if restarted { &empty } else { a };
-        // A counter's change (none where the server does not report it).
+        // A counter's change: none where the server does not report it, or
+        // where either value is not a number (never a count from 0). A
+        // server that restarted counts from 0.
         let delta = |name: &str| {
             let end = number(b, name)?;
-            Some((end - number(a, name).unwrap_or(0.0)).max(0.0))
+            let start = if restarted { 0.0 } else { number(a, name)? };
+            Some((end - start).max(0.0))
         };
         let count = |name: &str| delta(name).map(|d| d as u64);
         let end = |name: &str| number(b, name).map(|v| v as u64);
@@ -135,7 +138,7 @@ impl Figures {
             reclaimed: count("reclaimed"),
             curr_connections: end("curr_connections"),
             peak_connections: end("curr_connections")
-                .map(|e| e.max(number(a, "curr_connections").unwrap_or(0.0) as u64)),
+                .map(|e| number(a, "curr_connections").map_or(e, |start| e.max(start as u64))),
             total_connections: count("total_connections"),
             rejected_connections: count("rejected_connections"),
             bytes_read: count("bytes_read"),
@@ -172,6 +175,17 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_counter_that_is_not_a_number_at_either_end_has_no_change() {
+        let a = stats(&[("pid", "7"), ("cmd_get", "garbage"), ("cmd_set", "10")]);
+        let b = stats(&[("pid", "7"), ("cmd_get", "1100"), ("cmd_set", "x")]);
+        let f = Figures::between(&a, &b, 2.0);
+        assert_eq!((f.cmd_get, f.cmd_set), (None, None));
+        // After a restart the server counts from 0.
+        let c = stats(&[("pid", "8"), ("cmd_get", "30")]);
+        assert_eq!(Figures::between(&a, &c, 2.0).cmd_get, Some(30));
     }
 
     #[test]

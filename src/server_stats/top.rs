@@ -27,17 +27,19 @@ pub struct Reading {
 #[derive(Debug, Clone, Default)]
 pub struct Row {
     pub instance: String,
-    /// bytes and limit_maxbytes.
-    pub bytes: f64,
-    pub limit: f64,
+    /// bytes and limit_maxbytes; `None` (shown `n/a`) where the server
+    /// gave no number.
+    pub bytes: Option<f64>,
+    pub limit: Option<f64>,
     pub hit: Option<f64>,
-    pub conn: f64,
+    pub conn: Option<f64>,
     pub time: Option<Duration>,
     /// The last connect of the kept connection.
     pub connect: Option<Duration>,
     /// Per second over the interval: evictions, gets, sets, bytes read and
-    /// written; `None` before a second reading.
-    pub rates: Option<[f64; 5]>,
+    /// written (each `None` where either reading gave no number); `None`
+    /// before a second reading.
+    pub rates: Option<[Option<f64>; 5]>,
     /// Why the server has no reading now.
     pub error: Option<String>,
 }
@@ -54,13 +56,14 @@ impl Row {
     /// The row of `instance` from its last two readings.
     pub fn of(instance: &str, prev: Option<&Reading>, cur: &Reading, connect: Duration) -> Row {
         let s = &cur.stats;
-        let get = |name: &str| number(s, name).unwrap_or(0.0);
-        let delta = |p: &Reading, name: &str| get(name) - number(&p.stats, name).unwrap_or(0.0);
+        let get = |name: &str| number(s, name);
+        let delta = |p: &Reading, name: &str| Some(get(name)? - number(&p.stats, name)?);
         // Another life of the server (its pid changed): no interval.
         let prev = prev.filter(|p| p.stats.get("pid") == s.get("pid") && cur.at_s > p.at_s);
-        let rates = prev.map(|p| RATES.map(|name| delta(p, name).max(0.0) / (cur.at_s - p.at_s)));
+        let rates = prev
+            .map(|p| RATES.map(|name| delta(p, name).map(|d| d.max(0.0) / (cur.at_s - p.at_s))));
         let hit = prev.and_then(|p| {
-            let (hits, misses) = (delta(p, "get_hits"), delta(p, "get_misses"));
+            let (hits, misses) = (delta(p, "get_hits")?, delta(p, "get_misses")?);
             (hits + misses > 0.0).then(|| hits / (hits + misses))
         });
         Row {
@@ -122,10 +125,14 @@ pub fn render(rows: &[Row]) -> String {
         let _ = write!(
             out,
             "\n{:<width$}{}",
-            format!("TOTAL: {:.1}GB/{:.1}GB", total.bytes / GB, total.limit / GB),
+            format!(
+                "TOTAL: {}GB/{}GB",
+                gigabytes(total.bytes),
+                gigabytes(total.limit)
+            ),
             cells(&Row {
-                bytes: 0.0,
-                limit: 0.0,
+                bytes: Some(0.0),
+                limit: Some(0.0),
                 ..total
             })
         );
@@ -135,22 +142,31 @@ pub fn render(rows: &[Row]) -> String {
 
 const GB: f64 = 1024.0 * 1024.0 * 1024.0;
 
+fn gigabytes(bytes: Option<f64>) -> String {
+    bytes.map_or(NOT_A_NUMBER.into(), |b| format!("{:.1}", b / GB))
+}
+
+/// What a cell shows where the server gave no number.
+const NOT_A_NUMBER: &str = "n/a";
+
 fn cells(r: &Row) -> String {
-    let usage = if r.limit > 0.0 {
-        format!("{:.1}%", 100.0 * r.bytes / r.limit)
-    } else {
-        String::new()
+    let usage = match (r.bytes, r.limit) {
+        (Some(bytes), Some(limit)) if limit > 0.0 => format!("{:.1}%", 100.0 * bytes / limit),
+        (Some(_), Some(_)) => String::new(),
+        _ => NOT_A_NUMBER.into(),
     };
     let hit = r.hit.map_or("-".into(), |h| format!("{:.1}%", h * 100.0));
+    let conn = r
+        .conn
+        .map_or(NOT_A_NUMBER.into(), |c| format!("{}", c.round()));
     let mut out = format!(
-        "{usage:>9}{hit:>9}{:>9}{:>9}",
-        r.conn.round(),
+        "{usage:>9}{hit:>9}{conn:>9}{:>9}",
         r.time.map_or("-".into(), duration)
     );
     match r.rates {
         Some(rates) => {
             for v in rates {
-                let _ = write!(out, "{:>9}", scaled(v));
+                let _ = write!(out, "{:>9}", v.map_or(NOT_A_NUMBER.into(), scaled));
             }
         }
         None => out.push_str(&format!("{:>9}", "-").repeat(5)),
@@ -159,48 +175,56 @@ fn cells(r: &Row) -> String {
     out
 }
 
+/// The mean of the values there are (`None` if none).
+fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let known: Vec<f64> = values.flatten().collect();
+    (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64)
+}
+
+/// The sum of the values there are (`None` if none).
+fn sum_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    values
+        .flatten()
+        .fold(None, |sum, v| Some(sum.unwrap_or(0.0) + v))
+}
+
 /// The servers' mean: of each figure a server has.
 fn average(rows: &[&Row]) -> Row {
-    let n = rows.len() as f64;
-    let mean = |f: &dyn Fn(&Row) -> f64| rows.iter().map(|r| f(r)).sum::<f64>() / n;
-    let hits: Vec<f64> = rows.iter().filter_map(|r| r.hit).collect();
-    let rated: Vec<[f64; 5]> = rows.iter().filter_map(|r| r.rates).collect();
-    let used: Vec<f64> = rows
-        .iter()
-        .filter(|r| r.limit > 0.0)
-        .map(|r| r.bytes / r.limit)
-        .collect();
+    let rated: Vec<&[Option<f64>; 5]> = rows.iter().filter_map(|r| r.rates.as_ref()).collect();
+    let usage = |r: &&Row| match (r.bytes, r.limit) {
+        (Some(b), Some(l)) if l > 0.0 => Some(b / l),
+        _ => None,
+    };
     // USAGE is the mean of the servers' usages: as bytes of a limit of 1.
+    let used = mean_of(rows.iter().map(usage));
     Row {
         instance: String::new(),
-        bytes: used.iter().sum::<f64>() / used.len().max(1) as f64,
-        limit: if used.is_empty() { 0.0 } else { 1.0 },
-        hit: (!hits.is_empty()).then(|| hits.iter().sum::<f64>() / hits.len() as f64),
-        conn: mean(&|r| r.conn),
-        time: Some(Duration::from_secs_f64(mean(&|r| {
-            r.time.unwrap_or_default().as_secs_f64()
-        }))),
+        bytes: used,
+        limit: used.map(|_| 1.0),
+        hit: mean_of(rows.iter().map(|r| r.hit)),
+        conn: mean_of(rows.iter().map(|r| r.conn)),
+        time: mean_of(rows.iter().map(|r| r.time.map(|t| t.as_secs_f64())))
+            .map(Duration::from_secs_f64),
         connect: None,
-        rates: (!rated.is_empty()).then(|| {
-            std::array::from_fn(|i| rated.iter().map(|r| r[i]).sum::<f64>() / rated.len() as f64)
-        }),
+        rates: (!rated.is_empty())
+            .then(|| std::array::from_fn(|i| mean_of(rated.iter().map(|r| r[i])))),
         error: None,
     }
 }
 
 /// The servers' sum (TIME: the slowest).
 fn total(rows: &[&Row]) -> Row {
-    let rated: Vec<[f64; 5]> = rows.iter().filter_map(|r| r.rates).collect();
+    let rated: Vec<&[Option<f64>; 5]> = rows.iter().filter_map(|r| r.rates.as_ref()).collect();
     Row {
         instance: String::new(),
-        bytes: rows.iter().map(|r| r.bytes).sum(),
-        limit: rows.iter().map(|r| r.limit).sum(),
+        bytes: sum_of(rows.iter().map(|r| r.bytes)),
+        limit: sum_of(rows.iter().map(|r| r.limit)),
         hit: None,
-        conn: rows.iter().map(|r| r.conn).sum(),
+        conn: sum_of(rows.iter().map(|r| r.conn)),
         time: rows.iter().filter_map(|r| r.time).max(),
         connect: None,
         rates: (!rated.is_empty())
-            .then(|| std::array::from_fn(|i| rated.iter().map(|r| r[i]).sum::<f64>())),
+            .then(|| std::array::from_fn(|i| sum_of(rated.iter().map(|r| r[i])))),
         error: None,
     }
 }
@@ -270,7 +294,7 @@ mod tests {
         );
         let r = Row::of("h:1", Some(&a), &b, Duration::from_micros(90));
         let rates = r.rates.unwrap();
-        assert_eq!(rates[1], 200.0);
+        assert_eq!(rates[1], Some(200.0));
         assert_eq!(r.hit, Some(0.8));
         let table = render(&[r.clone(), Row::failed("h:2", "connection refused".into())]);
         assert!(table.starts_with("INSTANCE"), "{table}");
@@ -278,7 +302,8 @@ mod tests {
         let cols: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(
             cols,
-            ["h:1", "50.0%", "80.0%", "7", "0.25ms", "0", "200", "0", "0", "0", "0.09ms"]
+            // Evictions, sets and bytes were in neither reading.
+            ["h:1", "50.0%", "80.0%", "7", "0.25ms", "n/a", "200", "n/a", "n/a", "n/a", "0.09ms"]
         );
         assert!(table.contains("h:2") && table.contains("connection refused"));
         assert!(table.contains("AVERAGE:") && table.contains("TOTAL: 0.0GB/0.0GB"));
@@ -287,5 +312,27 @@ mod tests {
         assert_eq!(scaled(35_123.0), "34.3K");
         assert_eq!(scaled(214_748_365.0), "0.2G");
         assert_eq!(duration(Duration::from_millis(1160)), "1.16s");
+    }
+
+    #[test]
+    fn values_that_are_not_numbers_show_as_not_available() {
+        let mut a = reading(10.0, &[("cmd_get", 100.0), ("evictions", 1.0)]);
+        let mut b = reading(11.0, &[("cmd_get", 300.0), ("bytes", 5.0)]);
+        b.stats.insert("evictions".into(), "lots".into());
+        b.stats.insert("curr_connections".into(), "x".into());
+        a.stats.insert("cmd_set".into(), "?".into());
+        b.stats.insert("cmd_set".into(), "70".into());
+        let r = Row::of("h:1", Some(&a), &b, Duration::ZERO);
+        let rates = r.rates.unwrap();
+        assert_eq!(rates[..3], [None, Some(200.0), None]);
+        assert_eq!((r.conn, r.limit), (None, None));
+        let table = render(&[r]);
+        let line = table.lines().find(|l| l.starts_with("h:1")).unwrap();
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            cols[1..9],
+            ["n/a", "-", "n/a", "0.25ms", "n/a", "200", "n/a", "n/a"]
+        );
+        assert!(table.contains("TOTAL: 0.0GB/n/aGB"), "{table}");
     }
 }
