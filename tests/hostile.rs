@@ -73,7 +73,9 @@ fn a_server_that_refuses_everything_fails_the_run() {
     let (out, j) = run_json(&["run", "-s", &m.addr(), "-t", "1s", "-r", "100"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stderr(&out);
-    assert!(text.contains("preload: 100 of 100 sets failed"), "{text}");
+    // It stops once the failure is certain: past 1 of the 100 sets.
+    assert!(text.contains("preload: stopped once"), "{text}");
+    assert!(text.contains("of its 100 sets had failed"), "{text}");
     assert!(
         !text.contains("kept up") && !text.contains("keys preloaded"),
         "{text}"
@@ -164,4 +166,57 @@ fn a_udp_header_cannot_inflate_the_drop_count() {
 fn a_timeout_below_a_millisecond_is_refused() {
     let out = mcbench(&["run", "-s", "127.0.0.1:1", "--timeout", "1ns"]);
     assert_usage_error(&out, "--timeout must be at least 1 ms");
+}
+
+/// A server that refuses every set (`SERVER_ERROR out of memory`): the
+/// preload fails once 1 % of its sets have, and stops there rather than
+/// send every one. The server counts what it was sent.
+#[test]
+fn a_preload_stops_once_its_failure_is_certain() {
+    use std::io::{BufRead, BufReader, Read as _, Write as _};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let _machine = shared_machine();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let sets = std::sync::Arc::new(AtomicU64::new(0));
+    let counted = sets.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let counted = counted.clone();
+            std::thread::spawn(move || {
+                let mut out = stream.try_clone().unwrap();
+                let mut input = BufReader::new(stream);
+                let mut line = String::new();
+                while input.read_line(&mut line).unwrap_or(0) > 0 {
+                    let words: Vec<&str> = line.split_whitespace().collect();
+                    let reply: &[u8] = match words.as_slice() {
+                        ["set", _, _, _, len, ..] => {
+                            let mut data = vec![0; len.parse::<usize>().unwrap() + 2];
+                            if input.read_exact(&mut data).is_err() {
+                                return;
+                            }
+                            counted.fetch_add(1, Ordering::Relaxed);
+                            b"SERVER_ERROR out of memory storing object\r\n"
+                        }
+                        ["get", ..] => b"END\r\n",
+                        _ => b"ERROR\r\n",
+                    };
+                    line.clear();
+                    if out.write_all(reply).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let (out, _) = run_json(&["run", "-s", &addr, "-r", "100000", "-t", "1s", "-c", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("preload: stopped once"),
+        "{}",
+        stderr(&out)
+    );
+    // 1 % of 100,000 is 1,000; what was in flight then comes on top.
+    let sent = sets.load(Ordering::Relaxed);
+    assert!((1_001..5_000).contains(&sent), "{sent} sets sent");
 }

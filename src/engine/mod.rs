@@ -79,6 +79,10 @@ pub struct Shared {
     /// `--server-stats`: the servers' first `stats`, read just before the
     /// release when there is no warm-up.
     pub baseline: Option<crate::server_stats::sampler::Baseline>,
+    /// The preload's sets over every worker, and those that failed so far:
+    /// once failures pass the share that fails the preload, it stops.
+    pub preload_sets: std::sync::atomic::AtomicU64,
+    pub preload_failed: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -234,6 +238,8 @@ pub fn run(
         open_now: AtomicUsize::new(0),
         open_max: AtomicUsize::new(0),
         baseline,
+        preload_sets: std::sync::atomic::AtomicU64::new(0),
+        preload_failed: std::sync::atomic::AtomicU64::new(0),
     });
     let conns = match connect::connect_all(addrs, spec, &shared.stop) {
         Ok(conns) => conns,
@@ -244,6 +250,11 @@ pub fn run(
     };
     shared.open_now.store(conns.len(), Ordering::Relaxed);
     let mut plans = plan_workers(spec, &shared.workload.keys, conns, nservers);
+    let preload_sets = plans
+        .iter()
+        .flat_map(|p| &p.load)
+        .map(|(_, r)| r.end - r.start);
+    (shared.preload_sets).store(preload_sets.sum(), Ordering::Relaxed);
     let measure = plan_measure(spec, addrs, &shared.stop);
     if measure.is_err() && shared.stop.load(Ordering::Relaxed) != 0 {
         return Ok(Outcome::default());

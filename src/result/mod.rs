@@ -35,6 +35,7 @@ pub use server_stats::{ServerInterval, ServerStatsRow};
 pub use servers::ServerSummary;
 pub use trace::TraceSummary;
 pub use verdict::preload_failure;
+pub(crate) use verdict::PRELOAD_FAILED_SHARE;
 
 pub const SCHEMA: &str = "mcbench.run/2";
 

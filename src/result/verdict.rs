@@ -17,7 +17,7 @@ const LONG_DRAIN_SHARE: f64 = 0.1;
 const LONG_DRAIN_MIN_S: f64 = 0.1;
 /// Share of failed sets above which a preload (`--load-only` too) failed:
 /// the keys the run reads would not all be on the server.
-const PRELOAD_FAILED_SHARE: f64 = 0.01;
+pub(crate) const PRELOAD_FAILED_SHARE: f64 = 0.01;
 /// A phase shorter than this says nothing of how busy its worker was.
 const MIN_JUDGED_S: f64 = 0.05;
 /// Intervals the statistics thread may hold unclosed before the run says

@@ -199,6 +199,8 @@ pub struct Worker {
     /// Of the measured time, how long answers were waited for after
     /// sending stopped, ns.
     drain_ns: u64,
+    /// The preload's failures this worker has added to the run's count.
+    preload_failed_told: u64,
 }
 
 impl Worker {
@@ -338,6 +340,7 @@ impl Worker {
             last_answer_ns: 0,
             measured_until: 0,
             drain_ns: 0,
+            preload_failed_told: 0,
             shared,
             tx,
         })
@@ -484,6 +487,12 @@ impl Worker {
             if self.stopped() {
                 self.cut_off();
                 break PhaseEnd::Stopped;
+            }
+            if kind == PhaseKind::Load && self.sending {
+                if let Some(why) = self.preload_doomed() {
+                    self.cut_off();
+                    break PhaseEnd::Failed(why);
+                }
             }
             if warming && now >= self.record_from {
                 warming = false;

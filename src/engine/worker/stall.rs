@@ -4,6 +4,7 @@
 use super::Worker;
 use crate::engine::PhaseKind;
 use crate::stats::ErrorClass;
+use std::sync::atomic::Ordering;
 
 impl Worker {
     /// Why the phase ends: which servers hold requests that got no answer
@@ -48,6 +49,28 @@ impl Worker {
 
     /// Counts the measured requests a signal left unanswered (`cut_off`):
     /// no latency, but not lost from the books either.
+    /// The preload's failure is certain once the sets that failed, over
+    /// every worker, pass the share of the whole preload that fails it
+    /// (`PRELOAD_FAILED_SHARE`): no more of them is worth sending.
+    pub(super) fn preload_doomed(&mut self) -> Option<String> {
+        let (failed, _) = self.recorder.failed_of_attempted();
+        // A report phase swaps its recorder at each interval.
+        let new = failed
+            .checked_sub(self.preload_failed_told)
+            .unwrap_or(failed);
+        self.preload_failed_told = failed;
+        let shared = &self.shared;
+        let total = shared.preload_failed.fetch_add(new, Ordering::Relaxed) + new;
+        let sets = shared.preload_sets.load(Ordering::Relaxed);
+        let doomed = total as f64 > crate::result::PRELOAD_FAILED_SHARE * sets as f64;
+        doomed.then(|| {
+            format!(
+                "preload: stopped once {total} of its {sets} sets had failed ({}); the keys the run reads cannot all be on the server",
+                self.recorder.failure_summary()
+            )
+        })
+    }
+
     pub(super) fn cut_off(&mut self) {
         let waiting = self.waiting_measured().iter().sum();
         self.recorder.error(ErrorClass::CutOff, waiting);
