@@ -278,3 +278,55 @@ fn an_agent_exits_143_on_sigterm_and_130_on_sigint() {
         );
     }
 }
+
+/// A run killed by SIGKILL leaves its output's temporary file behind; the
+/// next run writing the same path removes it.
+#[test]
+fn a_temporary_left_by_a_killed_run_is_removed_by_the_next() {
+    let _machine = shared_machine();
+    let server = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "r.json");
+    let temporaries = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".r.json.mcbench-"))
+            .count()
+    };
+    let mut child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &server,
+            "--no-load",
+            "-t",
+            "60s",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while temporaries() == 0 {
+        assert!(Instant::now() < deadline, "no temporary file was made");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(temporaries(), 1, "SIGKILL leaves the temporary");
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &server,
+        "--no-load",
+        "-x",
+        "10",
+        "--json",
+        &json,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(temporaries(), 0, "the orphan was not removed");
+    assert!(std::path::Path::new(&json).is_file());
+}

@@ -6,6 +6,11 @@
 //! A path that is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO)
 //! is written in place: renaming over it would replace the device or pipe
 //! with a plain file.
+//!
+//! A temporary file is named for its path and the process that writes it
+//! (`.NAME.mcbench-PID.tmp`). One left behind by a process that no longer
+//! runs (killed by SIGKILL, which no cleanup survives) is removed when the
+//! same path is next written.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -41,11 +46,9 @@ impl StagedFile {
         let name = path
             .file_name()
             .ok_or_else(|| format!("{flag} {shown}: not a file name"))?;
-        let tmp = path.with_file_name(format!(
-            ".{}.mcbench-{}.tmp",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
+        let prefix = format!(".{}.mcbench-", name.to_string_lossy());
+        remove_orphans(path, &prefix);
+        let tmp = path.with_file_name(format!("{prefix}{}.tmp", std::process::id()));
         let file = File::create(&tmp)
             .map_err(|e| format!("{flag} {shown}: cannot create the file: {e}"))?;
         let staged = StagedFile {
@@ -68,6 +71,37 @@ impl StagedFile {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Removes the temporaries beside `path` named `{prefix}PID.tmp` whose
+/// process is gone. A live one (a run writing the same path now) is left.
+fn remove_orphans(path: &Path, prefix: &str) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|pid| pid.parse::<i32>().ok());
+        if pid.is_some_and(|pid| pid > 0 && !process_alive(pid)) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether process `pid` exists (a signal 0 reaches it, or would but for
+/// permission).
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 sends nothing; it only checks the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 impl Drop for StagedFile {
