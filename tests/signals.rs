@@ -116,20 +116,27 @@ fn wait_for_sigint_handler(pid: u32) {
     }
 }
 
-/// Sends SIGINT to `child` once it catches it (and `settle` later), and
-/// returns its output, which must come long before `timeout`, the wait a
-/// signal must cut short.
-fn interrupt(
-    child: std::process::Child,
-    settle: Duration,
-    timeout: Duration,
-) -> std::process::Output {
+/// Runs `mcbench run` with `args` (and a 60 s `--timeout`, the wait a
+/// signal must cut short), sends SIGINT once it catches it and `settle`
+/// later, and checks it stopped for it with its JSON written, long before
+/// the timeout; returns the JSON.
+fn interrupted_run(args: &[&str], settle: Duration) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "r.json");
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend(["--timeout", "60s", "--json", &json]);
+    let child = spawn_mcbench(&all, &[]);
     let pid = child.id();
     wait_for_sigint_handler(pid);
     std::thread::sleep(settle);
     // SAFETY: a process this test started and has not reaped.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    wait_bounded(child, timeout / 2)
+    let out = wait_bounded(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let j = read_json(std::path::Path::new(&json));
+    assert_eq!(j["stopped_by"], "SIGINT", "{j}");
+    j
 }
 
 /// A TCP listener whose accept queue is full: a connect to it waits for
@@ -166,27 +173,7 @@ fn full_listener() -> (std::net::TcpListener, Vec<std::net::TcpStream>, String) 
 fn sigint_while_connecting_stops_at_once_with_the_results_written() {
     let _machine = shared_machine();
     let (_listener, _held, addr) = full_listener();
-    let dir = tempfile::tempdir().unwrap();
-    let json = path_in(dir.path(), "r.json");
-    let timeout = Duration::from_secs(60);
-    let child = spawn_mcbench(
-        &[
-            "run",
-            "-s",
-            &addr,
-            "-c",
-            "2",
-            "--timeout",
-            "60s",
-            "--json",
-            &json,
-        ],
-        &[],
-    );
-    let out = interrupt(child, Duration::from_millis(300), timeout);
-    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    let j = read_json(std::path::Path::new(&json));
-    assert_eq!(j["stopped_by"], "SIGINT", "{j}");
+    let j = interrupted_run(&["-s", &addr, "-c", "2"], Duration::from_millis(300));
     assert_eq!(f(&j, "total.count"), 0.0);
 }
 
@@ -221,32 +208,18 @@ fn stats_staller() -> String {
 fn sigint_while_server_stats_waits_stops_at_once_with_the_results_written() {
     let _machine = shared_machine();
     let addr = stats_staller();
-    let dir = tempfile::tempdir().unwrap();
-    let json = path_in(dir.path(), "r.json");
-    let timeout = Duration::from_secs(60);
-    let child = spawn_mcbench(
-        &[
-            "run",
-            "-s",
-            &addr,
-            "--no-load",
-            "-u",
-            "0",
-            "-t",
-            "5m",
-            "--server-stats",
-            "--timeout",
-            "60s",
-            "--json",
-            &json,
-        ],
-        &[],
-    );
-    // The sampler is waiting for its first `stats` by then.
-    let out = interrupt(child, Duration::from_millis(1000), timeout);
-    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    let j = read_json(std::path::Path::new(&json));
-    assert_eq!(j["stopped_by"], "SIGINT", "{j}");
+    // The sampler is waiting for its first `stats` a second in.
+    let args = [
+        "-s",
+        &addr,
+        "--no-load",
+        "-u",
+        "0",
+        "-t",
+        "5m",
+        "--server-stats",
+    ];
+    interrupted_run(&args, Duration::from_secs(1));
 }
 
 /// An agent stops on SIGTERM or SIGINT with the signal's exit code, as a
