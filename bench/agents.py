@@ -80,7 +80,8 @@ def plain(args):
 
 def agent(args, token):
     a = subprocess.Popen(in_ns(AGENT_NS, 1, MCBENCH, "agent", "--listen", f"{AGENT_IP}:5556",
-                               "--token-file", token), stderr=subprocess.PIPE, text=True)
+                               "--token-file", token, "--insecure-plaintext"),
+                         stderr=subprocess.PIPE, text=True)
     a.stderr.readline()  # "listening on ..."
     before = veth_bytes()
     m = subprocess.run(in_ns(MASTER_NS, 0, MCBENCH, "run", *load(args), "--agent", f"{AGENT_IP}:5556",

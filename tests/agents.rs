@@ -56,9 +56,7 @@ impl Drop for AgentProc {
 }
 
 fn token_file(dir: &std::path::Path, token: &str) -> String {
-    let p = dir.join("token");
-    std::fs::write(&p, format!("{token}\n")).unwrap();
-    p.to_str().unwrap().to_string()
+    secret_file(dir, "token", &format!("{token}\n"))
 }
 
 #[test]
@@ -140,8 +138,7 @@ fn a_wrong_token_is_refused_and_logged() {
     let dir = tempfile::tempdir().unwrap();
     let tf = token_file(dir.path(), TOKEN);
     let mut agent = AgentProc::start(std::path::Path::new(&tf), &[]);
-    let other = dir.path().join("other");
-    std::fs::write(&other, "another-token-0123456789\n").unwrap();
+    let other = secret_file(dir.path(), "other", "another-token-0123456789\n");
     let before = m.stat("cmd_get") + m.stat("cmd_set");
     let out = mcbench(&[
         "run",
@@ -152,7 +149,7 @@ fn a_wrong_token_is_refused_and_logged() {
         "--agent",
         &agent.addr,
         "--token-file",
-        other.to_str().unwrap(),
+        &other,
     ]);
     assert_usage_error(&out, "refused the token");
     assert_eq!(m.stat("cmd_get") + m.stat("cmd_set"), before, "no traffic");
@@ -224,6 +221,56 @@ fn tls_agents_need_the_masters_trust_and_the_right_name() {
         &run(&["--tls-ca", key]),
         "not a PEM file holding a CERTIFICATE",
     );
+    // Over TLS the password goes with the share: a server that asks for
+    // authentication (memcached -Y) takes the agent's preload and load.
+    let auth = dir.path().join("auth");
+    std::fs::write(&auth, "bench:secret\n").unwrap();
+    let secured = Memcached::start(&["-Y", auth.to_str().unwrap()]);
+    let secured_addr = secured.addr();
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &secured_addr,
+        "-t",
+        "1s",
+        "-c",
+        "2",
+        "-r",
+        "500",
+        "--token-file",
+        &tf,
+        "--agent",
+        &agent.addr,
+        "--tls-ca",
+        cert,
+        "-U",
+        "bench",
+        "-P",
+        "secret",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sets = authenticated_stat(&secured_addr, "bench secret", "cmd_set");
+    assert!(sets >= 500, "{sets} sets: the preload did not authenticate");
+}
+
+/// One value of `stats` from a memcached that asks for text
+/// authentication (`-Y`), after authenticating as `credentials`.
+fn authenticated_stat(addr: &str, credentials: &str, name: &str) -> u64 {
+    use std::io::{BufRead, BufReader, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let n = credentials.len();
+    let login = format!("set auth 0 0 {n}\r\n{credentials}\r\nstats\r\n");
+    s.write_all(login.as_bytes()).unwrap();
+    let prefix = format!("STAT {name} ");
+    for line in BufReader::new(s).lines() {
+        let line = line.unwrap();
+        if let Some(v) = line.strip_prefix(&prefix) {
+            return v.trim().parse().unwrap();
+        }
+        assert!(line != "END", "no stat {name}");
+    }
+    panic!("no stat {name}")
 }
 
 #[test]
@@ -328,9 +375,8 @@ fn a_signal_stops_master_and_agents_with_the_results_so_far() {
 fn agent_flags_are_checked_before_any_traffic() {
     let _m = shared_machine();
     let dir = tempfile::tempdir().unwrap();
-    let short = dir.path().join("short");
-    std::fs::write(&short, "abc\n").unwrap();
-    let out = mcbench(&["agent", "--token-file", short.to_str().unwrap()]);
+    let short = secret_file(dir.path(), "short", "abc\n");
+    let out = mcbench(&["agent", "--token-file", &short]);
     assert_usage_error(&out, "at least 16");
     let tf = token_file(dir.path(), TOKEN);
     let out = mcbench(&[

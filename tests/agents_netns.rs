@@ -134,14 +134,11 @@ impl Lab {
         self.stat("cmd_get").unwrap() + self.stat("cmd_set").unwrap()
     }
 
-    /// `mcbench agent` on host `i`, listening on `listen`; returns once it
-    /// says it listens.
+    /// `mcbench agent` on host `i`, listening on `listen` (the lab's own
+    /// network: plain text, said so); returns once it says it listens.
     fn agent(&self, i: usize, listen: &str, token_file: &str) -> Proc {
-        self.serve(
-            i,
-            &["agent", "--listen", listen, "--token-file", token_file],
-            &[],
-        )
+        let args = ["agent", "--listen", listen, "--token-file", token_file];
+        self.serve(i, &[&args[..], &["--insecure-plaintext"]].concat(), &[])
     }
 
     /// `mcbench args` serving on host `i`, with `env`; returns once it
@@ -222,9 +219,7 @@ impl Drop for Proc {
 }
 
 fn token_file(dir: &std::path::Path) -> String {
-    let p = dir.join("token");
-    std::fs::write(&p, format!("{TOKEN}\n")).unwrap();
-    p.to_str().unwrap().to_string()
+    secret_file(dir, "token", &format!("{TOKEN}\n"))
 }
 
 #[test]
@@ -414,8 +409,7 @@ fn loopback_agents_are_unreachable_and_wrong_tokens_refused_across_hosts() {
     // A wrong token from the hub is refused before any traffic, and the
     // agent logs the hub's address.
     let agent = lab.agent(1, &format!("{}:{AGENT_PORT}", agent_ip(1)), &tf);
-    let other = dir.path().join("other");
-    std::fs::write(&other, "another-token-0123456789\n").unwrap();
+    let other = secret_file(dir.path(), "other", "another-token-0123456789\n");
     let before = lab.ops();
     let out = Lab::mcbench(
         &lab.hub,
@@ -426,7 +420,7 @@ fn loopback_agents_are_unreachable_and_wrong_tokens_refused_across_hosts() {
             "-t",
             "1s",
             "--token-file",
-            other.to_str().unwrap(),
+            &other,
             "--agent",
             &format!("{}:{AGENT_PORT}", agent_ip(1)),
         ],

@@ -115,8 +115,7 @@ fn a_failing_stdout_is_exit_1_with_a_message() {
 #[test]
 fn an_agent_with_a_failing_stderr_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();
-    let token = path_in(dir.path(), "token");
-    std::fs::write(&token, "0123456789abcdef0123\n").unwrap();
+    let token = secret_file(dir.path(), "token", "0123456789abcdef0123\n");
     let port = free_port().to_string();
     let listen = format!("127.0.0.1:{port}");
     let mut child = Command::new(BIN)

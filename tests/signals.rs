@@ -227,8 +227,7 @@ fn sigint_while_server_stats_waits_stops_at_once_with_the_results_written() {
 #[test]
 fn an_agent_exits_143_on_sigterm_and_130_on_sigint() {
     let dir = tempfile::tempdir().unwrap();
-    let token = dir.path().join("token");
-    std::fs::write(&token, "signals-token-0123456789abcdef\n").unwrap();
+    let token = secret_file(dir.path(), "token", "signals-token-0123456789abcdef\n");
     for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
         let child = Command::new(BIN)
             .args(["agent", "--listen", "127.0.0.1:0", "--token-file"])

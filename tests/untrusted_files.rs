@@ -143,8 +143,7 @@ fn devices_fifos_and_huge_files_are_refused_without_reading() {
         refused(d, &["agent", "--token-file", file], 2, "not a regular file");
         refused(d, &["report", file], 2, "not a regular file");
     }
-    let token = path_in(d, "token");
-    std::fs::write(&token, "0123456789abcdef0123\n").unwrap();
+    let token = secret_file(d, "token", "0123456789abcdef0123\n");
     // Only the header is looked at before the key is read.
     let cert = path_in(d, "cert.pem");
     std::fs::write(

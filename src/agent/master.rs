@@ -86,6 +86,11 @@ pub fn run_with_agents(
         .map(|ca| ClientTls::read(ca, control.tls_domain.clone()))
         .transpose()
         .map_err(Failure::usage)?;
+    if spec.password.is_some() && tls.is_none() {
+        return Err(Failure::usage(
+            "--user/--password with --agent: the password goes to the agents only over TLS; give --tls-ca (and the agents --tls-cert/--tls-key)",
+        ));
+    }
     let addrs = addresses(control.addrs)?;
     // What the shares and the probe need of the run, checked before any
     // agent is called.
@@ -241,11 +246,13 @@ async fn prepare(agents: &mut [Agent], shares: &[RunSpec]) -> Result<(), Failure
         let mut client = a.client.clone();
         let name = a.name.clone();
         let json = serde_json::to_string(spec).map_err(|e| Failure::run(e.to_string()))?;
+        let password = spec.password.clone().unwrap_or_default();
         tasks.push(tokio::spawn(async move {
             client
                 .prepare(pb::PrepareRequest {
                     spec_json: json,
                     name: name.clone(),
+                    password,
                 })
                 .await
                 .map_err(|s| match s.code() {

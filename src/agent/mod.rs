@@ -9,6 +9,7 @@
 mod collect;
 mod live;
 mod master;
+mod policy;
 mod server;
 mod share;
 mod tls;
@@ -16,6 +17,7 @@ mod token;
 mod wire;
 
 pub use master::{run_with_agents, AgentLoss, Control};
+pub use policy::Limits;
 pub use server::{serve, Serve};
 
 /// The API's generated types and stubs.

@@ -27,6 +27,10 @@ struct Service {
     weight: u32,
     /// `--threads`, 0 when not given (the master's then).
     threads: u32,
+    /// The most one share may ask.
+    limits: super::Limits,
+    /// It serves TLS: a password may come with a share.
+    tls: bool,
     /// The share the last Prepare checked (and preloaded).
     prepared: Mutex<Option<RunSpec>>,
     /// Set while a preload or a run is under way: one at a time.
@@ -52,6 +56,35 @@ impl Drop for Busy {
     }
 }
 
+/// Forgets the running share's stop flag when dropped (its phase ended).
+struct ClearOnDrop(Arc<Mutex<Option<Arc<AtomicUsize>>>>);
+
+impl Drop for ClearOnDrop {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Stops a share when dropped while armed: a call's future is dropped
+/// when its master goes away (the connection closed, or its keepalive
+/// went unanswered), and what the call started must not go on alone.
+struct StopOnDrop(Option<Arc<AtomicUsize>>);
+
+impl StopOnDrop {
+    /// The call finished: nothing to stop.
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(stop) = self.0.take() {
+            stop.store(libc::SIGTERM as usize, Ordering::Relaxed);
+        }
+    }
+}
+
 /// How often both sides ping an idle HTTP/2 connection, and how long a
 /// ping may go unanswered before the peer counts as gone.
 pub(super) const KEEPALIVE: Duration = Duration::from_secs(10);
@@ -69,6 +102,10 @@ pub struct Serve<'a> {
     pub tls: Option<(&'a Path, &'a Path)>,
     /// Set to the signal's number by SIGINT or SIGTERM.
     pub signal: Arc<AtomicUsize>,
+    /// `--insecure-plaintext`: listening beyond loopback without TLS.
+    pub insecure_plaintext: bool,
+    /// The most one share may ask (`--max-*`).
+    pub limits: super::Limits,
 }
 
 /// After a signal, how long the server may take to finish its calls
@@ -94,6 +131,8 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
         return Err(Failure::usage("--threads must be at least 1"));
     }
     let service = Service {
+        tls: tls.is_some(),
+        limits: how.limits,
         threads: how.threads.unwrap_or(0) as u32,
         weight: how.weight,
         prepared: Mutex::new(None),
@@ -101,8 +140,13 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
         running: Arc::new(Mutex::new(None)),
     };
     if tls.is_none() && !listen.ip().is_loopback() {
+        if !how.insecure_plaintext {
+            return Err(Failure::usage(format!(
+                "--listen {listen} is beyond loopback: without TLS the token and every share (SASL credentials included) would cross the network in clear; give --tls-cert/--tls-key, or --insecure-plaintext on a network you trust"
+            )));
+        }
         crate::stderr_line!(
-            "mcbench agent: warning: listening on {listen} without TLS: the token and the workload (SASL credentials included) cross the network in clear; give --tls-cert/--tls-key"
+            "mcbench agent: warning: listening on {listen} without TLS (--insecure-plaintext): the token and the workload cross the network in clear"
         );
     }
     let rt = super::runtime().map_err(Failure::run)?;
@@ -197,21 +241,35 @@ impl Agent for Service {
         req: Request<pb::PrepareRequest>,
     ) -> Result<Response<pb::PrepareReply>, Status> {
         let req = req.into_inner();
-        let spec: RunSpec = serde_json::from_str(&req.spec_json)
+        let mut spec: RunSpec = serde_json::from_str(&req.spec_json)
             .map_err(|e| Status::invalid_argument(format!("the share is not a run spec: {e}")))?;
-        spec.validate().map_err(Status::invalid_argument)?;
+        if !req.password.is_empty() {
+            if !self.tls {
+                return Err(Status::invalid_argument(
+                    "this agent serves no TLS: it takes no password in clear",
+                ));
+            }
+            spec.password = Some(req.password);
+        }
+        let spec = super::policy::admit(spec, &self.limits).map_err(Status::invalid_argument)?;
         let busy = Busy::take(&self.busy)?;
         let preload = spec.load == LoadMode::Load;
         let share = spec.clone();
+        // Stop, or the master gone, ends the preload too.
+        let stop = Arc::new(AtomicUsize::new(0));
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(stop.clone());
+        let abandoned = StopOnDrop(Some(stop.clone()));
+        let running = self.running.clone();
+        let preload_stop = stop.clone();
         let preloaded = tokio::task::spawn_blocking(move || {
             let _busy = busy;
+            let _done = ClearOnDrop(running);
             if !preload {
                 return Ok(0);
             }
             let mut load = share.clone();
             load.load = LoadMode::LoadOnly;
-            let stop = Arc::new(AtomicUsize::new(0));
-            let result = crate::app::measure_quietly(&load, &stop, &mut |_| {})
+            let result = crate::app::measure_quietly(&load, &preload_stop, &mut |_| {})
                 .map_err(|f| Status::failed_precondition(f.to_string()))?;
             // A --load-only run's failure is its preload's.
             match result.failure {
@@ -222,7 +280,12 @@ impl Agent for Service {
             }
         })
         .await
-        .map_err(|e| Status::internal(e.to_string()))??;
+        .map_err(|e| Status::internal(e.to_string()))?;
+        abandoned.disarm();
+        if stop.load(Ordering::Relaxed) != 0 {
+            return Err(Status::cancelled("the preload was stopped"));
+        }
+        let preloaded = preloaded?;
         crate::stderr_line!(
             "mcbench agent: prepared {} ({preloaded} keys loaded)",
             req.name

@@ -7,8 +7,11 @@ use tonic::{Request, Status};
 /// Shortest token accepted: a guessable one protects nothing.
 const MIN_LEN: usize = 16;
 
-/// The token in `path`: its first line, trimmed; at least 16 bytes.
+/// The token in `path`: its first line, trimmed; at least 16 bytes. As
+/// ssh with a private key, a file that group or others may read (or
+/// write) is refused: the token is the agent's only lock.
 pub fn read(path: &Path) -> Result<String, String> {
+    refuse_loose(path)?;
     let text = crate::untrusted::read_text(path, crate::untrusted::Bound::Secret, "a token file")
         .map_err(|e| format!("--token-file: {e}"))?;
     let token = text.lines().next().unwrap_or("").trim().to_string();
@@ -25,6 +28,23 @@ pub fn read(path: &Path) -> Result<String, String> {
         ));
     }
     Ok(token)
+}
+
+/// Refuses a token file whose mode gives group or others any access.
+fn refuse_loose(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(()); // the reader says why it cannot be read
+    };
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 == 0 {
+        return Ok(());
+    }
+    Err(format!(
+        "--token-file {}: its mode {mode:04o} lets group or others read it; the token must be the owner's alone: chmod 600 {}",
+        path.display(),
+        path.display()
+    ))
 }
 
 /// Adds the token to each outgoing call.

@@ -259,6 +259,13 @@ pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
         threads: args.threads,
         tls: args.tls_cert.as_deref().zip(args.tls_key.as_deref()),
         signal: signal.clone(),
+        insecure_plaintext: args.insecure_plaintext,
+        limits: crate::agent::Limits {
+            keys: args.max_keys,
+            connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+            rate: args.max_rate,
+            duration: args.max_duration,
+        },
     };
     match crate::agent::serve(&how) {
         Ok(()) if signal.load(Ordering::Relaxed) == libc::SIGTERM as usize => exit::SIGTERM,

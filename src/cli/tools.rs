@@ -121,4 +121,27 @@ pub struct AgentArgs {
     /// The certificate's private key (PEM).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<std::path::PathBuf>,
+
+    /// Listen beyond loopback without TLS: the token and every share
+    /// (SASL credentials included) then cross the network in clear.
+    /// Refused without this flag.
+    #[arg(long)]
+    pub insecure_plaintext: bool,
+
+    /// The most keys one share may have (its preload's size).
+    #[arg(long, value_parser = parse_count, default_value = "100000000", value_name = "N")]
+    pub max_keys: u64,
+
+    /// The most sockets one share may open, over every server.
+    #[arg(long, value_parser = parse_count, default_value = "10000", value_name = "N")]
+    pub max_connections: u64,
+
+    /// The highest rate one share may send, requests/s.
+    #[arg(long, value_parser = crate::spec::units::parse_rate, default_value = "10M", value_name = "R")]
+    pub max_rate: f64,
+
+    /// The longest one share may run (warm-up included); a share bounded
+    /// by requests is cut by it.
+    #[arg(long, value_parser = parse_duration, default_value = "24h", value_name = "D")]
+    pub max_duration: std::time::Duration,
 }

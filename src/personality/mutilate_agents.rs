@@ -56,12 +56,15 @@ impl Common {
             return Err("-A and -a exclude each other: an agent enlists no agents".into());
         }
         t.flag("--listen", format!("0.0.0.0:{}", self.port()?));
+        // mutilate's agent serves plain text on every interface; its
+        // command line means the same, and says so.
+        t.switch("--insecure-plaintext");
         t.flag("--token-file", token_file()?);
         let threads = self.threads.unwrap_or(1);
         t.flag("--threads", threads);
         let weight = threads as u64 * u64::from(self.lambda_mul.unwrap_or(1));
         t.flag("--lambda-mul", weight);
-        t.note("-A listens on every interface, as mutilate's agent does; each call must carry the shared token");
+        t.note("-A listens on every interface in plain text, as mutilate's agent does (--insecure-plaintext); each call must carry the shared token");
         if !self.server.is_empty() || self.qps.is_some() || self.connections.is_some() {
             t.note("-s, -q and -c have no effect on an agent: the master sends the workload");
         }

@@ -788,3 +788,13 @@ pub fn python(script: &str, args: &[&str]) -> Vec<u8> {
     );
     out.stdout
 }
+
+/// Writes a secret (a token) to `dir`/`name` readable by its owner alone,
+/// as mcbench requires of one; returns its path.
+pub fn secret_file(dir: &Path, name: &str, text: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path.to_str().unwrap().to_string()
+}

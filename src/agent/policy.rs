@@ -1,0 +1,133 @@
+//! What an agent will run. A share is checked as `run` checks a spec
+//! (`RunSpec::validate`), then against this agent's own limits, which fit
+//! one machine unless its owner raised them. An agent never touches a
+//! path on its machine named by a master: a share that names one (a
+//! trace, a unix socket) is refused, as is anything else a master never
+//! sends (a measurement group of its own).
+
+use crate::spec::{RunSpec, StopAfter};
+use std::time::Duration;
+
+/// The most an agent runs for one share (`mcbench agent --max-*`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Keys in the share's key space (its preload's size).
+    pub keys: u64,
+    /// Sockets the share opens, over every server.
+    pub connections: usize,
+    /// Requests per second (an open loop's rate).
+    pub rate: f64,
+    /// Warm-up and measured time; a share bounded by requests is cut by it.
+    pub duration: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            keys: 100_000_000,
+            connections: 10_000,
+            rate: 10_000_000.0,
+            duration: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+/// The share the agent will run: `spec` checked, with a time limit of
+/// `limits.duration` when nothing else bounds its time. Refused with the
+/// reason (the master shows it) otherwise.
+pub fn admit(mut spec: RunSpec, limits: &Limits) -> Result<RunSpec, String> {
+    spec.validate()?;
+    if spec.trace.is_some() {
+        return Err(
+            "this agent reads no file a master names: a share with a trace is refused".into(),
+        );
+    }
+    if let Some(server) = spec.servers.iter().find(|s| s.starts_with("unix:")) {
+        return Err(format!(
+            "this agent opens no path a master names: {server} is a unix socket on the agent's machine"
+        ));
+    }
+    if spec.measure.is_some() {
+        return Err("a share never carries a measurement group: that is the master's own".into());
+    }
+    let over = |what: &str, given: String, flag: &str, limit: String| {
+        Err(format!(
+            "the share asks for {given} {what}; this agent runs at most {limit} (mcbench agent {flag} raises it)"
+        ))
+    };
+    if spec.keys > limits.keys {
+        return over(
+            "keys",
+            spec.keys.to_string(),
+            "--max-keys",
+            limits.keys.to_string(),
+        );
+    }
+    let sockets = spec.total_connections(spec.servers.len());
+    if sockets > limits.connections {
+        let limit = limits.connections.to_string();
+        return over(
+            "connections",
+            sockets.to_string(),
+            "--max-connections",
+            limit,
+        );
+    }
+    if let Some(rate) = spec.rate.filter(|r| *r > limits.rate) {
+        let limit = format!("{}/s", limits.rate);
+        return over("requests", format!("{rate}/s"), "--max-rate", limit);
+    }
+    let time = match spec.stop {
+        StopAfter::Duration(d) => Some(d),
+        _ => spec.time_limit,
+    };
+    if let Some(total) = time
+        .map(|t| t + spec.warmup)
+        .filter(|t| *t > limits.duration)
+    {
+        let limit = format!("{:?}", limits.duration);
+        return over("of running", format!("{total:?}"), "--max-duration", limit);
+    }
+    if time.is_none() {
+        spec.time_limit = Some(limits.duration.saturating_sub(spec.warmup));
+    }
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use clap::Parser;
+
+    fn spec() -> RunSpec {
+        let argv = ["mcbench", "run", "-s", "10.0.0.1:11211", "-t", "10s"];
+        match crate::cli::Cli::parse_from(argv).command {
+            crate::cli::Command::Run(a) => a.to_spec().unwrap(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn shares_past_the_limits_or_naming_paths_are_refused() {
+        let limits = Limits::default();
+        assert!(admit(spec(), &limits).is_ok());
+        let mut s = spec();
+        s.keys = 1 << 62;
+        let e = admit(s, &limits).unwrap_err();
+        assert!(e.contains("--max-keys"), "{e}");
+        let mut s = spec();
+        s.servers = vec!["unix:/var/run/docker.sock".into()];
+        assert!(admit(s, &limits).unwrap_err().contains("unix socket"));
+        let mut s = spec();
+        s.stop = StopAfter::Duration(Duration::from_secs(90_000));
+        assert!(admit(s, &limits).unwrap_err().contains("--max-duration"));
+        let mut s = spec();
+        s.rate = Some(1e9);
+        assert!(admit(s, &limits).unwrap_err().contains("--max-rate"));
+        // A share bounded by requests is bounded in time too.
+        let mut s = spec();
+        s.stop = StopAfter::Ops(10);
+        assert_eq!(admit(s, &limits).unwrap().time_limit, Some(limits.duration));
+    }
+}
