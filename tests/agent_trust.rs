@@ -261,3 +261,214 @@ fn loose_tokens_plain_text_beyond_loopback_and_passwords_in_clear_are_refused() 
     ]);
     assert_usage_error(&out, "only over TLS");
 }
+
+/// How the fake agent lies.
+#[derive(Clone, Copy, PartialEq)]
+enum AgentLie {
+    /// Its result's get count is 1,000 more than its histogram holds.
+    Count,
+    /// An interval's op is named as a spreadsheet formula.
+    OpName,
+}
+
+/// A fake agent: says hello as `hostname`, takes any share, and answers
+/// Run with `result` (a real run's JSON) told with `lie`.
+struct FakeAgent {
+    hostname: String,
+    result: String,
+    lie: AgentLie,
+}
+
+#[tonic::async_trait]
+impl mcbench::agent::pb::agent_server::Agent for FakeAgent {
+    async fn hello(
+        &self,
+        _: tonic::Request<HelloRequest>,
+    ) -> Result<tonic::Response<mcbench::agent::pb::HelloReply>, tonic::Status> {
+        Ok(tonic::Response::new(mcbench::agent::pb::HelloReply {
+            protocol_version: mcbench::agent::PROTOCOL_VERSION,
+            mcbench_version: "0".into(),
+            hostname: self.hostname.clone(),
+            cpus: 1,
+            weight: 1,
+            threads: 0,
+        }))
+    }
+
+    async fn ping(
+        &self,
+        _: tonic::Request<mcbench::agent::pb::PingRequest>,
+    ) -> Result<tonic::Response<mcbench::agent::pb::PingReply>, tonic::Status> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        Ok(tonic::Response::new(mcbench::agent::pb::PingReply {
+            agent_unix_ns: now.as_nanos() as i64,
+        }))
+    }
+
+    async fn prepare(
+        &self,
+        _: tonic::Request<PrepareRequest>,
+    ) -> Result<tonic::Response<mcbench::agent::pb::PrepareReply>, tonic::Status> {
+        Ok(tonic::Response::new(mcbench::agent::pb::PrepareReply {
+            preloaded: 0,
+        }))
+    }
+
+    type RunStream =
+        tokio_stream::wrappers::ReceiverStream<Result<mcbench::agent::pb::RunEvent, tonic::Status>>;
+
+    async fn run(
+        &self,
+        req: tonic::Request<mcbench::agent::pb::RunRequest>,
+    ) -> Result<tonic::Response<Self::RunStream>, tonic::Status> {
+        use mcbench::agent::pb::{run_event::Event, Final, Interval, OpInterval, RunEvent};
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let mut result: serde_json::Value = serde_json::from_str(&self.result).unwrap();
+        let event = match self.lie {
+            AgentLie::Count => {
+                let count = result["ops"]["get"]["count"].as_u64().unwrap();
+                result["ops"]["get"]["count"] = (count + 1000).into();
+                Event::Final(Final {
+                    result_json: result.to_string(),
+                })
+            }
+            AgentLie::OpName => Event::Interval(Interval {
+                index: 0,
+                time_s: 0.5,
+                duration_s: 0.5,
+                ops: vec![OpInterval {
+                    op: "=HYPERLINK(\"http://x\")".into(),
+                    latency_hdr: empty_hdr(),
+                    service_time_hdr: empty_hdr(),
+                    ..Default::default()
+                }],
+                send_lag_hdr: empty_hdr(),
+                ..Default::default()
+            }),
+        };
+        // Sent when a real agent's would be: the run's second after the
+        // start instant.
+        let start = req.into_inner().start_unix_ns;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let wait = (start - now.as_nanos() as i64).max(0) as u64 + 1_100_000_000;
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_nanos(wait)).await;
+            let _ = tx.send(Ok(RunEvent { event: Some(event) })).await;
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        });
+        Ok(tonic::Response::new(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        ))
+    }
+
+    async fn stop(
+        &self,
+        _: tonic::Request<mcbench::agent::pb::StopRequest>,
+    ) -> Result<tonic::Response<mcbench::agent::pb::StopReply>, tonic::Status> {
+        Ok(tonic::Response::new(mcbench::agent::pb::StopReply {
+            stopped: true,
+        }))
+    }
+}
+
+/// An empty histogram as the API carries one (V2 compressed).
+fn empty_hdr() -> Vec<u8> {
+    mcbench::stats::Hdr::empty().bytes().to_vec()
+}
+
+/// Serves `agent` on a free loopback port, in a thread of its own.
+fn serve_fake(agent: FakeAgent) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+            tonic::transport::Server::builder()
+                .add_service(mcbench::agent::pb::agent_server::AgentServer::new(agent))
+                .serve_with_incoming(incoming)
+                .await
+                .unwrap();
+        });
+    });
+    addr
+}
+
+/// A lying agent is a lost agent: with a real one beside it and
+/// `--on-agent-loss continue`, the report holds the real agent's counts
+/// (what memcached saw), names the liar and why, and nothing it chose to
+/// print reaches the terminal unescaped.
+#[test]
+fn an_agent_that_does_not_add_up_is_lost_and_loses_nothing_else() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let tf = secret_file(dir.path(), "token", &format!("{TOKEN}\n"));
+    let sample = path_in(dir.path(), "sample.json");
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-t",
+        "1s",
+        "--no-load",
+        "--json",
+        &sample,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = std::fs::read_to_string(&sample).unwrap();
+    for lie in [AgentLie::Count, AgentLie::OpName] {
+        let fake = serve_fake(FakeAgent {
+            hostname: "evil\u{1b}]0;owned\u{7}\u{1b}[2J".into(),
+            result: result.clone(),
+            lie,
+        });
+        let real = AgentProc::start(&tf, &[]);
+        let before = m.stat("cmd_get") + m.stat("cmd_set");
+        let csv = path_in(dir.path(), "r.csv");
+        let (out, j) = run_json(&[
+            "run",
+            "-s",
+            &m.addr(),
+            "-t",
+            "1s",
+            "--no-load",
+            "-c",
+            "2",
+            "--token-file",
+            &tf,
+            "--agent",
+            &real.addr,
+            "--agent",
+            &fake,
+            "--on-agent-loss",
+            "continue",
+            "--csv",
+            &csv,
+        ]);
+        let err = stderr(&out);
+        assert!(
+            !err.contains('\u{1b}'),
+            "an escape reached the terminal: {err:?}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        let rows = j["agents"].as_array().unwrap();
+        let liar = rows.iter().find(|r| r["name"] == fake.as_str()).unwrap();
+        let why = match lie {
+            AgentLie::Count => "its result does not add up: get: a count of",
+            AgentLie::OpName => "which mcbench does not send",
+        };
+        assert!(liar["lost_why"].as_str().unwrap().contains(why), "{liar}");
+        // Only the real agent's requests count, as the server saw them.
+        let served = m.stat("cmd_get") + m.stat("cmd_set") - before;
+        assert_eq!(f(&j, "total.count") as u64, served, "{}", j["total"]);
+        let table = std::fs::read_to_string(&csv).unwrap();
+        assert!(!table.contains("HYPERLINK"), "{table}");
+    }
+}

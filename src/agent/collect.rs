@@ -199,9 +199,10 @@ async fn read_stream(
     live: super::live::Feed,
 ) -> Part {
     let mut intervals = Vec::new();
+    // What an agent said is shown escaped.
     let lost = |why: String| End::Lost {
         at_s: since(start),
-        why,
+        why: super::vet::shown(&why),
     };
     let at = start.saturating_add(offset_ns);
     let mut stream = match client.run(pb::RunRequest { start_unix_ns: at }).await {
@@ -238,11 +239,16 @@ async fn read_stream(
             Ok(Ok(Some(ev))) => match ev.event {
                 Some(run_event::Event::Final(f)) => {
                     break match serde_json::from_str::<RunResult>(&f.result_json) {
-                        Ok(r) => End::Done(Box::new(r)),
+                        Ok(r) => match super::vet::result(&r, since(start)) {
+                            Ok(()) => End::Done(Box::new(r)),
+                            Err(e) => lost(format!("its result does not add up: {e}")),
+                        },
                         Err(e) => lost(format!("its result does not parse: {e}")),
                     }
                 }
-                Some(run_event::Event::Interval(i)) => match super::wire::summary(i) {
+                Some(run_event::Event::Interval(i)) => match super::wire::summary(i)
+                    .and_then(|s| super::vet::interval(&s, since(start)).map(|()| s))
+                {
                     Ok(s) => {
                         if let Some(live) = &live {
                             let _ = live.send(s.clone());

@@ -174,14 +174,15 @@ async fn enlist(
             tonic::Code::Unauthenticated => refusal(addr, &s),
             _ => Failure::run(format!(
                 "agent {addr}: {} (an agent serving TLS needs this master's --tls-ca, and one without TLS needs none)",
-                s.message()
+                super::vet::shown(s.message())
             )),
         })?
         .into_inner();
     if hello.protocol_version != PROTOCOL_VERSION {
         return Err(Failure::usage(format!(
             "agent {addr} speaks protocol {} (mcbench {}), this master {PROTOCOL_VERSION}: run the same mcbench on both",
-            hello.protocol_version, hello.mcbench_version
+            hello.protocol_version,
+            super::vet::shown(&hello.mcbench_version)
         )));
     }
     let (mut offset_ns, mut rtt_ns) = (0, i64::MAX);
@@ -211,7 +212,7 @@ async fn enlist(
     }
     crate::stderr_line!(
         "mcbench: agent {addr} ({}, {} CPUs, weight {}): clock offset {:+.3} ms, round trip {:.3} ms",
-        hello.hostname,
+        super::vet::shown(&hello.hostname),
         hello.cpus,
         hello.weight,
         offset_ns as f64 / 1e6,
@@ -235,7 +236,7 @@ fn refusal(addr: &str, s: &tonic::Status) -> Failure {
         tonic::Code::Unauthenticated => Failure::usage(format!(
             "agent {addr} refused the token: give the agent's --token-file"
         )),
-        _ => Failure::run(format!("agent {addr}: {}", s.message())),
+        _ => Failure::run(format!("agent {addr}: {}", super::vet::shown(s.message()))),
     }
 }
 
@@ -257,7 +258,8 @@ async fn prepare(agents: &mut [Agent], shares: &[RunSpec]) -> Result<(), Failure
                 .await
                 .map_err(|s| match s.code() {
                     tonic::Code::InvalidArgument => {
-                        Failure::usage(format!("agent {name} refused its share: {}", s.message()))
+                        let why = super::vet::shown(s.message());
+                        Failure::usage(format!("agent {name} refused its share: {why}"))
                     }
                     _ => refusal(&name, &s),
                 })

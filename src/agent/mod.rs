@@ -14,6 +14,7 @@ mod server;
 mod share;
 mod tls;
 mod token;
+mod vet;
 mod wire;
 
 pub use master::{run_with_agents, AgentLoss, Control};

@@ -33,8 +33,9 @@ pub fn read(path: &Path) -> Result<String, String> {
 /// Refuses a token file whose mode gives group or others any access.
 fn refuse_loose(path: &Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(()); // the reader says why it cannot be read
+    // What is no regular file, or cannot be read, the reader refuses.
+    let Some(meta) = std::fs::metadata(path).ok().filter(|m| m.is_file()) else {
+        return Ok(());
     };
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o077 == 0 {
@@ -145,9 +146,13 @@ mod tests {
 
     #[test]
     fn short_or_spaced_tokens_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t");
         std::fs::write(&p, "short\n").unwrap();
+        let loose = read(&p).unwrap_err();
+        assert!(loose.contains("chmod 600"), "{loose}");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert!(read(&p).unwrap_err().contains("at least 16"));
         std::fs::write(&p, "with a space in it here\n").unwrap();
         assert!(read(&p).unwrap_err().contains("printable"));
