@@ -10,39 +10,10 @@ mod support;
 use clap::Parser;
 use mcbench::agent::pb::agent_client::AgentClient;
 use mcbench::agent::pb::{HelloRequest, PrepareRequest};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use support::*;
 
 const TOKEN: &str = "trust-token-0123456789abcdef";
-
-/// An agent on a free loopback port; killed (by its PID) when dropped.
-struct AgentProc {
-    child: Child,
-    addr: String,
-}
-
-impl AgentProc {
-    fn start(token_file: &str, extra: &[&str]) -> AgentProc {
-        let addr = format!("127.0.0.1:{}", free_port());
-        let child = Command::new(BIN)
-            .args(["agent", "--listen", &addr, "--token-file", token_file])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_until_listening(&addr, || std::net::TcpStream::connect(&addr).is_ok());
-        AgentProc { child, addr }
-    }
-}
-
-impl Drop for AgentProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A run's spec as `mcbench run ARGS` makes it, as JSON: what a hostile
 /// client sends as a share.

@@ -3,57 +3,11 @@
 
 mod support;
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use support::*;
 
 const TOKEN: &str = "test-token-0123456789abcdef";
-
-/// An agent process on a free loopback port, killed (by its PID) when
-/// dropped.
-struct AgentProc {
-    child: Child,
-    addr: String,
-}
-
-impl AgentProc {
-    fn start(token_file: &std::path::Path, extra: &[&str]) -> AgentProc {
-        let port = free_port();
-        let addr = format!("127.0.0.1:{port}");
-        let child = Command::new(BIN)
-            .args(["agent", "--listen", &addr, "--token-file"])
-            .arg(token_file)
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        wait_until_listening(&addr, || std::net::TcpStream::connect(&addr).is_ok());
-        AgentProc { child, addr }
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// What the agent said on stderr (after it was killed).
-    fn stderr(&mut self) -> String {
-        use std::io::Read;
-        self.kill();
-        let mut s = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            let _ = e.read_to_string(&mut s);
-        }
-        s
-    }
-}
-
-impl Drop for AgentProc {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
 
 fn token_file(dir: &std::path::Path, token: &str) -> String {
     secret_file(dir, "token", &format!("{token}\n"))
@@ -68,7 +22,7 @@ fn three_agents_merge_to_the_servers_own_count() {
     let agents: Vec<AgentProc> = (0..3)
         .map(|i| {
             let weight = if i == 0 { "2" } else { "1" };
-            AgentProc::start(std::path::Path::new(&tf), &["--lambda-mul", weight])
+            AgentProc::start(&tf, &["--lambda-mul", weight])
         })
         .collect();
     let before = m.stat("cmd_get") + m.stat("cmd_set");
@@ -137,7 +91,7 @@ fn a_wrong_token_is_refused_and_logged() {
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let tf = token_file(dir.path(), TOKEN);
-    let mut agent = AgentProc::start(std::path::Path::new(&tf), &[]);
+    let mut agent = AgentProc::start(&tf, &[]);
     let other = secret_file(dir.path(), "other", "another-token-0123456789\n");
     let before = m.stat("cmd_get") + m.stat("cmd_set");
     let out = mcbench(&[
@@ -180,10 +134,7 @@ fn tls_agents_need_the_masters_trust_and_the_right_name() {
         String::from_utf8_lossy(&made.stderr)
     );
     let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
-    let agent = AgentProc::start(
-        std::path::Path::new(&tf),
-        &["--tls-cert", cert, "--tls-key", key],
-    );
+    let agent = AgentProc::start(&tf, &["--tls-cert", cert, "--tls-key", key]);
     let addr = m.addr();
     let run = |extra: &[&str]| {
         let mut args = vec![
@@ -279,7 +230,7 @@ fn the_masters_probe_connections_are_reported_apart() {
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let tf = token_file(dir.path(), TOKEN);
-    let agent = AgentProc::start(std::path::Path::new(&tf), &[]);
+    let agent = AgentProc::start(&tf, &[]);
     let before = m.stat("cmd_get") + m.stat("cmd_set");
     let addr = m.addr();
     let (out, v) = run_json(&[
@@ -326,7 +277,7 @@ fn a_signal_stops_master_and_agents_with_the_results_so_far() {
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let tf = token_file(dir.path(), TOKEN);
-    let agent = AgentProc::start(std::path::Path::new(&tf), &[]);
+    let agent = AgentProc::start(&tf, &[]);
     let json = dir.path().join("r.json");
     let before = m.stat("cmd_get") + m.stat("cmd_set");
     let child = spawn_mcbench(

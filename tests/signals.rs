@@ -177,37 +177,11 @@ fn sigint_while_connecting_stops_at_once_with_the_results_written() {
     assert_eq!(f(&j, "total.count"), 0.0);
 }
 
-/// A server that answers gets and sets at once and never answers `stats`.
-fn stats_staller() -> String {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut out = stream.try_clone().unwrap();
-                let mut lines = BufReader::new(stream);
-                let mut line = String::new();
-                while lines.read_line(&mut line).unwrap_or(0) > 0 {
-                    let reply: &[u8] = match line.split(' ').next() {
-                        Some("get") => b"END\r\n",
-                        _ => b"",
-                    };
-                    line.clear();
-                    if out.write_all(reply).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
-
 #[test]
 fn sigint_while_server_stats_waits_stops_at_once_with_the_results_written() {
     let _machine = shared_machine();
-    let addr = stats_staller();
+    // It answers gets and sets at once and never `stats`.
+    let addr = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
     // The sampler is waiting for its first `stats` a second in.
     let args = [
         "-s",

@@ -798,3 +798,49 @@ pub fn secret_file(dir: &Path, name: &str, text: &str) -> String {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     path.to_str().unwrap().to_string()
 }
+
+/// An agent process on a free loopback port, killed (by its PID) when
+/// dropped.
+pub struct AgentProc {
+    child: Child,
+    pub addr: String,
+}
+
+impl AgentProc {
+    pub fn start(token_file: &str, extra: &[&str]) -> AgentProc {
+        let port = free_port();
+        let addr = format!("127.0.0.1:{port}");
+        let child = Command::new(BIN)
+            .args(["agent", "--listen", &addr, "--token-file"])
+            .arg(token_file)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_until_listening(&addr, || std::net::TcpStream::connect(&addr).is_ok());
+        AgentProc { child, addr }
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// What the agent said on stderr (after it was killed).
+    pub fn stderr(&mut self) -> String {
+        use std::io::Read;
+        self.kill();
+        let mut s = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    }
+}
+
+impl Drop for AgentProc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
