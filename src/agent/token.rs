@@ -11,8 +11,7 @@ const MIN_LEN: usize = 16;
 /// ssh with a private key, a file that group or others may read (or
 /// write) is refused: the token is the agent's only lock.
 pub fn read(path: &Path) -> Result<String, String> {
-    refuse_loose(path)?;
-    let text = crate::untrusted::read_text(path, crate::untrusted::Bound::Secret, "a token file")
+    let text = crate::untrusted::read_private_text(path, "a token file")
         .map_err(|e| format!("--token-file: {e}"))?;
     let token = text.lines().next().unwrap_or("").trim().to_string();
     if token.len() < MIN_LEN {
@@ -28,24 +27,6 @@ pub fn read(path: &Path) -> Result<String, String> {
         ));
     }
     Ok(token)
-}
-
-/// Refuses a token file whose mode gives group or others any access.
-fn refuse_loose(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    // What is no regular file, or cannot be read, the reader refuses.
-    let Some(meta) = std::fs::metadata(path).ok().filter(|m| m.is_file()) else {
-        return Ok(());
-    };
-    let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 == 0 {
-        return Ok(());
-    }
-    Err(format!(
-        "--token-file {}: its mode {mode:04o} lets group or others read it; the token must be the owner's alone: chmod 600 {}",
-        path.display(),
-        path.display()
-    ))
 }
 
 /// Adds the token to each outgoing call.

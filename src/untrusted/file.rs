@@ -37,7 +37,7 @@ impl Bound {
 
 /// Opens `path` if it is a regular file, without blocking on a FIFO; its
 /// size as it was opened.
-pub fn open_regular(path: &Path) -> Result<(File, u64), String> {
+pub fn open_regular(path: &Path) -> Result<(File, std::fs::Metadata), String> {
     let name = path.display();
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -50,13 +50,41 @@ pub fn open_regular(path: &Path) -> Result<(File, u64), String> {
     if !meta.is_file() {
         return Err(format!("{name} is not a regular file"));
     }
-    Ok((file, meta.len()))
+    Ok((file, meta))
 }
 
 /// The bytes of the regular file `path`, refused above `bound`; `what`
 /// names what it should be in the message.
 pub fn read_bytes(path: &Path, bound: Bound, what: &str) -> Result<Vec<u8>, String> {
-    let (file, len) = open_regular(path)?;
+    let (file, meta) = open_regular(path)?;
+    read_opened(file, meta.len(), path, bound, what)
+}
+
+/// The text of the regular file `path`, a secret (a token): as ssh asks of
+/// a private key, its mode must give group and others no access, judged
+/// on the file opened (not on a path that may have changed since).
+pub fn read_private_text(path: &Path, what: &str) -> Result<String, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let (file, meta) = open_regular(path)?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        let name = path.display();
+        return Err(format!(
+            "{name}: its mode {mode:04o} lets group or others read it; {what} must be the owner's alone: chmod 600 {name}"
+        ));
+    }
+    let bytes = read_opened(file, meta.len(), path, Bound::Secret, what)?;
+    String::from_utf8(bytes).map_err(|_| format!("{} is not text: not {what}", path.display()))
+}
+
+/// Reads `file` (`path`, `len` bytes when opened) within `bound`.
+fn read_opened(
+    file: File,
+    len: u64,
+    path: &Path,
+    bound: Bound,
+    what: &str,
+) -> Result<Vec<u8>, String> {
     let max = bound.max_bytes();
     let too_large = || {
         format!(

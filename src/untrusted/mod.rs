@@ -10,5 +10,5 @@
 mod file;
 mod histogram;
 
-pub use file::{open_regular, read_bytes, read_text, Bound};
+pub use file::{open_regular, read_bytes, read_private_text, read_text, Bound};
 pub use histogram::{inflate_v2, V2_COMPRESSED_COOKIE};
