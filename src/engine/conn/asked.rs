@@ -3,6 +3,10 @@
 //! (`Protocol::parse`'s `asked`). One buffer per slot, reused: once warm,
 //! keeping a request's keys is a copy, not an allocation.
 
+/// The slot of a request that kept no keys: it reads as none, and
+/// releasing it does nothing.
+pub const NONE: u32 = u32::MAX;
+
 #[derive(Default)]
 pub struct AskedKeys {
     slots: Vec<Vec<u8>>,
@@ -62,5 +66,8 @@ mod tests {
         let reused = [asked.keep(b"x"), asked.keep(b"y")];
         assert_eq!(reused, [0, 1]);
         assert_eq!(asked.get(99), b"");
+        assert_eq!(asked.get(NONE), b"");
+        asked.release(NONE);
+        assert_eq!(asked.keep(b"z"), 2);
     }
 }

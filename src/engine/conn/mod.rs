@@ -177,9 +177,14 @@ impl Conn {
 
     /// Registers the request just encoded into `out()`, which asked for
     /// `keys` (as sent, space-separated): its reply must name no others.
+    /// Only a retrieval's reply names keys: no other keeps them.
     pub fn queued(&mut self, mut req: InFlight, keys: &[u8]) {
         req.end_byte = self.written_bytes + (self.out.len() - self.out_pos) as u64;
-        req.asked = self.asked.keep(keys);
+        req.asked = if req.expect.cmd.is_retrieval() {
+            self.asked.keep(keys)
+        } else {
+            asked::NONE
+        };
         self.in_flight.push_back(req);
         self.unsent += 1;
     }

@@ -60,7 +60,12 @@ impl Worker {
             .unwrap_or(failed);
         self.preload_failed_told = failed;
         let shared = &self.shared;
-        let total = shared.preload_failed.fetch_add(new, Ordering::Relaxed) + new;
+        // Written only when this worker has news: the loop reads it each
+        // turn, and workers should not contend for its cache line.
+        let total = match new {
+            0 => shared.preload_failed.load(Ordering::Relaxed),
+            _ => shared.preload_failed.fetch_add(new, Ordering::Relaxed) + new,
+        };
         let sets = shared.preload_sets.load(Ordering::Relaxed);
         let doomed = total as f64 > crate::result::PRELOAD_FAILED_SHARE * sets as f64;
         doomed.then(|| {
