@@ -240,6 +240,10 @@ enum AgentLie {
     Count,
     /// An interval's op is named as a spreadsheet formula.
     OpName,
+    /// Its result's gets found 2^62 keys.
+    Hits,
+    /// Its result is true but for its rates: 61 M ops/s.
+    Rate,
 }
 
 /// A fake agent: says hello as `hostname`, takes any share, and answers
@@ -301,6 +305,17 @@ impl mcbench::agent::pb::agent_server::Agent for FakeAgent {
             AgentLie::Count => {
                 let count = result["ops"]["get"]["count"].as_u64().unwrap();
                 result["ops"]["get"]["count"] = (count + 1000).into();
+                Event::Final(Final {
+                    result_json: result.to_string(),
+                })
+            }
+            AgentLie::Hits | AgentLie::Rate => {
+                let (field, value) = match self.lie {
+                    AgentLie::Hits => ("hits", 1u64 << 62),
+                    _ => ("ok_rate", 61_000_000),
+                };
+                result["total"][field] = value.into();
+                result["total"]["rate"] = value.into();
                 Event::Final(Final {
                     result_json: result.to_string(),
                 })
@@ -393,11 +408,16 @@ fn an_agent_that_does_not_add_up_is_lost_and_loses_nothing_else() {
         &sample,
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let result = std::fs::read_to_string(&sample).unwrap();
-    for lie in [AgentLie::Count, AgentLie::OpName] {
+    let sample = read_json(std::path::Path::new(&sample));
+    for lie in [
+        AgentLie::Count,
+        AgentLie::OpName,
+        AgentLie::Hits,
+        AgentLie::Rate,
+    ] {
         let fake = serve_fake(FakeAgent {
             hostname: "evil\u{1b}]0;owned\u{7}\u{1b}[2J".into(),
-            result: result.clone(),
+            result: sample.to_string(),
             lie,
         });
         let real = AgentProc::start(&tf, &[]);
@@ -431,13 +451,28 @@ fn an_agent_that_does_not_add_up_is_lost_and_loses_nothing_else() {
         assert_eq!(out.status.code(), Some(0), "{err}");
         let rows = j["agents"].as_array().unwrap();
         let liar = rows.iter().find(|r| r["name"] == fake.as_str()).unwrap();
+        let served = m.stat("cmd_get") + m.stat("cmd_set") - before;
         let why = match lie {
             AgentLie::Count => "its result does not add up: get: a count of",
             AgentLie::OpName => "which mcbench does not send",
+            AgentLie::Hits => "total: 4611686018427387904 hits and",
+            AgentLie::Rate => {
+                // Believed for its counts, which add up (they are the
+                // sample run's), but its rate is the master's own sum.
+                let want = f(&sample, "total.ok") / f(&sample, "duration_s");
+                let rate = liar["rate"].as_f64().unwrap();
+                assert!((rate - want).abs() <= want * 1e-9, "{liar}, want {want}");
+                let ok_rate = f(&j, "total.ok") / f(&j, "duration_s");
+                assert!((f(&j, "total.ok_rate") - ok_rate).abs() <= ok_rate * 1e-9);
+                assert_eq!(
+                    f(&j, "total.count") as u64,
+                    served + f(&sample, "total.count") as u64
+                );
+                continue;
+            }
         };
         assert!(liar["lost_why"].as_str().unwrap().contains(why), "{liar}");
         // Only the real agent's requests count, as the server saw them.
-        let served = m.stat("cmd_get") + m.stat("cmd_set") - before;
         assert_eq!(f(&j, "total.count") as u64, served, "{}", j["total"]);
         let table = std::fs::read_to_string(&csv).unwrap();
         assert!(!table.contains("HYPERLINK"), "{table}");

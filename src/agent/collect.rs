@@ -300,9 +300,10 @@ fn merge(
                 done.push(*r);
             }
             End::Lost { at_s, why } => {
-                let partial = partial_total(&part.intervals)?;
+                let (partial, secs) = partial_total(&part.intervals)?;
                 rows.push(
-                    AgentSummary::cut(&a.name, a.offset_ns, a.rtt_ns, &partial).lost(at_s, &why),
+                    AgentSummary::cut(&a.name, a.offset_ns, a.rtt_ns, &partial, secs)
+                        .lost(at_s, &why),
                 );
                 lost.push(Warning::AgentLost {
                     agent: a.name.clone(),
@@ -312,8 +313,14 @@ fn merge(
                 cut.push(part.intervals);
             }
             End::Stopped => {
-                let partial = partial_total(&part.intervals)?;
-                rows.push(AgentSummary::cut(&a.name, a.offset_ns, a.rtt_ns, &partial));
+                let (partial, secs) = partial_total(&part.intervals)?;
+                rows.push(AgentSummary::cut(
+                    &a.name,
+                    a.offset_ns,
+                    a.rtt_ns,
+                    &partial,
+                    secs,
+                ));
                 cut.push(part.intervals);
             }
         }
@@ -351,10 +358,11 @@ fn merge(
 
 /// What a cut-short agent's intervals add up to, over the time they
 /// cover.
-fn partial_total(intervals: &[IntervalSummary]) -> Result<result::OpSummary, Failure> {
+fn partial_total(intervals: &[IntervalSummary]) -> Result<(result::OpSummary, f64), Failure> {
     let secs = intervals.last().map_or(0.0, |s| s.time_s);
     let mut ops = result::ops_of_intervals(intervals, secs).map_err(Failure::run)?;
-    Ok(ops.remove("total").unwrap_or_else(result::OpSummary::empty))
+    let total = ops.remove("total").unwrap_or_else(result::OpSummary::empty);
+    Ok((total, secs))
 }
 
 /// A result of nothing measured: the base when no agent finished.

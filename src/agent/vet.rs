@@ -56,6 +56,17 @@ fn op(name: &str, o: &OpSummary, limit_s: f64) -> Result<(), String> {
     if o.count as f64 > MAX_RATE * limit_s {
         return Err(format!("{name}: {} requests in {limit_s:.1} s", o.count));
     }
+    answered_keys(name, o.hits, o.misses, o.count)
+}
+
+/// Keys found and not found: no more than the requests could ask.
+fn answered_keys(name: &str, hits: u64, misses: u64, count: u64) -> Result<(), String> {
+    let most = count.saturating_mul(u64::from(crate::spec::MAX_MULTIGET_KEYS));
+    if hits.saturating_add(misses) > most {
+        return Err(format!(
+            "{name}: {hits} hits and {misses} misses for {count} requests"
+        ));
+    }
     Ok(())
 }
 
@@ -76,13 +87,16 @@ pub fn interval(i: &IntervalSummary, elapsed_s: f64) -> Result<(), String> {
     let limit = elapsed_s.max(0.0) + 1.0;
     time_within("an interval ending", i.time_s, limit)?;
     time_within("an interval", i.duration_s, limit)?;
-    match i.ops.keys().find(|name| !known_op(name)) {
-        Some(name) => Err(format!(
+    if let Some(name) = i.ops.keys().find(|name| !known_op(name)) {
+        return Err(format!(
             "an op named {:?}, which mcbench does not send",
             shown(name)
-        )),
-        None => Ok(()),
+        ));
     }
+    for (name, o) in &i.ops {
+        answered_keys(name, o.hits, o.misses, o.count)?;
+    }
+    Ok(())
 }
 
 /// Text an agent chose, as it may be printed: control characters (a
@@ -118,5 +132,8 @@ mod tests {
         assert!(time_within("a duration", f64::NAN, 10.0).is_err());
         assert!(time_within("a duration", 11.5, 10.0).is_err());
         assert!(time_within("a duration", 9.0, 10.0).is_ok());
+        assert!(answered_keys("get", 10_000, 0, 1).is_ok());
+        assert!(answered_keys("get", 10_000, 1, 1).is_err());
+        assert!(answered_keys("get", u64::MAX, u64::MAX, 3).is_err());
     }
 }

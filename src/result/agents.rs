@@ -40,19 +40,20 @@ impl AgentSummary {
             cpu_ns_per_op: r.client.cpu_ns_per_op,
             client_bound: r.client.client_bound,
             finished: true,
-            ..Self::cut(name, offset_ns, rtt_ns, &r.total)
+            ..Self::cut(name, offset_ns, rtt_ns, &r.total, r.duration_s)
         }
     }
 
     /// An agent cut short (lost, or the master stopped), as far as its
-    /// intervals' `total` tells.
-    pub fn cut(name: &str, offset_ns: i64, rtt_ns: i64, total: &OpSummary) -> Self {
+    /// intervals' `total` over their `secs` tells. The rate is worked out
+    /// here from the count, never taken as the agent stated it.
+    pub fn cut(name: &str, offset_ns: i64, rtt_ns: i64, total: &OpSummary, secs: f64) -> Self {
         AgentSummary {
             name: name.into(),
             clock_offset_ms: offset_ns as f64 / 1e6,
             rtt_ms: rtt_ns as f64 / 1e6,
             count: total.count,
-            rate: total.ok_rate,
+            rate: total.ok as f64 / secs.max(1e-9),
             p50_us: total.latency_us.p50,
             p99_us: total.latency_us.p99,
             errors: total.errors,

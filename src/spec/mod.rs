@@ -295,6 +295,9 @@ const MAX_UDP_REQUEST: usize = 1400;
 /// limit (`-I 1m`).
 pub const DEFAULT_MAX_VALUE: usize = 1024 * 1024;
 
+/// The most keys one multiget may ask.
+pub const MAX_MULTIGET_KEYS: u32 = 10_000;
+
 impl RunSpec {
     /// Checks everything that can be checked without the network.
     pub fn validate(&self) -> Result<(), String> {
@@ -377,9 +380,11 @@ impl RunSpec {
         }
         if !(0.0..=1.0).contains(&self.multiget.share)
             || self.multiget.keys == 0
-            || self.multiget.keys > 10_000
+            || self.multiget.keys > MAX_MULTIGET_KEYS
         {
-            return Err("multiget needs 1..=10000 keys and a share between 0 and 100 %".into());
+            return Err(format!(
+                "multiget needs 1..={MAX_MULTIGET_KEYS} keys and a share between 0 and 100 %"
+            ));
         }
         match self.window {
             Some(0) => return Err("--window must hold at least one key".into()),
