@@ -478,3 +478,100 @@ fn an_agent_that_does_not_add_up_is_lost_and_loses_nothing_else() {
         assert!(!table.contains("HYPERLINK"), "{table}");
     }
 }
+
+/// The agent's CPU time so far, s (user + system, from /proc).
+fn cpu_s(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after_name.split(' ').collect();
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 here.
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+/// Whether the agent has closed `s`: a read sees the end or a reset.
+fn closed_by_peer(mut s: &std::net::TcpStream) -> bool {
+    use std::io::Read;
+    s.set_nonblocking(true).unwrap();
+    let mut byte = [0u8; 64];
+    loop {
+        match s.read(&mut byte) {
+            Ok(0) => return true,
+            Ok(_) => continue, // the server's own preface and settings
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Opens `n` connections to `addr` that say `hello` and nothing more.
+fn strangers(addr: &str, n: usize, hello: &[u8]) -> Vec<std::net::TcpStream> {
+    use std::io::Write;
+    (0..n)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.write_all(hello).unwrap();
+            s
+        })
+        .collect()
+}
+
+/// Waits (at most 30 s) until the agent has closed every one of `held`;
+/// how many it left open.
+fn left_open(held: &[std::net::TcpStream]) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let open = held.iter().filter(|s| !closed_by_peer(s)).count();
+        if open == 0 || Instant::now() > deadline {
+            return open;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// 250 strangers holding connections open (a bare HTTP/2 preface, or a
+/// TLS agent's TCP without a ClientHello) against an agent with 128 file
+/// descriptors: a master still gets in and runs, the agent does not spin,
+/// and every stranger is closed within the handshake timeout.
+#[test]
+fn strangers_holding_connections_open_cannot_lock_an_agent() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let tf = secret_file(dir.path(), "token", &format!("{TOKEN}\n"));
+    let nofile = |cmd: &mut std::process::Command| with_rlimit(cmd, libc::RLIMIT_NOFILE, 128);
+    let agent = AgentProc::start_with(&tf, &[], nofile);
+    let held = strangers(&agent.addr, 250, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+    // Idle strangers cost nothing: well under a core over 2 s (a loop on
+    // EMFILE took all of one).
+    let pid = agent.pid();
+    let (cpu0, t0) = (cpu_s(pid), Instant::now());
+    std::thread::sleep(Duration::from_secs(2));
+    let busy = (cpu_s(pid) - cpu0) / t0.elapsed().as_secs_f64();
+    assert!(busy < 0.5, "the agent used {:.0} % of a core", busy * 100.0);
+    let before = m.stat("cmd_get") + m.stat("cmd_set");
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "-t",
+        "1s",
+        "--no-load",
+        "-c",
+        "2",
+        "--token-file",
+        &tf,
+        "--agent",
+        &agent.addr,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let served = m.stat("cmd_get") + m.stat("cmd_set") - before;
+    assert!(served > 0);
+    assert_eq!(f(&j, "total.count") as u64, served);
+    assert_eq!(left_open(&held), 0, "strangers still connected");
+
+    let (cert, key) = self_signed(dir.path());
+    let tls = AgentProc::start_with(&tf, &["--tls-cert", &cert, "--tls-key", &key], nofile);
+    let held = strangers(&tls.addr, 250, b"");
+    assert_eq!(left_open(&held), 0, "TLS strangers still connected");
+}

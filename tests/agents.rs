@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 use support::*;
 
@@ -116,24 +115,8 @@ fn tls_agents_need_the_masters_trust_and_the_right_name() {
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let tf = token_file(dir.path(), TOKEN);
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    let made = Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
-        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
-        .args(["-subj", "/CN=localhost", "-addext"])
-        .args(["subjectAltName=DNS:localhost,IP:127.0.0.1", "-addext"])
-        .args(["basicConstraints=critical,CA:FALSE", "-keyout"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .expect("openssl (see .ci/run)");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+    let (cert, key) = self_signed(dir.path());
+    let (cert, key) = (&cert[..], &key[..]);
     let agent = AgentProc::start(&tf, &["--tls-cert", cert, "--tls-key", key]);
     let addr = m.addr();
     let run = |extra: &[&str]| {

@@ -7,6 +7,7 @@
 //! and the merge's maths (`result::merge`).
 
 mod collect;
+mod door;
 mod live;
 mod master;
 mod policy;

@@ -169,7 +169,9 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
         crate::stderr_line!(
             "mcbench agent: listening on {bound} ({secure}, protocol {PROTOCOL_VERSION})"
         );
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        tokio::spawn(super::door::accept(listener, tx));
+        let incoming = tokio_stream::wrappers::ReceiverStream::new(rx);
         let mut server = tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(KEEPALIVE))
             .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT));

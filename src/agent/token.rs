@@ -73,11 +73,16 @@ impl tonic::service::Interceptor for Check {
             .metadata()
             .get("authorization")
             .and_then(|v| v.to_str().ok());
+        let gate = super::door::gate_of(&req);
         if given.is_some_and(|g| constant_time_eq(g.as_bytes(), self.expected.as_bytes())) {
+            if let Some(gate) = gate {
+                gate.admit();
+            }
             return Ok(req);
         }
-        let from = req
-            .remote_addr()
+        let from = gate
+            .map(|g| g.peer)
+            .or_else(|| req.remote_addr())
             .map_or("an unknown address".to_string(), |a| a.to_string());
         log_refusal(&from);
         Err(Status::unauthenticated("wrong or missing token"))

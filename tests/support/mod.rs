@@ -808,16 +808,26 @@ pub struct AgentProc {
 
 impl AgentProc {
     pub fn start(token_file: &str, extra: &[&str]) -> AgentProc {
+        Self::start_with(token_file, extra, |_| ())
+    }
+
+    /// Started as `start` does, after `setup` has had the command (to set
+    /// a limit, say).
+    pub fn start_with(
+        token_file: &str,
+        extra: &[&str],
+        setup: impl FnOnce(&mut Command),
+    ) -> AgentProc {
         let port = free_port();
         let addr = format!("127.0.0.1:{port}");
-        let child = Command::new(BIN)
-            .args(["agent", "--listen", &addr, "--token-file"])
+        let mut cmd = Command::new(BIN);
+        cmd.args(["agent", "--listen", &addr, "--token-file"])
             .arg(token_file)
             .args(extra)
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        setup(&mut cmd);
+        let child = cmd.spawn().unwrap();
         wait_until_listening(&addr, || std::net::TcpStream::connect(&addr).is_ok());
         AgentProc { child, addr }
     }
@@ -825,6 +835,10 @@ impl AgentProc {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// What the agent said on stderr (after it was killed).
@@ -837,6 +851,30 @@ impl AgentProc {
         }
         s
     }
+}
+
+/// A self-signed certificate for localhost and 127.0.0.1, made by
+/// `openssl` in `dir`: (cert, key) paths.
+pub fn self_signed(dir: &Path) -> (String, String) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
+        .args(["-subj", "/CN=localhost", "-addext"])
+        .args(["subjectAltName=DNS:localhost,IP:127.0.0.1", "-addext"])
+        .args(["basicConstraints=critical,CA:FALSE", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl (see .ci/run)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let path = |p: PathBuf| p.to_str().unwrap().to_string();
+    (path(cert), path(key))
 }
 
 impl Drop for AgentProc {
