@@ -6,6 +6,14 @@
 //! live in the `mcbench-proto` crate, which knows nothing of sockets.
 //! Files, saved results and histograms from outside are read through
 //! [`untrusted`], each within its stated bound.
+//!
+//! The modules form layers, each using only those below it (lowest
+//! first): facts with no knowledge of a run (`error`, `warnings`,
+//! `untrusted`, `placement`, `os`; then `embedded`, `workload`; then
+//! `stats`, `trace`), `spec`, `net` (reaching a server), `server_stats`,
+//! `engine`, `result`, `report` and `run` (one run, spec to result),
+//! `agent`, `cli`, `config`, `app`, `personality`. `tests/layers.rs`
+//! holds the order and checks it.
 
 #[cfg(feature = "agents")]
 pub mod agent;
@@ -15,10 +23,13 @@ pub mod config;
 pub mod embedded;
 pub mod engine;
 pub mod error;
+pub mod net;
+pub mod os;
 pub mod personality;
 pub mod placement;
 pub mod report;
 pub mod result;
+pub mod run;
 pub mod server_stats;
 pub mod spec;
 pub mod stats;

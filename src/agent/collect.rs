@@ -69,7 +69,7 @@ pub async fn run_all(
         let stop = stop.clone();
         tokio::task::spawn_blocking(move || {
             std::thread::sleep(Duration::from_nanos((start - unix_ns()).max(0) as u64));
-            crate::app::measure_quietly(&probe?, &stop, &mut |_| {})
+            crate::run::quietly(&probe?, &stop, &mut |_| {})
         })
     });
     let (feed, lines) = tokio::sync::mpsc::unbounded_channel();

@@ -271,7 +271,7 @@ impl Agent for Service {
             }
             let mut load = share.clone();
             load.load = LoadMode::LoadOnly;
-            let result = crate::app::measure_quietly(&load, &preload_stop, &mut |_| {})
+            let result = crate::run::quietly(&load, &preload_stop, &mut |_| {})
                 .map_err(|f| Status::failed_precondition(f.to_string()))?;
             // A --load-only run's failure is its preload's.
             match result.failure {
@@ -375,7 +375,7 @@ fn run_share(spec: &RunSpec, stop: &Arc<AtomicUsize>, tx: &mpsc::Sender<Result<R
             stop.store(libc::SIGTERM as usize, Ordering::Relaxed);
         }
     };
-    let outcome = crate::app::measure_quietly(spec, stop, &mut forward);
+    let outcome = crate::run::quietly(spec, stop, &mut forward);
     let last = match outcome.and_then(|mut r| {
         // The master has the intervals from the stream.
         r.intervals.clear();

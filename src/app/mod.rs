@@ -18,12 +18,11 @@ pub use top::top;
 pub use trace_stat::trace_stat;
 
 use crate::cli::RunArgs;
-use crate::embedded::EmbeddedMemcached;
 use crate::engine;
 use crate::error::{exit, Failure};
 use crate::report::{live_line, ExportManager, SampleWriter};
-use crate::result::{RunContext, RunResult, DEFAULT_PERCENTILES};
-use crate::spec::{Address, RunSpec, StopAfter};
+use crate::result::{RunResult, DEFAULT_PERCENTILES};
+use crate::spec::{RunSpec, StopAfter};
 use crate::stats::{IntervalSummary, Sample};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -69,8 +68,7 @@ struct Watch<'a, 'p> {
     percentiles: &'a [f64],
     progress: ProgressBar,
     samples: Option<&'a mut SampleWriter>,
-    /// Each interval, instead of the live line: a seed tool's layout, or
-    /// an agent's stream to its master.
+    /// Each interval, instead of the live line: a seed tool's layout.
     on_interval: Option<&'a mut (dyn FnMut(&IntervalSummary) + 'p)>,
 }
 
@@ -195,8 +193,9 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
     Ok(code)
 }
 
-/// One run: against `spec`'s servers (or a memcached started for it), its
-/// result built. `--save`'s samples go to `samples`.
+/// One run (`crate::run::measure`) watched: live lines or the progress
+/// bar, `--save`'s samples to `samples`, each interval to `on_interval`
+/// instead of its live line.
 fn measure(
     spec: &RunSpec,
     percentiles: Vec<f64>,
@@ -204,20 +203,6 @@ fn measure(
     samples: Option<&mut SampleWriter>,
     on_interval: Option<&mut dyn FnMut(&IntervalSummary)>,
 ) -> Result<RunResult, Failure> {
-    let embedded = if spec.servers.is_empty() {
-        Some(EmbeddedMemcached::start(&embedded_size(spec))?)
-    } else {
-        None
-    };
-    let addrs = match &embedded {
-        Some(e) => vec![Address::Tcp(e.addr)],
-        None => spec
-            .servers
-            .iter()
-            .map(|s| Address::resolve(s))
-            .collect::<Result<_, _>>()
-            .map_err(Failure::run)?,
-    };
     let mut watch = Watch {
         spec,
         percentiles: &percentiles,
@@ -225,21 +210,9 @@ fn measure(
         samples,
         on_interval,
     };
-    let outcome = engine::run(spec, &addrs, stop.clone(), &mut watch)?;
+    let result = crate::run::measure(spec, percentiles.clone(), stop, &mut watch);
     watch.progress.finish_and_clear();
-    let stopped_by = match stop.load(Ordering::Relaxed) {
-        0 => None,
-        sig if sig == libc::SIGTERM as usize => Some("SIGTERM".to_string()),
-        _ => Some("SIGINT".to_string()),
-    };
-    let ctx = RunContext {
-        servers: addrs.iter().map(ToString::to_string).collect(),
-        embedded_server: embedded.as_ref().map(|e| e.version.clone()),
-        stopped_by,
-        percentiles,
-    };
-    drop(embedded);
-    Ok(RunResult::build(spec, &outcome, ctx))
+    result
 }
 
 /// `mcbench agent`: serves until stopped; the exit code.
@@ -275,36 +248,6 @@ pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
             crate::stderr_line!("mcbench agent: error: {f}");
             f.exit_code()
         }
-    }
-}
-
-/// One run of `spec` with no output of its own: each interval goes to
-/// `on_interval` (an agent's stream to its master).
-#[cfg(feature = "agents")]
-pub(crate) fn measure_quietly(
-    spec: &RunSpec,
-    stop: &Arc<AtomicUsize>,
-    on_interval: &mut dyn FnMut(&IntervalSummary),
-) -> Result<RunResult, Failure> {
-    measure(
-        spec,
-        DEFAULT_PERCENTILES.to_vec(),
-        stop,
-        None,
-        Some(on_interval),
-    )
-}
-
-/// What the embedded memcached must hold: every connection, the key space
-/// (mean item size plus ~64 bytes of item header), the largest value.
-fn embedded_size(spec: &RunSpec) -> crate::embedded::Sizing {
-    let item = spec.key_size.mean().min(250.0)
-        + spec.value_size.mean().min(spec.max_value_len() as f64)
-        + 64.0;
-    crate::embedded::Sizing {
-        connections: spec.connections + spec.measure.map_or(0, |m| m.connections),
-        data_bytes: (spec.keys as f64 * item) as u64,
-        max_item_bytes: spec.largest_stored_value() + 512,
     }
 }
 

@@ -11,8 +11,8 @@
 //! is longer, which bounds the polls of a key that never shows) plus a
 //! poll's round trip (`poll_rtt`).
 
-use super::sidecar::RunEnd;
-use super::{blocking, clock_ns, connect};
+use crate::net::RunEnd;
+use crate::net::{blocking, clock_ns, connect};
 use crate::spec::{Address, RunSpec};
 use hdrhistogram::Histogram;
 use mcbench_proto::{Cmd, Progress, Protocol, Request, ResponseClass};

@@ -5,17 +5,13 @@
 //! Knows sockets and timing; hands bytes to the codec and asks the workload
 //! what to send.
 
-mod auth;
-pub mod blocking;
 mod conn;
-mod connect;
 mod lag_probe;
-pub mod os;
 mod pacer;
 mod plan;
 mod poller;
+pub mod preload;
 mod request;
-mod sidecar;
 mod summariser;
 mod trace_commands;
 pub mod trace_feed;
@@ -35,24 +31,9 @@ use std::time::{Duration, Instant};
 use summariser::Summariser;
 use worker::{Worker, WorkerPlan};
 
-pub use connect::{connect_blocking, connect_plain};
+use crate::net::{clock_ns, connect, sidecar, RunEnd};
+use crate::os;
 pub use lag_probe::LagRecorder;
-pub use sidecar::RunEnd;
-
-/// The worker clock: CLOCK_MONOTONIC in ns (the vDSO, no syscall). Read
-/// directly rather than through `Instant` to skip its checked arithmetic
-/// on a path taken a few times per request.
-#[inline]
-pub fn clock_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass; glibc serves
-    // CLOCK_MONOTONIC from the vDSO.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 /// Read-only state every worker shares.
 pub struct Shared {
@@ -228,7 +209,7 @@ pub fn run(
             None => (None, None),
         };
     let shared = Arc::new(Shared {
-        workload: Workload::new(spec, keys),
+        workload: spec.workload(keys),
         spec: spec.clone(),
         addrs: addrs.to_vec(),
         stop,
@@ -524,14 +505,14 @@ fn wait_before_measuring(wait: Duration, stop: &Arc<AtomicUsize>) {
 }
 
 /// Why the preload failed: a worker's phase failed, or its replies did
-/// (`result::preload_failure`).
+/// (`preload::failure`).
 fn judge_preload(end: Option<PhaseEnd>, counts: &Recorder) -> Option<String> {
     match end {
         Some(PhaseEnd::Failed(why)) => Some(why),
         Some(PhaseEnd::AllLost) => {
             Some("preload: every connection was lost while preloading the keys".into())
         }
-        _ => crate::result::preload_failure(counts),
+        _ => preload::failure(counts),
     }
 }
 

@@ -1,7 +1,9 @@
 //! Planning a run's workers: each one's connections, share of the rate,
 //! of `--ops` and of the key space, its CPU, and its share of a trace.
 
-use super::{connect, os, trace_feed, WorkerPlan};
+use super::{trace_feed, WorkerPlan};
+use crate::net::connect;
+use crate::os;
 use crate::spec::{LoadMode, RunSpec, StopAfter};
 use crate::workload::KeySpace;
 use std::ops::Range;

@@ -17,7 +17,7 @@
 //! never waits on it: an idle thread preempted inside a channel operation
 //! would hold up whoever waits on the other end.
 
-use super::os;
+use crate::os;
 use crate::spec::{LoadMode, RunSpec};
 use crate::stats::{Collector, IntervalSummary, Recorder, Snapshot};
 use crate::workload::OpKind;

@@ -4,8 +4,8 @@
 //! activity between them. A server that does not know them answers
 //! `ERROR`: a warning, not a failed run.
 
-use super::blocking::{exchange, Wait};
-use super::connect_blocking;
+use crate::net::blocking::{exchange, Wait};
+use crate::net::connect_blocking;
 use crate::spec::{Address, RunSpec};
 use crate::warnings::Warning;
 use mcbench_proto::trace::{self, TraceCommand};

@@ -34,8 +34,6 @@ pub use replication::{ReplicationLag, ReplicationSummary};
 pub use server_stats::{ServerInterval, ServerStatsRow};
 pub use servers::ServerSummary;
 pub use trace::TraceSummary;
-pub use verdict::preload_failure;
-pub(crate) use verdict::PRELOAD_FAILED_SHARE;
 
 pub const SCHEMA: &str = "mcbench.run/2";
 

@@ -4,7 +4,7 @@
 
 use crate::engine::{Outcome, PhaseEnd};
 use crate::spec::{LoadMode, RunSpec};
-use crate::stats::{ErrorClass, Recorder};
+use crate::stats::ErrorClass;
 use crate::warnings::{Warning, BUSY_LIMIT, LAG_P99_LIMIT_US};
 
 use super::LagSummary;
@@ -15,9 +15,6 @@ const FAILED_SHARE: f64 = 0.99;
 /// share of the measured time, and this many seconds.
 const LONG_DRAIN_SHARE: f64 = 0.1;
 const LONG_DRAIN_MIN_S: f64 = 0.1;
-/// Share of failed sets above which a preload (`--load-only` too) failed:
-/// the keys the run reads would not all be on the server.
-pub(crate) const PRELOAD_FAILED_SHARE: f64 = 0.01;
 /// A phase shorter than this says nothing of how busy its worker was.
 const MIN_JUDGED_S: f64 = 0.05;
 /// Intervals the statistics thread may hold unclosed before the run says
@@ -46,7 +43,7 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
     // Arrivals the client dropped were never sent: the client's failure
     // (CLIENT-BOUND says so), not the server's.
     if spec.load == LoadMode::LoadOnly {
-        if let Some(why) = preload_failure(t) {
+        if let Some(why) = crate::engine::preload::failure(t) {
             return Some(why);
         }
     }
@@ -99,20 +96,6 @@ fn checks_failed(spec: &RunSpec, c: &crate::stats::CheckCounts) -> Option<String
     })
 }
 
-/// Why a preload failed by its replies: more than 1 % of its sets got no
-/// reply or an error reply. The engine asks before it releases the workers
-/// to measure; `--load-only` runs are judged by the same rule.
-pub fn preload_failure(counts: &Recorder) -> Option<String> {
-    let (failed, attempted) = counts.failed_of_attempted();
-    (failed > 0 && failed as f64 > PRELOAD_FAILED_SHARE * attempted as f64).then(|| {
-        format!(
-            "preload: {failed} of {attempted} sets failed ({}); the keys the run reads are not \
-             all on the server",
-            counts.failure_summary()
-        )
-    })
-}
-
 fn summary_suffix(summary: &str) -> String {
     if summary.is_empty() {
         String::new()
@@ -140,7 +123,7 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             });
         }
     }
-    let cpus = crate::engine::os::allowed_cpus().len().max(1);
+    let cpus = crate::os::allowed_cpus().len().max(1);
     // The measurement group (`--measure-connections`) has a worker too.
     let workers = spec.threads + usize::from(spec.measure.is_some());
     if spec.busy_poll && workers > cpus {
@@ -180,7 +163,7 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
     if no_port > 0 {
         w.push(Warning::PortsExhausted {
             failures: no_port,
-            ports: crate::engine::os::ephemeral_ports(),
+            ports: crate::os::ephemeral_ports(),
             addresses: spec.socket.source_addrs.len().max(1),
         });
     }

@@ -2,7 +2,7 @@
 //! connect timed apart), asked as often as wanted, each round trip timed.
 
 use super::Stats;
-use crate::engine::blocking;
+use crate::net::blocking;
 use crate::spec::Address;
 use mcbench_proto::stats::{self as wire, Reply};
 use std::os::fd::OwnedFd;
@@ -33,7 +33,7 @@ impl StatsConn {
     /// on every later read and write.
     pub fn connect(addr: &Address, timeout: Duration) -> Result<Self, String> {
         let began = Instant::now();
-        let socket = crate::engine::connect_plain(addr, timeout)?;
+        let socket = crate::net::connect_plain(addr, timeout)?;
         Ok(StatsConn::over(socket, began.elapsed(), timeout, None))
     }
 

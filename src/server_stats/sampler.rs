@@ -11,7 +11,7 @@
 //! the workers' first requests are under way.
 
 use super::{Stats, StatsConn};
-use crate::engine::{clock_ns, RunEnd};
+use crate::net::{clock_ns, RunEnd};
 use crate::spec::{Address, RunSpec};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -246,7 +246,7 @@ impl Sampler {
             let began = clock_ns();
             let (spec, stop) = (&self.spec, &self.end.stop);
             let socket =
-                crate::engine::connect_blocking(&self.addrs[s], spec, spec.timeout, 0, Some(stop))?;
+                crate::net::connect_blocking(&self.addrs[s], spec, spec.timeout, 0, Some(stop))?;
             let took = Duration::from_nanos(clock_ns() - began);
             self.logs[s].connects.push(took.as_nanos() as u64);
             let conn = StatsConn::over(socket, took, spec.timeout, Some(stop.clone()));

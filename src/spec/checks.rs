@@ -52,6 +52,24 @@ impl RunSpec {
         Ok(())
     }
 
+    /// File descriptors the run needs, and those a connection schedule may
+    /// want on top (it may hold up to all its connections at once when
+    /// calls are slower than openings; past what the hard limit allows, a
+    /// failed socket() is counted as `fd-unavail`, as twemperf counts it).
+    /// Needed: one per connection, one epoll per worker, the embedded
+    /// memcached's (it inherits this process's limit), and headroom for
+    /// stdio, the output files, the embedded server's pipes.
+    pub fn fds_needed(&self) -> (u64, u64) {
+        let nservers = self.servers.len().max(1);
+        let total_conns = self.total_connections(nservers);
+        let measure = self.measure.map_or(0, |m| m.connections * nservers + 1);
+        let mut needed = (total_conns + measure + self.threads + 64) as u64;
+        if self.servers.is_empty() {
+            needed = needed.max(crate::embedded::max_conns(self.connections) as u64 + 64);
+        }
+        (needed, self.churn.as_ref().map_or(0, |c| c.conns))
+    }
+
     /// What the run needs of the machine and of each server: connections
     /// for every thread, a key on every server, and file descriptors (the
     /// embedded memcached's too, which inherits this process's limit).
@@ -67,21 +85,9 @@ impl RunSpec {
         }
         // Sizes and prefix against the key count (placement is not needed).
         self.key_space(crate::placement::Router::Single)?;
-        // One per connection, one epoll per worker, and headroom for stdio,
-        // the output files, the embedded server's pipes.
-        let measure = self.measure.map_or(0, |m| m.connections * nservers + 1);
-        let mut needed = (total_conns + measure + self.threads + 64) as u64;
-        if self.servers.is_empty() {
-            needed = needed.max(crate::embedded::max_conns(self.connections) as u64 + 64);
-        }
-        crate::engine::os::ensure_fd_limit(needed)?;
-        // A connection schedule may hold up to all its connections at once
-        // (calls slower than openings): room for as many as the hard limit
-        // allows. Beyond it, a failed socket() is counted as `fd-unavail`,
-        // as twemperf counts it.
-        if let Some(churn) = &self.churn {
-            crate::engine::os::raise_fd_limit_toward(needed.saturating_add(churn.conns));
-        }
+        // Read only: the limit is raised where the run starts
+        // (`os::claim_fds`).
+        crate::os::fd_limit_allows(self.fds_needed().0)?;
         Ok(())
     }
 }

@@ -20,7 +20,10 @@ pub use reads::ReadAnswers;
 pub use replication::Replication;
 pub use trace::{parse_speed, TraceSpec};
 
-use crate::workload::{ClientSlice, Distribution, KeySpace, Mix, MultiGet, Popularity};
+use crate::workload::{
+    ClientSlice, Distribution, KeySpace, Mix, MultiGet, Popularity, TaskWindow, ValueTable,
+    Workload,
+};
 use mcbench_proto::udp::HEADER_LEN as UDP_HEADER;
 use mcbench_proto::Protocol;
 use serde::{Deserialize, Serialize};
@@ -299,6 +302,30 @@ pub const DEFAULT_MAX_VALUE: usize = 1024 * 1024;
 pub const MAX_MULTIGET_KEYS: u32 = 10_000;
 
 impl RunSpec {
+    /// The workload this run draws its requests from, over `keys`.
+    pub fn workload(&self, keys: KeySpace) -> Workload {
+        Workload {
+            window: self.window.map(|size| TaskWindow {
+                size,
+                overwrite: self.overwrite,
+                // Every connection's cursor, and each worker's open-loop
+                // ones (up to one per server).
+                lanes: self.total_connections(self.servers.len().max(1))
+                    + self.threads * self.servers.len().max(1),
+            }),
+            values: ValueTable::new(self.max_value_len(), self.seed),
+            keys,
+            mix: self.mix.clone(),
+            multiget: self.multiget,
+            miss_ratio: self.miss_ratio,
+            getset: self.getset,
+            cas_unique: self.cas_unique,
+            checks: self.checks(),
+            value_size: self.value_size.clone(),
+            max_value: self.max_value_size,
+        }
+    }
+
     /// Checks everything that can be checked without the network.
     pub fn validate(&self) -> Result<(), String> {
         if self.threads == 0 {

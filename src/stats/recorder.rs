@@ -220,7 +220,7 @@ impl OpRecorder {
 /// One measured request as `--save` writes it.
 #[derive(Debug, Clone, Copy)]
 pub struct Sample {
-    /// Intended send, ns on the worker clock (`engine::clock_ns`).
+    /// Intended send, ns on the worker clock (`net::clock_ns`).
     pub intended_ns: u64,
     pub op: OpKind,
     pub latency_ns: u64,

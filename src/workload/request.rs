@@ -41,37 +41,15 @@ pub struct Workload {
     pub miss_ratio: f64,
     pub getset: bool,
     /// `--cas-unique`: every cas sends this unique, with no gets before.
-    cas_unique: Option<u64>,
+    pub cas_unique: Option<u64>,
     /// `--verify`, `--exp-verify`.
     pub checks: super::Checks,
-    value_size: super::Distribution,
-    max_value: usize,
+    /// Value sizes, bytes, cut to `max_value`.
+    pub value_size: super::Distribution,
+    pub max_value: usize,
 }
 
 impl Workload {
-    pub fn new(spec: &crate::spec::RunSpec, keys: KeySpace) -> Self {
-        Workload {
-            window: spec.window.map(|size| TaskWindow {
-                size,
-                overwrite: spec.overwrite,
-                // Every connection's cursor, and each worker's open-loop
-                // ones (up to one per server).
-                lanes: spec.total_connections(spec.servers.len().max(1))
-                    + spec.threads * spec.servers.len().max(1),
-            }),
-            values: ValueTable::new(spec.max_value_len(), spec.seed),
-            keys,
-            mix: spec.mix.clone(),
-            multiget: spec.multiget,
-            miss_ratio: spec.miss_ratio,
-            getset: spec.getset,
-            cas_unique: spec.cas_unique,
-            checks: spec.checks(),
-            value_size: spec.value_size.clone(),
-            max_value: spec.max_value_size,
-        }
-    }
-
     /// The next request of the mix, with what its answer is checked for;
     /// its key is drawn from the whole key space (its server follows from
     /// the key: `KeySpace::server_of`). `now_ns`: when it is intended, on

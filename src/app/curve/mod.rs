@@ -210,7 +210,8 @@ impl Series {
         }
         let stop = install_signal_flag()?;
         let embedded = if base.servers.is_empty() {
-            let e = EmbeddedMemcached::start(&super::embedded_size(&base))?;
+            crate::os::claim_fds(base.fds_needed()).map_err(Failure::usage)?;
+            let e = EmbeddedMemcached::start(&crate::run::embedded_size(&base))?;
             base.servers = vec![e.addr.to_string()];
             Some(e)
         } else {

@@ -169,7 +169,7 @@ mod tests {
         let mut buf = [0u8; 64];
         let (n, stamp) = unsafe { recv(&client, buf.as_mut_ptr(), buf.len()) }.unwrap();
         assert_eq!(&buf[..n], b"END\r\n");
-        let (came, read_at) = arrival(stamp.expect("a stamp"), crate::engine::clock_ns);
+        let (came, read_at) = arrival(stamp.expect("a stamp"), crate::net::clock_ns);
         let age = read_at - came;
         assert!((29_000_000..1_000_000_000).contains(&age), "age {age} ns");
 

@@ -10,8 +10,8 @@
 
 use super::{Due, Worker, MAX_DISPATCH};
 use crate::engine::conn::Conn;
-use crate::engine::connect::{self, Connecting};
 use crate::engine::poller::{READABLE, WRITABLE};
+use crate::net::connect::{self, Connecting};
 use crate::spec::{Churn, Gaps};
 use crate::stats::{ConnError, ErrorClass};
 use crate::workload::Cursor;

@@ -22,7 +22,8 @@ use super::conn::{Conn, InFlight};
 use super::pacer::Pacer;
 use super::poller::{Poller, READABLE, WRITABLE};
 use super::request::{Encoder, WireOptions};
-use super::{clock_ns, Message, PhaseEnd, PhaseKind, Shared};
+use super::{Message, PhaseEnd, PhaseKind, Shared};
+use crate::net::clock_ns;
 use crate::stats::{cpu, Recorder, Snapshot};
 use crate::workload::{Cursor, Request};
 use rand::rngs::SmallRng;
@@ -50,7 +51,7 @@ const EVENTS: usize = 256;
 pub struct WorkerPlan {
     pub index: usize,
     /// Connected sockets and the server each goes to.
-    pub conns: Vec<super::connect::Opened>,
+    pub conns: Vec<crate::net::connect::Opened>,
     /// Per connection: its number among all the run's connections.
     pub lanes: Vec<usize>,
     /// This worker's share of the target rate, ops/s; `None` is closed loop.

@@ -155,7 +155,7 @@ impl Worker {
     /// one more than `SKIP_CATCH_UP_NS` late are dropped unsent, each
     /// counted as a skip (mutilate moves its schedule on the same way).
     pub(super) fn skip_late_backlog(&mut self, server: usize) {
-        let now = crate::engine::clock_ns();
+        let now = crate::net::clock_ns();
         let q = &mut self.backlog[server];
         let late = |d: &Due, by: u64| now.saturating_sub(d.intended_ns) > by;
         if !q.front().is_some_and(|d| late(d, SKIP_BEHIND_NS)) {

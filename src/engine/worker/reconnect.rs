@@ -11,7 +11,7 @@
 
 use super::Worker;
 use crate::engine::poller::READABLE;
-use crate::engine::{clock_ns, connect};
+use crate::net::{clock_ns, connect};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;

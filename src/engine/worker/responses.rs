@@ -3,8 +3,8 @@
 
 use super::sampler::Sampler;
 use super::{Due, Source, Worker};
-use crate::engine::clock_ns;
 use crate::engine::conn::{InFlight, ReadOutcome, UdpState, UDP_TIMEOUT_NS};
+use crate::net::clock_ns;
 use crate::stats::{ErrorClass, Recorder, Sample};
 use crate::workload::{Check, OpKind, Request, Workload};
 use mcbench_proto::{Protocol, Response, ResponseClass};

@@ -51,7 +51,7 @@ impl Worker {
     /// no latency, but not lost from the books either.
     /// The preload's failure is certain once the sets that failed, over
     /// every worker, pass the share of the whole preload that fails it
-    /// (`PRELOAD_FAILED_SHARE`): no more of them is worth sending.
+    /// (`preload::FAILED_SHARE`): no more of them is worth sending.
     pub(super) fn preload_doomed(&mut self) -> Option<String> {
         let (failed, _) = self.recorder.failed_of_attempted();
         // A report phase swaps its recorder at each interval.
@@ -67,7 +67,7 @@ impl Worker {
             _ => shared.preload_failed.fetch_add(new, Ordering::Relaxed) + new,
         };
         let sets = shared.preload_sets.load(Ordering::Relaxed);
-        let doomed = total as f64 > crate::result::PRELOAD_FAILED_SHARE * sets as f64;
+        let doomed = total as f64 > crate::engine::preload::FAILED_SHARE * sets as f64;
         doomed.then(|| {
             format!(
                 "preload: stopped once {total} of its {sets} sets had failed ({}); the keys the run reads cannot all be on the server",
@@ -90,7 +90,7 @@ impl Worker {
             self.recorder
                 .server_error(server, ErrorClass::Timeout, waiting);
         }
-        let now = crate::engine::clock_ns();
+        let now = crate::net::clock_ns();
         for c in 0..self.conns.len() {
             if self.conns[c].alive && self.connect_started(c).is_some() {
                 self.fail_connecting(c, crate::stats::ConnError::SocketTimo, now);

@@ -4,8 +4,8 @@
 //! each poll puts on when what it finds came.
 
 use super::{Worker, EVENTS};
-use crate::engine::clock_ns;
 use crate::engine::poller::{HANGUP, READABLE, WRITABLE};
+use crate::net::clock_ns;
 
 impl Worker {
     /// Waits for readiness and handles every event. With `--read-delay`,

@@ -1,5 +1,5 @@
-//! Thin wrappers over the OS calls the engine needs beyond std: CPU
-//! affinity, timer slack, the open-file limit.
+//! Thin wrappers over the OS calls mcbench needs beyond std: CPU
+//! affinity, timer slack, the open-file limit, the ephemeral port range.
 
 use std::io;
 
@@ -57,31 +57,38 @@ pub fn run_only_when_idle() -> io::Result<()> {
     }
 }
 
-/// Raises the soft open-file limit to at least `needed` descriptors, up to
-/// the hard limit. Returns an error that says what is needed when even the
-/// hard limit is too low.
-pub fn ensure_fd_limit(needed: u64) -> Result<(), String> {
-    let Some(lim) = fd_limit() else {
-        return Ok(());
-    };
-    if lim.rlim_cur >= needed {
-        return Ok(());
-    }
-    if lim.rlim_max < needed {
-        return Err(format!(
+/// Whether the hard open-file limit leaves room for `needed` descriptors;
+/// an error that says what to raise when it does not. Changes nothing.
+pub fn fd_limit_allows(needed: u64) -> Result<(), String> {
+    match fd_limit() {
+        Some(lim) if lim.rlim_max < needed => Err(format!(
             "this run needs {needed} file descriptors but the hard limit is {}; \
              raise it (ulimit -Hn {needed}, or LimitNOFILE) or use fewer connections",
             lim.rlim_max
-        ));
+        )),
+        _ => Ok(()),
     }
-    set_soft_fd_limit(lim, needed).map_err(|e| {
-        format!("this run needs {needed} file descriptors and raising the limit failed: {e}")
-    })
+}
+
+/// Raises the soft open-file limit to at least `needed` descriptors (the
+/// hard limit allowing, as `fd_limit_allows` said), and toward `needed +
+/// extra` as far as it allows.
+pub fn claim_fds((needed, extra): (u64, u64)) -> Result<(), String> {
+    fd_limit_allows(needed)?;
+    if let Some(lim) = fd_limit().filter(|l| l.rlim_cur < needed) {
+        set_soft_fd_limit(lim, needed).map_err(|e| {
+            format!("this run needs {needed} file descriptors and raising the limit failed: {e}")
+        })?;
+    }
+    if extra > 0 {
+        raise_fd_limit_toward(needed.saturating_add(extra));
+    }
+    Ok(())
 }
 
 /// Raises the soft open-file limit toward `wanted`, as far as the hard
 /// limit allows; never fails (what is left is counted when it runs out).
-pub fn raise_fd_limit_toward(wanted: u64) {
+fn raise_fd_limit_toward(wanted: u64) {
     if let Some(lim) = fd_limit().filter(|l| l.rlim_cur < wanted) {
         let _ = set_soft_fd_limit(lim, wanted.min(lim.rlim_max));
     }

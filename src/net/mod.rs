@@ -1,0 +1,32 @@
+//! Sockets as the engine and its side threads (the server-stats sampler,
+//! the replication-lag probe, trace commands) open and use them: connects
+//! with the run's socket options and SASL, blocking exchanges that watch
+//! the stop flag, the worker clock, and the end-of-run flag side threads
+//! share.
+//!
+//! Below the engine and `server_stats`, so that both reach a server the
+//! same way. Not the workers' event loop (that is `engine`), and no wire
+//! format (that is the `mcbench-proto` crate).
+
+mod auth;
+pub mod blocking;
+pub mod connect;
+pub mod sidecar;
+
+pub use connect::{connect_blocking, connect_plain};
+pub use sidecar::RunEnd;
+
+/// The worker clock: CLOCK_MONOTONIC in ns (the vDSO, no syscall). Read
+/// directly rather than through `Instant` to skip its checked arithmetic
+/// on a path taken a few times per request.
+#[inline]
+pub fn clock_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we pass; glibc serves
+    // CLOCK_MONOTONIC from the vDSO.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}

@@ -1,0 +1,97 @@
+//! One run from spec to result: a memcached started for it when the spec
+//! names no server, the engine, and the result built with the run's
+//! context. What `app` (flags, presentation, outputs) and `agent` (a
+//! share streamed to its master) both call, below both; it prints
+//! nothing itself.
+
+use crate::embedded::{EmbeddedMemcached, Sizing};
+use crate::engine::{self, Observer};
+use crate::error::Failure;
+use crate::result::{RunContext, RunResult, DEFAULT_PERCENTILES};
+use crate::spec::{Address, RunSpec};
+use crate::stats::{IntervalSummary, Sample};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Runs `spec` against its servers (or a memcached started for it) and
+/// builds its result; `observer` sees each interval and `--save`'s
+/// samples as they come.
+pub fn measure(
+    spec: &RunSpec,
+    percentiles: Vec<f64>,
+    stop: &Arc<AtomicUsize>,
+    observer: &mut dyn Observer,
+) -> Result<RunResult, Failure> {
+    crate::os::claim_fds(spec.fds_needed()).map_err(Failure::usage)?;
+    let embedded = if spec.servers.is_empty() {
+        Some(EmbeddedMemcached::start(&embedded_size(spec))?)
+    } else {
+        None
+    };
+    let addrs = match &embedded {
+        Some(e) => vec![Address::Tcp(e.addr)],
+        None => spec
+            .servers
+            .iter()
+            .map(|s| Address::resolve(s))
+            .collect::<Result<_, _>>()
+            .map_err(Failure::run)?,
+    };
+    let outcome = engine::run(spec, &addrs, stop.clone(), observer)?;
+    let ctx = RunContext {
+        servers: addrs.iter().map(ToString::to_string).collect(),
+        embedded_server: embedded.as_ref().map(|e| e.version.clone()),
+        stopped_by: stopped_by(stop),
+        percentiles,
+    };
+    drop(embedded);
+    Ok(RunResult::build(spec, &outcome, ctx))
+}
+
+/// A run with no output of its own: each interval goes to `on_interval`
+/// (an agent's stream to its master).
+pub fn quietly(
+    spec: &RunSpec,
+    stop: &Arc<AtomicUsize>,
+    on_interval: &mut dyn FnMut(&IntervalSummary),
+) -> Result<RunResult, Failure> {
+    measure(
+        spec,
+        DEFAULT_PERCENTILES.to_vec(),
+        stop,
+        &mut Forward(on_interval),
+    )
+}
+
+/// Hands each interval on; no samples are asked for.
+struct Forward<'a>(&'a mut dyn FnMut(&IntervalSummary));
+
+impl Observer for Forward<'_> {
+    fn interval(&mut self, s: &IntervalSummary) {
+        (self.0)(s)
+    }
+
+    fn samples(&mut self, _: &[Sample], _: u64) {}
+}
+
+/// The signal that stopped the run, by name, if one did.
+fn stopped_by(stop: &AtomicUsize) -> Option<String> {
+    match stop.load(Ordering::Relaxed) {
+        0 => None,
+        sig if sig == libc::SIGTERM as usize => Some("SIGTERM".to_string()),
+        _ => Some("SIGINT".to_string()),
+    }
+}
+
+/// What the embedded memcached must hold: every connection, the key space
+/// (mean item size plus ~64 bytes of item header), the largest value.
+pub fn embedded_size(spec: &RunSpec) -> Sizing {
+    let item = spec.key_size.mean().min(250.0)
+        + spec.value_size.mean().min(spec.max_value_len() as f64)
+        + 64.0;
+    Sizing {
+        connections: spec.connections + spec.measure.map_or(0, |m| m.connections),
+        data_bytes: (spec.keys as f64 * item) as u64,
+        max_item_bytes: spec.largest_stored_value() + 512,
+    }
+}
