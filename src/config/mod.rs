@@ -4,7 +4,9 @@
 //! (clap keeps the last value of a flag) and every layer accepts exactly
 //! what the command line does. Flags that exclude one another (`--duration`
 //! and `--ops`, say) are refused when given together in one layer; a later
-//! layer's choice replaces an earlier layer's (`EXCLUSIVE`).
+//! layer's choice replaces an earlier layer's. Which flags exclude which
+//! is read from clap's own `conflicts_with` (`exclusive`), never kept by
+//! hand.
 
 mod memaslap;
 pub mod profiles;
@@ -63,17 +65,16 @@ pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
         }
         layers.push(cfg.args);
     }
+    let exclusive = exclusive(&args[run_at]);
     for i in 0..layers.len() {
         let above: Vec<String> = layers[i + 1..]
             .concat()
             .into_iter()
             .chain(typed.iter().cloned())
             .collect();
-        for group in EXCLUSIVE {
-            if group.iter().any(|f| f.given_in(&above)) {
-                for f in *group {
-                    layers[i] = f.drop_from(std::mem::take(&mut layers[i]));
-                }
+        for (flag, others) in &exclusive {
+            if others.iter().any(|o| o.given_in(&above)) {
+                layers[i] = flag.drop_from(std::mem::take(&mut layers[i]));
             }
         }
     }
@@ -107,28 +108,31 @@ fn value_of(args: &[String], names: &[&str]) -> Option<String> {
     found
 }
 
-/// A flag of an exclusive group: its names and whether it takes a value.
+/// A flag as layers name it: `--long` (and `-s`), and whether it takes a
+/// value.
+#[derive(Debug, Clone, PartialEq)]
 struct Flag {
-    long: &'static str,
-    short: Option<&'static str>,
+    long: String,
+    short: Option<String>,
     takes_value: bool,
 }
 
 impl Flag {
-    const fn new(long: &'static str, short: Option<&'static str>, takes_value: bool) -> Flag {
-        Flag {
-            long,
-            short,
-            takes_value,
-        }
+    /// The flag clap defines as `arg`, if it has a long name.
+    fn of(arg: &clap::Arg) -> Option<Flag> {
+        Some(Flag {
+            long: format!("--{}", arg.get_long()?),
+            short: arg.get_short().map(|c| format!("-{c}")),
+            takes_value: arg.get_action().takes_values(),
+        })
     }
 
     /// Whether `args` (as typed: `--x V`, `--x=V`, `-xV`) give this flag.
     fn given_in(&self, args: &[String]) -> bool {
         args.iter().any(|a| {
-            a == self.long
+            *a == self.long
                 || a.starts_with(&format!("{}=", self.long))
-                || self.short.is_some_and(|s| {
+                || self.short.as_deref().is_some_and(|s| {
                     a == s || (self.takes_value && a.starts_with(s) && !a.starts_with("--"))
                 })
         })
@@ -151,28 +155,36 @@ impl Flag {
     }
 }
 
-/// Flags of which a run takes one: a later layer's replaces an earlier
-/// layer's (a run file's `duration` and a typed `-x`), and clap refuses
-/// two given in one layer.
-const EXCLUSIVE: &[&[Flag]] = &[
-    &[
-        Flag::new("--duration", Some("-t"), true),
-        Flag::new("--ops", Some("-x"), true),
-    ],
-    &[
-        Flag::new("--protocol", None, true),
-        Flag::new("--binary", Some("-B"), false),
-    ],
-    &[
-        Flag::new("--load", None, false),
-        Flag::new("--no-load", None, false),
-        Flag::new("--load-only", None, false),
-    ],
-    &[
-        Flag::new("--multiget", None, true),
-        Flag::new("--getq-freq", None, true),
-    ],
-];
+/// Each flag of `command` (`run`, `search`, `scan`) that excludes others,
+/// with those it excludes: clap's `conflicts_with`, both ways. A later
+/// layer's flag replaces an earlier layer's flags it excludes (a run
+/// file's `duration` and a typed `-x`); clap refuses two given in one
+/// layer.
+fn exclusive(command: &str) -> Vec<(Flag, Vec<Flag>)> {
+    use clap::CommandFactory;
+    let cli = crate::cli::Cli::command();
+    let Some(cmd) = cli.find_subcommand(command) else {
+        return Vec::new();
+    };
+    let mut pairs: Vec<(Flag, Flag)> = Vec::new();
+    for arg in cmd.get_arguments() {
+        for other in cmd.get_arg_conflicts_with(arg) {
+            if let (Some(a), Some(b)) = (Flag::of(arg), Flag::of(other)) {
+                pairs.push((a.clone(), b.clone()));
+                pairs.push((b, a));
+            }
+        }
+    }
+    let mut table: Vec<(Flag, Vec<Flag>)> = Vec::new();
+    for (a, b) in pairs {
+        match table.iter_mut().find(|(f, _)| *f == a) {
+            Some((_, others)) if !others.contains(&b) => others.push(b),
+            Some(_) => {}
+            None => table.push((a, vec![b])),
+        }
+    }
+    table
+}
 
 fn drop_flag(args: Vec<String>, flag: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -232,6 +244,51 @@ mod tests {
         assert!(expand(os(&["m", "run", "--profile", "ycsb-e"]))
             .unwrap_err()
             .contains("range scans"));
+    }
+
+    #[test]
+    fn a_typed_flag_replaces_what_it_excludes_in_a_run_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("run.toml");
+        std::fs::write(&file, "trace = \"t.csv\"\nduration = \"30s\"\n").unwrap();
+        let file = file.to_str().unwrap();
+        let expanded = |typed: &[&str]| -> Vec<String> {
+            let mut argv = vec!["m", "run", "--config", file];
+            argv.extend(typed);
+            let out = expand(os(&argv)).unwrap();
+            out.iter()
+                .map(|s| s.to_string_lossy().into_owned())
+                .collect()
+        };
+        // --read-file excludes --trace (clap's conflicts_with, which the
+        // hand-kept table of before had missed); -x excludes -t.
+        let out = expanded(&["--read-file", "r.txt", "-x", "5"]);
+        assert!(!out.contains(&"--trace".to_string()), "{out:?}");
+        assert!(!out.contains(&"--duration".to_string()), "{out:?}");
+        // Untouched when nothing typed excludes them.
+        let out = expanded(&[]);
+        assert!(out.contains(&"--trace".to_string()), "{out:?}");
+        assert!(out.contains(&"--duration".to_string()), "{out:?}");
+    }
+
+    #[test]
+    fn every_exclusion_clap_declares_is_known_both_ways() {
+        let table = exclusive("run");
+        let excludes = |a: &str, b: &str| {
+            table
+                .iter()
+                .any(|(f, o)| f.long == a && o.iter().any(|g| g.long == b))
+        };
+        for (a, b) in [
+            ("--duration", "--ops"),
+            ("--trace", "--read-file"),
+            ("--binary", "--protocol"),
+            ("--load", "--no-load"),
+            ("--multiget", "--getq-freq"),
+        ] {
+            assert!(excludes(a, b) && excludes(b, a), "{a} and {b}");
+        }
+        assert!(!excludes("--duration", "--trace"));
     }
 
     #[test]
