@@ -10,10 +10,12 @@ mod churn;
 mod closed_loop;
 mod groups;
 mod open_loop;
+mod phase;
 mod reconnect;
 mod replay;
 mod responses;
 mod sampler;
+mod skeleton;
 mod stall;
 mod timeouts;
 mod wait;
@@ -36,6 +38,7 @@ use std::sync::Arc;
 
 /// Longest single wait, ns, so that a stop request is seen promptly.
 const MAX_WAIT_NS: u64 = 50_000_000;
+
 /// Read buffer shared by the worker's connections, bytes.
 const SCRATCH_LEN: usize = 64 * 1024;
 /// Arrivals turned into requests per loop turn, at most.
@@ -405,239 +408,6 @@ impl Worker {
 
     fn stopped(&self) -> bool {
         self.shared.stop.load(Ordering::Relaxed) != 0
-    }
-
-    /// One phase of the loop. `report` phases send interval snapshots.
-    fn run_phase(&mut self, kind: PhaseKind, report: bool) -> PhaseEnd {
-        self.start_measuring();
-        self.sampler.active = report;
-        let spec = &self.shared.spec;
-        let start = clock_ns();
-        let measured_kind = kind == PhaseKind::Measure;
-        let warmup = if measured_kind {
-            spec.warmup.as_nanos() as u64
-        } else {
-            0
-        };
-        let interval = spec.interval.as_nanos() as u64;
-        let timeout = spec.timeout.as_nanos() as u64;
-        // Over UDP a lost reply is given up on after UDP_TIMEOUT_NS: no
-        // phase is declared stalled before a reply could have expired.
-        let stall_after = if self.has_udp {
-            timeout.max(super::conn::UDP_TIMEOUT_NS)
-        } else {
-            timeout
-        };
-        self.record_from = start + warmup;
-        let send_until = match (measured_kind, spec.stop) {
-            (true, crate::spec::StopAfter::Duration(d)) => self.record_from + d.as_nanos() as u64,
-            _ => u64::MAX,
-        };
-        let send_until = match (measured_kind, spec.time_limit) {
-            (true, Some(limit)) => send_until.min(self.record_from + limit.as_nanos() as u64),
-            _ => send_until,
-        };
-        self.quota_left = if measured_kind {
-            self.quota.unwrap_or(u64::MAX)
-        } else {
-            u64::MAX
-        };
-        self.source = match (measured_kind, &mut self.replay) {
-            (true, Some(replay)) => {
-                replay.start_ns = start;
-                Source::Trace
-            }
-            (true, None) => Source::Mix,
-            (false, _) => Source::Load(self.load.clone()),
-        };
-        self.sending = true;
-        self.read_delay = if measured_kind {
-            spec.read_delay
-        } else {
-            std::time::Duration::ZERO
-        };
-        let mut warming = warmup > 0;
-        self.last_progress_ns = start;
-        self.last_answer_ns = start;
-        let mut sending_stopped = u64::MAX;
-        let open = measured_kind && self.open_loop();
-        self.read_late = open && spec.reads_late();
-        self.reads_waiting = false;
-        self.last_poll_ns = 0;
-        // A phase without an end in time gives up on servers that stopped
-        // answering (`stall`); one with an end counts each unanswered
-        // request as it times out (`timeouts`) and goes on, once its
-        // servers have answered at all.
-        let time_bounded = send_until != u64::MAX || self.churning();
-        if open {
-            self.start_open_loop(start);
-        } else if self.churning() {
-            self.start_churn(start);
-        } else {
-            for c in 0..self.conns.len() {
-                self.refill(c, start);
-            }
-        }
-        let mut interval_index = 0;
-        let mut next_interval = self.record_from + interval;
-        let mut drain_deadline = u64::MAX;
-        // When this worker last had no connection up.
-        let mut all_down_since: Option<u64> = None;
-        let end = loop {
-            let now = clock_ns();
-            if self.stopped() {
-                self.cut_off();
-                break PhaseEnd::Stopped;
-            }
-            if kind == PhaseKind::Load && self.sending {
-                if let Some(why) = self.preload_doomed() {
-                    self.cut_off();
-                    break PhaseEnd::Failed(why);
-                }
-            }
-            if warming && now >= self.record_from {
-                warming = false;
-                self.start_measuring();
-            }
-            if self.sending
-                && (now >= send_until || self.quota_left == 0 || self.source_exhausted())
-            {
-                self.sending = false;
-                // The feed goes on with the other workers.
-                if let Some(r) = &mut self.replay {
-                    r.close_feed();
-                }
-                sending_stopped = now;
-                drain_deadline = now.saturating_add(timeout);
-                // `-t` bounds sending: requests still waiting for a
-                // connection then are never sent; the drain is for those
-                // in flight.
-                if now >= send_until {
-                    self.drop_unsent(send_until);
-                }
-            }
-            // `--moderate`: waiting requests go out as quiet times end,
-            // in the drain too.
-            if open && self.shared.spec.moderate {
-                self.release_moderated(now);
-            }
-            if open && self.sending {
-                self.dispatch_due(now);
-            }
-            if self.sending && self.churning() {
-                self.churn_due(now);
-            }
-            if self.sending && !open && matches!(self.source, Source::Trace) {
-                self.service_trace(now);
-            }
-            // Once sending stops, the rest (the drain) belongs to the last interval.
-            if report && self.sending && now >= next_interval {
-                self.emit(interval_index, next_interval - self.record_from);
-                interval_index += 1;
-                next_interval += interval;
-            }
-            // Expiry may refill connections: before the flush, so that what
-            // it queues goes out in this turn (reopening flushes its own).
-            if self.has_udp {
-                self.expire_datagrams(now);
-            }
-            // A server that never answered in this phase is given up on
-            // even in a phase with an end: there is nothing to measure.
-            let give_up = !time_bounded || self.last_answer_ns == start;
-            let stalled = give_up
-                && self.outstanding() > 0
-                && now.saturating_sub(self.last_progress_ns) >= stall_after;
-            // Not while answers wait unread: those that came in time would
-            // look overdue. They are read in this very turn.
-            if !stalled && !self.reads_waiting {
-                self.expire_overdue(now);
-            }
-            if self.sending && !self.churning() {
-                self.reopen_due(now);
-            }
-            self.flush_dirty(now);
-            if !self.sending && self.outstanding() == 0 {
-                break PhaseEnd::Completed;
-            }
-            if self.any_up() || self.churning() {
-                all_down_since = None;
-            } else {
-                // With --reconnect, keep trying for --timeout; then give up.
-                let since = *all_down_since.get_or_insert(now);
-                let retrying = self.sending && self.reopening.pending();
-                if !retrying || now - since >= timeout {
-                    break PhaseEnd::AllLost;
-                }
-            }
-            if self.outstanding() == 0 {
-                self.last_progress_ns = now;
-            } else if give_up && now.saturating_sub(self.last_progress_ns) >= stall_after {
-                let why = self.stall_message(kind, report, now);
-                self.time_out_waiting();
-                break PhaseEnd::Failed(why);
-            }
-            if now >= drain_deadline {
-                self.time_out_waiting();
-                break PhaseEnd::Completed;
-            }
-            let mut wake = drain_deadline
-                .min(now + MAX_WAIT_NS)
-                .min(self.last_progress_ns.saturating_add(stall_after));
-            if self.sending {
-                wake = wake.min(send_until);
-                if report {
-                    wake = wake.min(next_interval);
-                }
-                if open {
-                    if let Some(at) = self.arrival_wake() {
-                        wake = wake.min(at);
-                    }
-                }
-                if self.trace_starved() {
-                    wake = wake.min(now + replay::STARVED_WAKE_NS);
-                }
-
-                if let Some(at) = self.reopening.next_at() {
-                    wake = wake.min(at);
-                }
-                if let Some(at) = self.churn.as_ref().and_then(churn::Schedule::next_at) {
-                    wake = wake.min(at);
-                }
-            }
-            if self.in_flight > 0 || self.churn.is_some() {
-                wake = wake.min(self.next_timeout_check.max(now));
-            }
-            if open && self.shared.spec.moderate {
-                wake = wake.min(self.moderated_wake().max(now));
-            }
-            if let Err(e) = self.poll(wake.saturating_sub(now)) {
-                break PhaseEnd::Failed(format!("event loop: {e}"));
-            }
-        };
-        // Measured time ends when sending stopped and the last answer came:
-        // the wait for answers that never came is not measured time. A
-        // stop (signal, every connection lost) ends it there and then.
-        let now = clock_ns();
-        // While sending, the load was offered, answered or not: that time
-        // is measured; the wait after it for answers that never came is not.
-        self.measured_until = match end {
-            PhaseEnd::Completed | PhaseEnd::Failed(_) => {
-                sending_stopped.min(now).max(self.last_answer_ns).min(now)
-            }
-            PhaseEnd::Stopped | PhaseEnd::AllLost => now,
-        };
-        self.drain_ns = self
-            .measured_until
-            .saturating_sub(sending_stopped.max(self.record_from));
-        if report {
-            let end_ns = self.measured_until.saturating_sub(self.record_from);
-            if let Some(w) = self.miss_window.as_mut() {
-                w.close(&mut self.recorder, end_ns);
-            }
-            self.emit(interval_index, end_ns);
-        }
-        self.end_phase();
-        end
     }
 
     /// Starts counting: a fresh recorder and CPU baseline, so that nothing

@@ -1,0 +1,283 @@
+//! The fixed skeleton of a phase: set up, then turns (stop, warm-up end,
+//! sending, intervals, expiry, reconnects, the end judged) and a wait
+//! until the next thing due, then the close. What is sent, and how, is
+//! the parts' (`open_loop`, `closed_loop`, `churn`, `replay`); the rules
+//! in time are `phase`'s.
+
+use super::{churn, phase, replay, Source, Worker, MAX_WAIT_NS};
+use crate::engine::{PhaseEnd, PhaseKind};
+use crate::net::clock_ns;
+
+/// What one phase's loop keeps between turns.
+pub(super) struct Phase {
+    kind: PhaseKind,
+    /// Whether the phase reports intervals (the measured one).
+    report: bool,
+    /// An open loop's schedule sends.
+    open: bool,
+    time_bounded: bool,
+    warming: bool,
+    bounds: phase::Bounds,
+    intervals: phase::Intervals,
+    /// When sending stopped, and when the drain then ends.
+    sending_stopped: u64,
+    drain_deadline: u64,
+    /// When this worker last had no connection up.
+    all_down_since: Option<u64>,
+}
+
+impl Phase {
+    /// Whether servers that stop answering fail the phase (a stall): in a
+    /// phase without an end in time, and in any phase whose servers never
+    /// answered, which leaves nothing to measure.
+    fn gives_up(&self, last_answer_ns: u64) -> bool {
+        !self.time_bounded || last_answer_ns == self.bounds.start
+    }
+}
+
+impl Worker {
+    /// One phase of the loop. `report` phases send interval snapshots.
+    pub(super) fn run_phase(&mut self, kind: PhaseKind, report: bool) -> PhaseEnd {
+        let mut phase = self.begin_phase(kind, report);
+        let end = loop {
+            let now = clock_ns();
+            if let Some(end) = self.turn(&mut phase, now) {
+                break end;
+            }
+            let wake = self.next_wake(&phase, now);
+            if let Err(e) = self.poll(wake.saturating_sub(now)) {
+                break PhaseEnd::Failed(format!("event loop: {e}"));
+            }
+        };
+        self.finish_phase(&phase, end)
+    }
+
+    /// Sets the worker up for a phase starting now, and sends its first
+    /// requests.
+    fn begin_phase(&mut self, kind: PhaseKind, report: bool) -> Phase {
+        self.start_measuring();
+        self.sampler.active = report;
+        let start = clock_ns();
+        let bounds = phase::Bounds::new(&self.shared.spec, kind, start, self.has_udp);
+        let measured = bounds.measured;
+        self.record_from = bounds.record_from;
+        self.quota_left = match measured {
+            true => self.quota.unwrap_or(u64::MAX),
+            false => u64::MAX,
+        };
+        self.source = match (measured, &mut self.replay) {
+            (true, Some(replay)) => {
+                replay.start_ns = start;
+                Source::Trace
+            }
+            (true, None) => Source::Mix,
+            (false, _) => Source::Load(self.load.clone()),
+        };
+        self.sending = true;
+        self.read_delay = match measured {
+            true => self.shared.spec.read_delay,
+            false => std::time::Duration::ZERO,
+        };
+        self.last_progress_ns = start;
+        self.last_answer_ns = start;
+        let open = measured && self.open_loop();
+        self.read_late = open && self.shared.spec.reads_late();
+        self.reads_waiting = false;
+        self.last_poll_ns = 0;
+        if open {
+            self.start_open_loop(start);
+        } else if self.churning() {
+            self.start_churn(start);
+        } else {
+            for c in 0..self.conns.len() {
+                self.refill(c, start);
+            }
+        }
+        Phase {
+            kind,
+            report,
+            open,
+            time_bounded: bounds.time_bounded(self.churning()),
+            warming: bounds.record_from > start,
+            intervals: phase::Intervals::new(
+                bounds.record_from,
+                self.shared.spec.interval.as_nanos() as u64,
+            ),
+            bounds,
+            sending_stopped: u64::MAX,
+            drain_deadline: u64::MAX,
+            all_down_since: None,
+        }
+    }
+
+    /// One turn of the loop at `now`: sends what is due, closes what is
+    /// over; the phase's end once it has one.
+    fn turn(&mut self, ph: &mut Phase, now: u64) -> Option<PhaseEnd> {
+        if self.stopped() {
+            self.cut_off();
+            return Some(PhaseEnd::Stopped);
+        }
+        if ph.kind == PhaseKind::Load && self.sending {
+            if let Some(why) = self.preload_doomed() {
+                self.cut_off();
+                return Some(PhaseEnd::Failed(why));
+            }
+        }
+        if ph.warming && now >= self.record_from {
+            ph.warming = false;
+            self.start_measuring();
+        }
+        self.stop_sending_when_over(ph, now);
+        self.send_due(ph, now);
+        // Once sending stops, the rest (the drain) belongs to the last interval.
+        if ph.report && self.sending {
+            if let Some((index, end_ns)) = ph.intervals.closed_by(now, self.record_from) {
+                self.emit(index, end_ns);
+            }
+        }
+        // Expiry may refill connections: before the flush, so that what
+        // it queues goes out in this turn (reopening flushes its own).
+        if self.has_udp {
+            self.expire_datagrams(now);
+        }
+        let give_up = ph.gives_up(self.last_answer_ns);
+        let stalled = give_up
+            && self.outstanding() > 0
+            && now.saturating_sub(self.last_progress_ns) >= ph.bounds.stall_after;
+        // Not while answers wait unread: those that came in time would
+        // look overdue. They are read in this very turn.
+        if !stalled && !self.reads_waiting {
+            self.expire_overdue(now);
+        }
+        if self.sending && !self.churning() {
+            self.reopen_due(now);
+        }
+        self.flush_dirty(now);
+        self.judge_end(ph, now, give_up)
+    }
+
+    /// Stops sending once the phase's time, quota or source is over; what
+    /// is in flight then drains for at most `--timeout`.
+    fn stop_sending_when_over(&mut self, ph: &mut Phase, now: u64) {
+        let send_until = ph.bounds.send_until;
+        if !self.sending || (now < send_until && self.quota_left > 0 && !self.source_exhausted()) {
+            return;
+        }
+        self.sending = false;
+        // The feed goes on with the other workers.
+        if let Some(r) = &mut self.replay {
+            r.close_feed();
+        }
+        ph.sending_stopped = now;
+        ph.drain_deadline = now.saturating_add(ph.bounds.timeout);
+        // `-t` bounds sending: requests still waiting for a connection
+        // then are never sent; the drain is for those in flight.
+        if now >= send_until {
+            self.drop_unsent(send_until);
+        }
+    }
+
+    /// Sends what the phase's schedule has due at `now`.
+    fn send_due(&mut self, ph: &Phase, now: u64) {
+        // `--moderate`: waiting requests go out as quiet times end, in
+        // the drain too.
+        if ph.open && self.shared.spec.moderate {
+            self.release_moderated(now);
+        }
+        if ph.open && self.sending {
+            self.dispatch_due(now);
+        }
+        if self.sending && self.churning() {
+            self.churn_due(now);
+        }
+        if self.sending && !ph.open && matches!(self.source, Source::Trace) {
+            self.service_trace(now);
+        }
+    }
+
+    /// The phase's end at `now`, if it has come: all answered, every
+    /// connection lost, stalled, or the drain over.
+    fn judge_end(&mut self, ph: &mut Phase, now: u64, give_up: bool) -> Option<PhaseEnd> {
+        if !self.sending && self.outstanding() == 0 {
+            return Some(PhaseEnd::Completed);
+        }
+        if self.any_up() || self.churning() {
+            ph.all_down_since = None;
+        } else {
+            // With --reconnect, keep trying for --timeout; then give up.
+            let since = *ph.all_down_since.get_or_insert(now);
+            let retrying = self.sending && self.reopening.pending();
+            if !retrying || now - since >= ph.bounds.timeout {
+                return Some(PhaseEnd::AllLost);
+            }
+        }
+        if self.outstanding() == 0 {
+            self.last_progress_ns = now;
+        } else if give_up && now.saturating_sub(self.last_progress_ns) >= ph.bounds.stall_after {
+            let why = self.stall_message(ph.kind, ph.report, now);
+            self.time_out_waiting();
+            return Some(PhaseEnd::Failed(why));
+        }
+        if now >= ph.drain_deadline {
+            self.time_out_waiting();
+            return Some(PhaseEnd::Completed);
+        }
+        None
+    }
+
+    /// When the loop must look again, at the latest: the next send, the
+    /// next interval, timeout check, reconnect, drain end or stall.
+    fn next_wake(&mut self, ph: &Phase, now: u64) -> u64 {
+        let mut wake = ph
+            .drain_deadline
+            .min(now + MAX_WAIT_NS)
+            .min(self.last_progress_ns.saturating_add(ph.bounds.stall_after));
+        if self.sending {
+            wake = wake.min(ph.bounds.send_until);
+            if ph.report {
+                wake = wake.min(ph.intervals.next_end());
+            }
+            if ph.open {
+                if let Some(at) = self.arrival_wake() {
+                    wake = wake.min(at);
+                }
+            }
+            if self.trace_starved() {
+                wake = wake.min(now + replay::STARVED_WAKE_NS);
+            }
+            if let Some(at) = self.reopening.next_at() {
+                wake = wake.min(at);
+            }
+            if let Some(at) = self.churn.as_ref().and_then(churn::Schedule::next_at) {
+                wake = wake.min(at);
+            }
+        }
+        if self.in_flight > 0 || self.churn.is_some() {
+            wake = wake.min(self.next_timeout_check.max(now));
+        }
+        if ph.open && self.shared.spec.moderate {
+            wake = wake.min(self.moderated_wake().max(now));
+        }
+        wake
+    }
+
+    /// Closes the phase: where its measured time ends, its drain, and
+    /// (reporting) its last interval, the drain included.
+    fn finish_phase(&mut self, ph: &Phase, end: PhaseEnd) -> PhaseEnd {
+        let now = clock_ns();
+        self.measured_until =
+            phase::Bounds::measured_until(&end, ph.sending_stopped, self.last_answer_ns, now);
+        self.drain_ns = self
+            .measured_until
+            .saturating_sub(ph.sending_stopped.max(self.record_from));
+        if ph.report {
+            let end_ns = self.measured_until.saturating_sub(self.record_from);
+            if let Some(w) = self.miss_window.as_mut() {
+                w.close(&mut self.recorder, end_ns);
+            }
+            self.emit(ph.intervals.index, end_ns);
+        }
+        self.end_phase();
+        end
+    }
+}
