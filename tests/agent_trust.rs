@@ -233,6 +233,23 @@ fn loose_tokens_plain_text_beyond_loopback_and_passwords_in_clear_are_refused() 
     assert_usage_error(&out, "only over TLS");
 }
 
+/// A one-second run on two connections, spread over `agents`, with
+/// `extra` flags: its output and JSON.
+fn agents_run(
+    server: &str,
+    token_file: &str,
+    agents: &[&str],
+    extra: &[&str],
+) -> (std::process::Output, serde_json::Value) {
+    let mut args = vec!["run", "-s", server, "-t", "1s", "--no-load", "-c", "2"];
+    args.extend(["--token-file", token_file]);
+    for a in agents {
+        args.extend(["--agent", a]);
+    }
+    args.extend(extra);
+    run_json(&args)
+}
+
 /// How the fake agent lies.
 #[derive(Clone, Copy, PartialEq)]
 enum AgentLie {
@@ -423,26 +440,12 @@ fn an_agent_that_does_not_add_up_is_lost_and_loses_nothing_else() {
         let real = AgentProc::start(&tf, &[]);
         let before = m.stat("cmd_get") + m.stat("cmd_set");
         let csv = path_in(dir.path(), "r.csv");
-        let (out, j) = run_json(&[
-            "run",
-            "-s",
+        let (out, j) = agents_run(
             &m.addr(),
-            "-t",
-            "1s",
-            "--no-load",
-            "-c",
-            "2",
-            "--token-file",
             &tf,
-            "--agent",
-            &real.addr,
-            "--agent",
-            &fake,
-            "--on-agent-loss",
-            "continue",
-            "--csv",
-            &csv,
-        ]);
+            &[&real.addr, &fake],
+            &["--on-agent-loss", "continue", "--csv", &csv],
+        );
         let err = stderr(&out);
         assert!(
             !err.contains('\u{1b}'),
@@ -550,20 +553,7 @@ fn strangers_holding_connections_open_cannot_lock_an_agent() {
     let busy = (cpu_s(pid) - cpu0) / t0.elapsed().as_secs_f64();
     assert!(busy < 0.5, "the agent used {:.0} % of a core", busy * 100.0);
     let before = m.stat("cmd_get") + m.stat("cmd_set");
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
-        &m.addr(),
-        "-t",
-        "1s",
-        "--no-load",
-        "-c",
-        "2",
-        "--token-file",
-        &tf,
-        "--agent",
-        &agent.addr,
-    ]);
+    let (out, j) = agents_run(&m.addr(), &tf, &[&agent.addr], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let served = m.stat("cmd_get") + m.stat("cmd_set") - before;
     assert!(served > 0);
