@@ -328,42 +328,15 @@ fn collect(
     summariser: Summariser,
     shared: &Shared,
 ) -> Result<Outcome, Failure> {
-    let abort = &shared.abort;
-    // The measurement group's worker, if any, comes after the load's.
-    let workers = spec.threads + usize::from(spec.measure.is_some());
-    let mut reached = vec![false; workers];
-    let mut ends: Vec<Option<PhaseEnd>> = vec![None; workers];
-    let mut busy = vec![0.0; workers];
-    let mut duration_ns = 0u64;
-    let mut longest_drain_ns = 0u64;
-    let mut load_failure = None;
-    let mut preload = Recorder::default();
-    let mut preload_failure = None;
-    // Whether every worker finished its preload (not stopped by a signal).
-    let mut ran_preload = spec.load == LoadMode::Load && spec.window.is_none();
+    let mut g = Gathered::new(spec);
     let mut go = Some(go);
-    let mut trace_refusals = Vec::new();
-    let mut cpu_start = CpuTimes::process();
-    // Process CPU is counted from the end of the warm-up, like everything else.
-    let mut baseline_at: Option<Instant> = None;
-    let (mut start_ns, mut started_unix_s) = (0, 0.0);
-    while ends.iter().any(Option::is_none) {
-        let wait = baseline_at.map_or(Duration::from_millis(100), |t| {
+    while g.ends.iter().any(Option::is_none) {
+        let wait = g.baseline_at.map_or(Duration::from_millis(100), |t| {
             t.saturating_duration_since(Instant::now())
                 .min(Duration::from_millis(100))
         });
-        if baseline_at.is_some_and(|t| Instant::now() >= t) {
-            cpu_start = CpuTimes::process();
-            baseline_at = None;
-            // After a warm-up, the trace starts with the measured phase.
-            if spec.trace_commands && !spec.warmup.is_zero() {
-                trace_refusals.extend(trace_commands::send(
-                    spec,
-                    &shared.addrs,
-                    TraceCommand::Start,
-                    &shared.stop,
-                ));
-            }
+        if g.baseline_at.is_some_and(|t| Instant::now() >= t) {
+            g.warmed_up(spec, shared);
         }
         let msg = crossbeam_channel::select! {
             recv(rx) -> msg => match msg {
@@ -380,27 +353,138 @@ fn collect(
             },
             default(wait) => continue,
         };
+        g.take(msg, observer, &summariser);
+        if go.is_some() && g.reached.iter().all(|r| *r) {
+            g.release(spec, shared, &summariser);
+            go = None; // dropping the sender releases every worker
+        }
+    }
+    if spec.trace_commands && go.is_none() {
+        g.trace_refusals.extend(trace_commands::send(
+            spec,
+            &shared.addrs,
+            TraceCommand::Stop,
+            &shared.stop,
+        ));
+    }
+    let workers = g.ends.len();
+    let intervals_behind = (summariser.most_waiting() / workers.max(1)) as u64;
+    let ((collector, measure), last_closed) = summariser.finish();
+    for summary in &last_closed {
+        observer.interval(summary);
+    }
+    // After the last intervals are closed: that work is the client's too.
+    let cpu = CpuTimes::process().since(g.cpu_start);
+    let (total, intervals) = collector.finish();
+    let ends: Vec<PhaseEnd> = g
+        .ends
+        .into_iter()
+        .map(|e| e.unwrap_or_else(|| PhaseEnd::Failed("worker exited without a report".into())))
+        .collect();
+    Ok(Outcome {
+        total,
+        intervals,
+        duration_s: g.duration_ns as f64 / 1e9,
+        drain_s: g.longest_drain_ns as f64 / 1e9,
+        started_unix_s: g.started_unix_s,
+        cpu,
+        worker_busy: g.busy,
+        ends,
+        connections,
+        max_open: shared.open_max.load(Ordering::Relaxed),
+        preloaded: g.ran_preload.then_some(g.preload_failure.is_none()),
+        preload_failure: g.preload_failure,
+        replication_lag: None,
+        server_logs: None,
+        measure: measure.map(|m| m.finish().0),
+        trace_refusals: g.trace_refusals,
+        intervals_behind,
+        trace: None,
+    })
+}
+
+/// What the main thread gathers from the workers' messages while they run.
+struct Gathered {
+    /// Per worker (the measurement group's after the load's): whether it
+    /// is ready to measure, how its measured phase ended, how busy it was.
+    reached: Vec<bool>,
+    ends: Vec<Option<PhaseEnd>>,
+    busy: Vec<f64>,
+    duration_ns: u64,
+    longest_drain_ns: u64,
+    load_failure: Option<PhaseEnd>,
+    preload: Recorder,
+    preload_failure: Option<String>,
+    /// Whether every worker finished its preload (not stopped by a signal).
+    ran_preload: bool,
+    trace_refusals: Vec<crate::warnings::Warning>,
+    cpu_start: CpuTimes,
+    /// When the warm-up ends: process CPU is counted from there, like
+    /// everything else.
+    baseline_at: Option<Instant>,
+    start_ns: u64,
+    started_unix_s: f64,
+}
+
+impl Gathered {
+    fn new(spec: &RunSpec) -> Gathered {
+        let workers = spec.threads + usize::from(spec.measure.is_some());
+        Gathered {
+            reached: vec![false; workers],
+            ends: vec![None; workers],
+            busy: vec![0.0; workers],
+            duration_ns: 0,
+            longest_drain_ns: 0,
+            load_failure: None,
+            preload: Recorder::default(),
+            preload_failure: None,
+            ran_preload: spec.load == LoadMode::Load && spec.window.is_none(),
+            trace_refusals: Vec::new(),
+            cpu_start: CpuTimes::process(),
+            baseline_at: None,
+            start_ns: 0,
+            started_unix_s: 0.0,
+        }
+    }
+
+    /// The warm-up is over: CPU counts from now, and after a warm-up the
+    /// trace starts with the measured phase.
+    fn warmed_up(&mut self, spec: &RunSpec, shared: &Shared) {
+        self.cpu_start = CpuTimes::process();
+        self.baseline_at = None;
+        if spec.trace_commands && !spec.warmup.is_zero() {
+            self.trace_refusals.extend(trace_commands::send(
+                spec,
+                &shared.addrs,
+                TraceCommand::Start,
+                &shared.stop,
+            ));
+        }
+    }
+
+    /// One worker's message.
+    fn take(&mut self, msg: Message, observer: &mut dyn Observer, summariser: &Summariser) {
         match msg {
             Message::Interval(snap) => {
                 if !snap.recorder.samples.is_empty() {
-                    observer.samples(&snap.recorder.samples, start_ns);
+                    observer.samples(&snap.recorder.samples, self.start_ns);
                 }
                 summariser.add(snap);
             }
-            Message::Ready { worker } => reached[worker] = true,
+            Message::Ready { worker } => self.reached[worker] = true,
             Message::Done {
                 worker,
                 phase: PhaseKind::Load,
                 end,
                 counts,
                 ..
-            } if !reached[worker] => {
-                ran_preload &= end != PhaseEnd::Stopped;
+            } if !self.reached[worker] => {
+                self.ran_preload &= end != PhaseEnd::Stopped;
                 if end != PhaseEnd::Completed && end != PhaseEnd::Stopped {
-                    load_failure.get_or_insert(end);
+                    self.load_failure.get_or_insert(end);
                 }
                 if let Some(c) = counts {
-                    preload.merge(&c);
+                    self.preload.merge(&c);
                 }
             }
             Message::Done {
@@ -411,87 +495,48 @@ fn collect(
                 drain_ns,
                 ..
             } => {
-                reached[worker] = true;
+                self.reached[worker] = true;
                 // A thread uses one CPU at most; a phase of microseconds
                 // (no ops) can show the CPU of its setup as more.
-                busy[worker] = (cpu_ns as f64 / elapsed_ns.max(1) as f64).clamp(0.0, 1.0);
-                duration_ns = duration_ns.max(elapsed_ns);
-                longest_drain_ns = longest_drain_ns.max(drain_ns);
-                ends[worker] = Some(end);
+                self.busy[worker] = (cpu_ns as f64 / elapsed_ns.max(1) as f64).clamp(0.0, 1.0);
+                self.duration_ns = self.duration_ns.max(elapsed_ns);
+                self.longest_drain_ns = self.longest_drain_ns.max(drain_ns);
+                self.ends[worker] = Some(end);
             }
         }
-        if go.is_some() && reached.iter().all(|r| *r) {
-            preload_failure = judge_preload(load_failure.take(), &preload);
-            abort.store(
-                preload_failure.is_some(),
-                std::sync::atomic::Ordering::Relaxed,
-            );
-            // A signal during the wait ends it: the workers then stop at once.
-            wait_before_measuring(spec.wait, &shared.stop);
-            if spec.trace_commands && spec.warmup.is_zero() {
-                trace_refusals.extend(trace_commands::send(
-                    spec,
-                    &shared.addrs,
-                    TraceCommand::Start,
-                    &shared.stop,
-                ));
-            }
-            cpu_start = CpuTimes::process();
-            // The most open at once counts from here.
-            let open = shared.open_now.load(Ordering::Relaxed);
-            shared.open_max.store(open, Ordering::Relaxed);
-            baseline_at = Some(Instant::now() + spec.warmup);
-            start_ns = clock_ns() + spec.warmup.as_nanos() as u64;
-            started_unix_s = unix_now_s() + spec.warmup.as_secs_f64();
-            if let Some(b) = &shared.baseline {
-                b.take(spec.timeout + Duration::from_secs(1), &shared.stop);
-            }
-            // The preload took recorders of its own: one ready per worker
-            // for the first interval's end, before any traffic.
-            summariser.fill_pool(workers);
-            go = None; // dropping the sender releases every worker
+    }
+
+    /// Every worker is ready: the preload is judged, `-W` waited, the
+    /// trace and the baselines started; the caller then releases them.
+    fn release(&mut self, spec: &RunSpec, shared: &Shared, summariser: &Summariser) {
+        self.preload_failure = judge_preload(self.load_failure.take(), &self.preload);
+        shared
+            .abort
+            .store(self.preload_failure.is_some(), Ordering::Relaxed);
+        // A signal during the wait ends it: the workers then stop at once.
+        wait_before_measuring(spec.wait, &shared.stop);
+        if spec.trace_commands && spec.warmup.is_zero() {
+            self.trace_refusals.extend(trace_commands::send(
+                spec,
+                &shared.addrs,
+                TraceCommand::Start,
+                &shared.stop,
+            ));
         }
+        self.cpu_start = CpuTimes::process();
+        // The most open at once counts from here.
+        let open = shared.open_now.load(Ordering::Relaxed);
+        shared.open_max.store(open, Ordering::Relaxed);
+        self.baseline_at = Some(Instant::now() + spec.warmup);
+        self.start_ns = clock_ns() + spec.warmup.as_nanos() as u64;
+        self.started_unix_s = unix_now_s() + spec.warmup.as_secs_f64();
+        if let Some(b) = &shared.baseline {
+            b.take(spec.timeout + Duration::from_secs(1), &shared.stop);
+        }
+        // The preload took recorders of its own: one ready per worker
+        // for the first interval's end, before any traffic.
+        summariser.fill_pool(spec.threads + usize::from(spec.measure.is_some()));
     }
-    if spec.trace_commands && go.is_none() {
-        trace_refusals.extend(trace_commands::send(
-            spec,
-            &shared.addrs,
-            TraceCommand::Stop,
-            &shared.stop,
-        ));
-    }
-    let intervals_behind = (summariser.most_waiting() / workers.max(1)) as u64;
-    let ((collector, measure), last_closed) = summariser.finish();
-    for summary in &last_closed {
-        observer.interval(summary);
-    }
-    // After the last intervals are closed: that work is the client's too.
-    let cpu = CpuTimes::process().since(cpu_start);
-    let (total, intervals) = collector.finish();
-    let ends: Vec<PhaseEnd> = ends
-        .into_iter()
-        .map(|e| e.unwrap_or_else(|| PhaseEnd::Failed("worker exited without a report".into())))
-        .collect();
-    Ok(Outcome {
-        total,
-        intervals,
-        duration_s: duration_ns as f64 / 1e9,
-        drain_s: longest_drain_ns as f64 / 1e9,
-        started_unix_s,
-        cpu,
-        worker_busy: busy,
-        ends,
-        connections,
-        max_open: shared.open_max.load(Ordering::Relaxed),
-        preloaded: ran_preload.then_some(preload_failure.is_none()),
-        preload_failure,
-        replication_lag: None,
-        server_logs: None,
-        measure: measure.map(|m| m.finish().0),
-        trace_refusals,
-        intervals_behind,
-        trace: None,
-    })
 }
 
 /// `-W/--wait`: a pause between the preload and the measured phase with
