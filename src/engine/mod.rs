@@ -535,7 +535,7 @@ impl Gathered {
         }
         // The preload took recorders of its own: one ready per worker
         // for the first interval's end, before any traffic.
-        summariser.fill_pool(spec.threads + usize::from(spec.measure.is_some()));
+        summariser.fill_pool(self.ends.len());
     }
 }
 
