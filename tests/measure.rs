@@ -154,3 +154,69 @@ fn a_measurement_group_late_to_its_schedule_makes_the_run_client_bound() {
     assert!(late["send_lag_p99_us"].as_f64().unwrap() > 1000.0, "{late}");
     assert_eq!(j["client"]["client_bound"], true);
 }
+
+#[test]
+fn window_runs_do_not_claim_a_preload() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let out = mcbench(&["run", "-s", &m.addr(), "--window", "100", "-t", "1s"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("not preloaded (each window fills"), "{text}");
+    assert!(!text.contains("keys preloaded"), "{text}");
+}
+
+#[test]
+fn the_wait_for_answers_that_never_come_is_not_measured_time() {
+    let _machine = shared_machine();
+    // 50 answers, then silence: the run sends for 1 s, then waits 1 s.
+    let addr = fake_server(Misbehaviour::StallAfter(50));
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "-t",
+        "1s",
+        "-q",
+        "1000",
+        "-c",
+        "1",
+        "--timeout",
+        "1s",
+        "--no-load",
+        "-u",
+        "0",
+    ]);
+    // Each request unanswered for --timeout is counted as it times out and
+    // the run goes on: 95 % failed is a run with a warning, not a failed one
+    // (the verdict's rule is 99 %).
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(f(&j, "total.count"), 50.0);
+    // Measured: the second of sending, not the wait after it.
+    let secs = f(&j, "duration_s");
+    assert!((0.9..1.3).contains(&secs), "duration_s {secs}");
+    // The one request in flight timed out; the arrivals that waited for
+    // its connection were never sent (`-t` ends sending), so the server
+    // failed none of them.
+    assert_eq!(f(&j, "errors.timeout"), 1.0, "{}", j["errors"]);
+    assert!(f(&j, "errors.unsent") > 800.0, "{}", j["errors"]);
+}
+
+#[test]
+fn a_rate_too_low_to_send_anything_is_no_failure() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    // 0.1 ops/s for 1 s: most likely no arrival at all.
+    let (_, j) = run_ok(
+        &m.addr(),
+        &["-q", "0.1", "--arrival", "fixed", "-t", "1s", "--no-load"],
+    );
+    assert_eq!(f(&j, "total.count"), 0.0);
+    assert_eq!(j["failure"], serde_json::Value::Null);
+    let missed = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "rate_missed");
+    assert!(missed, "{}", j["warnings"]);
+}

@@ -228,3 +228,56 @@ fn a_value_cut_short_fails_verification() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }
+
+#[test]
+fn the_value_limit_admits_what_servers_legitimately_return() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    // incr lengthens 1-byte digit values; binary incr answers 8 bytes.
+    for protocol in ["ascii", "binary", "meta"] {
+        let (out, j) = run_json(&[
+            "run",
+            "-s",
+            &m.addr(),
+            "--protocol",
+            protocol,
+            "-V",
+            "1",
+            "-r",
+            "5",
+            "--mix",
+            "get=1,incr=1",
+            "--delta",
+            "1000",
+            "-x",
+            "400",
+            "-c",
+            "1",
+        ]);
+        assert!(out.status.success(), "{protocol}: {}", stderr(&out));
+        assert_eq!(f(&j, "errors.protocol"), 0.0, "{protocol}: {}", j["errors"]);
+        assert!(
+            f(&j, "responses.num") > 100.0,
+            "{protocol}: {}",
+            j["responses"]
+        );
+    }
+    // Without a preload the keys may hold larger values other runs wrote.
+    let load = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--load-only",
+        "-r",
+        "50",
+        "-V",
+        "5000",
+    ]);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let (_, j) = run_ok(
+        &m.addr(),
+        &["--no-load", "-r", "50", "-V", "10", "-u", "0", "-x", "200"],
+    );
+    assert_eq!(f(&j, "errors.protocol"), 0.0, "{}", j["errors"]);
+    assert_eq!(f(&j, "gets.hits"), 200.0);
+}

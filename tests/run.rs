@@ -536,7 +536,7 @@ fn with_reconnect_lost_connections_are_opened_again_and_the_run_goes_on() {
 
 #[test]
 fn a_reopened_connection_starts_clean_and_sends_at_once() {
-    let _machine = quiet_machine();
+    let _machine = shared_machine();
     // Each connection ends with half a reply: the reopened one must not
     // parse its next reply after those bytes.
     let addr = fake_server(Misbehaviour::CutAfter(50));
@@ -544,9 +544,13 @@ fn a_reopened_connection_starts_clean_and_sends_at_once() {
     assert!(f(&j, "connections.reopened") >= 3.0, "{}", j["connections"]);
     assert_eq!(f(&j, "errors.protocol"), 0.0, "{}", j["errors"]);
     // Requests queued on reopening go out in the same loop turn, not after
-    // the next wait (50 ms with no other connection up): timed alone on
-    // the machine, with room for its noise.
-    assert!(f(&j, "total.latency_us.max") < 35_000.0, "{}", j["total"]);
+    // the next wait (50 ms with no other connection up): were they to
+    // wait, each reopening would leave a latency of 50 ms or more. A busy
+    // machine's hiccups leave a few; not one per reopening.
+    let reopened = f(&j, "connections.reopened") as u64;
+    let h = hdr(&j["total"]["latency_hdr"]);
+    let slow = h.len() - h.count_between(0, 50_000_000 - 1);
+    assert!(slow * 2 < reopened, "{slow} of {reopened}: {}", j["total"]);
 }
 
 #[test]

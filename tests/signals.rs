@@ -276,3 +276,70 @@ fn a_temporary_left_by_a_killed_run_is_removed_by_the_next() {
     assert_eq!(temporaries(), 0, "the orphan was not removed");
     assert!(std::path::Path::new(&json).is_file());
 }
+
+#[test]
+fn a_signal_counts_the_requests_it_cut_off() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::StallAfter(0));
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "r.json");
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &addr,
+            "-t",
+            "30s",
+            "-q",
+            "1000",
+            "--no-load",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = wait_bounded(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let j = read_json(std::path::Path::new(&json));
+    // Every request sent is on the books: none answered, all cut off.
+    assert_eq!(f(&j, "total.count"), 0.0);
+    assert!(f(&j, "errors.cut_off") > 100.0, "{}", j["errors"]);
+    assert_eq!(j["failure"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_signal_during_the_preload_is_no_client_verdict() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&["-m", "1024"]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "r.json");
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &m.addr(),
+            "-r",
+            "5M",
+            "-t",
+            "10s",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = wait_bounded(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let j = read_json(std::path::Path::new(&json));
+    assert_eq!(j["client"]["client_bound"], false, "{}", j["warnings"]);
+    assert_eq!(j["preloaded"], serde_json::Value::Null);
+    assert!(!stdout(&out).contains("CLIENT-BOUND"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("preload not finished"),
+        "{}",
+        stdout(&out)
+    );
+}

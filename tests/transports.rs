@@ -833,3 +833,43 @@ fn facebook_groups_are_lost_whole_when_the_server_dies() {
     assert!(f(&j, "total.count") > 100.0);
     assert_eq!(f(&j, "connections.lost"), 6.0, "{}", j["connections"]);
 }
+
+#[test]
+fn udp_multigets_of_values_over_a_datagram_are_reassembled() {
+    let _machine = shared_machine();
+    let m = Memcached::start_udp();
+    let load = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--load-only",
+        "-r",
+        "1000",
+        "-V",
+        "2000",
+    ]);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let udp = format!("udp:{}", m.addr());
+    let (_, j) = run_ok(
+        &udp,
+        &[
+            "--multiget",
+            "10",
+            "-V",
+            "2000",
+            "-r",
+            "1000",
+            "-u",
+            "0",
+            "--no-load",
+            "-t",
+            "1s",
+        ],
+    );
+    let n = f(&j, "total.count");
+    assert!(n > 100.0, "{}", j["total"]);
+    assert_eq!(f(&j, "gets.hits"), 10.0 * n);
+    assert_eq!(f(&j, "total.errors"), 0.0, "{}", j["errors"]);
+    assert_eq!(f(&j, "errors.packet_drop"), 0.0);
+    assert_eq!(m.stat("get_hits") as f64, f(&j, "gets.hits"));
+}

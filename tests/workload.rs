@@ -246,3 +246,52 @@ fn task_windows_write_new_keys_and_read_them_back() {
     let out = mcbench(&["run", "-o", "0.5"]);
     assert_usage_error(&out, "--overwrite needs --window");
 }
+
+#[test]
+fn client_slices_of_a_huge_key_space_do_not_overflow() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    // 2^62 keys: total × index overflowed u64 before.
+    let (_, j) = run_ok(
+        &m.addr(),
+        &[
+            "-r",
+            "4611686018427387904",
+            "--client",
+            "1/2",
+            "--no-load",
+            "-x",
+            "100",
+            "-u",
+            "0",
+        ],
+    );
+    assert_eq!(f(&j, "total.count"), 100.0);
+}
+
+#[test]
+fn twemperf_uniform_sizes_exclude_their_upper_bound() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &m.addr(),
+        "--load-only",
+        "-r",
+        "300",
+        "-V",
+        "u10,12",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut seen = std::collections::BTreeSet::new();
+    for id in 0..300 {
+        let key = format!("mcb:{id:0>26}");
+        let reply = raw_get(&m, &key);
+        let header = reply.lines().next().unwrap();
+        let len: usize = header.rsplit(' ').next().unwrap().parse().unwrap();
+        seen.insert(len);
+    }
+    // [10, 12): 10 and 11, each likely; never 12.
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), [10, 11]);
+}

@@ -98,14 +98,8 @@ pub fn admit(mut spec: RunSpec, limits: &Limits) -> Result<RunSpec, String> {
 mod tests {
     use super::*;
 
-    use clap::Parser;
-
     fn spec() -> RunSpec {
-        let argv = ["mcbench", "run", "-s", "10.0.0.1:11211", "-t", "10s"];
-        match crate::cli::Cli::parse_from(argv).command {
-            crate::cli::Command::Run(a) => a.to_spec().unwrap(),
-            _ => unreachable!(),
-        }
+        crate::cli::run_spec(&["-s", "10.0.0.1:11211", "-t", "10s"])
     }
 
     #[test]

@@ -184,3 +184,13 @@ pub struct CompareArgs {
     #[arg(long, value_name = "LIST")]
     pub percentiles: Option<Percentiles>,
 }
+
+/// The spec `mcbench run ARGS` makes (tests of the parts below the CLI).
+#[cfg(test)]
+pub fn run_spec(args: &[&str]) -> crate::spec::RunSpec {
+    let argv = ["mcbench", "run"].iter().chain(args);
+    match Cli::parse_from(argv).command {
+        Command::Run(a) => a.to_spec().unwrap(),
+        _ => unreachable!(),
+    }
+}

@@ -254,14 +254,9 @@ mod tests {
     use super::*;
     use crate::stats::{cpu::CpuTimes, quantile_us, Recorder};
     use crate::workload::OpKind;
-    use clap::Parser;
 
     fn spec(args: &[&str]) -> RunSpec {
-        let argv = ["mcbench", "run"].iter().chain(args);
-        match crate::cli::Cli::parse_from(argv).command {
-            crate::cli::Command::Run(a) => a.to_spec().unwrap(),
-            _ => unreachable!(),
-        }
+        crate::cli::run_spec(args)
     }
 
     fn outcome(lag_ns: u64, waits: u64, busy: f64) -> Outcome {

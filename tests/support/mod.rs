@@ -442,6 +442,59 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
     }
 }
 
+/// A scripted server that serves exactly `ops_per_s` gets and sets a
+/// second, whatever the machine's speed: one queue across its
+/// connections, each request done a fixed service time after the later of
+/// its arrival and the previous request's end (a D-server queue). Below
+/// its capacity an answer takes about the service time; above it the
+/// queue, and every latency, grows for as long as the load lasts: a knee
+/// at `ops_per_s` exactly. (The answer is written when its time comes: a
+/// late wake-up adds to that answer's latency, never to the capacity.)
+pub fn capped_server(ops_per_s: f64) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let service = Duration::from_secs_f64(1.0 / ops_per_s);
+    let busy_until = std::sync::Arc::new(std::sync::Mutex::new(Instant::now()));
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let busy_until = busy_until.clone();
+            thread::spawn(move || serve_capped(stream, service, &busy_until));
+        }
+    });
+    addr
+}
+
+fn serve_capped(mut s: TcpStream, service: Duration, busy_until: &std::sync::Mutex<Instant>) {
+    let _ = s.set_nodelay(true);
+    let mut pending = Vec::new();
+    let mut buf = [0u8; 16384];
+    loop {
+        let n = match s.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        pending.extend_from_slice(&buf[..n]);
+        // Whole lines only; a set's data line is skipped as any other.
+        while let Some(end) = pending.windows(2).position(|w| w == b"\r\n") {
+            let line: Vec<u8> = pending.drain(..end + 2).collect();
+            let reply: &[u8] = match &line[..4.min(line.len())] {
+                b"get " => b"END\r\n",
+                b"set " => b"STORED\r\n",
+                _ => continue,
+            };
+            let done = {
+                let mut until = busy_until.lock().unwrap();
+                *until = (*until).max(Instant::now()) + service;
+                *until
+            };
+            thread::sleep(done.saturating_duration_since(Instant::now()));
+            if s.write_all(reply).is_err() {
+                return;
+            }
+        }
+    }
+}
+
 /// Sets `resource` (`libc::RLIMIT_*`) to `limit` in the process `cmd`
 /// starts, before it runs.
 pub fn with_rlimit(cmd: &mut Command, resource: libc::__rlimit_resource_t, limit: u64) {

@@ -112,7 +112,7 @@ impl Worker {
 
     /// The measured phase opens and closes connections (not the preload).
     pub(super) fn churning(&self) -> bool {
-        self.churn.is_some() && matches!(self.source, super::Source::Mix)
+        self.churn.is_some() && self.requests.mixing()
     }
 
     /// Closes the held connections (they did the preload): the schedule's

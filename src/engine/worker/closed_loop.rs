@@ -2,8 +2,7 @@
 //! freed slots are refilled at once, from the preload's keys, the mix, a
 //! trace, or `--delete90`'s deletes.
 
-use super::{groups, Due, Source, Worker};
-use crate::workload::{OpKind, Request};
+use super::{Due, Source, Worker};
 
 /// Closed loop refills a connection once at most this many of its `cap`
 /// requests are still unanswered: `--refill-batch` answered. With a batch
@@ -25,18 +24,18 @@ impl Worker {
     /// its low water.
     pub(super) fn refill_closed(&mut self, lead: usize, now: u64) {
         let depth = self.depth;
-        let cap = self.groups.as_ref().map_or(depth, |g| g.cap(depth));
+        let cap = self.router.cap(depth);
         // Only `issue` changes the group's load here, one request at a time.
-        let batch = match self.source {
-            Source::Load(_) => cap / 2,
-            _ => self.shared.spec.refill_batch,
+        let batch = match self.requests.preloading() {
+            true => cap / 2,
+            false => self.shared.spec.refill_batch,
         };
         let mut load = self.load_of(lead);
         if load > low_water(cap, batch) || !self.can_send(lead) {
             return;
         }
         // A preload's keys: this connection's server's, or where they live.
-        let by_key = self.groups.as_ref().is_some_and(groups::Groups::by_key);
+        let by_key = self.router.by_key();
         let server = (!by_key).then_some(self.conns[lead].server);
         let mut unrouted = 0;
         while load < cap {
@@ -64,64 +63,29 @@ impl Worker {
     /// preload's next key of `server`'s ranges (`None`: of the ranges
     /// whose keys are placed).
     fn next_closed(&mut self, lead: usize, server: Option<usize>, now: u64) -> Option<Due> {
-        if !self.sending || self.quota_left == 0 {
+        if !self.sending || self.requests.quota_spent() {
             return None;
         }
         let measured = now >= self.record_from;
-        self.start_deletes(measured);
-        if let Some(req) = self.next_delete(server) {
+        if let Some(req) = self.requests.next_delete(server, measured) {
             return Some(Due {
                 req: Some(req),
                 intended_ns: now,
                 measured,
             });
         }
-        let req = match &mut self.source {
-            Source::Load(ranges) => {
-                let (_, range) = ranges
-                    .iter_mut()
-                    .find(|(s, r)| *s == server && !r.is_empty())?;
-                Some(Request::new(OpKind::Set, range.next()?))
-            }
+        let req = match &self.requests.source {
+            Source::Load(_) => Some(self.requests.next_preload(server)?),
             Source::Mix | Source::Delete(_) => None,
             Source::Trace => Some(self.next_traced(lead)?),
         };
         if measured {
-            self.quota_left -= 1;
+            self.requests.spend();
         }
         Some(Due {
             req,
             intended_ns: now,
             measured,
         })
-    }
-
-    /// `--delete90`: once half the measured quota is sent, the mix makes
-    /// way for the deletes.
-    fn start_deletes(&mut self, measured: bool) {
-        let Some(quota) = self.quota else {
-            return;
-        };
-        let half_sent = self.quota_left <= quota - quota / 2;
-        if measured && half_sent && !self.deletes.is_empty() && matches!(self.source, Source::Mix) {
-            self.source = Source::Delete(std::mem::take(&mut self.deletes));
-        }
-    }
-
-    /// `--delete90`: the next key to delete for `server` (`None`: of the
-    /// placed ranges), each but every tenth; when none is left for it,
-    /// `None`, and the mix resumes once every range is done.
-    fn next_delete(&mut self, server: Option<usize>) -> Option<Request> {
-        let Source::Delete(ranges) = &mut self.source else {
-            return None;
-        };
-        let next = ranges
-            .iter_mut()
-            .filter(|(s, _)| *s == server)
-            .find_map(|(_, r)| r.find(|id| id % 10 != 9));
-        if ranges.iter().all(|(_, r)| r.is_empty()) {
-            self.source = Source::Mix;
-        }
-        Some(Request::new(OpKind::Delete, next?))
     }
 }

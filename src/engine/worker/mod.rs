@@ -6,16 +6,21 @@
 //! open (a `Pacer` decides when requests are due; a due request with no free
 //! slot waits in the client, and that wait counts as latency).
 
+mod answers;
+mod backlog;
 mod churn;
 mod closed_loop;
-mod groups;
 mod open_loop;
 mod phase;
+mod read_policy;
 mod reconnect;
 mod replay;
 mod responses;
+mod router;
 mod sampler;
+mod setup;
 mod skeleton;
+mod source;
 mod stall;
 mod timeouts;
 mod wait;
@@ -23,7 +28,7 @@ mod wait;
 use super::conn::{Conn, InFlight};
 use super::pacer::Pacer;
 use super::poller::{Poller, READABLE, WRITABLE};
-use super::request::{Encoder, WireOptions};
+use super::request::Encoder;
 use super::{Message, PhaseEnd, PhaseKind, Shared};
 use crate::net::clock_ns;
 use crate::stats::{cpu, Recorder, Snapshot};
@@ -31,6 +36,7 @@ use crate::workload::{Cursor, Request};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use sampler::Sampler;
+use source::Source;
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
@@ -43,10 +49,6 @@ const MAX_WAIT_NS: u64 = 50_000_000;
 const SCRATCH_LEN: usize = 64 * 1024;
 /// Arrivals turned into requests per loop turn, at most.
 const MAX_DISPATCH: usize = 4096;
-/// Requests that may wait for a free slot, per server; beyond it arrivals
-/// are dropped and counted (`client_overload`) rather than queued without
-/// bound.
-const MAX_BACKLOG: usize = 1 << 20;
 /// Readiness events taken per wait.
 const EVENTS: usize = 256;
 
@@ -86,19 +88,6 @@ struct Due {
     measured: bool,
 }
 
-/// What a phase sends.
-enum Source {
-    /// Sets every key of the ranges once (see `WorkerPlan::load`).
-    Load(Vec<(Option<usize>, Range<u64>)>),
-    /// The configured mix, over random keys.
-    Mix,
-    /// A trace's records (`--trace`, `--read-file`).
-    Trace,
-    /// `--delete90`: deletes 90 % of the keys of the ranges (each key
-    /// but every tenth), then back to the mix.
-    Delete(Vec<(Option<usize>, Range<u64>)>),
-}
-
 pub struct Worker {
     index: usize,
     /// Requests in flight per connection.
@@ -125,7 +114,7 @@ pub struct Worker {
     /// Keys whose get missed, to set now (`--getset`).
     fills: Vec<u64>,
     /// `--miss-window`: the window being counted.
-    miss_window: Option<responses::MissCount>,
+    miss_window: Option<answers::MissCount>,
     rng: SmallRng,
     /// `--save`: which measured requests are written out.
     sampler: Sampler,
@@ -139,7 +128,7 @@ pub struct Worker {
     /// `--num-conns`: this worker's share of the connection schedule.
     churn: Option<churn::Schedule>,
     /// `--facebook`: the sockets of each connection, routed by op.
-    groups: Option<groups::Groups>,
+    router: router::Router,
     /// The most bytes one answer may take (the codec's bound per
     /// connection).
     max_pending: usize,
@@ -150,46 +139,24 @@ pub struct Worker {
     dirty: Vec<usize>,
     /// Readiness events of the current wait: (connection, flags).
     events: Vec<(usize, u32)>,
-    /// `--read-delay` in the measuring phase (never while preloading): the
-    /// pause between a wake-up and the reads it brings, so that answers
-    /// are read in batches (zero: none).
-    read_delay: std::time::Duration,
-    /// This phase's answers wait in their sockets until the next
-    /// arrival's wake-up (`--read-answers late`), stamped by the kernel.
-    read_late: bool,
-    /// A late-reading worker woke for an arrival and sends it before it
-    /// reads the answers that waited (`sleep_to_arrival`).
-    reads_waiting: bool,
-    /// Answers are stamped by the kernel (`RunSpec::stamps_answers`): when
-    /// the worker last polled its sockets and saw to all they held, and
-    /// the bound that poll gave on what the current turn finds (ns, 0:
-    /// none; `note_poll`).
-    stamped: bool,
-    last_poll_ns: u64,
-    readable_since: u64,
-    /// The last turn may have left bytes in some socket.
-    left_unread: bool,
+    /// When answers are read: at once, after a pause, late, or spinning.
+    reads: read_policy::ReadPolicy,
     /// Requests written or queued on connections, not yet answered.
     in_flight: usize,
     /// Open loop: free slots per server (a connection appears once per slot).
     ready: Vec<VecDeque<usize>>,
-    /// Open loop: due requests waiting for a slot, per server.
-    backlog: Vec<VecDeque<Due>>,
+    /// Open loop: due requests waiting for a slot.
+    backlog: backlog::Backlog,
     pacer: Option<Pacer>,
     /// `--trace`: the records to replay, and the keys they carry.
     replay: Option<replay::Replay>,
-    quota: Option<u64>,
-    load: Vec<(Option<usize>, Range<u64>)>,
-    /// `--delete90`: the keys to delete once `quota_left` is down to half
-    /// the quota (taken when the deletes start).
-    deletes: Vec<(Option<usize>, Range<u64>)>,
+    /// What each phase sends, under the quota.
+    requests: source::Requests,
     // Per-phase state.
-    source: Source,
     /// Thread CPU time when measuring started, ns.
     cpu_start: u64,
     record_from: u64,
     sending: bool,
-    quota_left: u64,
     /// When the phase last made progress: an answer came, or nothing was
     /// awaited. A phase whose servers stop answering ends `--timeout`
     /// after it (`stall`).
@@ -214,64 +181,13 @@ impl Worker {
         tx: crossbeam_channel::Sender<Message>,
     ) -> Result<Self, String> {
         let spec = &shared.spec;
-        let poller = Poller::new(EVENTS).map_err(|e| format!("epoll: {e}"))?;
         let nservers = shared.addrs.len();
-        let mut alive_on = vec![0; nservers];
-        for opened in &plan.conns {
-            alive_on[opened.server] += 1;
-        }
-        // One answer: a multiget's values with their headers, and slack.
-        let max_pending =
-            (spec.largest_stored_value() + 512) * spec.multiget.keys.max(1) as usize + SCRATCH_LEN;
-        let mut conns: Vec<Conn> = plan
-            .conns
-            .into_iter()
-            .map(|o| {
-                Conn::new(
-                    o.socket,
-                    spec.protocol,
-                    o.datagram,
-                    o.server,
-                    plan.depth,
-                    max_pending,
-                )
-            })
-            .collect();
-        if spec.stamps_answers() {
-            for c in &mut conns {
-                c.stamp_arrivals()
-                    .map_err(|e| format!("receive timestamps (SO_TIMESTAMPNS): {e}"))?;
-            }
-        }
-        for (i, c) in conns.iter().enumerate() {
-            poller
-                .add(c.fd(), i as u64, READABLE)
-                .map_err(|e| format!("epoll: {e}"))?;
-        }
+        let poller = Poller::new(EVENTS).map_err(|e| format!("epoll: {e}"))?;
+        let max_pending = setup::max_pending(spec);
+        let alive_on = setup::alive_on(&plan.conns, nservers);
+        let conns = setup::conns(plan.conns, spec, plan.depth, max_pending, &poller)?;
+        let (cursors, open_cursors) = setup::cursors(spec, nservers, plan.index, &plan.lanes);
         let start = clock_ns();
-        let has_udp = conns.iter().any(|c| c.udp.is_some());
-        let conns_len = conns.len();
-        // The open loop's cursors: lanes past every connection's.
-        let open_cursors = if spec.places_keys(nservers) {
-            1
-        } else {
-            nservers
-        };
-        let first_open_lane = spec.total_connections(nservers) + plan.index * nservers;
-        let cursors = (first_open_lane..first_open_lane + open_cursors)
-            .chain(plan.lanes.iter().copied())
-            .map(Cursor::new)
-            .collect();
-        let groups = if spec.facebook {
-            Some(groups::Groups::by_op(
-                spec.sockets_per_connection(),
-                conns_len,
-            ))
-        } else if spec.places_keys(nservers) {
-            Some(groups::Groups::by_server(nservers, conns_len))
-        } else {
-            None
-        };
         Ok(Worker {
             index: plan.index,
             depth: plan.depth,
@@ -281,20 +197,17 @@ impl Worker {
             sampler: Sampler::new(spec.save_rate, spec.seed ^ plan.index as u64),
             alive: conns.len(),
             ready: vec![VecDeque::with_capacity(conns.len() * plan.depth); nservers],
-            backlog: vec![VecDeque::new(); nservers],
+            backlog: backlog::Backlog::new(nservers),
             pacer: plan
                 .rate
                 .map(|r| Pacer::new(spec.arrival.clone(), r, start)),
-            replay: plan.trace.map(|rx| {
-                let t = spec.trace.as_ref().expect("a trace run");
-                let clients = t
-                    .clients
-                    .then(|| (spec.total_connections(nservers), plan.lanes.as_slice()));
-                replay::Replay::new(rx, t.speed.is_some(), conns_len, clients)
-            }),
-            quota: plan.quota,
-            load: plan.load,
-            deletes: plan.deletes,
+            replay: plan
+                .trace
+                .map(|rx| setup::replay(rx, spec, nservers, conns.len(), &plan.lanes)),
+            requests: source::Requests::new(plan.load, plan.deletes, plan.quota),
+            router: setup::router(spec, nservers, conns.len()),
+            has_udp: conns.iter().any(|c| c.udp.is_some()),
+            reopening: reconnect::Reopening::new(conns.len()),
             conns,
             alive_on,
             cursors,
@@ -302,44 +215,25 @@ impl Worker {
             fills: Vec::new(),
             miss_window: spec
                 .miss_window
-                .map(|n| responses::MissCount::new(n, plan.index)),
-            encoder: Encoder::new(WireOptions {
-                protocol: spec.protocol,
-                expiry: spec.expiry,
-                delta: spec.delta,
-                noreply: spec.noreply,
-                meta: spec.meta_options()?,
-                max_value: u32::try_from(spec.largest_stored_value()).unwrap_or(u32::MAX),
-                hash_field: spec.assoc.unwrap_or(0),
-            }),
-            has_udp,
+                .map(|n| answers::MissCount::new(n, plan.index)),
+            encoder: setup::encoder(spec)?,
             next_udp_check: 0,
-            reopening: reconnect::Reopening::new(conns_len),
             churn: spec
                 .churn
                 .as_ref()
                 .map(|c| churn::Schedule::new(c, plan.index, spec.threads)),
             max_pending,
             next_timeout_check: 0,
-            groups,
             poller,
             recorder: Box::default(),
             scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
             dirty: Vec::new(),
             events: Vec::with_capacity(EVENTS),
-            read_delay: std::time::Duration::ZERO,
-            read_late: false,
-            reads_waiting: false,
-            stamped: spec.stamps_answers(),
-            last_poll_ns: 0,
-            readable_since: 0,
-            left_unread: false,
+            reads: read_policy::ReadPolicy::new(spec),
             in_flight: 0,
-            source: Source::Mix,
             cpu_start: 0,
             record_from: 0,
             sending: false,
-            quota_left: u64::MAX,
             last_progress_ns: 0,
             last_answer_ns: 0,
             measured_until: 0,
@@ -418,7 +312,7 @@ impl Worker {
         // Windows count measured answers only: not the preload's, nor the
         // warm-up's.
         if let Some(w) = &mut self.miss_window {
-            *w = responses::MissCount::new(w.size, self.index);
+            *w = answers::MissCount::new(w.size, self.index);
         }
     }
 
@@ -429,14 +323,12 @@ impl Worker {
         for conn in &mut self.conns {
             conn.forget_in_flight();
         }
-        for q in &mut self.backlog {
-            q.clear();
-        }
+        self.backlog.clear();
     }
 
     pub(super) fn source_exhausted(&self) -> bool {
-        match &self.source {
-            Source::Load(cursors) => cursors.iter().all(|(_, r)| r.is_empty()),
+        match &self.requests.source {
+            Source::Load(_) => self.requests.preloaded(),
             Source::Mix => self.churn.as_ref().is_some_and(churn::Schedule::done),
             Source::Trace => self.replay.as_ref().is_some_and(replay::Replay::exhausted),
             Source::Delete(_) => false,
@@ -455,7 +347,7 @@ impl Worker {
 
     /// Requests sent or waiting for a connection, not yet answered.
     fn requests_waiting(&self) -> usize {
-        self.in_flight + self.backlog.iter().map(VecDeque::len).sum::<usize>()
+        self.in_flight + self.backlog.len()
     }
 
     /// Fills the free slots of connection `c`: in a closed loop (and a
@@ -477,7 +369,7 @@ impl Worker {
         let server = self.conns[c].server;
         let depth = self.depth;
         if self.shared.spec.skip {
-            self.skip_late_backlog(server);
+            self.recorder.skips += self.backlog.skip_late(server, clock_ns());
         }
         // `--moderate`: a quiet connection lists its slots; the waiting
         // requests go out on it once its quiet time is over.
@@ -486,7 +378,7 @@ impl Worker {
             let waiting = if quiet {
                 None
             } else {
-                self.backlog[server].pop_front()
+                self.backlog.pop(server)
             };
             if let Some(due) = waiting {
                 self.issue(c, due);
@@ -500,7 +392,7 @@ impl Worker {
     /// Whether arrivals come from a schedule (the measured phase of an
     /// open-loop run: the pacer's, or a trace's timestamps).
     fn open_loop(&self) -> bool {
-        match self.source {
+        match self.requests.source {
             Source::Mix => self.pacer.is_some(),
             Source::Trace => self.pacer.is_some() || self.replay.as_ref().is_some_and(|r| r.timed),
             Source::Load(_) | Source::Delete(_) => false,
@@ -509,7 +401,7 @@ impl Worker {
 
     /// A replay the feed has not kept up with (it is looked at again soon).
     fn trace_starved(&self) -> bool {
-        matches!(self.source, Source::Trace) && self.replay.as_ref().is_some_and(|r| r.starved)
+        self.requests.replaying() && self.replay.as_ref().is_some_and(|r| r.starved)
     }
 
     /// The cursor a request on connection `c` draws with and tells.
@@ -550,24 +442,21 @@ impl Worker {
             None => workload.next(&mut self.rng, cursor, due.intended_ns),
         };
         let traced_home = self.replay.as_ref().and_then(|r| r.server_of(req.key));
-        let target = if open {
-            Some(c)
-        } else {
-            groups::route(
-                &mut self.groups,
-                &self.conns,
-                lead,
-                &req,
-                &workload.keys,
-                traced_home,
-            )
+        let home = || traced_home.unwrap_or_else(|| workload.keys.server_of(req.key));
+        let target = match open {
+            true => Some(c),
+            false => {
+                let conns = &self.conns;
+                let replicas = workload.keys.replicas();
+                self.router
+                    .route(lead, &req, home, replicas, |s| conns[s].alive)
+            }
         };
         let Some(c) = target else {
             if due.measured {
-                let server = match traced_home {
-                    Some(s) => s,
-                    None if workload.keys.placed() => workload.keys.server_of(req.key),
-                    None => self.conns[lead].server,
+                let server = match workload.keys.placed() || traced_home.is_some() {
+                    true => home(),
+                    false => self.conns[lead].server,
                 };
                 self.recorder
                     .server_error(server, crate::stats::ErrorClass::NoConnection, 1);

@@ -1,7 +1,7 @@
 //! The open-loop half of a worker: arrivals from the pacer become requests
 //! on connections with a free slot, or wait in the client for one.
 
-use super::{Due, Worker, MAX_BACKLOG, MAX_DISPATCH};
+use super::{Due, Worker, MAX_DISPATCH};
 use crate::stats::ErrorClass;
 use rand::Rng;
 
@@ -9,11 +9,6 @@ use rand::Rng;
 /// (mutilate's code: 250 µs after the connection's last answer; its help
 /// text says "~1/lambda").
 pub(super) const MODERATE_NS: u64 = 250_000;
-
-/// `--skip`: how late an arrival must be to be skipped, and how close to
-/// now the schedule is brought back (mutilate's 5 ms and 4 ms).
-const SKIP_BEHIND_NS: u64 = 5_000_000;
-const SKIP_CATCH_UP_NS: u64 = 4_000_000;
 
 impl Worker {
     pub(super) fn start_open_loop(&mut self, start: u64) {
@@ -39,7 +34,7 @@ impl Worker {
         // Bounded per loop turn, so that a rate beyond the client's reach
         // still leaves time to read answers and to see a stop request.
         for _ in 0..MAX_DISPATCH {
-            if !self.sending || self.quota_left == 0 {
+            if !self.sending || self.requests.quota_spent() {
                 return;
             }
             let Some(intended) = self.next_arrival() else {
@@ -57,19 +52,14 @@ impl Worker {
             }
             let measured = intended >= self.record_from;
             if measured {
-                self.quota_left -= 1;
+                self.requests.spend();
                 self.recorder.record_lag(now - intended);
             }
             // An arrival that cannot wait is dropped before its request
             // is drawn: under overload, drawing is most of the cost. (A
             // full backlog means its server has no free slot.)
             let hint = self.server_hint();
-            let full = |q: &std::collections::VecDeque<Due>| q.len() >= MAX_BACKLOG;
-            let cannot_wait = match hint {
-                Some(s) => full(&self.backlog[s]),
-                None => self.backlog.iter().all(full),
-            };
-            if cannot_wait {
+            if self.backlog.cannot_wait(hint) {
                 if measured {
                     self.recorder.error(ErrorClass::ClientOverload, 1);
                 }
@@ -106,7 +96,7 @@ impl Worker {
                 Some(c) => {
                     self.issue(c, due);
                 }
-                None if full(&self.backlog[server]) => {
+                None if self.backlog.full(server) => {
                     if measured {
                         self.recorder.error(ErrorClass::ClientOverload, 1);
                     }
@@ -115,7 +105,7 @@ impl Worker {
                     if measured {
                         self.recorder.client_waits += 1;
                     }
-                    self.backlog[server].push_back(due);
+                    self.backlog.push(server, due);
                 }
                 None => {
                     if measured {
@@ -131,11 +121,7 @@ impl Worker {
     /// slot are never sent, nor the arrivals due before then that a
     /// lagging worker never got to (`unsent`).
     pub(super) fn drop_unsent(&mut self, send_until: u64) {
-        let mut unsent: u64 = self
-            .backlog
-            .iter_mut()
-            .map(|q| q.drain(..).filter(|d| d.measured).count() as u64)
-            .sum();
+        let mut unsent = self.backlog.take_all();
         if let Some(p) = self.pacer.as_mut() {
             while p.next() < send_until {
                 unsent += u64::from(p.next() >= self.record_from);
@@ -147,24 +133,7 @@ impl Worker {
 
     /// Whether some request waits in the client for a free slot.
     pub(super) fn awaiting_slots(&self) -> bool {
-        self.backlog.iter().any(|q| !q.is_empty())
-    }
-
-    /// `--skip` (mutilate's): when the oldest request waiting for
-    /// `server` is over `SKIP_BEHIND_NS` late, it and every other waiting
-    /// one more than `SKIP_CATCH_UP_NS` late are dropped unsent, each
-    /// counted as a skip (mutilate moves its schedule on the same way).
-    pub(super) fn skip_late_backlog(&mut self, server: usize) {
-        let now = crate::net::clock_ns();
-        let q = &mut self.backlog[server];
-        let late = |d: &Due, by: u64| now.saturating_sub(d.intended_ns) > by;
-        if !q.front().is_some_and(|d| late(d, SKIP_BEHIND_NS)) {
-            return;
-        }
-        while let Some(d) = q.front().filter(|d| late(d, SKIP_CATCH_UP_NS)) {
-            self.recorder.skips += u64::from(d.measured);
-            q.pop_front();
-        }
+        self.backlog.any()
     }
 
     /// When the next arrival is due: the pacer's schedule, or a replay's
@@ -281,12 +250,12 @@ impl Worker {
     /// `--moderate`: requests waiting for a server go out on its
     /// connections whose quiet time is over.
     pub(super) fn release_moderated(&mut self, now: u64) {
-        for server in 0..self.backlog.len() {
-            while !self.backlog[server].is_empty() {
+        for server in 0..self.backlog.servers() {
+            while self.backlog.waits_for(server) {
                 let Some(c) = self.take_slot(server, now) else {
                     break;
                 };
-                let due = self.backlog[server].pop_front().expect("not empty");
+                let due = self.backlog.pop(server).expect("waits");
                 self.issue(c, due);
             }
         }
@@ -295,8 +264,8 @@ impl Worker {
     /// `--moderate`: when the first connection with a free slot for a
     /// server with waiting requests ends its quiet time (`u64::MAX`: none).
     pub(super) fn moderated_wake(&self) -> u64 {
-        (0..self.backlog.len())
-            .filter(|&s| !self.backlog[s].is_empty())
+        self.backlog
+            .waiting_servers()
             .flat_map(|s| self.ready[s].iter().map(|&c| self.conns[c].quiet_until))
             .min()
             .unwrap_or(u64::MAX)

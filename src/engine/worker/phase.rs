@@ -121,13 +121,7 @@ mod tests {
     use super::*;
 
     fn spec(args: &[&str]) -> RunSpec {
-        use clap::Parser;
-        let mut argv = vec!["mcbench", "run", "-s", "127.0.0.1:1"];
-        argv.extend(args);
-        match crate::cli::Cli::parse_from(argv).command {
-            crate::cli::Command::Run(a) => a.to_spec().unwrap(),
-            _ => unreachable!(),
-        }
+        crate::cli::run_spec(&[&["-s", "127.0.0.1:1"], args].concat())
     }
 
     const S: u64 = 1_000_000_000;

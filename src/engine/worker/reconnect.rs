@@ -155,7 +155,7 @@ impl Worker {
             // wait for it: that server's keys are given up on, as when its
             // last connection is lost.
             self.reopening.schedule(c, clock_ns());
-            if self.alive_on[server] == 0 && matches!(self.source, super::Source::Load(_)) {
+            if self.alive_on[server] == 0 && self.requests.preloading() {
                 self.strand(server, crate::stats::ErrorClass::NoConnection);
             }
             return;

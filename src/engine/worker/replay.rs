@@ -302,8 +302,8 @@ impl Worker {
             Some(id) => id,
             None => self.new_slot(),
         };
-        let groups = &self.groups;
-        let lead_of = |c: usize| groups.as_ref().map_or(c, |g| g.lead(c));
+        let router = &self.router;
+        let lead_of = |c: usize| router.lead(c);
         let replay = self.replay.as_mut().expect("replaying");
         replay.fill(id, &req, &self.shared.workload.keys, lead_of);
         true
@@ -336,8 +336,7 @@ impl Worker {
             .flat_map(|c| c.in_flight.iter().map(|r| r.key));
         let waiting = self
             .backlog
-            .iter()
-            .flatten()
+            .dues()
             .filter_map(|d: &Due| d.req.map(|r| r.key));
         let fills = self.fills.iter().copied();
         if let Some(replay) = self.replay.as_mut() {

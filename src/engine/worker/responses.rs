@@ -1,141 +1,120 @@
 //! The reading half of a worker: responses parsed, matched to their
 //! requests, recorded; connections that fail are dropped.
 
-use super::sampler::Sampler;
-use super::{Due, Source, Worker};
-use crate::engine::conn::{InFlight, ReadOutcome, UdpState, UDP_TIMEOUT_NS};
+use super::answers::Answers;
+use super::{Due, Worker};
+use crate::engine::conn::{ReadOutcome, UdpState, UDP_TIMEOUT_NS};
 use crate::net::clock_ns;
-use crate::stats::{ErrorClass, Recorder, Sample};
-use crate::workload::{Check, OpKind, Request, Workload};
-use mcbench_proto::{Protocol, Response, ResponseClass};
+use crate::stats::{ErrorClass, Recorder};
+use crate::workload::{OpKind, Request};
 
 /// How often UDP requests are checked for expiry, ns: 1 % of the timeout.
 const UDP_CHECK_NS: u64 = UDP_TIMEOUT_NS / 100;
 
 impl Worker {
+    /// Reads what connection `c` holds: each answer matched to its
+    /// request and recorded; then its freed slots refilled and its misses
+    /// filled (`--getset`), or the connection lost.
     pub(super) fn on_readable(&mut self, c: usize) {
         if !self.conns[c].alive {
             return;
         }
-        // A group draws (and so remembers) with its lead's cursor.
-        let ci = self.cursor_index(c);
-        let rec = &mut *self.recorder;
-        let sampler = &mut self.sampler;
-        let getset = self.shared.workload.getset && self.sending;
-        // A replay's keys are its own: every miss of one is filled.
-        let replaying = self.replay.is_some();
-        let workload = &self.shared.workload;
-        let keys = &workload.keys;
-        let protocol = self.shared.spec.protocol;
-        let successful = self.shared.spec.successful;
-        let fills = &mut self.fills;
-        let cursor = &mut self.cursors[ci];
-        let mut last_now = 0;
-        let window = &mut self.miss_window;
-        let from = self.record_from;
-        let conn = &mut self.conns[c];
-        let server = conn.server;
-        let before = conn.in_flight.len();
-        let mut bytes_rx = 0;
-        let outcome = conn.receive(
-            &mut self.scratch,
-            clock_ns,
-            &mut bytes_rx,
-            |req, resp, reply, now| {
-                last_now = now;
-                rec.conns.response_size.record(reply.len() as u64);
-                if req.measured {
-                    record_response(rec, sampler, server, req, resp, now, successful);
-                    if let Some(w) = window.as_mut() {
-                        w.count(rec, &req, resp, now.saturating_sub(from));
-                    }
-                    if keys.replicas().is_some() {
-                        count_replica_read(rec, keys, server, &req, resp);
-                    }
-                }
-                match req.check {
-                    Check::Nothing => {}
-                    Check::ExpiringSet { kept: Some(slot) }
-                        if resp.class == ResponseClass::Stored =>
-                    {
-                        cursor
-                            .expiring
-                            .stored(slot.into(), req.key, req.sent_ns, now);
-                    }
-                    Check::ExpiringSet { .. } => {}
-                    _ if req.measured => {
-                        check_answer(rec, workload, protocol, &req, resp, reply, now)
-                    }
-                    _ => {}
-                }
-                workload.written(cursor, req.op, req.key, resp.class);
-                // The unique a later cas on this connection will send.
-                if req.op.cmd().wants_cas() && resp.values > 0 {
-                    cursor.cas = Some((req.key, resp.cas));
-                }
-                // A planned miss stays a miss: only the key space is filled.
-                if getset
-                    && req.op == OpKind::Get
-                    && resp.class == ResponseClass::End
-                    && (replaying || keys.contains(req.key))
-                {
-                    fills.push(req.key);
-                }
-            },
-        );
-        rec.bytes_rx += bytes_rx;
-        if let Some(udp) = conn.udp.as_deref_mut() {
-            drain_udp(rec, server, udp);
-        }
-        let answered = before - conn.in_flight.len();
+        let (answered, last_now, outcome) = self.read_answers(c);
         self.in_flight -= answered;
         if answered > 0 {
-            self.reopening.works(c);
-            // A UDP reply that did not parse leaves the flight unanswered
-            // (`last_now` unset): still a sign of life from the server.
-            self.last_progress_ns = if last_now > 0 {
-                self.last_answer_ns = last_now;
-                if self.shared.spec.moderate {
-                    self.conns[c].quiet_until = last_now + super::open_loop::MODERATE_NS;
-                }
-                last_now
-            } else {
-                clock_ns()
-            };
+            self.answered_on(c, last_now);
         }
         // The codec refuses a reply that cannot answer its request
         // (`Broken`); over UDP that is counted where the datagram is read.
         match outcome {
             ReadOutcome::Open => {}
             ReadOutcome::Broken => {
-                rec.server_error(server, ErrorClass::Protocol, 1);
+                let server = self.conns[c].server;
+                self.recorder.server_error(server, ErrorClass::Protocol, 1);
                 self.lose(c);
             }
             ReadOutcome::Closed => self.lose(c),
         }
-        let mut fills = std::mem::take(&mut self.fills);
-        if self.conns[c].alive && !fills.is_empty() {
-            // Due when the miss is seen, not when (stamped) it came.
-            let seen = self.conns[c].read_at;
-            for &key in &fills {
-                let req = Request::new(OpKind::Fill, key);
-                self.issue(
-                    c,
-                    Due {
-                        req: Some(req),
-                        intended_ns: seen,
-                        measured: seen >= self.record_from,
-                    },
-                );
-            }
-        }
-        fills.clear();
-        self.fills = fills;
+        self.send_fills(c);
         if answered > 0 && self.conns[c].alive {
             // A closed loop's freed slot is taken, and its request
             // intended, when the answer is seen: a stamped one came earlier.
             self.refill(c, self.conns[c].read_at);
         }
+    }
+
+    /// Reads connection `c`'s answers into the recorder: how many were
+    /// answered, when the last came (0: none parsed), and the socket's
+    /// state.
+    fn read_answers(&mut self, c: usize) -> (usize, u64, ReadOutcome) {
+        // A group draws (and so remembers) with its lead's cursor.
+        let ci = self.cursor_index(c);
+        let spec = &self.shared.spec;
+        let conn = &mut self.conns[c];
+        let mut answers = Answers {
+            rec: &mut self.recorder,
+            sampler: &mut self.sampler,
+            window: &mut self.miss_window,
+            cursor: &mut self.cursors[ci],
+            fills: &mut self.fills,
+            workload: &self.shared.workload,
+            server: conn.server,
+            record_from: self.record_from,
+            protocol: spec.protocol,
+            successful: spec.successful,
+            getset: self.shared.workload.getset && self.sending,
+            // A replay's keys are its own: every miss of one is filled.
+            replaying: self.replay.is_some(),
+            last_now: 0,
+        };
+        let before = conn.in_flight.len();
+        let mut bytes_rx = 0;
+        let outcome = conn.receive(
+            &mut self.scratch,
+            clock_ns,
+            &mut bytes_rx,
+            |req, resp, reply, now| answers.take(req, resp, reply, now),
+        );
+        let last_now = answers.last_now;
+        self.recorder.bytes_rx += bytes_rx;
+        if let Some(udp) = conn.udp.as_deref_mut() {
+            drain_udp(&mut self.recorder, conn.server, udp);
+        }
+        (before - conn.in_flight.len(), last_now, outcome)
+    }
+
+    /// Connection `c` answered, the last answer at `last_now` (0: a UDP
+    /// reply that did not parse, still a sign of life from the server).
+    fn answered_on(&mut self, c: usize, last_now: u64) {
+        self.reopening.works(c);
+        self.last_progress_ns = if last_now > 0 {
+            self.last_answer_ns = last_now;
+            if self.shared.spec.moderate {
+                self.conns[c].quiet_until = last_now + super::open_loop::MODERATE_NS;
+            }
+            last_now
+        } else {
+            clock_ns()
+        };
+    }
+
+    /// `--getset`: the keys whose gets missed are set on connection `c`,
+    /// due when the miss was seen, not when (stamped) it came.
+    fn send_fills(&mut self, c: usize) {
+        let mut fills = std::mem::take(&mut self.fills);
+        if self.conns[c].alive {
+            let seen = self.conns[c].read_at;
+            for &key in &fills {
+                let due = Due {
+                    req: Some(Request::new(OpKind::Fill, key)),
+                    intended_ns: seen,
+                    measured: seen >= self.record_from,
+                };
+                self.issue(c, due);
+            }
+        }
+        fills.clear();
+        self.fills = fills;
     }
 
     /// UDP: gives up on requests whose reply is overdue, and refills.
@@ -231,95 +210,14 @@ impl Worker {
     /// counted as `class`: `no_connection`, or `timeout` when the run has
     /// stopped sending and was only waiting for answers.
     pub(super) fn strand(&mut self, server: usize, class: ErrorClass) {
-        let stranded = self.backlog[server]
-            .drain(..)
-            .filter(|d| d.measured)
-            .count() as u64;
+        let stranded = self.backlog.take(server);
         self.recorder.server_error(server, class, stranded);
-        if let Source::Load(ranges) = &mut self.source {
-            for (_, range) in ranges.iter_mut().filter(|(s, _)| *s == Some(server)) {
-                self.recorder.server_error(
-                    server,
-                    ErrorClass::NoConnection,
-                    range.end - range.start,
-                );
-                *range = range.end..range.end;
-            }
+        let unloaded = self.requests.strand_preload(server);
+        if unloaded > 0 {
+            self.recorder
+                .server_error(server, ErrorClass::NoConnection, unloaded);
         }
     }
-}
-
-/// `--verify` and `--exp-verify`: is the answer what this run stored, and
-/// does a key with a short expiry hit and miss when it must?
-fn check_answer(
-    rec: &mut Recorder,
-    workload: &Workload,
-    protocol: Protocol,
-    req: &InFlight,
-    resp: Response,
-    reply: &[u8],
-    now: u64,
-) {
-    let hit = resp.values > 0;
-    let counts = &mut rec.checks;
-    if let Some(must_hit) = workload.checks.expected_hit(req.check, req.sent_ns, now) {
-        counts.exp_checked += 1;
-        if must_hit && !hit {
-            counts.unexpired_unget += 1;
-            counts.example(|| {
-                format!(
-                    "unexpired_unget: {} missed before its expiry",
-                    key_text(workload, req.key)
-                )
-            });
-        } else if !must_hit && hit {
-            counts.expired_get += 1;
-            counts.example(|| {
-                format!(
-                    "expired_get: {} found after its expiry",
-                    key_text(workload, req.key)
-                )
-            });
-        }
-    }
-    if !hit {
-        if req.check == (Check::Value { must_hit: true }) {
-            counts.verify_misses += 1;
-            counts.example(|| format!("verify_misses: {} not found", key_text(workload, req.key)));
-        }
-        return;
-    }
-    counts.verified += 1;
-    let got = protocol.first_value(reply).unwrap_or_default();
-    // A value longer than any this run stores has no expected bytes.
-    let expected = workload.values.value_for(req.key, got.len());
-    if expected != Some(got) {
-        counts.verify_failed += 1;
-        let expected = expected.unwrap_or_default();
-        counts.example(|| {
-            format!(
-                "verify_failed: {}: expected {} B {}, got {} B {}",
-                key_text(workload, req.key),
-                expected.len(),
-                preview(expected),
-                got.len(),
-                preview(got)
-            )
-        });
-    }
-}
-
-fn key_text(workload: &Workload, key: u64) -> String {
-    let mut buf = [0u8; crate::workload::MAX_KEY_LEN];
-    String::from_utf8_lossy(workload.keys.key(key, &mut buf)).into_owned()
-}
-
-/// The first bytes of a value, quoted, for a failure message.
-fn preview(bytes: &[u8]) -> String {
-    const SHOWN: usize = 24;
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(SHOWN)]);
-    let more = if bytes.len() > SHOWN { "…" } else { "" };
-    format!("{text:?}{more}")
 }
 
 /// Moves a UDP connection's loss counts into the recorder.
@@ -333,130 +231,4 @@ fn drain_udp(rec: &mut Recorder, server: usize, udp: &mut UdpState) {
     rec.server_error(server, ErrorClass::UdpTimeout, timed_out);
     let garbled = std::mem::take(&mut udp.garbled);
     rec.server_error(server, ErrorClass::Protocol, garbled);
-}
-
-/// A replication run: a read of a loaded key that `server` answered
-/// though the key was written to another (its home) is a replica read,
-/// and its miss a replication miss.
-fn count_replica_read(
-    rec: &mut Recorder,
-    keys: &crate::workload::KeySpace,
-    server: usize,
-    req: &InFlight,
-    resp: Response,
-) {
-    let answered = matches!(resp.class, ResponseClass::Value | ResponseClass::End);
-    if !req.op.is_retrieval() || !answered || !keys.contains(req.key) {
-        return;
-    }
-    if keys.server_of(req.key) == server {
-        return;
-    }
-    rec.replica.reads += 1;
-    rec.replica.misses += u64::from(resp.values == 0);
-}
-
-fn record_response(
-    rec: &mut Recorder,
-    sampler: &mut Sampler,
-    server: usize,
-    req: InFlight,
-    resp: mcbench_proto::Response,
-    now: u64,
-    successful: bool,
-) {
-    let latency_ns = now.saturating_sub(req.intended_ns);
-    let service_ns = now.saturating_sub(req.sent_ns);
-    let err = ErrorClass::of_reply(resp.class);
-    // `--successful` (the mutilate fork's): an error reply is counted as
-    // an error only, outside every latency and every throughput.
-    if let (true, Some(err)) = (successful, err) {
-        rec.responses[resp.class.index()] += 1;
-        rec.server_error(server, err, 1);
-        rec.leave_out(req.op);
-        return;
-    }
-    let op = rec.record_op(req.op, latency_ns, service_ns);
-    let (hits, misses) = lookups(&req, resp);
-    op.hits += hits;
-    op.misses += misses;
-    op.errors += u64::from(err.is_some());
-    rec.hits += hits;
-    rec.misses += misses;
-    rec.responses[resp.class.index()] += 1;
-    rec.server_answer(server, latency_ns, (hits, misses), err.is_some());
-    if let Some(err) = err {
-        rec.server_error(server, err, 1);
-    }
-    if sampler.keep() {
-        rec.samples.push(Sample {
-            intended_ns: req.intended_ns,
-            op: req.op,
-            latency_ns,
-            service_ns,
-            reply: resp.class,
-        });
-    }
-}
-
-/// A retrieval's keys found and not found (0, 0 for anything else).
-fn lookups(req: &InFlight, resp: mcbench_proto::Response) -> (u64, u64) {
-    if !(req.op.is_retrieval() && matches!(resp.class, ResponseClass::Value | ResponseClass::End)) {
-        return (0, 0);
-    }
-    let keys = req.expect.keys;
-    let hits = u64::from(resp.values.min(keys));
-    (hits, u64::from(keys) - hits)
-}
-
-/// `--miss-window`: a worker's current window of measured answers.
-#[derive(Debug, Clone)]
-pub(super) struct MissCount {
-    pub(super) size: u64,
-    pub(super) open: crate::stats::MissWindow,
-}
-
-impl MissCount {
-    pub(super) fn new(size: u64, worker: usize) -> Self {
-        MissCount {
-            size,
-            open: crate::stats::MissWindow {
-                worker,
-                ..Default::default()
-            },
-        }
-    }
-
-    /// Counts one answer; a full window goes to the interval's recorder.
-    fn count(
-        &mut self,
-        rec: &mut Recorder,
-        req: &InFlight,
-        resp: mcbench_proto::Response,
-        since_start_ns: u64,
-    ) {
-        let w = &mut self.open;
-        w.requests += 1;
-        let (hits, misses) = lookups(req, resp);
-        w.hits += hits;
-        w.misses += misses;
-        if w.requests == self.size {
-            self.close(rec, since_start_ns);
-        }
-    }
-
-    /// Closes the open window (the last one of a run may be short).
-    pub(super) fn close(&mut self, rec: &mut Recorder, since_start_ns: u64) {
-        let w = &mut self.open;
-        if w.requests == 0 {
-            return;
-        }
-        w.time_s = since_start_ns as f64 / 1e9;
-        rec.miss_windows.push(*w);
-        *w = crate::stats::MissWindow {
-            worker: w.worker,
-            index: w.index + 1,
-            ..Default::default()
-        };
-    }
 }

@@ -4,7 +4,7 @@
 //! the parts' (`open_loop`, `closed_loop`, `churn`, `replay`); the rules
 //! in time are `phase`'s.
 
-use super::{churn, phase, replay, Source, Worker, MAX_WAIT_NS};
+use super::{churn, phase, replay, Worker, MAX_WAIT_NS};
 use crate::engine::{PhaseEnd, PhaseKind};
 use crate::net::clock_ns;
 
@@ -61,29 +61,15 @@ impl Worker {
         let bounds = phase::Bounds::new(&self.shared.spec, kind, start, self.has_udp);
         let measured = bounds.measured;
         self.record_from = bounds.record_from;
-        self.quota_left = match measured {
-            true => self.quota.unwrap_or(u64::MAX),
-            false => u64::MAX,
-        };
-        self.source = match (measured, &mut self.replay) {
-            (true, Some(replay)) => {
-                replay.start_ns = start;
-                Source::Trace
-            }
-            (true, None) => Source::Mix,
-            (false, _) => Source::Load(self.load.clone()),
-        };
+        self.requests.begin_phase(measured, self.replay.is_some());
+        if let (true, Some(replay)) = (measured, &mut self.replay) {
+            replay.start_ns = start;
+        }
         self.sending = true;
-        self.read_delay = match measured {
-            true => self.shared.spec.read_delay,
-            false => std::time::Duration::ZERO,
-        };
         self.last_progress_ns = start;
         self.last_answer_ns = start;
         let open = measured && self.open_loop();
-        self.read_late = open && self.shared.spec.reads_late();
-        self.reads_waiting = false;
-        self.last_poll_ns = 0;
+        self.reads.begin_phase(&self.shared.spec, measured, open);
         if open {
             self.start_open_loop(start);
         } else if self.churning() {
@@ -146,7 +132,7 @@ impl Worker {
             && now.saturating_sub(self.last_progress_ns) >= ph.bounds.stall_after;
         // Not while answers wait unread: those that came in time would
         // look overdue. They are read in this very turn.
-        if !stalled && !self.reads_waiting {
+        if !stalled && !self.reads.answers_waiting() {
             self.expire_overdue(now);
         }
         if self.sending && !self.churning() {
@@ -160,7 +146,9 @@ impl Worker {
     /// is in flight then drains for at most `--timeout`.
     fn stop_sending_when_over(&mut self, ph: &mut Phase, now: u64) {
         let send_until = ph.bounds.send_until;
-        if !self.sending || (now < send_until && self.quota_left > 0 && !self.source_exhausted()) {
+        if !self.sending
+            || (now < send_until && !self.requests.quota_spent() && !self.source_exhausted())
+        {
             return;
         }
         self.sending = false;
@@ -190,7 +178,7 @@ impl Worker {
         if self.sending && self.churning() {
             self.churn_due(now);
         }
-        if self.sending && !ph.open && matches!(self.source, Source::Trace) {
+        if self.sending && !ph.open && self.requests.replaying() {
             self.service_trace(now);
         }
     }

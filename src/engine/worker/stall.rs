@@ -20,13 +20,7 @@ impl Worker {
             .iter()
             .filter(|c| c.alive && (c.connecting || !c.in_flight.is_empty()))
             .map(|c| c.server)
-            .chain(
-                self.backlog
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, q)| !q.is_empty())
-                    .map(|(s, _)| s),
-            )
+            .chain(self.backlog.waiting_servers())
             .collect();
         waiting.sort_unstable();
         waiting.dedup();
@@ -100,13 +94,11 @@ impl Worker {
 
     /// Per server: measured requests sent or queued, not yet answered.
     fn waiting_measured(&self) -> Vec<u64> {
-        let mut waiting = vec![0; self.backlog.len()];
+        let mut waiting = vec![0; self.backlog.servers()];
         for conn in &self.conns {
             waiting[conn.server] += conn.in_flight.iter().filter(|r| r.measured).count() as u64;
         }
-        for (server, q) in self.backlog.iter().enumerate() {
-            waiting[server] += q.iter().filter(|d| d.measured).count() as u64;
-        }
+        self.backlog.add_measured(&mut waiting);
         waiting
     }
 }

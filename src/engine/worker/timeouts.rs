@@ -42,13 +42,10 @@ impl Worker {
                 self.time_out(c, now);
             }
         }
-        for (server, q) in self.backlog.iter_mut().enumerate() {
-            while q.front().is_some_and(|d| d.intended_ns <= cutoff) {
-                if q.pop_front().is_some_and(|d| d.measured) {
-                    self.recorder.server_error(server, ErrorClass::Timeout, 1);
-                }
-            }
-        }
+        let recorder = &mut self.recorder;
+        self.backlog.expire(cutoff, |server| {
+            recorder.server_error(server, ErrorClass::Timeout, 1)
+        });
     }
 
     /// Connection `c`'s oldest request timed out: its requests fail, and

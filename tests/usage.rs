@@ -1,0 +1,118 @@
+//! What is refused before any traffic, and what is not: bad flags and
+//! values, layers of configuration, limits checked up front. Each refusal
+//! exits 2 with a message naming what to change.
+
+mod support;
+
+use support::*;
+
+#[test]
+fn bad_input_is_refused_before_anything_starts() {
+    let _machine = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let fifo = fifo.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "-s", ""], "empty server address"),
+        (&["run", "-s", " "], "empty server address"),
+        (&["run", "-s", "localhost:99999"], "no server address"),
+        (
+            &["run", "--timeout", "0"],
+            "--timeout must be at least 1 ms",
+        ),
+        (
+            &["run", "--threads", "100000"],
+            "--threads must be at most 256",
+        ),
+        (
+            &["run", "--max-value-size", "2G"],
+            "--max-value-size must be between",
+        ),
+        (&["run", "--config", "/dev/zero"], "not a regular file"),
+        (&["run", "--config", fifo], "not a regular file"),
+        (&["run", "-F", "/dev/zero"], "not a regular file"),
+        (
+            &["run", "-q", "1000", "--arrival", "normal:1,100"],
+            "negative gaps",
+        ),
+        (
+            &["run", "-q", "1000", "--arrival", "uniform:-9,11"],
+            "negative gaps",
+        ),
+        (&["run", "--load", "--no-load"], "cannot be used with"),
+        (
+            &["run", "-r", "18446744073709551615"],
+            "--keys must be at most 2^62",
+        ),
+    ];
+    for (args, needle) in cases {
+        assert_usage_error(&mcbench(args), needle);
+    }
+    let out = mcbench_env(&["run", "-t", "1s"], &[("MEMCACHED_SERVERS", "")]);
+    assert_usage_error(&out, "empty server address");
+    // A bad value in a run file names the file and the key.
+    let file = dir.path().join("run.toml");
+    std::fs::write(&file, "threads = \"lots\"\n").unwrap();
+    let out = mcbench(&["run", "--config", file.to_str().unwrap()]);
+    assert_usage_error(&out, &format!("{}: key 'threads'", file.display()));
+}
+
+#[test]
+fn an_unknown_host_is_a_failed_run_not_bad_usage() {
+    let out = mcbench(&["run", "-s", "no-such-host.invalid:11211", "-t", "1s"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot resolve server 'no-such-host.invalid'"));
+}
+
+#[test]
+fn later_layers_override_earlier_ones_and_typed_conflicts_are_refused() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.toml");
+    std::fs::write(
+        &file,
+        "duration = \"30s\"\nprotocol = \"meta\"\nno-load = true\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    // The typed -x replaces the file's duration, -B its protocol, --load
+    // its no-load.
+    let (_, j) = run_ok(&m.addr(), &["--config", file, "-x", "300", "-B", "--load"]);
+    assert_eq!(j["spec"]["stop"]["ops"], 300);
+    assert_eq!(j["spec"]["protocol"], "binary");
+    assert_eq!(j["spec"]["load"], "load");
+    // Without typed flags the file's values hold.
+    let (_, j) = run_ok(&m.addr(), &["--config", file, "-t", "1s"]);
+    assert_eq!(j["spec"]["protocol"], "meta");
+    assert_eq!(j["spec"]["load"], "no_load");
+    // Typed together, they conflict.
+    assert_usage_error(
+        &mcbench(&["run", "-t", "1s", "-x", "5"]),
+        "cannot be used with",
+    );
+    assert_usage_error(
+        &mcbench(&["run", "--protocol", "meta", "-B"]),
+        "cannot be used with",
+    );
+}
+
+#[test]
+fn a_rate_is_taken_with_a_suffix() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let (_, j) = run_ok(&m.addr(), &["-q", "4k", "-t", "1s"]);
+    assert_eq!(f(&j, "spec.rate"), 4000.0);
+}
+
+#[test]
+fn the_embedded_server_needs_descriptors_checked_up_front() {
+    let script = format!("ulimit -n 256 && ulimit -Hn 256 && exec {BIN} run -t 1s");
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert_usage_error(&out, "file descriptors");
+}
