@@ -222,42 +222,14 @@ pub fn run(
         preload_sets: std::sync::atomic::AtomicU64::new(0),
         preload_failed: std::sync::atomic::AtomicU64::new(0),
     });
-    let conns = match connect::connect_all(addrs, spec, &shared.stop) {
-        Ok(conns) => conns,
-        // A signal before any request: nothing measured, the outputs
-        // still written (the caller reads the signal from the flag).
-        Err(_) if shared.stop.load(Ordering::Relaxed) != 0 => return Ok(Outcome::default()),
-        Err(e) => return Err(Failure::run(e)),
-    };
-    shared.open_now.store(conns.len(), Ordering::Relaxed);
-    let mut plans = plan_workers(spec, &shared.workload.keys, conns, nservers);
-    let preload_sets = plans
-        .iter()
-        .flat_map(|p| &p.load)
-        .map(|(_, r)| r.end - r.start);
-    (shared.preload_sets).store(preload_sets.sum(), Ordering::Relaxed);
-    let measure = plan_measure(spec, addrs, &shared.stop);
-    if measure.is_err() && shared.stop.load(Ordering::Relaxed) != 0 {
+    // A signal before any request: nothing measured, the outputs still
+    // written (the caller reads the signal from the flag).
+    let Some(mut plans) = plan_all(&shared)? else {
         return Ok(Outcome::default());
-    }
-    if let Some(plan) = measure.map_err(Failure::run)? {
-        shared
-            .open_now
-            .fetch_add(plan.conns.len(), Ordering::Relaxed);
-        plans.push(plan);
-    }
+    };
     let feed = start_feed(spec, &mut plans, shared.stop.clone()).map_err(Failure::run)?;
     let (tx, rx) = crossbeam_channel::unbounded();
-    let mut handles = Vec::new();
-    for plan in plans {
-        let (shared, tx, go_rx) = (shared.clone(), tx.clone(), go_rx.clone());
-        let handle = std::thread::Builder::new()
-            .name(format!("mcbench-w{}", plan.index))
-            .spawn(move || worker_main(plan, shared, tx, go_rx))
-            .map_err(|e| Failure::run(format!("cannot start a worker thread: {e}")))?;
-        handles.push(handle);
-    }
-    drop(tx);
+    let handles = spawn_workers(plans, &shared, tx, &go_rx)?;
     let probe = lag_probe::spawn(spec, addrs, go_rx.clone(), end.clone());
     drop(go_rx);
     let outcome = collect(spec, &rx, go_tx, observer, total_conns, summariser, &shared);
@@ -274,6 +246,55 @@ pub fn run(
         trace,
         ..o
     })
+}
+
+/// Connects and plans every worker, the measurement group's last; `None`
+/// if a signal came meanwhile.
+fn plan_all(shared: &Shared) -> Result<Option<Vec<WorkerPlan>>, Failure> {
+    let (spec, addrs) = (&shared.spec, &shared.addrs);
+    let stopped = || shared.stop.load(Ordering::Relaxed) != 0;
+    let conns = match connect::connect_all(addrs, spec, &shared.stop) {
+        Ok(conns) => conns,
+        Err(_) if stopped() => return Ok(None),
+        Err(e) => return Err(Failure::run(e)),
+    };
+    shared.open_now.store(conns.len(), Ordering::Relaxed);
+    let mut plans = plan_workers(spec, &shared.workload.keys, conns, addrs.len());
+    let preload_sets = plans
+        .iter()
+        .flat_map(|p| &p.load)
+        .map(|(_, r)| r.end - r.start);
+    (shared.preload_sets).store(preload_sets.sum(), Ordering::Relaxed);
+    let measure = plan_measure(spec, addrs, &shared.stop);
+    if measure.is_err() && stopped() {
+        return Ok(None);
+    }
+    if let Some(plan) = measure.map_err(Failure::run)? {
+        shared
+            .open_now
+            .fetch_add(plan.conns.len(), Ordering::Relaxed);
+        plans.push(plan);
+    }
+    Ok(Some(plans))
+}
+
+/// One thread per plan, each reporting on `tx` and released by `go`.
+fn spawn_workers(
+    plans: Vec<WorkerPlan>,
+    shared: &Arc<Shared>,
+    tx: crossbeam_channel::Sender<Message>,
+    go: &crossbeam_channel::Receiver<()>,
+) -> Result<Vec<std::thread::JoinHandle<()>>, Failure> {
+    let mut handles = Vec::new();
+    for plan in plans {
+        let (shared, tx, go) = (shared.clone(), tx.clone(), go.clone());
+        let handle = std::thread::Builder::new()
+            .name(format!("mcbench-w{}", plan.index))
+            .spawn(move || worker_main(plan, shared, tx, go))
+            .map_err(|e| Failure::run(format!("cannot start a worker thread: {e}")))?;
+        handles.push(handle);
+    }
+    Ok(handles)
 }
 
 /// A worker thread's body: never panics out, always reports.
@@ -367,6 +388,18 @@ fn collect(
             &shared.stop,
         ));
     }
+    Ok(outcome(g, summariser, observer, connections, shared))
+}
+
+/// What the workers' messages add up to, once the statistics thread has
+/// closed the last intervals (`observer` sees them).
+fn outcome(
+    g: Gathered,
+    summariser: Summariser,
+    observer: &mut dyn Observer,
+    connections: usize,
+    shared: &Shared,
+) -> Outcome {
     let workers = g.ends.len();
     let intervals_behind = (summariser.most_waiting() / workers.max(1)) as u64;
     let ((collector, measure), last_closed) = summariser.finish();
@@ -381,7 +414,7 @@ fn collect(
         .into_iter()
         .map(|e| e.unwrap_or_else(|| PhaseEnd::Failed("worker exited without a report".into())))
         .collect();
-    Ok(Outcome {
+    Outcome {
         total,
         intervals,
         duration_s: g.duration_ns as f64 / 1e9,
@@ -400,7 +433,7 @@ fn collect(
         trace_refusals: g.trace_refusals,
         intervals_behind,
         trace: None,
-    })
+    }
 }
 
 /// What the main thread gathers from the workers' messages while they run.

@@ -249,7 +249,7 @@ impl Worker {
         self.recorder.conns.error(class);
         // Counted while measuring (the recorder starts afresh after the
         // warm-up): the calls would have been sent from now on.
-        if now >= self.record_from {
+        if now >= self.progress.record_from {
             let calls = self.schedule().calls;
             self.recorder
                 .server_error(server, ErrorClass::NoConnection, calls);
@@ -322,10 +322,10 @@ impl Worker {
     /// the worker got to at `reached_ns` (the send lag); paced calls
     /// schedule the one after.
     fn send_call(&mut self, c: usize, intended_ns: u64, reached_ns: u64) {
-        if !self.sending {
+        if !self.progress.sending {
             return;
         }
-        let measured = intended_ns >= self.record_from;
+        let measured = intended_ns >= self.progress.record_from;
         if measured && self.shared.spec.has_schedule() {
             self.recorder
                 .record_lag(reached_ns.saturating_sub(intended_ns));
@@ -358,7 +358,7 @@ impl Worker {
             return;
         }
         let life = self.schedule().lives[c];
-        if life.calls_left == 0 || !self.sending {
+        if life.calls_left == 0 || !self.progress.sending {
             self.retire(c, now);
         } else if self.schedule().call_gaps == Gaps::AfterPrevious {
             self.send_call(c, now, now);
@@ -385,7 +385,7 @@ impl Worker {
                     .conns
                     .record_close(now.saturating_sub(life.connected_ns));
             }
-            if self.sending && now >= self.record_from {
+            if self.progress.sending && now >= self.progress.record_from {
                 self.recorder
                     .server_error(server, ErrorClass::NoConnection, life.calls_left);
             }

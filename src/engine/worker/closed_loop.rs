@@ -63,10 +63,10 @@ impl Worker {
     /// preload's next key of `server`'s ranges (`None`: of the ranges
     /// whose keys are placed).
     fn next_closed(&mut self, lead: usize, server: Option<usize>, now: u64) -> Option<Due> {
-        if !self.sending || self.requests.quota_spent() {
+        if !self.progress.sending || self.requests.quota_spent() {
             return None;
         }
-        let measured = now >= self.record_from;
+        let measured = now >= self.progress.record_from;
         if let Some(req) = self.requests.next_delete(server, measured) {
             return Some(Due {
                 req: Some(req),

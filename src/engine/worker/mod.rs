@@ -37,7 +37,6 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use sampler::Sampler;
 use source::Source;
-use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -92,10 +91,6 @@ pub struct Worker {
     index: usize,
     /// Requests in flight per connection.
     depth: usize,
-    /// Open loop: how late it may wake for an arrival, ns (`--coalesce`).
-    coalesce_ns: u64,
-    /// Open loop: when this worker last wrote a measured request, ns.
-    last_send_ns: Option<u64>,
     shared: Arc<Shared>,
     tx: crossbeam_channel::Sender<Message>,
     poller: Poller,
@@ -143,33 +138,15 @@ pub struct Worker {
     reads: read_policy::ReadPolicy,
     /// Requests written or queued on connections, not yet answered.
     in_flight: usize,
-    /// Open loop: free slots per server (a connection appears once per slot).
-    ready: Vec<VecDeque<usize>>,
-    /// Open loop: due requests waiting for a slot.
-    backlog: backlog::Backlog,
-    pacer: Option<Pacer>,
+    /// Open loop: the arrivals' schedule, free slots and waiting requests.
+    arrivals: open_loop::OpenLoop,
     /// `--trace`: the records to replay, and the keys they carry.
     replay: Option<replay::Replay>,
     /// What each phase sends, under the quota.
     requests: source::Requests,
     // Per-phase state.
-    /// Thread CPU time when measuring started, ns.
-    cpu_start: u64,
-    record_from: u64,
-    sending: bool,
-    /// When the phase last made progress: an answer came, or nothing was
-    /// awaited. A phase whose servers stop answering ends `--timeout`
-    /// after it (`stall`).
-    last_progress_ns: u64,
-    /// When the last answer of the phase came.
-    last_answer_ns: u64,
-    /// End of the measured time: when sending stopped and the last answer
-    /// came, or the stop; the final wait for answers that never came is
-    /// not measured time.
-    measured_until: u64,
-    /// Of the measured time, how long answers were waited for after
-    /// sending stopped, ns.
-    drain_ns: u64,
+    /// Where the phase is in time: measuring, sending, answered.
+    progress: phase::Progress,
     /// The preload's failures this worker has added to the run's count.
     preload_failed_told: u64,
 }
@@ -191,16 +168,16 @@ impl Worker {
         Ok(Worker {
             index: plan.index,
             depth: plan.depth,
-            coalesce_ns: plan.coalesce_ns,
-            last_send_ns: None,
             rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
             sampler: Sampler::new(spec.save_rate, spec.seed ^ plan.index as u64),
             alive: conns.len(),
-            ready: vec![VecDeque::with_capacity(conns.len() * plan.depth); nservers],
-            backlog: backlog::Backlog::new(nservers),
-            pacer: plan
-                .rate
-                .map(|r| Pacer::new(spec.arrival.clone(), r, start)),
+            arrivals: open_loop::OpenLoop::new(
+                plan.rate
+                    .map(|r| Pacer::new(spec.arrival.clone(), r, start)),
+                plan.coalesce_ns,
+                nservers,
+                conns.len() * plan.depth,
+            ),
             replay: plan
                 .trace
                 .map(|rx| setup::replay(rx, spec, nservers, conns.len(), &plan.lanes)),
@@ -231,13 +208,7 @@ impl Worker {
             events: Vec::with_capacity(EVENTS),
             reads: read_policy::ReadPolicy::new(spec),
             in_flight: 0,
-            cpu_start: 0,
-            record_from: 0,
-            sending: false,
-            last_progress_ns: 0,
-            last_answer_ns: 0,
-            measured_until: 0,
-            drain_ns: 0,
+            progress: phase::Progress::default(),
             preload_failed_told: 0,
             shared,
             tx,
@@ -276,15 +247,18 @@ impl Worker {
         // A failed preload leaves nothing worth measuring.
         let end = if self.shared.abort.load(Ordering::Relaxed) {
             self.start_measuring();
-            self.measured_until = clock_ns();
-            self.record_from = self.measured_until;
+            self.progress.measured_until = clock_ns();
+            self.progress.record_from = self.progress.measured_until;
             PhaseEnd::Failed("not measured: the preload failed".into())
         } else {
             self.run_phase(kind, true)
         };
-        let elapsed_ns = self.measured_until.saturating_sub(self.record_from);
-        let drain_ns = self.drain_ns;
-        let cpu_ns = cpu::thread_cpu_ns().saturating_sub(self.cpu_start);
+        let elapsed_ns = self
+            .progress
+            .measured_until
+            .saturating_sub(self.progress.record_from);
+        let drain_ns = self.progress.drain_ns;
+        let cpu_ns = cpu::thread_cpu_ns().saturating_sub(self.progress.cpu_start);
         self.send(Message::Done {
             worker: self.index,
             phase: kind,
@@ -308,7 +282,7 @@ impl Worker {
     /// of the warm-up (bytes, errors, CPU) is reported.
     fn start_measuring(&mut self) {
         self.recorder = self.shared.empty_recorder();
-        self.cpu_start = cpu::thread_cpu_ns();
+        self.progress.cpu_start = cpu::thread_cpu_ns();
         // Windows count measured answers only: not the preload's, nor the
         // warm-up's.
         if let Some(w) = &mut self.miss_window {
@@ -323,7 +297,7 @@ impl Worker {
         for conn in &mut self.conns {
             conn.forget_in_flight();
         }
-        self.backlog.clear();
+        self.arrivals.backlog.clear();
     }
 
     pub(super) fn source_exhausted(&self) -> bool {
@@ -339,7 +313,7 @@ impl Worker {
     /// under way too (a server that accepts nothing is not answering).
     fn outstanding(&self) -> usize {
         let connecting = match &self.churn {
-            Some(s) if self.sending => s.connecting(),
+            Some(s) if self.progress.sending => s.connecting(),
             _ => 0,
         };
         self.requests_waiting() + connecting
@@ -347,7 +321,7 @@ impl Worker {
 
     /// Requests sent or waiting for a connection, not yet answered.
     fn requests_waiting(&self) -> usize {
-        self.in_flight + self.backlog.len()
+        self.in_flight + self.arrivals.backlog.len()
     }
 
     /// Fills the free slots of connection `c`: in a closed loop (and a
@@ -369,7 +343,7 @@ impl Worker {
         let server = self.conns[c].server;
         let depth = self.depth;
         if self.shared.spec.skip {
-            self.recorder.skips += self.backlog.skip_late(server, clock_ns());
+            self.recorder.skips += self.arrivals.backlog.skip_late(server, clock_ns());
         }
         // `--moderate`: a quiet connection lists its slots; the waiting
         // requests go out on it once its quiet time is over.
@@ -378,12 +352,12 @@ impl Worker {
             let waiting = if quiet {
                 None
             } else {
-                self.backlog.pop(server)
+                self.arrivals.backlog.pop(server)
             };
             if let Some(due) = waiting {
                 self.issue(c, due);
             } else {
-                self.ready[server].push_back(c);
+                self.arrivals.ready[server].push_back(c);
                 self.conns[c].listed += 1;
             }
         }
@@ -393,8 +367,10 @@ impl Worker {
     /// open-loop run: the pacer's, or a trace's timestamps).
     fn open_loop(&self) -> bool {
         match self.requests.source {
-            Source::Mix => self.pacer.is_some(),
-            Source::Trace => self.pacer.is_some() || self.replay.as_ref().is_some_and(|r| r.timed),
+            Source::Mix => self.arrivals.pacer.is_some(),
+            Source::Trace => {
+                self.arrivals.pacer.is_some() || self.replay.as_ref().is_some_and(|r| r.timed)
+            }
             Source::Load(_) | Source::Delete(_) => false,
         }
     }
@@ -432,37 +408,53 @@ impl Worker {
     /// op's socket with `--facebook`). `false` if that socket is down: the
     /// request fails as `no_connection`.
     fn issue(&mut self, c: usize, due: Due) -> bool {
-        let open = self.open_loop();
-        let lead = self.lead(c);
         let ci = self.cursor_index(c);
-        let workload = &self.shared.workload;
-        let cursor = &mut self.cursors[ci];
         let req = match due.req {
             Some(req) => req,
-            None => workload.next(&mut self.rng, cursor, due.intended_ns),
+            None => {
+                let cursor = &mut self.cursors[ci];
+                (self.shared.workload).next(&mut self.rng, cursor, due.intended_ns)
+            }
         };
+        match self.route(c, &req, due.measured) {
+            Some(target) => {
+                self.encode(target, ci, req, due);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The socket `req`, due on connection `c`, goes out on: `c` itself in
+    /// an open loop (its slot was taken for it), else the router's pick in
+    /// `c`'s group. `None` if that socket is down, counted (if `measured`)
+    /// as `no_connection` of the server it was for.
+    fn route(&mut self, c: usize, req: &Request, measured: bool) -> Option<usize> {
+        if self.open_loop() {
+            return Some(c);
+        }
+        let lead = self.lead(c);
+        let keys = &self.shared.workload.keys;
         let traced_home = self.replay.as_ref().and_then(|r| r.server_of(req.key));
-        let home = || traced_home.unwrap_or_else(|| workload.keys.server_of(req.key));
-        let target = match open {
-            true => Some(c),
-            false => {
-                let conns = &self.conns;
-                let replicas = workload.keys.replicas();
-                self.router
-                    .route(lead, &req, home, replicas, |s| conns[s].alive)
-            }
-        };
-        let Some(c) = target else {
-            if due.measured {
-                let server = match workload.keys.placed() || traced_home.is_some() {
-                    true => home(),
-                    false => self.conns[lead].server,
-                };
-                self.recorder
-                    .server_error(server, crate::stats::ErrorClass::NoConnection, 1);
-            }
-            return false;
-        };
+        let home = || traced_home.unwrap_or_else(|| keys.server_of(req.key));
+        let conns = &self.conns;
+        let target = (self.router).route(lead, req, home, keys.replicas(), |s| conns[s].alive);
+        if target.is_none() && measured {
+            let server = match keys.placed() || traced_home.is_some() {
+                true => home(),
+                false => self.conns[lead].server,
+            };
+            self.recorder
+                .server_error(server, crate::stats::ErrorClass::NoConnection, 1);
+        }
+        target
+    }
+
+    /// Encodes `req` into connection `c`'s output, its keys drawn with
+    /// cursor `ci`, and queues it as in flight.
+    fn encode(&mut self, c: usize, ci: usize, req: Request, due: Due) {
+        let workload = &self.shared.workload;
+        let cursor = &mut self.cursors[ci];
         let server = self.conns[c].server;
         let conn = &mut self.conns[c];
         let before = conn.out().len();
@@ -508,7 +500,6 @@ impl Worker {
             conn.dirty = true;
             self.dirty.push(c);
         }
-        true
     }
 
     /// Writes every connection that has output: one write per connection
@@ -525,7 +516,7 @@ impl Worker {
 
     fn flush(&mut self, c: usize, now: u64) {
         // Open loop: measured sends' gaps, as they go out.
-        let timed = self.open_loop() && now >= self.record_from;
+        let timed = self.open_loop() && now >= self.progress.record_from;
         let conn = &mut self.conns[c];
         conn.dirty = false;
         if !conn.alive {
@@ -538,13 +529,8 @@ impl Worker {
                 let sent = unsent - conn.unsent();
                 if timed && sent > 0 {
                     // The first send of the phase has no gap before it.
-                    match self.last_send_ns.replace(now) {
-                        Some(prev) => self
-                            .recorder
-                            .send_gaps
-                            .record(now.saturating_sub(prev), sent),
-                        None => self.recorder.send_gaps.record(0, sent - 1),
-                    }
+                    let (gap, count) = self.arrivals.sent(now, sent);
+                    self.recorder.send_gaps.record(gap, count);
                 }
                 let want_write = conn.has_output();
                 if want_write != conn.write_armed {

@@ -1,27 +1,84 @@
-//! The open-loop half of a worker: arrivals from the pacer become requests
-//! on connections with a free slot, or wait in the client for one.
+//! The open-loop half of a worker: arrivals from the pacer (or a timed
+//! trace) become requests on connections with a free slot, or wait in the
+//! client for one (`backlog.rs`); that wait counts as latency.
 
+use super::backlog::Backlog;
 use super::{Due, Worker, MAX_DISPATCH};
+use crate::engine::pacer::Pacer;
 use crate::stats::ErrorClass;
 use rand::Rng;
+use std::collections::VecDeque;
 
 /// `--moderate`: how long a connection stays quiet after an answer
 /// (mutilate's code: 250 µs after the connection's last answer; its help
 /// text says "~1/lambda").
 pub(super) const MODERATE_NS: u64 = 250_000;
 
+/// An open loop's schedule and what waits on it.
+pub(super) struct OpenLoop {
+    /// When arrivals are due (`None`: a timed trace's records say).
+    pub(super) pacer: Option<Pacer>,
+    /// How late the worker may wake for an arrival, ns (`--coalesce`).
+    coalesce_ns: u64,
+    /// When the worker last wrote a measured request, ns.
+    last_send_ns: Option<u64>,
+    /// Free slots per server (a connection appears once per slot).
+    pub(super) ready: Vec<VecDeque<usize>>,
+    /// Due requests waiting for a slot.
+    pub(super) backlog: Backlog,
+}
+
+impl OpenLoop {
+    pub(super) fn new(
+        pacer: Option<Pacer>,
+        coalesce_ns: u64,
+        servers: usize,
+        slots: usize,
+    ) -> Self {
+        OpenLoop {
+            pacer,
+            coalesce_ns,
+            last_send_ns: None,
+            ready: vec![VecDeque::with_capacity(slots); servers],
+            backlog: Backlog::new(servers),
+        }
+    }
+
+    /// A phase starts: no slot is listed yet, and its first send has no
+    /// gap before it.
+    fn restart(&mut self) {
+        self.ready.iter_mut().for_each(VecDeque::clear);
+        self.last_send_ns = None;
+    }
+
+    /// `sent` measured requests were written at `now`: the gap to record
+    /// and how many sends it counts for. The first send of a phase has no
+    /// gap before it; those written with it, a gap of 0.
+    pub(super) fn sent(&mut self, now: u64, sent: usize) -> (u64, usize) {
+        match self.last_send_ns.replace(now) {
+            Some(prev) => (now.saturating_sub(prev), sent),
+            None => (0, sent - 1),
+        }
+    }
+
+    /// When to wake for an arrival due at `at`: `--coalesce` sleeps on
+    /// past it by up to W, and an answer that wakes the worker sooner
+    /// sends it then.
+    fn wake_for(&self, at: u64) -> u64 {
+        at.saturating_add(self.coalesce_ns)
+    }
+}
+
 impl Worker {
     pub(super) fn start_open_loop(&mut self, start: u64) {
-        for q in &mut self.ready {
-            q.clear();
-        }
+        self.arrivals.restart();
         for conn in &mut self.conns {
             conn.listed = 0;
         }
         for c in 0..self.conns.len() {
             self.refill(c, start);
         }
-        if let Some(p) = &mut self.pacer {
+        if let Some(p) = &mut self.arrivals.pacer {
             p.restart(start, &mut self.rng);
         }
     }
@@ -34,35 +91,15 @@ impl Worker {
         // Bounded per loop turn, so that a rate beyond the client's reach
         // still leaves time to read answers and to see a stop request.
         for _ in 0..MAX_DISPATCH {
-            if !self.sending || self.requests.quota_spent() {
-                return;
-            }
-            let Some(intended) = self.next_arrival() else {
+            let Some((intended, measured)) = self.take_arrival(now) else {
                 return;
             };
-            if intended > now {
-                return;
-            }
-            // A paced replay ends with its trace: no arrival after it.
-            if self.replay.is_some() && !self.traced_ready() && self.source_exhausted() {
-                return;
-            }
-            if let Some(p) = self.pacer.as_mut() {
-                p.advance(&mut self.rng);
-            }
-            let measured = intended >= self.record_from;
-            if measured {
-                self.requests.spend();
-                self.recorder.record_lag(now - intended);
-            }
             // An arrival that cannot wait is dropped before its request
             // is drawn: under overload, drawing is most of the cost. (A
             // full backlog means its server has no free slot.)
             let hint = self.server_hint();
-            if self.backlog.cannot_wait(hint) {
-                if measured {
-                    self.recorder.error(ErrorClass::ClientOverload, 1);
-                }
+            if self.arrivals.backlog.cannot_wait(hint) {
+                self.overloaded(measured);
                 // A replayed arrival is dropped with its record.
                 if self.replay.is_some() {
                     let _ = self.next_traced(0);
@@ -72,9 +109,7 @@ impl Worker {
             let Some((req, server)) = self.draw_arrival(hint, intended) else {
                 // A paced replay whose feed has not kept up: the client
                 // could not offer this arrival.
-                if measured {
-                    self.recorder.error(ErrorClass::ClientOverload, 1);
-                }
+                self.overloaded(measured);
                 continue;
             };
             let due = Due {
@@ -82,49 +117,83 @@ impl Worker {
                 intended_ns: intended,
                 measured,
             };
-            let mut slot = self.take_slot(server, now);
-            if slot.is_none() && may_harvest {
-                // This turn's arrivals so far go out first; then answers
-                // already in free their slots before this arrival is made
-                // to wait (a failed look is the next poll's error).
-                self.flush_dirty(now);
-                let _ = self.harvest();
-                slot = self.take_slot(server, now);
-                may_harvest = slot.is_some();
-            }
-            match slot {
-                Some(c) => {
-                    self.issue(c, due);
-                }
-                None if self.backlog.full(server) => {
-                    if measured {
-                        self.recorder.error(ErrorClass::ClientOverload, 1);
-                    }
-                }
-                None if self.alive_on[server] > 0 => {
-                    if measured {
-                        self.recorder.client_waits += 1;
-                    }
-                    self.backlog.push(server, due);
-                }
-                None => {
-                    if measured {
-                        self.recorder
-                            .server_error(server, ErrorClass::NoConnection, 1);
-                    }
-                }
-            }
+            may_harvest = self.place(due, server, now, may_harvest);
         }
+    }
+
+    /// The next arrival due by `now`, taken from the schedule: when it was
+    /// intended, and whether it is measured (then counted against the
+    /// quota, with its send lag).
+    fn take_arrival(&mut self, now: u64) -> Option<(u64, bool)> {
+        if !self.progress.sending || self.requests.quota_spent() {
+            return None;
+        }
+        let intended = self.next_arrival().filter(|&at| at <= now)?;
+        // A paced replay ends with its trace: no arrival after it.
+        if self.replay.is_some() && !self.traced_ready() && self.source_exhausted() {
+            return None;
+        }
+        if let Some(p) = self.arrivals.pacer.as_mut() {
+            p.advance(&mut self.rng);
+        }
+        let measured = intended >= self.progress.record_from;
+        if measured {
+            self.requests.spend();
+            self.recorder.record_lag(now - intended);
+        }
+        Some((intended, measured))
+    }
+
+    /// An arrival the client could not offer.
+    fn overloaded(&mut self, measured: bool) {
+        if measured {
+            self.recorder.error(ErrorClass::ClientOverload, 1);
+        }
+    }
+
+    /// `due` goes out on a free slot to `server`, or waits for one. With
+    /// no slot free, answers already in are read first (`may_harvest`),
+    /// so that it never waits for a connection whose answer is in.
+    /// Whether the next arrival of the turn may look again.
+    fn place(&mut self, due: Due, server: usize, now: u64, may_harvest: bool) -> bool {
+        let mut slot = self.take_slot(server, now);
+        let mut harvest_again = may_harvest;
+        if slot.is_none() && may_harvest {
+            // This turn's arrivals so far go out first; then answers
+            // already in free their slots (a failed look is the next
+            // poll's error).
+            self.flush_dirty(now);
+            let _ = self.harvest();
+            slot = self.take_slot(server, now);
+            harvest_again = slot.is_some();
+        }
+        let measured = due.measured;
+        match slot {
+            Some(c) => {
+                self.issue(c, due);
+            }
+            None if self.arrivals.backlog.full(server) => self.overloaded(measured),
+            None if self.alive_on[server] > 0 => {
+                self.recorder.client_waits += u64::from(measured);
+                self.arrivals.backlog.push(server, due);
+            }
+            None if measured => {
+                self.recorder
+                    .server_error(server, ErrorClass::NoConnection, 1);
+            }
+            None => {}
+        }
+        harvest_again
     }
 
     /// Sending is over (`-t`, at `send_until`): the requests waiting for a
     /// slot are never sent, nor the arrivals due before then that a
     /// lagging worker never got to (`unsent`).
     pub(super) fn drop_unsent(&mut self, send_until: u64) {
-        let mut unsent = self.backlog.take_all();
-        if let Some(p) = self.pacer.as_mut() {
+        let mut unsent = self.arrivals.backlog.take_all();
+        if let Some(p) = self.arrivals.pacer.as_mut() {
             while p.next() < send_until {
-                unsent += u64::from(p.next() >= self.record_from);
+                unsent += u64::from(p.next() >= self.progress.record_from);
                 p.advance(&mut self.rng);
             }
         }
@@ -133,13 +202,13 @@ impl Worker {
 
     /// Whether some request waits in the client for a free slot.
     pub(super) fn awaiting_slots(&self) -> bool {
-        self.backlog.any()
+        self.arrivals.backlog.any()
     }
 
     /// When the next arrival is due: the pacer's schedule, or a replay's
     /// next record (`None`: none now).
     fn next_arrival(&mut self) -> Option<u64> {
-        match &self.pacer {
+        match &self.arrivals.pacer {
             Some(p) => Some(p.next()),
             None => self.next_traced_at(),
         }
@@ -148,15 +217,12 @@ impl Worker {
     /// When the loop must wake for the next arrival, without taking one
     /// from the feed.
     pub(super) fn arrival_wake(&self) -> Option<u64> {
-        // `--coalesce`: sleep on past the next arrival by up to W; an
-        // answer that wakes the worker sooner sends it then.
-        self.next_arrival_at()
-            .map(|at| at.saturating_add(self.coalesce_ns))
+        self.next_arrival_at().map(|at| self.arrivals.wake_for(at))
     }
 
     /// When the next arrival is due, without taking it from the feed.
     pub(super) fn next_arrival_at(&self) -> Option<u64> {
-        match (&self.pacer, &self.replay) {
+        match (&self.arrivals.pacer, &self.replay) {
             (Some(p), _) => Some(p.next()),
             (None, Some(r)) => r.next_at(),
             (None, None) => None,
@@ -222,7 +288,7 @@ impl Worker {
         if self.shared.spec.moderate {
             return self.take_moderated(server, now);
         }
-        while let Some(c) = self.ready[server].pop_front() {
+        while let Some(c) = self.arrivals.ready[server].pop_front() {
             self.conns[c].listed -= 1;
             if self.conns[c].alive {
                 return Some(c);
@@ -233,16 +299,16 @@ impl Worker {
 
     fn take_moderated(&mut self, server: usize, now: u64) -> Option<usize> {
         let conns = &mut self.conns;
-        self.ready[server].retain(|&c| {
+        self.arrivals.ready[server].retain(|&c| {
             if !conns[c].alive {
                 conns[c].listed -= 1;
             }
             conns[c].alive
         });
-        let at = self.ready[server]
+        let at = self.arrivals.ready[server]
             .iter()
             .position(|&c| self.conns[c].quiet_until <= now)?;
-        let c = self.ready[server].remove(at)?;
+        let c = self.arrivals.ready[server].remove(at)?;
         self.conns[c].listed -= 1;
         Some(c)
     }
@@ -250,12 +316,12 @@ impl Worker {
     /// `--moderate`: requests waiting for a server go out on its
     /// connections whose quiet time is over.
     pub(super) fn release_moderated(&mut self, now: u64) {
-        for server in 0..self.backlog.servers() {
-            while self.backlog.waits_for(server) {
+        for server in 0..self.arrivals.backlog.servers() {
+            while self.arrivals.backlog.waits_for(server) {
                 let Some(c) = self.take_slot(server, now) else {
                     break;
                 };
-                let due = self.backlog.pop(server).expect("waits");
+                let due = self.arrivals.backlog.pop(server).expect("waits");
                 self.issue(c, due);
             }
         }
@@ -264,10 +330,38 @@ impl Worker {
     /// `--moderate`: when the first connection with a free slot for a
     /// server with waiting requests ends its quiet time (`u64::MAX`: none).
     pub(super) fn moderated_wake(&self) -> u64 {
-        self.backlog
+        self.arrivals
+            .backlog
             .waiting_servers()
-            .flat_map(|s| self.ready[s].iter().map(|&c| self.conns[c].quiet_until))
+            .flat_map(|s| {
+                self.arrivals.ready[s]
+                    .iter()
+                    .map(|&c| self.conns[c].quiet_until)
+            })
             .min()
             .unwrap_or(u64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_send_of_a_phase_has_no_gap_before_it() {
+        let mut o = OpenLoop::new(None, 0, 1, 4);
+        // Three requests in the first write: two gaps of 0.
+        assert_eq!(o.sent(1_000, 3), (0, 2));
+        assert_eq!(o.sent(1_500, 1), (500, 1));
+        assert_eq!(o.sent(1_500, 2), (0, 2));
+        o.restart();
+        assert_eq!(o.sent(9_000, 1), (0, 0));
+    }
+
+    #[test]
+    fn coalesce_wakes_up_to_its_window_after_the_arrival() {
+        assert_eq!(OpenLoop::new(None, 0, 1, 1).wake_for(700), 700);
+        assert_eq!(OpenLoop::new(None, 50, 1, 1).wake_for(700), 750);
+        assert_eq!(OpenLoop::new(None, 50, 1, 1).wake_for(u64::MAX), u64::MAX);
     }
 }

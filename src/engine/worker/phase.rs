@@ -78,6 +78,59 @@ impl Bounds {
     }
 }
 
+/// Where a worker's phase is in time (ns on the worker clock).
+#[derive(Debug, Default)]
+pub(super) struct Progress {
+    /// Thread CPU time when measuring started, ns.
+    pub cpu_start: u64,
+    /// When recording starts (after the warm-up).
+    pub record_from: u64,
+    /// Whether the phase still sends.
+    pub sending: bool,
+    /// When the phase last made progress: an answer came, or nothing was
+    /// awaited. A phase whose servers stop answering ends `--timeout`
+    /// after it (a stall).
+    pub last_progress_ns: u64,
+    /// When the last answer of the phase came.
+    pub last_answer_ns: u64,
+    /// End of the measured time (`Bounds::measured_until`).
+    pub measured_until: u64,
+    /// Of the measured time, how long answers were waited for after
+    /// sending stopped.
+    pub drain_ns: u64,
+}
+
+impl Progress {
+    /// A phase starts sending at `start`, recording from `record_from`.
+    pub fn begin(&mut self, start: u64, record_from: u64) {
+        self.record_from = record_from;
+        self.sending = true;
+        self.last_progress_ns = start;
+        self.last_answer_ns = start;
+    }
+
+    /// Whether the servers have gone `stall_after` without progress by `now`.
+    pub fn stalled(&self, now: u64, stall_after: u64) -> bool {
+        now.saturating_sub(self.last_progress_ns) >= stall_after
+    }
+
+    /// The phase ended as `end` at `now`, sending having stopped at
+    /// `sending_stopped` (`u64::MAX`: never): where its measured time
+    /// ends, and its drain.
+    pub fn finish(&mut self, end: &PhaseEnd, sending_stopped: u64, now: u64) {
+        self.measured_until =
+            Bounds::measured_until(end, sending_stopped, self.last_answer_ns, now);
+        self.drain_ns = self
+            .measured_until
+            .saturating_sub(sending_stopped.max(self.record_from));
+    }
+
+    /// The measured time, ns.
+    pub fn measured_ns(&self) -> u64 {
+        self.measured_until.saturating_sub(self.record_from)
+    }
+}
+
 /// The intervals of a reporting phase: numbered from 0, each `length` ns,
 /// from the recording start.
 #[derive(Debug)]
@@ -199,5 +252,21 @@ mod tests {
         assert_eq!(i.closed_by(late, from), Some((2, 3 * S)));
         assert_eq!(i.closed_by(late, from), None);
         assert_eq!((i.index, i.next_end()), (3, 7 * S));
+    }
+
+    #[test]
+    fn progress_measures_to_the_last_answer_and_counts_the_drain() {
+        let mut p = Progress::default();
+        p.begin(S, 2 * S);
+        assert!(p.sending && !p.stalled(S + 99, 100) && p.stalled(S + 100, 100));
+        p.last_answer_ns = 13 * S;
+        // Sending stopped at 12 s, the last answer came at 13 s, the
+        // drain went on to 15 s for answers that never came.
+        p.finish(&PhaseEnd::Completed, 12 * S, 15 * S);
+        assert_eq!((p.measured_until, p.drain_ns), (13 * S, S));
+        assert_eq!(p.measured_ns(), 11 * S);
+        // A stop ends the measured time there and then.
+        p.finish(&PhaseEnd::Stopped, u64::MAX, 7 * S);
+        assert_eq!((p.measured_until, p.drain_ns), (7 * S, 0));
     }
 }

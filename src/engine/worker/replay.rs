@@ -238,7 +238,7 @@ impl Worker {
     /// Records queued for a connection that is down fail as
     /// `no_connection`.
     fn fail_queued(&mut self, lead: usize, now: u64) {
-        let measured = now >= self.record_from;
+        let measured = now >= self.progress.record_from;
         let server = self.conns[lead].server;
         let Some(r) = self.replay.as_mut() else {
             return;
@@ -335,6 +335,7 @@ impl Worker {
             .iter()
             .flat_map(|c| c.in_flight.iter().map(|r| r.key));
         let waiting = self
+            .arrivals
             .backlog
             .dues()
             .filter_map(|d: &Due| d.req.map(|r| r.key));

@@ -59,10 +59,10 @@ impl Worker {
             fills: &mut self.fills,
             workload: &self.shared.workload,
             server: conn.server,
-            record_from: self.record_from,
+            record_from: self.progress.record_from,
             protocol: spec.protocol,
             successful: spec.successful,
-            getset: self.shared.workload.getset && self.sending,
+            getset: self.shared.workload.getset && self.progress.sending,
             // A replay's keys are its own: every miss of one is filled.
             replaying: self.replay.is_some(),
             last_now: 0,
@@ -87,8 +87,8 @@ impl Worker {
     /// reply that did not parse, still a sign of life from the server).
     fn answered_on(&mut self, c: usize, last_now: u64) {
         self.reopening.works(c);
-        self.last_progress_ns = if last_now > 0 {
-            self.last_answer_ns = last_now;
+        self.progress.last_progress_ns = if last_now > 0 {
+            self.progress.last_answer_ns = last_now;
             if self.shared.spec.moderate {
                 self.conns[c].quiet_until = last_now + super::open_loop::MODERATE_NS;
             }
@@ -108,7 +108,7 @@ impl Worker {
                 let due = Due {
                     req: Some(Request::new(OpKind::Fill, key)),
                     intended_ns: seen,
-                    measured: seen >= self.record_from,
+                    measured: seen >= self.progress.record_from,
                 };
                 self.issue(c, due);
             }
@@ -210,7 +210,7 @@ impl Worker {
     /// counted as `class`: `no_connection`, or `timeout` when the run has
     /// stopped sending and was only waiting for answers.
     pub(super) fn strand(&mut self, server: usize, class: ErrorClass) {
-        let stranded = self.backlog.take(server);
+        let stranded = self.arrivals.backlog.take(server);
         self.recorder.server_error(server, class, stranded);
         let unloaded = self.requests.strand_preload(server);
         if unloaded > 0 {

@@ -60,14 +60,11 @@ impl Worker {
         let start = clock_ns();
         let bounds = phase::Bounds::new(&self.shared.spec, kind, start, self.has_udp);
         let measured = bounds.measured;
-        self.record_from = bounds.record_from;
+        self.progress.begin(start, bounds.record_from);
         self.requests.begin_phase(measured, self.replay.is_some());
         if let (true, Some(replay)) = (measured, &mut self.replay) {
             replay.start_ns = start;
         }
-        self.sending = true;
-        self.last_progress_ns = start;
-        self.last_answer_ns = start;
         let open = measured && self.open_loop();
         self.reads.begin_phase(&self.shared.spec, measured, open);
         if open {
@@ -103,21 +100,21 @@ impl Worker {
             self.cut_off();
             return Some(PhaseEnd::Stopped);
         }
-        if ph.kind == PhaseKind::Load && self.sending {
+        if ph.kind == PhaseKind::Load && self.progress.sending {
             if let Some(why) = self.preload_doomed() {
                 self.cut_off();
                 return Some(PhaseEnd::Failed(why));
             }
         }
-        if ph.warming && now >= self.record_from {
+        if ph.warming && now >= self.progress.record_from {
             ph.warming = false;
             self.start_measuring();
         }
         self.stop_sending_when_over(ph, now);
         self.send_due(ph, now);
         // Once sending stops, the rest (the drain) belongs to the last interval.
-        if ph.report && self.sending {
-            if let Some((index, end_ns)) = ph.intervals.closed_by(now, self.record_from) {
+        if ph.report && self.progress.sending {
+            if let Some((index, end_ns)) = ph.intervals.closed_by(now, self.progress.record_from) {
                 self.emit(index, end_ns);
             }
         }
@@ -126,16 +123,15 @@ impl Worker {
         if self.has_udp {
             self.expire_datagrams(now);
         }
-        let give_up = ph.gives_up(self.last_answer_ns);
-        let stalled = give_up
-            && self.outstanding() > 0
-            && now.saturating_sub(self.last_progress_ns) >= ph.bounds.stall_after;
+        let give_up = ph.gives_up(self.progress.last_answer_ns);
+        let stalled =
+            give_up && self.outstanding() > 0 && self.progress.stalled(now, ph.bounds.stall_after);
         // Not while answers wait unread: those that came in time would
         // look overdue. They are read in this very turn.
         if !stalled && !self.reads.answers_waiting() {
             self.expire_overdue(now);
         }
-        if self.sending && !self.churning() {
+        if self.progress.sending && !self.churning() {
             self.reopen_due(now);
         }
         self.flush_dirty(now);
@@ -146,12 +142,12 @@ impl Worker {
     /// is in flight then drains for at most `--timeout`.
     fn stop_sending_when_over(&mut self, ph: &mut Phase, now: u64) {
         let send_until = ph.bounds.send_until;
-        if !self.sending
+        if !self.progress.sending
             || (now < send_until && !self.requests.quota_spent() && !self.source_exhausted())
         {
             return;
         }
-        self.sending = false;
+        self.progress.sending = false;
         // The feed goes on with the other workers.
         if let Some(r) = &mut self.replay {
             r.close_feed();
@@ -172,13 +168,13 @@ impl Worker {
         if ph.open && self.shared.spec.moderate {
             self.release_moderated(now);
         }
-        if ph.open && self.sending {
+        if ph.open && self.progress.sending {
             self.dispatch_due(now);
         }
-        if self.sending && self.churning() {
+        if self.progress.sending && self.churning() {
             self.churn_due(now);
         }
-        if self.sending && !ph.open && self.requests.replaying() {
+        if self.progress.sending && !ph.open && self.requests.replaying() {
             self.service_trace(now);
         }
     }
@@ -186,7 +182,7 @@ impl Worker {
     /// The phase's end at `now`, if it has come: all answered, every
     /// connection lost, stalled, or the drain over.
     fn judge_end(&mut self, ph: &mut Phase, now: u64, give_up: bool) -> Option<PhaseEnd> {
-        if !self.sending && self.outstanding() == 0 {
+        if !self.progress.sending && self.outstanding() == 0 {
             return Some(PhaseEnd::Completed);
         }
         if self.any_up() || self.churning() {
@@ -194,14 +190,14 @@ impl Worker {
         } else {
             // With --reconnect, keep trying for --timeout; then give up.
             let since = *ph.all_down_since.get_or_insert(now);
-            let retrying = self.sending && self.reopening.pending();
+            let retrying = self.progress.sending && self.reopening.pending();
             if !retrying || now - since >= ph.bounds.timeout {
                 return Some(PhaseEnd::AllLost);
             }
         }
         if self.outstanding() == 0 {
-            self.last_progress_ns = now;
-        } else if give_up && now.saturating_sub(self.last_progress_ns) >= ph.bounds.stall_after {
+            self.progress.last_progress_ns = now;
+        } else if give_up && self.progress.stalled(now, ph.bounds.stall_after) {
             let why = self.stall_message(ph.kind, ph.report, now);
             self.time_out_waiting();
             return Some(PhaseEnd::Failed(why));
@@ -216,11 +212,12 @@ impl Worker {
     /// When the loop must look again, at the latest: the next send, the
     /// next interval, timeout check, reconnect, drain end or stall.
     fn next_wake(&mut self, ph: &Phase, now: u64) -> u64 {
-        let mut wake = ph
-            .drain_deadline
-            .min(now + MAX_WAIT_NS)
-            .min(self.last_progress_ns.saturating_add(ph.bounds.stall_after));
-        if self.sending {
+        let mut wake = ph.drain_deadline.min(now + MAX_WAIT_NS).min(
+            self.progress
+                .last_progress_ns
+                .saturating_add(ph.bounds.stall_after),
+        );
+        if self.progress.sending {
             wake = wake.min(ph.bounds.send_until);
             if ph.report {
                 wake = wake.min(ph.intervals.next_end());
@@ -253,13 +250,9 @@ impl Worker {
     /// (reporting) its last interval, the drain included.
     fn finish_phase(&mut self, ph: &Phase, end: PhaseEnd) -> PhaseEnd {
         let now = clock_ns();
-        self.measured_until =
-            phase::Bounds::measured_until(&end, ph.sending_stopped, self.last_answer_ns, now);
-        self.drain_ns = self
-            .measured_until
-            .saturating_sub(ph.sending_stopped.max(self.record_from));
+        self.progress.finish(&end, ph.sending_stopped, now);
         if ph.report {
-            let end_ns = self.measured_until.saturating_sub(self.record_from);
+            let end_ns = self.progress.measured_ns();
             if let Some(w) = self.miss_window.as_mut() {
                 w.close(&mut self.recorder, end_ns);
             }

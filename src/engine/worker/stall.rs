@@ -20,7 +20,7 @@ impl Worker {
             .iter()
             .filter(|c| c.alive && (c.connecting || !c.in_flight.is_empty()))
             .map(|c| c.server)
-            .chain(self.backlog.waiting_servers())
+            .chain(self.arrivals.backlog.waiting_servers())
             .collect();
         waiting.sort_unstable();
         waiting.dedup();
@@ -36,7 +36,7 @@ impl Worker {
         format!(
             "{phase}: no answer from {} for {:.1} s (--timeout); {} requests unanswered{connects}",
             servers.join(", "),
-            now.saturating_sub(self.last_progress_ns) as f64 / 1e9,
+            now.saturating_sub(self.progress.last_progress_ns) as f64 / 1e9,
             self.requests_waiting()
         )
     }
@@ -94,11 +94,11 @@ impl Worker {
 
     /// Per server: measured requests sent or queued, not yet answered.
     fn waiting_measured(&self) -> Vec<u64> {
-        let mut waiting = vec![0; self.backlog.servers()];
+        let mut waiting = vec![0; self.arrivals.backlog.servers()];
         for conn in &self.conns {
             waiting[conn.server] += conn.in_flight.iter().filter(|r| r.measured).count() as u64;
         }
-        self.backlog.add_measured(&mut waiting);
+        self.arrivals.backlog.add_measured(&mut waiting);
         waiting
     }
 }

@@ -43,7 +43,7 @@ impl Worker {
             }
         }
         let recorder = &mut self.recorder;
-        self.backlog.expire(cutoff, |server| {
+        self.arrivals.backlog.expire(cutoff, |server| {
             recorder.server_error(server, ErrorClass::Timeout, 1)
         });
     }
@@ -64,7 +64,7 @@ impl Worker {
         // (this phase's or the next's): a blocking connect per timed-out
         // connection here would stall every other connection's answers.
         self.reopening.schedule_now(c, now);
-        if !self.sending && self.alive_on[server] == 0 {
+        if !self.progress.sending && self.alive_on[server] == 0 {
             // Draining, with no connection left to that server: what waits
             // for one will not be answered.
             self.strand(server, ErrorClass::Timeout);

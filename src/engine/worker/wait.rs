@@ -19,7 +19,7 @@ impl Worker {
         // would free one.
         let how = self
             .reads
-            .wait(timeout_ns, self.sending, self.awaiting_slots());
+            .wait(timeout_ns, self.progress.sending, self.awaiting_slots());
         // When the poll whose events this turn handles began.
         let mut polled = None;
         match how {
