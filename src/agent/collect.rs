@@ -368,7 +368,7 @@ fn partial_total(intervals: &[IntervalSummary]) -> Result<(result::OpSummary, f6
 /// A result of nothing measured: the base when no agent finished.
 fn empty(spec: &RunSpec) -> RunResult {
     let ctx = RunContext {
-        servers: spec.servers.clone(),
+        servers: spec.servers.iter().map(ToString::to_string).collect(),
         embedded_server: None,
         stopped_by: None,
         percentiles: result::DEFAULT_PERCENTILES.to_vec(),

@@ -42,7 +42,7 @@ pub fn admit(mut spec: RunSpec, limits: &Limits) -> Result<RunSpec, String> {
             "this agent reads no file a master names: a share with a trace is refused".into(),
         );
     }
-    if let Some(server) = spec.servers.iter().find(|s| s.starts_with("unix:")) {
+    if let Some(server) = spec.servers.iter().find(|s| s.is_unix()) {
         return Err(format!(
             "this agent opens no path a master names: {server} is a unix socket on the agent's machine"
         ));
@@ -111,7 +111,7 @@ mod tests {
         let e = admit(s, &limits).unwrap_err();
         assert!(e.contains("--max-keys"), "{e}");
         let mut s = spec();
-        s.servers = vec!["unix:/var/run/docker.sock".into()];
+        s.servers = vec!["unix:/var/run/docker.sock".parse().unwrap()];
         assert!(admit(s, &limits).unwrap_err().contains("unix socket"));
         let mut s = spec();
         s.stop = StopAfter::Duration(Duration::from_secs(90_000));

@@ -122,8 +122,8 @@ pub(super) fn names(args: &ServersArgs) -> Result<Vec<String>, String> {
     if weights.iter().any(|&w| w != 1) {
         return Err("a server weight (HOST:PORT:WEIGHT) means nothing to a stats command".into());
     }
-    if let Some(udp) = Address::first_udp(&names) {
+    if let Some(udp) = crate::spec::ServerAddr::first_udp(&names) {
         return Err(format!("'{udp}': stats are read over TCP or a unix socket"));
     }
-    Ok(names)
+    Ok(names.iter().map(ToString::to_string).collect())
 }

@@ -52,5 +52,5 @@ fn build(args: &RouteArgs) -> Result<(Router, Vec<String>), String> {
     let (addrs, weights) = servers::expand(&args.servers)?;
     servers::check_weights(&weights, scheme)?;
     let router = Router::new(scheme, &servers::placement_list(&addrs, &weights));
-    Ok((router, addrs))
+    Ok((router, addrs.iter().map(ToString::to_string).collect()))
 }

@@ -289,7 +289,7 @@ impl Exporter for Final {
             "object_bytes: {}",
             (sets as f64 * self.object_size) as u64
         );
-        if r.spec.facebook || r.servers.iter().any(|s| s.starts_with("udp:")) {
+        if r.spec.facebook || r.spec.servers.iter().any(crate::spec::ServerAddr::is_udp) {
             let err = |k: &str| r.errors.get(k).copied().unwrap_or(0);
             let _ = writeln!(out, "packet_disorder: {}", err("packet_disorder"));
             let _ = writeln!(out, "packet_drop: {}", err("packet_drop"));

@@ -8,7 +8,7 @@ use crate::embedded::{EmbeddedMemcached, Sizing};
 use crate::engine::{self, Observer};
 use crate::error::Failure;
 use crate::result::{RunContext, RunResult, DEFAULT_PERCENTILES};
-use crate::spec::{Address, RunSpec};
+use crate::spec::{Address, RunSpec, ServerAddr};
 use crate::stats::{IntervalSummary, Sample};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -33,7 +33,7 @@ pub fn measure(
         None => spec
             .servers
             .iter()
-            .map(|s| Address::resolve(s))
+            .map(ServerAddr::resolve)
             .collect::<Result<_, _>>()
             .map_err(Failure::run)?,
     };

@@ -21,21 +21,6 @@ enum Written<'a> {
 }
 
 impl Address {
-    /// Whether `text`, as written, names a server over UDP.
-    pub fn names_udp(text: &str) -> bool {
-        text.trim().starts_with("udp:")
-    }
-
-    /// Whether `text`, as written, names a server over TCP.
-    pub fn names_tcp(text: &str) -> bool {
-        matches!(Address::parse(text), Ok(Written::Tcp(..)))
-    }
-
-    /// The first of `servers` (as written) over UDP.
-    pub fn first_udp(servers: &[String]) -> Option<&String> {
-        servers.iter().find(|s| Address::names_udp(s))
-    }
-
     /// Checks the form of `text` without resolving it (usage errors, found
     /// before anything starts).
     pub fn check(text: &str) -> Result<(), String> {
@@ -100,6 +85,99 @@ impl fmt::Display for Address {
             Address::Udp(a) => write!(f, "udp:{a}"),
             Address::Unix(p) => write!(f, "unix:{}", p.display()),
         }
+    }
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Tcp,
+    Udp,
+    Unix,
+}
+
+/// A server address as written (`HOST:PORT`, `udp:HOST:PORT`,
+/// `unix:/path`), its form checked once when it is read: the transport is
+/// this type's to say, nowhere else's. Resolved only when the run
+/// connects (`resolve`). Saved and sent as the text written, and checked
+/// again when read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerAddr {
+    text: String,
+    transport: Transport,
+}
+
+impl ServerAddr {
+    /// Checks the form of `text` without resolving it (usage errors,
+    /// found before anything starts).
+    pub fn parse(text: &str) -> Result<ServerAddr, String> {
+        let transport = match Address::parse(text)? {
+            Written::Tcp(..) => Transport::Tcp,
+            Written::Udp(..) => Transport::Udp,
+            Written::Unix(_) => Transport::Unix,
+        };
+        Ok(ServerAddr {
+            text: text.trim().to_string(),
+            transport,
+        })
+    }
+
+    pub fn transport(&self) -> Transport {
+        self.transport
+    }
+
+    pub fn is_udp(&self) -> bool {
+        self.transport == Transport::Udp
+    }
+
+    pub fn is_tcp(&self) -> bool {
+        self.transport == Transport::Tcp
+    }
+
+    pub fn is_unix(&self) -> bool {
+        self.transport == Transport::Unix
+    }
+
+    /// The address as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Resolves the address (a host name that does not resolve is a failed
+    /// run, not a usage error).
+    pub fn resolve(&self) -> Result<Address, String> {
+        Address::resolve(&self.text)
+    }
+
+    /// The first of `servers` over UDP.
+    pub fn first_udp(servers: &[ServerAddr]) -> Option<&ServerAddr> {
+        servers.iter().find(|s| s.is_udp())
+    }
+}
+
+impl fmt::Display for ServerAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::str::FromStr for ServerAddr {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        ServerAddr::parse(text)
+    }
+}
+
+impl serde::Serialize for ServerAddr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ServerAddr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        ServerAddr::parse(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -186,5 +264,24 @@ mod tests {
         // Well formed, unknown: refused only when resolved.
         assert!(Address::check("no-such-host.invalid:1").is_ok());
         assert!(Address::resolve("no-such-host.invalid:1").is_err());
+    }
+
+    #[test]
+    fn a_server_address_knows_its_transport_and_is_read_back_checked() {
+        let kinds: Vec<Transport> = ["10.0.0.1:5", " udp:h:7 ", "unix:/run/mc", "tcp:h"]
+            .iter()
+            .map(|t| ServerAddr::parse(t).unwrap().transport())
+            .collect();
+        use Transport::*;
+        assert_eq!(kinds, [Tcp, Udp, Unix, Tcp]);
+        let udp = ServerAddr::parse(" udp:h:7 ").unwrap();
+        assert_eq!(udp.to_string(), "udp:h:7");
+        let json = serde_json::to_string(&vec![udp.clone()]).unwrap();
+        assert_eq!(json, r#"["udp:h:7"]"#);
+        let back: Vec<ServerAddr> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, [udp]);
+        // A saved or sent spec is checked as a typed one is.
+        assert!(serde_json::from_str::<ServerAddr>(r#""h:70000""#).is_err());
+        assert!(serde_json::from_str::<ServerAddr>(r#""unix:""#).is_err());
     }
 }

@@ -3,7 +3,7 @@
 //! per server. Run before anything starts, so a run that cannot be done is
 //! a usage error (exit 2), never a failure half-way.
 
-use super::{Address, RunSpec};
+use super::RunSpec;
 
 /// The shortest `--timeout`.
 const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
@@ -16,15 +16,6 @@ pub const MAX_VALUE_SIZE: usize = 1 << 30;
 pub const MAX_KEYS: u64 = 1 << 62;
 
 impl RunSpec {
-    /// Every server's address is well formed (resolved later: an unknown
-    /// name is the network's answer, a failed run).
-    pub(super) fn validate_servers(&self) -> Result<(), String> {
-        for s in &self.servers {
-            Address::check(s)?;
-        }
-        Ok(())
-    }
-
     pub(super) fn validate_bounds(&self) -> Result<(), String> {
         if self.threads > MAX_THREADS {
             return Err(format!(

@@ -264,7 +264,7 @@ impl super::RunSpec {
         if self.load == super::LoadMode::LoadOnly {
             return refuse("--load-only", "it measures no connection of the schedule");
         }
-        if super::Address::first_udp(&self.servers).is_some() {
+        if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
             return refuse("a UDP server", "UDP has no connections to open and close");
         }
         if (self.threads as u64) > churn.conns {
@@ -309,8 +309,12 @@ impl super::RunSpec {
             || self.socket.recv_buffer.is_some()
             || self.socket.no_nodelay
             || !self.socket.source_addrs.is_empty();
-        let not_tcp = |s: &&String| s.starts_with("unix:") || s.starts_with("udp:");
-        if let Some(s) = self.servers.iter().find(not_tcp).filter(|_| tcp_only) {
+        if let Some(s) = self
+            .servers
+            .iter()
+            .find(|s| !s.is_tcp())
+            .filter(|_| tcp_only)
+        {
             return Err(format!(
                 "--linger, --send-buffer, --recv-buffer, --no-nodelay and --source-addrs set TCP \
                  connections; '{s}' is not a TCP server"

@@ -50,7 +50,7 @@ impl RunSpec {
                     .into(),
             );
         }
-        if self.trace_commands && crate::spec::Address::first_udp(&self.servers).is_some() {
+        if self.trace_commands && crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
             return Err(
                 "--trace-commands sends its commands over TCP: give TCP or unix servers".into(),
             );

@@ -13,7 +13,7 @@ mod trace;
 pub mod units;
 mod verify;
 
-pub use address::{with_default_port, Address};
+pub use address::{with_default_port, Address, ServerAddr, Transport};
 pub use churn::{Churn, Gaps, SocketOptions};
 pub use measure::MeasureGroup;
 pub use reads::ReadAnswers;
@@ -60,7 +60,7 @@ pub enum StopAfter {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSpec {
     /// Servers as given (`HOST:PORT`); empty means "start one for the run".
-    pub servers: Vec<String>,
+    pub servers: Vec<ServerAddr>,
     pub threads: usize,
     /// Connections per server, spread over the threads.
     pub connections: usize,
@@ -434,7 +434,6 @@ impl RunSpec {
             ));
         }
         self.validate_protocol()?;
-        self.validate_servers()?;
         self.validate_placement()?;
         self.validate_replication()?;
         self.validate_server_stats()?;
@@ -530,7 +529,7 @@ impl RunSpec {
             );
         }
         self.validate_noreply()?;
-        if Address::first_udp(&self.servers).is_some() {
+        if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
             self.validate_udp(true)?;
         }
         self.validate_facebook()?;
@@ -771,11 +770,7 @@ impl RunSpec {
                 "--facebook needs --server: the embedded memcached listens on TCP only".into(),
             );
         }
-        if let Some(s) = self
-            .servers
-            .iter()
-            .find(|s| s.trim().starts_with("udp:") || s.trim().starts_with("unix:"))
-        {
+        if let Some(s) = self.servers.iter().find(|s| !s.is_tcp()) {
             return Err(format!("--facebook reaches each server over both TCP and UDP at HOST:PORT; '{s}' names one transport"));
         }
         let refuse = |what: &str| Err(format!("--facebook does not go with {what}"));

@@ -1,7 +1,7 @@
 //! When a worker reads answers: `--read-delay` (a closed loop's batched
 //! reads) and `--read-answers` (an open loop's reads at its next wake-up).
 
-use super::{Address, LoadMode, RunSpec};
+use super::{LoadMode, RunSpec, ServerAddr};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -39,7 +39,7 @@ impl RunSpec {
     }
 
     fn tcp_only(&self) -> bool {
-        self.servers.iter().all(|s| Address::names_tcp(s))
+        self.servers.iter().all(ServerAddr::is_tcp)
     }
 
     /// Why answers cannot be read late in this run, if they cannot.
@@ -91,7 +91,7 @@ impl RunSpec {
         if self.load == LoadMode::LoadOnly {
             return Err("--read-delay applies to measured reads: --load-only measures the preload, which reads at once".into());
         }
-        if Address::first_udp(&self.servers).is_some() {
+        if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
             return Err("--read-delay is for streams (TCP, unix sockets): a UDP socket is read one datagram per wake-up".into());
         }
         if self.read_delay > MAX_READ_DELAY {

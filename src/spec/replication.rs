@@ -1,7 +1,7 @@
 //! memaslap's replication test (`--rep-write N`) as a run sets it: how
 //! many servers take writes, and how the replication lag is probed.
 
-use super::{units, Address, RunSpec};
+use super::{units, RunSpec};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -69,7 +69,7 @@ impl RunSpec {
             return Err("--rep-lag-poll must be above 0 and at most 1s".into());
         }
         let refuse = |what: &str| Err(format!("--rep-write does not go with {what}"));
-        if let Some(s) = Address::first_udp(&self.servers) {
+        if let Some(s) = crate::spec::ServerAddr::first_udp(&self.servers) {
             return refuse(&format!("UDP ('{s}'), as memaslap's does not"));
         }
         if self.facebook {

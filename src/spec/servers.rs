@@ -2,7 +2,7 @@
 //! and memaslap's), memcache-perf's `HOST:PORT-END_PORT` ranges, what key
 //! placement needs of each server, and what `--server-stats` needs.
 
-use super::{Address, RunSpec};
+use super::{Address, RunSpec, ServerAddr};
 use crate::placement::{Router, Scheme, Server};
 
 /// The most servers one port range may name.
@@ -12,15 +12,14 @@ const MAX_RANGE: u32 = 1024;
 /// A weight is a third field after a port (`10.0.0.1:11211:3`,
 /// `[::1]:11211:3`); a port range gives one server per port, each with
 /// the range's weight.
-pub fn expand(written: &[String]) -> Result<(Vec<String>, Vec<u32>), String> {
+pub fn expand(written: &[String]) -> Result<(Vec<ServerAddr>, Vec<u32>), String> {
     let mut addrs = Vec::new();
     let mut weights = Vec::new();
     for text in written {
         let text = text.trim();
         let (address, weight) = split_weight(text)?;
         for a in expand_range(&address)? {
-            Address::check(&a)?;
-            addrs.push(a);
+            addrs.push(ServerAddr::parse(&a)?);
             weights.push(weight);
         }
     }
@@ -200,7 +199,7 @@ impl RunSpec {
         if self.user.is_some() && self.protocol == mcbench_proto::Protocol::Binary {
             return Err("--server-stats asks `stats` in the text protocol; with --user over --protocol binary the connection would be bound to binary by its SASL handshake: use --protocol ascii or meta".into());
         }
-        if let Some(s) = Address::first_udp(&self.servers) {
+        if let Some(s) = ServerAddr::first_udp(&self.servers) {
             return Err(format!(
                 "--server-stats reads stats over TCP or a unix socket, not UDP ('{s}')"
             ));
@@ -254,15 +253,15 @@ pub fn check_weights(weights: &[u32], scheme: Scheme) -> Result<(), String> {
 
 /// The servers at `addrs` (as written) as key distributions name them,
 /// with their weights (1 where none is given).
-pub fn placement_list(addrs: &[String], weights: &[u32]) -> Vec<Server> {
+pub fn placement_list(addrs: &[ServerAddr], weights: &[u32]) -> Vec<Server> {
     addrs
         .iter()
         .enumerate()
         .map(|(i, text)| {
             // Every address was checked; one that is not a name keeps its
             // place in the list (indexes are servers) under its text.
-            let mut s = Address::name_of(text).unwrap_or_else(|_| Server {
-                host: text.clone(),
+            let mut s = Address::name_of(text.as_str()).unwrap_or_else(|_| Server {
+                host: text.to_string(),
                 port: 0,
                 weight: 1,
             });
@@ -277,7 +276,8 @@ mod tests {
     use super::*;
 
     fn ex(list: &[&str]) -> Result<(Vec<String>, Vec<u32>), String> {
-        expand(&list.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        let (addrs, weights) = expand(&list.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
+        Ok((addrs.iter().map(ToString::to_string).collect(), weights))
     }
 
     #[test]

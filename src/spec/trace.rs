@@ -97,7 +97,7 @@ impl RunSpec {
                 "--key-popularity",
             ),
             (
-                super::Address::first_udp(&self.servers).is_some(),
+                crate::spec::ServerAddr::first_udp(&self.servers).is_some(),
                 "UDP servers",
             ),
         ];

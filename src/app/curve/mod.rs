@@ -15,7 +15,7 @@ use crate::embedded::EmbeddedMemcached;
 use crate::error::{exit, Failure};
 use crate::report::{text_curve, ExportManager, Exporter};
 use crate::result::{Curve, CurveKind, CurvePoint, Slo, Verdict, DEFAULT_PERCENTILES};
-use crate::spec::{LoadMode, RunSpec};
+use crate::spec::{LoadMode, RunSpec, ServerAddr};
 use search::{Next, Search};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -212,7 +212,7 @@ impl Series {
         let embedded = if base.servers.is_empty() {
             crate::os::claim_fds(base.fds_needed()).map_err(Failure::usage)?;
             let e = EmbeddedMemcached::start(&crate::run::embedded_size(&base))?;
-            base.servers = vec![e.addr.to_string()];
+            base.servers = vec![ServerAddr::parse(&e.addr.to_string()).map_err(Failure::run)?];
             Some(e)
         } else {
             None
