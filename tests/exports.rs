@@ -42,7 +42,7 @@ fn save_rate_keeps_the_share_asked() {
     );
     assert_usage_error(
         &mcbench(&["run", "--save-rate", "0.5"]),
-        "--save-rate needs --save",
+        "not provided:\n  --save <FILE>",
     );
     for bad in ["0", "1.5", "-1"] {
         let rate = format!("--save-rate={bad}");

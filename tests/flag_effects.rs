@@ -195,7 +195,12 @@ fn busy_poll_spins_and_is_not_called_saturation() {
     let (out, j) = run_json(&spin);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let busy = j["client"]["worker_busy"][0].as_f64().unwrap();
-    assert!(busy > 0.8, "busy-polling worker busy {busy}");
+    // All the CPU it is given: all of one on a quiet machine; beside
+    // another load, its share, still far above the sleeper's.
+    assert!(
+        busy > 0.3 && busy > 3.0 * idle,
+        "busy-polling worker busy {busy}, sleeping {idle}"
+    );
     // (A late send is judged apart: on a shared machine one stall of the
     // spinning thread among 200 sends can set the send lag's p99.)
     let saturated = j["warnings"]

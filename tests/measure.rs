@@ -93,7 +93,14 @@ fn a_scan_reads_the_measurement_group() {
 fn measurement_flags_alone_or_with_the_wrong_run_are_refused() {
     let _machine = shared_machine();
     for (args, needle) in [
-        (vec!["--measure-rate", "100"], "need --measure-connections"),
+        (
+            vec!["--measure-rate", "100"],
+            "not provided:\n  --measure-connections <N>",
+        ),
+        (
+            vec!["--measure-depth", "2"],
+            "not provided:\n  --measure-connections <N>",
+        ),
         (vec!["--measure-connections", "1", "-x", "100"], "--ops"),
         (vec!["--measure-connections", "0"], "at least 1"),
         (

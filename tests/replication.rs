@@ -395,8 +395,11 @@ fn replication_refuses_what_it_cannot_do() {
             "--distribution none",
         ),
         (&["--rep-write", "1", "--rep-lag-rate=-1"], "--rep-lag-rate"),
-        (&["--rep-lag-rate", "5"], "need --rep-write"),
-        (&["--rep-lag-rate", "10"], "need --rep-write"),
+        (&["--rep-lag-rate", "5"], "not provided:\n  --rep-write <N>"),
+        (
+            &["--rep-lag-poll", "2s"],
+            "not provided:\n  --rep-write <N>",
+        ),
         (
             &["--rep-write", "1", "--rep-lag-poll", "2s"],
             "--rep-lag-poll",

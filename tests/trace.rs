@@ -436,7 +436,10 @@ fn bad_trace_input_is_refused_before_any_traffic() {
         (vec!["--trace", good, "--trace-clients"], "closed loop"),
         (vec!["--trace", good, "--trace-speed", "0"], "--trace-speed"),
         (vec!["--trace", good, "--multiget", "4"], "multigets"),
-        (vec!["--trace-clients"], "--trace FILE"),
+        (
+            vec!["--trace-clients"],
+            "<--trace <FILE>|--read-file <FILE>>",
+        ),
     ];
     for (args, needle) in cases {
         let mut all = vec!["run", "-s", &unused];

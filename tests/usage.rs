@@ -116,3 +116,21 @@ fn the_embedded_server_needs_descriptors_checked_up_front() {
         .unwrap();
     assert_usage_error(&out, "file descriptors");
 }
+
+#[test]
+fn a_flag_that_only_qualifies_another_is_refused_without_it() {
+    let _machine = shared_machine();
+    for (args, needed) in [
+        (&["--udp"][..], "--server <SERVERS>"),
+        (
+            &["--trace-clients"][..],
+            "<--trace <FILE>|--read-file <FILE>>",
+        ),
+        (&["--save-rate", "0.5"][..], "--save <FILE>"),
+    ] {
+        let mut all = vec!["run"];
+        all.extend(args);
+        let out = mcbench_env(&all, &[("MEMCACHED_SERVERS", "")]);
+        assert_usage_error(&out, &format!("not provided:\n  {needed}"));
+    }
+}

@@ -100,7 +100,12 @@ pub struct RunArgs {
     /// its timestamps. zstd-compressed
     /// files are read as they stream. Runs until the trace ends unless -t
     /// or -x cuts it.
-    #[arg(long, value_name = "FILE", conflicts_with = "read_file")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "read_file",
+        group = "trace_source"
+    )]
     pub trace: Option<PathBuf>,
 
     /// The trace's format: twitter, oracle-general, oracle-general-opns,
@@ -121,7 +126,7 @@ pub struct RunArgs {
 
     /// Send each trace client's requests, in order, on one connection
     /// (client id modulo the run's connections). Closed loop only.
-    #[arg(long)]
+    #[arg(long, requires = "trace_source")]
     pub trace_clients: bool,
 
     /// Keys to send, read from a file in order instead of drawn (the
@@ -129,7 +134,7 @@ pub struct RunArgs {
     /// the fork's `time,app,req,key,value size` (req 1 get, 2 set); ops
     /// not given come from the mix. Runs at --rate or closed loop until
     /// the file ends, unless -t or -x cuts it.
-    #[arg(long, alias = "read_file", value_name = "FILE")]
+    #[arg(long, alias = "read_file", value_name = "FILE", group = "trace_source")]
     pub read_file: Option<PathBuf>,
 
     /// Number of keys in the key space.
@@ -271,7 +276,7 @@ pub struct RunArgs {
     pub save: Option<PathBuf>,
 
     /// With --save: the share of requests written (0..1), for high rates.
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", requires = "save")]
     pub save_rate: Option<f64>,
 
     /// Pin worker threads to CPUs: alone, one CPU per thread in order;
@@ -454,12 +459,12 @@ pub struct RunArgs {
     /// With --rep-write: replication-lag probes per second, each a write
     /// of its own key on its own connection, polled on another server
     /// until it shows (0: none) [default: 10]
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", requires = "rep_write")]
     pub rep_lag_rate: Option<f64>,
 
     /// With --rep-write: the wait between polls of a probe's key (the
     /// lag's resolution, with a poll's round trip) [default: 100us]
-    #[arg(long, value_parser = parse_duration, value_name = "D")]
+    #[arg(long, value_parser = parse_duration, value_name = "D", requires = "rep_write")]
     pub rep_lag_poll: Option<Duration>,
 
     /// Measurement connections per server beside the load (mutilate's
@@ -470,12 +475,23 @@ pub struct RunArgs {
 
     /// The measurement connections' rate, ops/s over all of them
     /// (mutilate's -Q) [default: 1000]
-    #[arg(long, alias = "measure_qps", value_parser = parse_rate, value_name = "R")]
+    #[arg(
+        long,
+        alias = "measure_qps",
+        value_parser = parse_rate,
+        value_name = "R",
+        requires = "measure_connections"
+    )]
     pub measure_rate: Option<f64>,
 
     /// Requests in flight per measurement connection (mutilate's -D)
     /// [default: 1]
-    #[arg(long, alias = "measure_depth", value_name = "D")]
+    #[arg(
+        long,
+        alias = "measure_depth",
+        value_name = "D",
+        requires = "measure_connections"
+    )]
     pub measure_depth: Option<usize>,
 
     /// With --facebook: TCP connections beside each connection's UDP
@@ -503,7 +519,7 @@ pub struct RunArgs {
     pub protocol: mcbench_proto::Protocol,
 
     /// memaslap's --udp: reach every HOST:PORT server over UDP.
-    #[arg(long)]
+    #[arg(long, requires = "servers")]
     pub udp: bool,
 
     /// memaslap's -B: the binary protocol (same as --protocol binary).
@@ -586,12 +602,6 @@ impl RunArgs {
         } else {
             LoadMode::Load
         };
-        if self.udp && self.servers.is_empty() {
-            return Err("--udp needs --server: the embedded memcached listens on TCP only".into());
-        }
-        if self.save_rate.is_some() && self.save.is_none() {
-            return Err("--save-rate needs --save FILE".into());
-        }
         let mix = match (self.update, &self.mix) {
             (Some(u), _) => Mix::from_update_ratio(u)?,
             (None, Some(mix)) => mix.clone(),
@@ -709,9 +719,6 @@ impl RunArgs {
     /// file that cannot be read is a usage error, before any traffic).
     fn trace_spec(&self) -> Result<Option<crate::spec::TraceSpec>, String> {
         use crate::trace::{TraceFormat, TraceReader};
-        if self.trace_clients && self.trace.is_none() && self.read_file.is_none() {
-            return Err("--trace-clients needs --trace FILE".into());
-        }
         let (path, format) = match (&self.trace, &self.read_file) {
             (Some(path), _) => (path, self.trace_format),
             (None, Some(path)) => (path, Some(TraceFormat::Keys)),
@@ -751,12 +758,6 @@ impl RunArgs {
         if let (Some(speed), Some(t)) = (speed, first.time_s) {
             self.judge_schedule(&mut reader, t, speed)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
-        }
-        if speed.is_some() && !matches!(self.arrival, Distribution::Exponential { .. }) {
-            return Err("--arrival shapes --rate's gaps; a trace's timestamps set its own (add --trace-timing ignore and --rate)".into());
-        }
-        if self.ops.is_some() && self.warmup.is_some_and(|w| !w.is_zero()) {
-            return Err("-x with a trace replays its first N requests; a warm-up would take some of them: drop -w, or cut the run with -t".into());
         }
         Ok(Some(crate::spec::TraceSpec {
             path: path.clone(),
@@ -841,9 +842,6 @@ impl RunArgs {
     fn replication(&self) -> Result<Option<crate::spec::Replication>, String> {
         use crate::spec::replication::{DEFAULT_LAG_POLL, DEFAULT_LAG_RATE};
         let Some(writers) = self.rep_write else {
-            if self.rep_lag_rate.is_some() || self.rep_lag_poll.is_some() {
-                return Err("--rep-lag-rate and --rep-lag-poll need --rep-write N".into());
-            }
             return Ok(None);
         };
         if self.rep_lag_rate == Some(0.0) && self.rep_lag_poll.is_some() {
@@ -862,11 +860,6 @@ impl RunArgs {
     /// refused.
     fn measure(&self) -> Result<Option<crate::spec::MeasureGroup>, String> {
         let Some(connections) = self.measure_connections else {
-            if self.measure_rate.is_some() || self.measure_depth.is_some() {
-                return Err(
-                    "--measure-rate and --measure-depth need --measure-connections N".into(),
-                );
-            }
             return Ok(None);
         };
         Ok(Some(crate::spec::MeasureGroup {

@@ -299,6 +299,20 @@ mod tests {
     }
 
     #[test]
+    fn intervals_behind_are_said_past_one_per_worker_on_its_way() {
+        let behind = |n| {
+            let mut out = outcome(1000, 0, 0.1);
+            out.intervals_behind = n;
+            verdict(&out, true)
+                .1
+                .iter()
+                .any(|w| matches!(w, Warning::IntervalsBehind { .. }))
+        };
+        assert!(!behind(1) && !behind(MAX_INTERVALS_BEHIND));
+        assert!(behind(MAX_INTERVALS_BEHIND + 1));
+    }
+
+    #[test]
     fn a_server_stall_is_not_client_bound() {
         // Every request waited for a slot, the worker was idle, lag small.
         let (bound, w) = verdict(&outcome(20_000, 1000, 0.05), true);

@@ -3,6 +3,7 @@
 
 use super::{LoadMode, RunSpec, StopAfter};
 use crate::trace::TraceFormat;
+use crate::workload::Distribution;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -73,6 +74,12 @@ impl RunSpec {
             return Err(format!(
                 "{flag} replays the trace's timestamps; --rate would be a second schedule (add --trace-timing ignore to use --rate)"
             ));
+        }
+        if t.speed.is_some() && !matches!(self.arrival, Distribution::Exponential { .. }) {
+            return Err("--arrival shapes --rate's gaps; a trace's timestamps set its own (add --trace-timing ignore and --rate)".into());
+        }
+        if matches!(self.stop, StopAfter::Ops(_)) && !self.warmup.is_zero() {
+            return Err("-x with a trace replays its first N requests; a warm-up would take some of them: drop -w, or cut the run with -t".into());
         }
         if t.clients && (self.rate.is_some() || t.speed.is_some()) {
             return Err(
