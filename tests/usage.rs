@@ -130,7 +130,7 @@ fn a_flag_that_only_qualifies_another_is_refused_without_it() {
     ] {
         let mut all = vec!["run"];
         all.extend(args);
-        let out = mcbench_env(&all, &[("MEMCACHED_SERVERS", "")]);
+        let out = mcbench(&all);
         assert_usage_error(&out, &format!("not provided:\n  {needed}"));
     }
 }
