@@ -317,6 +317,12 @@ WORKLOADS = {
            ["mcbench", "memtier", "memcaslap"]),
     "w6": ("open loop 60,000 ops/s, 50 conns", {"extra": ["-q", "60000"]}, ["mcbench", "memtier", "mutilate"]),
     "w4": ("10,000 connections, open loop 10,000 ops/s", {"conns": 10000, "extra": ["-q", "10000"]}, ["mcbench"]),
+    # Connection churn (twemperf's --num-conns): one connection after
+    # another, 10 calls each, for the row's seconds (bench/churn.py has
+    # the comparison with twemperf itself).
+    "churn": ("one connection after another, 10 calls each", {
+        "conns": 1, "extra": ["--num-conns", "10000000", "--conn-rate", "0", "--num-calls", "10",
+                              "--call-rate", "0"]}, ["mcbench"]),
     # w1's workload in each protocol and transport (RESP against redis-server).
     "protocols": ("closed loop, 50 conns, depth 1, per protocol", {},
                   ["mcbench:ascii:tcp", "mcbench:meta:tcp", "mcbench:binary:tcp", "mcbench:resp:tcp",

@@ -66,7 +66,7 @@ fn load_only_sets_each_key_once() {
 
 #[test]
 fn open_loop_keeps_the_rate() {
-    let _machine = quiet_machine();
+    let _machine = shared_machine();
     let m = Memcached::start(&[]);
     for arrival in ["fixed", "exponential"] {
         let (_, j) = run_ok(
@@ -75,14 +75,21 @@ fn open_loop_keeps_the_rate() {
         );
         let rate = f(&j, "total.rate");
         // Fixed gaps schedule exactly 15,000; Poisson arrivals vary by
-        // √15000 ≈ 0.8 %, so 2 % holds either way for a client that keeps up.
+        // √15000 ≈ 0.8 %, so 2 % holds either way for a client that keeps
+        // up. One that does not (another load on the machine) must say
+        // so: a rate missed in silence is the failure.
+        let kept = (rate / 5000.0 - 1.0).abs() < 0.02;
+        let said = j["client"]["client_bound"] == true
+            || j["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w["kind"] == "rate_missed");
         assert!(
-            (rate / 5000.0 - 1.0).abs() < 0.02,
-            "{arrival}: {rate} ops/s"
+            kept || said,
+            "{arrival}: {rate} ops/s, unsaid: {}",
+            j["warnings"]
         );
-        // The median send lag is a few µs when the clock and the schedule
-        // agree (p99 depends on how this shared VM wakes an idle CPU).
-        assert!(f(&j, "client.send_lag_us.p50") < 500.0, "{}", j["client"]);
     }
 }
 
