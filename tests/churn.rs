@@ -136,8 +136,7 @@ fn one_after_another_holds_one_connection_at_a_time() {
 
 #[test]
 fn paced_calls_keep_their_schedule() {
-    // Judges timing: alone on the machine (support::MACHINE).
-    let _machine = quiet_machine();
+    let _machine = shared_machine();
     let m = Memcached::start(&[]);
     // 4 connections at once, each 50 calls at 100/s: 0.5 s.
     let (_, j) = run_ok(
@@ -157,11 +156,17 @@ fn paced_calls_keep_their_schedule() {
         ],
     );
     assert_eq!(f(&j, "total.count"), 200.0);
-    let secs = f(&j, "duration_s");
-    assert!((0.45..0.8).contains(&secs), "duration {secs}");
     assert_eq!(j["client"]["open_loop"], true);
+    // Never early: 49 gaps of 10 ms between a connection's calls. Late
+    // only if the run says its client was.
+    let late_said = j["client"]["client_bound"] == true;
+    let secs = f(&j, "duration_s");
+    assert!(secs >= 0.45 && (secs < 0.8 || late_said), "duration {secs}");
     let life = f(&j, "connections.lifetime_us.p50");
-    assert!((480_000.0..700_000.0).contains(&life), "lifetime {life} µs");
+    assert!(
+        life >= 480_000.0 && (life < 700_000.0 || late_said),
+        "lifetime {life} µs"
+    );
 }
 
 #[test]
