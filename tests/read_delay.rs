@@ -58,8 +58,11 @@ fn delayed_reads_are_timed_when_the_answers_came() {
     assert_eq!(f(&j, "total.count"), 100.0);
     let p50 = f(&j, "total.latency_us.p50");
     let p90 = f(&j, "total.latency_us.p90");
-    assert!((2000.0..2700.0).contains(&p50), "p50 {p50} µs");
-    assert!(p90 < 3500.0, "p90 {p90} µs");
+    // The server's 2 ms, never less; timed when read, each answer would
+    // take the 5 ms pause besides. (Between the two: this machine's
+    // wake-ups, whatever else runs on it.)
+    assert!((2000.0..4000.0).contains(&p50), "p50 {p50} µs");
+    assert!(p90 < 5000.0, "p90 {p90} µs");
     let rate = f(&j, "total.ok_rate");
     assert!(
         rate < 150.0,
@@ -255,8 +258,11 @@ fn answers_read_at_the_next_arrival_are_timed_when_they_came() {
         assert_eq!(f(j, "total.errors"), 0.0, "{when}");
         let p50 = f(j, "total.latency_us.p50");
         let p90 = f(j, "total.latency_us.p90");
-        assert!((2000.0..2700.0).contains(&p50), "{when}: p50 {p50} µs");
-        assert!(p90 < 3500.0, "{when}: p90 {p90} µs");
+        // The server's 2 ms, never less; timed when read at the next
+        // arrival (5 ms apart on average at 200/s), p50 would be over
+        // 5 ms and p90 over 13.
+        assert!((2000.0..4000.0).contains(&p50), "{when}: p50 {p50} µs");
+        assert!(p90 < 5000.0, "{when}: p90 {p90} µs");
     }
     assert!(
         (late_switches as f64) < 0.75 * at_once_switches as f64,
