@@ -5,6 +5,17 @@
 //! parse → record. The loop is closed (a freed slot is refilled at once) or
 //! open (a `Pacer` decides when requests are due; a due request with no free
 //! slot waits in the client, and that wait counts as latency).
+//!
+//! The loop's fixed skeleton is `skeleton.rs`, its rules in time `phase.rs`.
+//! The parts it is composed of, each with its own state and tests:
+//! - when requests are due: `open_loop.rs` (and its `backlog.rs`),
+//!   `closed_loop.rs`, `churn.rs`, `replay.rs` (a timed trace);
+//! - what is sent: `source.rs` (preload, mix, trace, delete90);
+//! - where it goes: `router.rs` (one socket, by server, by op);
+//! - when answers are read: `read_policy.rs`, applied in `wait.rs`;
+//! - what an answer updates: `answers.rs`, read in `responses.rs`;
+//! - failures: `timeouts.rs`, `stall.rs`, `reconnect.rs`.
+//! `setup.rs` makes the parts from the worker's plan.
 
 mod answers;
 mod backlog;
