@@ -15,6 +15,7 @@
 //! - when answers are read: `read_policy.rs`, applied in `wait.rs`;
 //! - what an answer updates: `answers.rs`, read in `responses.rs`;
 //! - failures: `timeouts.rs`, `stall.rs`, `reconnect.rs`.
+//!
 //! `setup.rs` makes the parts from the worker's plan.
 
 mod answers;
