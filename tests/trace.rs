@@ -303,11 +303,7 @@ fn trace_speed_replays_the_timestamps_as_an_open_loop() {
     let (_, real) = run_ok(&m.addr(), &["--trace", path]);
     let (_, fast) = run_ok(&m.addr(), &["--trace", path, "--trace-speed", "4x"]);
     let (_, ignored) = run_ok(&m.addr(), &["--trace", path, "--trace-timing", "ignore"]);
-    let (d1, d4, d0) = (
-        f(&real, "duration_s"),
-        f(&fast, "duration_s"),
-        f(&ignored, "duration_s"),
-    );
+    let (d1, d4) = (f(&real, "duration_s"), f(&fast, "duration_s"));
     // A schedule is never run early: the last record is due at 2 s (0.5 s
     // at 4x). Nor late, unless the run says its client was.
     let on_time = |j: &serde_json::Value, d: f64, due: f64| {
@@ -328,14 +324,14 @@ fn trace_speed_replays_the_timestamps_as_an_open_loop() {
         // An open loop: lag against each request's intended time is kept.
         assert_eq!(j["client"]["open_loop"], true, "{}", j["client"]);
     }
-    // Timing ignored: a closed loop, at the client's and server's pace.
+    // Timing ignored: a closed loop, at the client's and server's pace
+    // (how fast that is, is the machine's).
     assert_eq!(count_of(&ignored, "total.count"), 800);
     assert_eq!(
         ignored["client"]["open_loop"], false,
         "{}",
         ignored["client"]
     );
-    assert!(d0 < d1, "a closed loop through 800 requests took {d0} s");
 }
 
 #[test]

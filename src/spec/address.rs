@@ -21,12 +21,6 @@ enum Written<'a> {
 }
 
 impl Address {
-    /// Checks the form of `text` without resolving it (usage errors, found
-    /// before anything starts).
-    pub fn check(text: &str) -> Result<(), String> {
-        Address::parse(text).map(|_| ())
-    }
-
     fn parse(text: &str) -> Result<Written<'_>, String> {
         let text = text.trim();
         if text.is_empty() {
@@ -258,11 +252,11 @@ mod tests {
         assert!(Address::resolve("127.0.0.1:notaport").is_err());
         assert!(Address::resolve("unix:").is_err());
         for bad in ["", " ", ":11211", "a b:1", "[::1", "[::1]x", "h:70000"] {
-            assert!(Address::check(bad).is_err(), "{bad:?}");
+            assert!(ServerAddr::parse(bad).is_err(), "{bad:?}");
         }
         assert_eq!(port("::1"), 11211);
         // Well formed, unknown: refused only when resolved.
-        assert!(Address::check("no-such-host.invalid:1").is_ok());
+        assert!(ServerAddr::parse("no-such-host.invalid:1").is_ok());
         assert!(Address::resolve("no-such-host.invalid:1").is_err());
     }
 
