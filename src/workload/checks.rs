@@ -18,9 +18,12 @@ use rand::Rng;
 /// Expiring keys kept to read back, per connection.
 pub const RING: usize = 16;
 /// memcached's clock ticks in whole seconds: an item set with expiry E at
-/// time t expires within a second either side of t + E. Expiries are
-/// judged only outside that margin, ns.
-pub const CLOCK_SLACK_NS: u64 = 1_000_000_000;
+/// time t expires within a second either side of t + E; and the tick is a
+/// timer event, which a busy machine runs late, so the clock can be
+/// behind by more than that second when the item is set (a CI run saw
+/// 9 of 1,556 keys missed just inside the second). Expiries are judged
+/// only outside that second and a quarter, ns.
+pub const CLOCK_SLACK_NS: u64 = 1_250_000_000;
 /// The expiry of `--exp-verify` sets without `--expiry`, s.
 pub const DEFAULT_TTL_S: u32 = 2;
 
@@ -265,10 +268,10 @@ mod tests {
         assert_eq!(c.expected_hit(check, 10 * s, 10 * s + s / 2), Some(true));
         assert_eq!(c.expected_hit(check, 11 * s, 11 * s + s / 2), None);
         assert_eq!(c.expected_hit(check, 12 * s, 12 * s), None);
-        assert_eq!(
-            c.expected_hit(check, 13 * s + 2000, 13 * s + 3000),
-            Some(false)
-        );
+        // Past the expiry and the clock's slack.
+        let late = 12 * s + CLOCK_SLACK_NS;
+        assert_eq!(c.expected_hit(check, late, late + 1000), None);
+        assert_eq!(c.expected_hit(check, late + 2000, late + 3000), Some(false));
         assert_eq!(c.expected_hit(Check::Value { must_hit: true }, 0, 0), None);
     }
 
