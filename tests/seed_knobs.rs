@@ -42,19 +42,18 @@ fn skip_drops_late_arrivals_unsent_and_keeps_the_latency_bounded() {
         .unwrap()
         .iter()
         .any(|w| w["kind"] == "skipped"));
-    // Without it the same overload queues in the client, and its latency
-    // grows with the run; with it, it stays near the 5 ms skip bound.
+    // Without it the same overload queues in the client: nothing is
+    // skipped, and every arrival was answered, failed or left unsent.
+    // (Which arrivals are skipped, 5 ms late, is the open loop's unit
+    // test; how far the tail then stays from the queued run's is a
+    // comparison of two runs' latency, for `bench/`.)
     let (_, queued) = run_json(&[&["run", "-s", &m.addr()][..], &overload[..]].concat());
-    let (with, without) = (
-        f(&skip, "total.latency_us.p99"),
-        f(&queued, "total.latency_us.p99"),
-    );
-    assert!(with < 50_000.0, "p99 {with} µs with --skip");
-    assert!(
-        without > 4.0 * with,
-        "p99 {without} µs without, {with} µs with --skip"
-    );
     assert_eq!(count(&queued, "client.skips"), 0);
+    assert!(!queued["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "skipped"));
 }
 
 #[test]
@@ -210,16 +209,23 @@ fn moderate_keeps_a_connection_quiet_for_250us_after_each_answer() {
             (5400..6600).contains(&arrivals),
             "{arrivals} arrivals at 6000/s for 1 s"
         );
-        (served(&m) - before) as f64 / (f(&j, "duration_s") + 0.05)
+        let warned = j["warnings"].as_array().unwrap().iter().any(|w| {
+            ["rate_missed", "late_schedule", "worker_saturated"]
+                .contains(&w["kind"].as_str().unwrap())
+        });
+        let rate = (served(&m) - before) as f64 / (f(&j, "duration_s") + 0.05);
+        (rate, warned)
     };
     // One connection at depth 1 that waits 250 µs after each answer sends
     // fewer than 4000 requests a second, whatever the rate asked.
-    let moderated = rate(&["--moderate"]);
+    let (moderated, _) = rate(&["--moderate"]);
     assert!(moderated <= 4000.0, "{moderated}/s with --moderate");
-    let free = rate(&[]);
+    // Without it the same connection is not held to that bound: it
+    // serves well over 4000/s, or the run says the client could not.
+    let (free, warned) = rate(&[]);
     assert!(
-        free >= 1.3 * moderated,
-        "{free}/s without --moderate, {moderated}/s with"
+        free > 4400.0 || warned,
+        "{free}/s without --moderate, and no warning"
     );
     assert_usage_error(&mcbench(&["run", "-s", &m.addr(), "--moderate"]), "--rate");
 }

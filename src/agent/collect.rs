@@ -7,7 +7,7 @@ use super::pb::{self, run_event};
 use super::unix_ns;
 use crate::error::Failure;
 use crate::result::{self, AgentSummary, MeasureSummary, RunContext, RunResult};
-use crate::spec::{LoadMode, MeasureGroup, RunSpec};
+use crate::spec::{LoadMode, MeasureGroup, OpenLoop, RunSpec, Schedule};
 use crate::stats::IntervalSummary;
 use crate::warnings::Warning;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -156,13 +156,14 @@ pub fn probe_spec(spec: &RunSpec, group: MeasureGroup) -> Result<RunSpec, Failur
     p.measure = None;
     p.connections = group.connections;
     p.threads = 1;
-    p.rate = Some(group.rate);
     p.depth = group.depth;
     // An open loop of few probes: no batched refills, and each probe sent
     // on its exact schedule, as the local measurement group's.
     p.refill_batch = 1;
-    p.coalesce = Some(std::time::Duration::ZERO);
-    p.churn = None;
+    p.schedule = Schedule::Open(OpenLoop {
+        coalesce: Some(Duration::ZERO),
+        ..spec.schedule.at_rate(group.rate)
+    });
     if p.load == LoadMode::Load {
         p.load = LoadMode::NoLoad;
     }

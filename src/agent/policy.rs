@@ -73,7 +73,7 @@ pub fn admit(mut spec: RunSpec, limits: &Limits) -> Result<RunSpec, String> {
             limit,
         );
     }
-    if let Some(rate) = spec.rate.filter(|r| *r > limits.rate) {
+    if let Some(rate) = spec.rate().filter(|r| *r > limits.rate) {
         let limit = format!("{}/s", limits.rate);
         return over("requests", format!("{rate}/s"), "--max-rate", limit);
     }
@@ -117,7 +117,7 @@ mod tests {
         s.stop = StopAfter::Duration(Duration::from_secs(90_000));
         assert!(admit(s, &limits).unwrap_err().contains("--max-duration"));
         let mut s = spec();
-        s.rate = Some(1e9);
+        s.schedule = crate::spec::Schedule::Open(s.schedule.at_rate(1e9));
         assert!(admit(s, &limits).unwrap_err().contains("--max-rate"));
         // A share bounded by requests is bounded in time too.
         let mut s = spec();

@@ -2,7 +2,7 @@
 //! key slice of its own, in proportion to its weight (`--lambda-mul`).
 //! The workload itself (mix, sizes, servers, duration) is the whole run's.
 
-use crate::spec::{RunSpec, StopAfter};
+use crate::spec::{RunSpec, Schedule, StopAfter};
 use crate::workload::ClientSlice;
 
 /// `total` shared by `weights`, each part rounded down and the rest
@@ -57,7 +57,10 @@ fn one(spec: &RunSpec, weights: &[u64], threads: usize, i: usize) -> Result<RunS
     s.connections = weighted(spec.connections as u64, weights, i) as usize;
     let threads = if threads == 0 { spec.threads } else { threads };
     s.threads = threads.min(s.connections).max(1);
-    s.rate = spec.rate.map(|r| r * weights[i] as f64 / sum as f64);
+    if let Some(rate) = spec.rate() {
+        let mine = rate * weights[i] as f64 / sum as f64;
+        s.schedule = Schedule::Open(spec.schedule.at_rate(mine));
+    }
     // The measurement group is the master's own (its probe connections).
     s.measure = None;
     if let StopAfter::Ops(ops) = spec.stop {
@@ -69,7 +72,7 @@ fn one(spec: &RunSpec, weights: &[u64], threads: usize, i: usize) -> Result<RunS
         }
         s.stop = StopAfter::Ops(mine);
     }
-    if let Some(c) = &mut s.churn {
+    if let Schedule::Churn(c) = &mut s.schedule {
         c.conns = weighted(c.conns, weights, i).max(1);
     }
     // Disjoint keys: agent i takes slice i of each of the run's slices.

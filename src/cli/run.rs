@@ -3,7 +3,9 @@
 use super::OutputArgs;
 use crate::spec::churn::{parse_buffer, parse_source_addrs};
 use crate::spec::units::{parse_count, parse_duration, parse_rate};
-use crate::spec::{Churn, Gaps, LoadMode, RunSpec, SocketOptions, StopAfter, DEFAULT_MAX_VALUE};
+use crate::spec::{
+    Churn, Gaps, LoadMode, RunSpec, ScheduleFlags, SocketOptions, StopAfter, DEFAULT_MAX_VALUE,
+};
 use crate::workload::{ClientSlice, Distribution, Mix, MultiGet, Popularity};
 use clap::Args;
 use std::path::PathBuf;
@@ -49,6 +51,7 @@ pub struct RunArgs {
 
     /// Shape of open-loop inter-arrival gaps, rescaled to the rate:
     /// exponential (Poisson), fixed, or any distribution (fb_ia, uniform:0,2).
+    /// Without a rate there are no gaps to shape, and it is not used.
     #[arg(long, alias = "iadist", value_parser = parse_arrival, default_value = "exponential")]
     pub arrival: Distribution,
 
@@ -593,7 +596,10 @@ impl RunArgs {
             (None, None) if self.trace.is_some() || self.read_file.is_some() => StopAfter::TraceEnd,
             (None, None) => StopAfter::Duration(DEFAULT_DURATION),
         };
-        let trace = self.trace_spec()?;
+        let (trace, trace_speed) = match self.trace_spec()? {
+            Some((trace, speed)) => (Some(trace), speed),
+            None => (None, None),
+        };
         // A replay has no key space to preload, unless asked (and refused).
         let load = if self.load_only {
             LoadMode::LoadOnly
@@ -621,8 +627,6 @@ impl RunArgs {
             replication: self.replication()?,
             server_stats: self.server_stats,
             measure: self.measure()?,
-            skip: self.skip,
-            moderate: self.moderate,
             successful: self.successful,
             miss_window: self.miss_window,
             assoc: self.assoc,
@@ -632,8 +636,6 @@ impl RunArgs {
             connections: self.connections,
             depth: self.depth,
             refill_batch: self.refill_batch,
-            rate: self.rate,
-            arrival: self.arrival.clone(),
             stop,
             time_limit: self.time_limit,
             warmup: self.warmup.unwrap_or(Duration::ZERO),
@@ -682,14 +684,22 @@ impl RunArgs {
             facebook: self.facebook,
             conn_sock: self.conn_sock,
             busy_poll: self.busy_poll,
-            coalesce: self.coalesce,
             read_answers: self.read_answers,
-            churn: self.num_conns.map(|conns| Churn {
-                conns,
-                conn_gaps: self.conn_rate.unwrap_or(Gaps::AfterPrevious),
-                calls: self.num_calls.unwrap_or(1),
-                call_gaps: self.call_rate.unwrap_or(Gaps::AfterPrevious),
-            }),
+            schedule: ScheduleFlags {
+                rate: self.rate,
+                arrival: self.arrival.clone(),
+                coalesce: self.coalesce,
+                skip: self.skip,
+                moderate: self.moderate,
+                churn: self.num_conns.map(|conns| Churn {
+                    conns,
+                    conn_gaps: self.conn_rate.unwrap_or(Gaps::AfterPrevious),
+                    calls: self.num_calls.unwrap_or(1),
+                    call_gaps: self.call_rate.unwrap_or(Gaps::AfterPrevious),
+                }),
+                trace_speed,
+            }
+            .schedule()?,
             socket: SocketOptions {
                 linger_s: self.linger,
                 send_buffer: self.send_buffer,
@@ -717,7 +727,9 @@ impl RunArgs {
 impl RunArgs {
     /// `--trace` or `--read-file`: the file opened to find its format (a
     /// file that cannot be read is a usage error, before any traffic).
-    fn trace_spec(&self) -> Result<Option<crate::spec::TraceSpec>, String> {
+    /// The trace to replay, and its speed if it is replayed at its
+    /// timestamps.
+    fn trace_spec(&self) -> Result<Option<(crate::spec::TraceSpec, Option<f64>)>, String> {
         use crate::trace::{TraceFormat, TraceReader};
         let (path, format) = match (&self.trace, &self.read_file) {
             (Some(path), _) => (path, self.trace_format),
@@ -759,13 +771,13 @@ impl RunArgs {
             self.judge_schedule(&mut reader, t, speed)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }
-        Ok(Some(crate::spec::TraceSpec {
+        let trace = crate::spec::TraceSpec {
             path: path.clone(),
             format,
-            speed,
             clients: self.trace_clients,
             names_ops: reader.names_ops(),
-        }))
+        };
+        Ok(Some((trace, speed)))
     }
 
     /// A timed replay's schedule, judged before any traffic from the

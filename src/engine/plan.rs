@@ -49,7 +49,7 @@ pub(super) fn plan_workers(
     // so that every server gets the same share of the run's rate.
     for plan in &mut plans {
         plan.rate = spec
-            .rate
+            .rate()
             .map(|r| r * plan.conns.len() as f64 / total_conns as f64);
     }
     let placed = spec.places_keys(nservers);
@@ -210,7 +210,7 @@ pub(super) fn start_feed(
     let plan = trace_feed::FeedPlan {
         path: t.path.clone(),
         format: t.format,
-        speed: t.speed,
+        speed: spec.schedule.trace_speed(),
         client_lanes,
         workers,
         max_value: u32::try_from(spec.max_value_size).unwrap_or(u32::MAX),

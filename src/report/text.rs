@@ -92,14 +92,14 @@ fn config(out: &mut String, r: &RunResult) {
         Some(v) => format!("{} (embedded {v})", r.servers.join(", ")),
         None => r.servers.join(", "),
     };
-    let pace = match s.rate {
-        None if s.open_loop() => "open loop, at the trace's timestamps".into(),
-        Some(rate) => format!(
+    let pace = match (s.rate(), s.schedule.gaps()) {
+        (Some(rate), Some(gaps)) => format!(
             "open loop, {rate} ops/s target, gaps shaped {}",
-            arrival_name(&s.arrival)
+            arrival_name(gaps)
         ),
-        None if s.read_delay.is_zero() => "closed loop".into(),
-        None => {
+        _ if s.open_loop() => "open loop, at the trace's timestamps".into(),
+        _ if s.read_delay.is_zero() => "closed loop".into(),
+        _ => {
             let d = match s.read_delay.as_nanos() {
                 ns if ns < 1_000 => format!("{ns} ns"),
                 ns => format!("{:.0} µs", ns as f64 / 1e3),
@@ -367,7 +367,7 @@ fn counters(out: &mut String, r: &RunResult) {
     let _ = writeln!(out, "errors: {}", nonzero(&r.errors));
     // With --num-conns the held connections only preloaded: the
     // connection section tells of the measured ones.
-    let held = if r.spec.churn.is_some() {
+    let held = if r.spec.churn().is_some() {
         String::new()
     } else {
         format!(
@@ -404,9 +404,9 @@ fn counters(out: &mut String, r: &RunResult) {
                 l.p50, l.p99, l.max, c.waits
             );
             if let Some(cv) = c.send_gap_cv {
-                let _ = writeln!(out, "{}", send_gaps_line(cv, &r.spec.arrival));
+                let _ = writeln!(out, "{}", send_gaps_line(cv, r.spec.schedule.gaps()));
             }
-            if r.spec.skip {
+            if r.spec.skip() {
                 let _ = writeln!(out, "skipped transmissions (--skip): {}", c.skips);
             }
         }
@@ -462,12 +462,13 @@ fn checks(out: &mut String, r: &RunResult) {
 
 /// The achieved gaps' dispersion beside the schedule's own, so that sends
 /// that went out in bursts cannot pass for the schedule.
-fn send_gaps_line(cv: f64, arrival: &Distribution) -> String {
+/// `arrival` is a rate's gap shape (`None`: a trace's timestamps).
+fn send_gaps_line(cv: f64, arrival: Option<&Distribution>) -> String {
     let intended = match arrival {
-        Distribution::Exponential { .. } => {
+        Some(Distribution::Exponential { .. }) => {
             " (Poisson's is 1.00; above it, sends went out in bursts)"
         }
-        Distribution::Fixed(_) => " (even gaps' is 0.00)",
+        Some(Distribution::Fixed(_)) => " (even gaps' is 0.00)",
         _ => "",
     };
     format!("send gaps as sent: CV {cv:.2}{intended}")

@@ -20,7 +20,7 @@ const CLASSES: [(&str, &str); 8] = [
 /// The schedule in the header: `1000 connections at 1000.0/s fixed, 10
 /// calls each at ...`.
 pub fn schedule(r: &RunResult) -> Option<String> {
-    let c = r.spec.churn.as_ref()?;
+    let c = r.spec.churn()?;
     Some(format!(
         "{} connections, {}; {} call(s) each, {}",
         c.conns, c.conn_gaps, c.calls, c.call_gaps
@@ -30,7 +30,7 @@ pub fn schedule(r: &RunResult) -> Option<String> {
 /// The section, when connections were opened while measuring or failed.
 pub fn write(out: &mut String, r: &RunResult) {
     let c = &r.connections;
-    if r.spec.churn.is_none() && c.connects == 0 && c.failures() == 0 {
+    if r.spec.churn().is_none() && c.connects == 0 && c.failures() == 0 {
         return;
     }
     let per_conn = if c.rate > 0.0 {

@@ -233,7 +233,7 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
 /// by more than the Poisson count's own noise (3 standard deviations of
 /// the requests expected over the run).
 fn missed_rate(spec: &RunSpec, out: &Outcome) -> Option<Warning> {
-    let target = spec.rate?;
+    let target = spec.rate()?;
     if out.duration_s < MIN_JUDGED_S {
         return None;
     }
@@ -241,8 +241,8 @@ fn missed_rate(spec: &RunSpec, out: &Outcome) -> Option<Warning> {
     let achieved = out.total.total_ops() as f64 / out.duration_s;
     // Even gaps have no count noise: 1 %. Random gaps: 1 % or 3 standard
     // deviations of a Poisson count, whichever is larger.
-    let tolerance = match spec.arrival {
-        crate::workload::Distribution::Fixed(_) => 0.01,
+    let tolerance = match spec.schedule.gaps() {
+        Some(crate::workload::Distribution::Fixed(_)) => 0.01,
         _ => 0.01f64.max(3.0 / expected.max(1.0).sqrt()),
     };
     ((achieved - target).abs() > tolerance * target)

@@ -58,7 +58,7 @@ impl RunSpec {
         if self.servers.is_empty() {
             needed = needed.max(crate::embedded::max_conns(self.connections) as u64 + 64);
         }
-        (needed, self.churn.as_ref().map_or(0, |c| c.conns))
+        (needed, self.churn().map_or(0, |c| c.conns))
     }
 
     /// What the run needs of the machine and of each server: connections

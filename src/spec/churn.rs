@@ -206,7 +206,7 @@ impl super::RunSpec {
     /// the send lag.
     pub fn has_schedule(&self) -> bool {
         self.open_loop()
-            || self.churn.is_some_and(|c| {
+            || self.churn().is_some_and(|c| {
                 c.conn_gaps != Gaps::AfterPrevious || c.call_gaps != Gaps::AfterPrevious
             })
     }
@@ -215,7 +215,7 @@ impl super::RunSpec {
     /// can be combined with.
     pub(super) fn validate_churn(&self) -> Result<(), String> {
         self.validate_socket()?;
-        let Some(churn) = &self.churn else {
+        let Some(churn) = self.churn() else {
             if self.stop == super::StopAfter::Schedule {
                 return Err(
                     "a run that ends with its connection schedule needs --num-conns".into(),
@@ -228,12 +228,6 @@ impl super::RunSpec {
         }
         let refuse =
             |flag: &str, why: &str| Err(format!("{flag} does not go with --num-conns: {why}"));
-        if self.rate.is_some() {
-            return refuse(
-                "--rate",
-                "each connection paces its own requests; use --call-rate",
-            );
-        }
         if self.depth > 1 {
             return refuse(
                 "--depth",

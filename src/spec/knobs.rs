@@ -25,12 +25,6 @@ impl RunSpec {
     }
 
     pub(super) fn validate_knobs(&self) -> Result<(), String> {
-        if self.skip && !self.open_loop() {
-            return Err("--skip drops arrivals of an open loop that is behind: give --rate".into());
-        }
-        if self.moderate && !self.open_loop() {
-            return Err("--moderate spaces the sends of an open loop: give --rate".into());
-        }
         if self.miss_window == Some(0) {
             return Err("--miss-window must be at least 1 request".into());
         }
@@ -144,7 +138,7 @@ impl RunSpec {
                 self.verify > 0.0 || self.exp_verify > 0.0,
                 "--verify: deleted keys would read as lost",
             ),
-            (self.churn.is_some(), "--num-conns"),
+            (self.churn().is_some(), "--num-conns"),
             (
                 self.load == LoadMode::LoadOnly,
                 "--load-only: there is no measured phase",

@@ -51,7 +51,7 @@ impl RunSpec {
                 self.window.is_some(),
                 "--window (windows belong to load connections)",
             ),
-            (self.churn.is_some(), "--num-conns"),
+            (self.churn().is_some(), "--num-conns"),
             (
                 self.save_rate.is_some(),
                 "--save (its samples would mix the groups)",

@@ -8,6 +8,7 @@ mod knobs;
 pub mod measure;
 mod reads;
 pub mod replication;
+pub mod schedule;
 pub mod servers;
 mod trace;
 pub mod units;
@@ -18,6 +19,7 @@ pub use churn::{Churn, Gaps, SocketOptions};
 pub use measure::MeasureGroup;
 pub use reads::ReadAnswers;
 pub use replication::Replication;
+pub use schedule::{Arrivals, OpenLoop, Schedule, ScheduleFlags};
 pub use trace::{parse_speed, TraceSpec};
 
 use crate::workload::{
@@ -70,11 +72,11 @@ pub struct RunSpec {
     /// requests are answered (1..=depth; 1 keeps `depth` in flight).
     #[serde(default = "one")]
     pub refill_batch: usize,
-    /// Target aggregate ops/s (open loop); `None` is closed loop.
-    pub rate: Option<f64>,
-    /// Shape of the gaps between open-loop arrivals, rescaled to the rate
-    /// (mutilate's `--iadist`): exponential is Poisson arrivals.
-    pub arrival: Distribution,
+    /// When requests are sent: closed loop, open loop or connection churn
+    /// (its JSON is the flat `rate`, `arrival`, `coalesce`, `skip`,
+    /// `moderate`, `churn` and `trace_speed`).
+    #[serde(flatten)]
+    pub schedule: Schedule,
     pub stop: StopAfter,
     /// `--time-limit`: the measured phase ends by then whatever `stop`
     /// says (a cap on `-x`, a connection schedule or a trace).
@@ -156,10 +158,6 @@ pub struct RunSpec {
     /// Never written to reports.
     #[serde(skip)]
     pub password: Option<String>,
-    /// `--num-conns`: connections opened and closed over the run; `None`
-    /// holds `connections` per server open for the whole run.
-    #[serde(default)]
-    pub churn: Option<Churn>,
     /// Linger, buffers, Nagle and source addresses of every TCP connection.
     #[serde(default)]
     pub socket: SocketOptions,
@@ -193,15 +191,6 @@ pub struct RunSpec {
     /// default; their `-B` blocks): no wake-up latency, a CPU per worker.
     #[serde(default)]
     pub busy_poll: bool,
-    /// `--coalesce`: an open loop's worker may wake this much after an
-    /// arrival's intended time, so that one wake-up sends every arrival
-    /// due by then (`None`: the default, `coalesce()`).
-    #[serde(
-        default,
-        with = "units::seconds_opt",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub coalesce: Option<Duration>,
     /// `--read-answers`: when an open loop's workers read answers (`None`:
     /// late wherever the run allows, `reads_late()`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -227,13 +216,6 @@ pub struct RunSpec {
     /// Measurement connections beside the load (`--measure-connections`).
     #[serde(default)]
     pub measure: Option<MeasureGroup>,
-    /// Open loop: drop arrivals unsent while far behind (`--skip`).
-    #[serde(default)]
-    pub skip: bool,
-    /// Open loop: a connection sends nothing for 250 µs after an answer
-    /// (`--moderate`).
-    #[serde(default)]
-    pub moderate: bool,
     /// Latency and throughput of answers without an error reply only
     /// (`--successful`); errors are still counted.
     #[serde(default)]
@@ -261,9 +243,6 @@ pub struct RunSpec {
 fn one() -> usize {
     1
 }
-
-/// The longest `--coalesce`: beyond it the wait would rival what is measured.
-const MAX_COALESCE: Duration = Duration::from_millis(1);
 
 /// libmemcached's default: modula with one-at-a-time.
 pub fn default_scheme() -> crate::placement::Scheme {
@@ -338,16 +317,9 @@ impl RunSpec {
             return Err("--depth must be between 1 and 65536".into());
         }
         self.validate_refill_batch()?;
-        if let Some(rate) = self.rate {
-            if !(rate.is_finite() && rate > 0.0) {
-                return Err(format!(
-                    "--rate must be a positive number of ops/s, got {rate}"
-                ));
-            }
-        }
+        self.validate_schedule()?;
         self.validate_read_delay()?;
         self.validate_read_answers()?;
-        self.validate_coalesce()?;
         self.validate_measure()?;
         self.validate_knobs()?;
         self.validate_trace()?;
@@ -382,21 +354,6 @@ impl RunSpec {
             return Err(format!(
                 "value size {} cannot produce a valid value (1..={max} bytes; --max-value-size raises the limit)",
                 self.value_size
-            ));
-        }
-        let (gap_lo, _) = self.arrival.support();
-        if gap_lo < 0.0 {
-            return Err(format!(
-                "--arrival {} can draw negative gaps (down to {gap_lo}); a gap shape must be of \
-                 non-negative values (exponential, fixed, uniform:0,2, fb_ia, ...)",
-                self.arrival
-            ));
-        }
-        let gap = self.arrival.mean();
-        if !(gap.is_finite() && gap > 0.0) {
-            return Err(format!(
-                "--arrival {} has no finite positive mean, so it cannot be scaled to a rate",
-                self.arrival
             ));
         }
         if !(0.0..=1.0).contains(&self.miss_ratio) {
@@ -447,20 +404,9 @@ impl RunSpec {
     /// not hidden; but it is the client's own wait, added to what the
     /// server is measured by, so it is asked for, never a default.
     pub fn coalesce(&self) -> Duration {
-        self.coalesce.unwrap_or(Duration::ZERO)
-    }
-
-    fn validate_coalesce(&self) -> Result<(), String> {
-        let Some(w) = self.coalesce else {
-            return Ok(());
-        };
-        if !self.open_loop() && !w.is_zero() {
-            return Err("--coalesce gathers an open loop's arrivals into one wake-up: give --rate (or a timed --trace)".into());
-        }
-        if w > MAX_COALESCE {
-            return Err(format!("--coalesce must be at most 1ms, got {w:?}"));
-        }
-        Ok(())
+        self.open()
+            .and_then(|o| o.coalesce)
+            .unwrap_or(Duration::ZERO)
     }
 
     /// `--noreply` must quiet some command the run measures: a text
@@ -774,11 +720,14 @@ impl RunSpec {
             return Err(format!("--facebook reaches each server over both TCP and UDP at HOST:PORT; '{s}' names one transport"));
         }
         let refuse = |what: &str| Err(format!("--facebook does not go with {what}"));
-        if self.rate.is_some() {
-            return refuse("--rate: it runs each group of sockets closed loop, as memaslap does");
-        }
-        if self.churn.is_some() {
-            return refuse("--num-conns");
+        match self.schedule {
+            Schedule::Closed => {}
+            Schedule::Open(_) => {
+                return refuse(
+                    "--rate: it runs each group of sockets closed loop, as memaslap does",
+                )
+            }
+            Schedule::Churn(_) => return refuse("--num-conns"),
         }
         if self.reconnect {
             return refuse("--reconnect: a group that lost its sockets is done");

@@ -56,11 +56,11 @@ impl RunSpec {
                 "the kernel stamps answers over TCP only, not over UDP or unix sockets",
             ),
             (
-                self.churn.is_some(),
+                self.churn().is_some(),
                 "--num-conns times each connect as it completes",
             ),
             (
-                self.moderate,
+                self.moderate(),
                 "--moderate spaces sends by when answers came, which a late read learns too late",
             ),
         ];

@@ -78,7 +78,7 @@ impl RunSpec {
         if !self.distribution.places_keys() || self.roundrobin {
             return refuse("--distribution none or --roundrobin: it places each key on a writer");
         }
-        if self.churn.is_some() {
+        if self.churn().is_some() {
             return refuse("--num-conns: it holds a connection to every server");
         }
         if self.window.is_some() {

@@ -147,7 +147,7 @@ impl RunSpec {
         }
         let bound = if self.roundrobin {
             Some("--roundrobin assigns each thread's connections to one server")
-        } else if self.churn.is_some() {
+        } else if self.churn().is_some() {
             Some("--num-conns opens each connection to one server, as twemperf does")
         } else if self.facebook {
             Some("--facebook groups each connection's sockets on one server, as memaslap does")
@@ -172,7 +172,7 @@ impl RunSpec {
     /// `--roundrobin`: held connections only, and one for every thread
     /// that serves a server.
     fn validate_roundrobin(&self, n: usize) -> Result<(), String> {
-        if self.churn.is_some() {
+        if self.churn().is_some() {
             return Err("--roundrobin assigns held connections to threads; --num-conns opens its own, spread over the servers".into());
         }
         let per_server = self.threads.div_ceil(n.max(1));

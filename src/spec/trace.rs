@@ -3,7 +3,6 @@
 
 use super::{LoadMode, RunSpec, StopAfter};
 use crate::trace::TraceFormat;
-use crate::workload::Distribution;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -12,10 +11,6 @@ use std::path::PathBuf;
 pub struct TraceSpec {
     pub path: PathBuf,
     pub format: TraceFormat,
-    /// Replay the trace's timestamps divided by this speed (`--trace-speed`),
-    /// or `None`: the run's own rate, or a closed loop
-    /// (`--trace-timing ignore`, and always for `--read-file`).
-    pub speed: Option<f64>,
     /// `--trace-clients`: each trace client's requests go, in order, on
     /// one connection (`client mod connections`).
     pub clients: bool,
@@ -34,23 +29,23 @@ pub fn parse_speed(s: &str) -> Result<f64, String> {
         .unwrap_or(s)
         .parse()
         .map_err(|_| format!("--trace-speed is a factor such as 2x or 0.5x, not {s:?}"))?;
+    check_speed(v)?;
+    Ok(v)
+}
+
+/// A timed replay's speed must be in `SPEED_RANGE`.
+pub(super) fn check_speed(v: f64) -> Result<(), String> {
     if !SPEED_RANGE.contains(&v) {
         return Err(format!(
-            "--trace-speed must be between {}x and {}x, got {s}",
+            "--trace-speed must be between {}x and {}x, got {v}",
             SPEED_RANGE.start(),
             SPEED_RANGE.end()
         ));
     }
-    Ok(v)
+    Ok(())
 }
 
 impl RunSpec {
-    /// Whether requests follow a schedule of their own: `--rate`, or a
-    /// trace's timestamps.
-    pub fn open_loop(&self) -> bool {
-        self.rate.is_some() || self.trace.as_ref().is_some_and(|t| t.speed.is_some())
-    }
-
     /// A replay sends the trace's keys in the trace's order: every flag
     /// that shapes the key space or needs keys of its own is refused.
     pub(super) fn validate_trace(&self) -> Result<(), String> {
@@ -70,18 +65,10 @@ impl RunSpec {
                 "{flag} replays the trace's own keys: there is no key space to preload (drop --load/--load-only; --getset fills misses)"
             ));
         }
-        if t.speed.is_some() && self.rate.is_some() {
-            return Err(format!(
-                "{flag} replays the trace's timestamps; --rate would be a second schedule (add --trace-timing ignore to use --rate)"
-            ));
-        }
-        if t.speed.is_some() && !matches!(self.arrival, Distribution::Exponential { .. }) {
-            return Err("--arrival shapes --rate's gaps; a trace's timestamps set its own (add --trace-timing ignore and --rate)".into());
-        }
         if matches!(self.stop, StopAfter::Ops(_)) && !self.warmup.is_zero() {
             return Err("-x with a trace replays its first N requests; a warm-up would take some of them: drop -w, or cut the run with -t".into());
         }
-        if t.clients && (self.rate.is_some() || t.speed.is_some()) {
+        if t.clients && self.open_loop() {
             return Err(
                 "--trace-clients keeps each client's requests in order on one connection, which a closed loop does; an open loop sends each request on any free connection (add --trace-timing ignore, without --rate)"
                     .into(),
@@ -96,7 +83,7 @@ impl RunSpec {
             ),
             (self.replication.is_some(), "--rep-write"),
             (self.facebook, "--facebook"),
-            (self.churn.is_some(), "--num-conns"),
+            (self.churn().is_some(), "--num-conns"),
             (self.measure.is_some(), "--measure-connections"),
             (self.miss_ratio > 0.0, "--miss-ratio"),
             (

@@ -236,7 +236,7 @@ impl Series {
     /// signal cut it short.
     fn probe(&mut self, rate: f64, repeat: bool) -> Result<Option<&CurvePoint>, Failure> {
         let mut spec = self.base.clone();
-        spec.rate = Some(rate);
+        spec.schedule = crate::spec::Schedule::Open(spec.schedule.at_rate(rate));
         if !self.curve.runs.is_empty() && spec.load == LoadMode::Load {
             spec.load = LoadMode::NoLoad;
         }

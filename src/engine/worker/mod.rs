@@ -184,8 +184,16 @@ impl Worker {
             sampler: Sampler::new(spec.save_rate, spec.seed ^ plan.index as u64),
             alive: conns.len(),
             arrivals: open_loop::OpenLoop::new(
-                plan.rate
-                    .map(|r| Pacer::new(spec.arrival.clone(), r, start)),
+                // The load's gap shape; the measurement group beside a
+                // closed-loop load has a rate of its own, and Poisson gaps.
+                plan.rate.map(|r| {
+                    let gaps = spec.schedule.gaps().cloned();
+                    Pacer::new(
+                        gaps.unwrap_or_else(crate::spec::schedule::poisson),
+                        r,
+                        start,
+                    )
+                }),
                 plan.coalesce_ns,
                 nservers,
                 conns.len() * plan.depth,
@@ -208,8 +216,7 @@ impl Worker {
             encoder: setup::encoder(spec)?,
             next_udp_check: 0,
             churn: spec
-                .churn
-                .as_ref()
+                .churn()
                 .map(|c| churn::Schedule::new(c, plan.index, spec.threads)),
             max_pending,
             next_timeout_check: 0,
@@ -354,7 +361,7 @@ impl Worker {
     fn list_free_slots(&mut self, c: usize) {
         let server = self.conns[c].server;
         let depth = self.depth;
-        if self.shared.spec.skip {
+        if self.shared.spec.skip() {
             self.recorder.skips += self.arrivals.backlog.skip_late(server, clock_ns());
         }
         // `--moderate`: a quiet connection lists its slots; the waiting

@@ -285,7 +285,7 @@ impl Worker {
     /// A connection to `server` with a free slot (with `--moderate`, one
     /// not kept quiet at `now`).
     fn take_slot(&mut self, server: usize, now: u64) -> Option<usize> {
-        if self.shared.spec.moderate {
+        if self.shared.spec.moderate() {
             return self.take_moderated(server, now);
         }
         while let Some(c) = self.arrivals.ready[server].pop_front() {

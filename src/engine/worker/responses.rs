@@ -89,7 +89,7 @@ impl Worker {
         self.reopening.works(c);
         self.progress.last_progress_ns = if last_now > 0 {
             self.progress.last_answer_ns = last_now;
-            if self.shared.spec.moderate {
+            if self.shared.spec.moderate() {
                 self.conns[c].quiet_until = last_now + super::open_loop::MODERATE_NS;
             }
             last_now

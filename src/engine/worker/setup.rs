@@ -113,5 +113,10 @@ pub(super) fn replay(
 ) -> replay::Replay {
     let t = spec.trace.as_ref().expect("a trace run");
     let clients = t.clients.then(|| (spec.total_connections(servers), lanes));
-    replay::Replay::new(feed, t.speed.is_some(), sockets, clients)
+    replay::Replay::new(
+        feed,
+        spec.schedule.trace_speed().is_some(),
+        sockets,
+        clients,
+    )
 }

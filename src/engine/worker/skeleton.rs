@@ -165,7 +165,7 @@ impl Worker {
     fn send_due(&mut self, ph: &Phase, now: u64) {
         // `--moderate`: waiting requests go out as quiet times end, in
         // the drain too.
-        if ph.open && self.shared.spec.moderate {
+        if ph.open && self.shared.spec.moderate() {
             self.release_moderated(now);
         }
         if ph.open && self.progress.sending {
@@ -240,7 +240,7 @@ impl Worker {
         if self.in_flight > 0 || self.churn.is_some() {
             wake = wake.min(self.next_timeout_check.max(now));
         }
-        if ph.open && self.shared.spec.moderate {
+        if ph.open && self.shared.spec.moderate() {
             wake = wake.min(self.moderated_wake().max(now));
         }
         wake
