@@ -42,6 +42,8 @@ fn main() {
         Command::Slabs(args) => mcbench::app::slabs(&args),
         Command::Top(args) => mcbench::app::top(&args),
         Command::TraceStat(args) => mcbench::app::trace_stat(&args),
+        Command::Man(args) => mcbench::app::man(&args),
+        Command::Completions(args) => mcbench::app::completions(&args),
         #[cfg(feature = "agents")]
         Command::Agent(args) => mcbench::app::agent(&args),
         Command::Profiles => match mcbench::error::to_stdout(&mcbench::config::profiles::listing())

@@ -165,7 +165,7 @@ fn a_udp_header_cannot_inflate_the_drop_count() {
 #[test]
 fn a_timeout_below_a_millisecond_is_refused() {
     let out = mcbench(&["run", "-s", "127.0.0.1:1", "--timeout", "1ns"]);
-    assert_usage_error(&out, "--timeout must be at least 1 ms");
+    assert_usage_error(&out, "(or --timeout) must be at least 1 ms");
 }
 
 /// A server that refuses every set (`SERVER_ERROR out of memory`): the

@@ -663,6 +663,47 @@ fn a_stalled_server_ends_in_timeouts_not_a_hang() {
     );
 }
 
+/// The timeouts apart: a drain of 1 s ends a run whose requests may wait
+/// 100 s for an answer (the minute `run_json` allows would not see that
+/// one out), and what it leaves unanswered are timeouts.
+#[test]
+fn the_drain_has_a_timeout_of_its_own() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::Stall);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "-t",
+        "1s",
+        "-q",
+        "100",
+        "-c",
+        "2",
+        "--timeout",
+        "100s",
+        "--connect-timeout",
+        "2s",
+        "--drain-timeout",
+        "1s",
+        "--no-load",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        (
+            f(&j, "spec.timeout"),
+            f(&j, "spec.connect_timeout"),
+            f(&j, "spec.drain_timeout")
+        ),
+        (100.0, 2.0, 1.0)
+    );
+    // Both connections' requests in flight when the drain ended.
+    assert!(f(&j, "errors.timeout") >= 2.0, "{}", j["errors"]);
+    assert_eq!(f(&j, "total.count"), 0.0);
+    // Not the stall rule: servers silent for 100 s were never declared so.
+    assert!(!stderr(&out).contains("no answer from"), "{}", stderr(&out));
+}
+
 #[test]
 fn thousands_of_connections_just_work() {
     let _machine = shared_machine();

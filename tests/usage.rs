@@ -20,7 +20,7 @@ fn bad_input_is_refused_before_anything_starts() {
         (&["run", "-s", "localhost:99999"], "no server address"),
         (
             &["run", "--timeout", "0"],
-            "--timeout must be at least 1 ms",
+            "--request-timeout (or --timeout) must be at least 1 ms",
         ),
         (
             &["run", "--threads", "100000"],
@@ -121,7 +121,7 @@ fn the_embedded_server_needs_descriptors_checked_up_front() {
 fn a_flag_that_only_qualifies_another_is_refused_without_it() {
     let _machine = shared_machine();
     for (args, needed) in [
-        (&["--udp"][..], "--server <SERVERS>"),
+        (&["--udp"][..], "--server <ADDR>"),
         (
             &["--trace-clients"][..],
             "<--trace <FILE>|--read-file <FILE>>",
@@ -132,5 +132,87 @@ fn a_flag_that_only_qualifies_another_is_refused_without_it() {
         all.extend(args);
         let out = mcbench(&all);
         assert_usage_error(&out, &format!("not provided:\n  {needed}"));
+    }
+}
+
+/// Errors that teach: each refusal names a flag the user typed and says
+/// what to do (give, drop, use, raise ... something, or the bound a value
+/// must keep). The cases span every family of `RunSpec::validate`.
+#[test]
+fn each_refusal_names_the_flag_and_what_to_do() {
+    let cases: &[&[&str]] = &[
+        &["--skip"],
+        &["--moderate"],
+        &["--coalesce", "100us"],
+        &["-q", "100", "--coalesce", "2ms"],
+        &["-q", "100", "--num-conns", "5"],
+        &["-q", "0"],
+        &["-T", "0"],
+        &["-c", "0"],
+        &["-d", "0"],
+        &["-d", "2", "--refill-batch", "3"],
+        &["-q", "100", "-d", "4", "--refill-batch", "2"],
+        &["-t", "0s"],
+        &["-x", "0"],
+        &["--time-limit", "0s"],
+        &["--interval", "10ms"],
+        &["-V", "2000000"],
+        &["--miss-ratio", "1.5"],
+        &["--window", "0"],
+        &["--overwrite", "0.5"],
+        &["--load-only", "--window", "10"],
+        &["--noreply", "--protocol", "resp"],
+        &["--num-conns", "0"],
+        &["--num-conns", "5", "-d", "2"],
+        &["--num-conns", "5", "-x", "10"],
+        &["--measure-connections", "1", "-x", "100"],
+        &["--assoc", "10"],
+        &["--delete90"],
+        &["--read-answers", "late"],
+        &["--timeout", "0s"],
+        &["--drain-timeout", "0s"],
+        &["-q", "10", "--arrival", "normal:1,2"],
+        &["--trace-commands", "--protocol", "binary"],
+        &["--exp-verify", "2"],
+        &["--verify", "1.5"],
+        &["--save-rate", "0.5"],
+    ];
+    const HINTS: &[&str] = &[
+        "give", "use", "add", "drop", "raise", "must", "at most", "at least", "between", "needs",
+        "try", "without", "only",
+    ];
+    for args in cases {
+        let all = [&["run", "-s", "127.0.0.1:1"][..], args].concat();
+        let out = mcbench(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let said = stderr(&out);
+        let typed: Vec<&str> = args
+            .iter()
+            .copied()
+            .filter(|a| a.starts_with('-'))
+            .collect();
+        fn long(short: &str) -> &str {
+            match short {
+                "-q" => "--rate",
+                "-T" => "--threads",
+                "-c" => "--connections",
+                "-d" => "--depth",
+                "-t" => "--duration",
+                "-x" => "--ops",
+                "-V" => "--value-size",
+                other => other,
+            }
+        }
+        assert!(
+            typed
+                .iter()
+                .any(|f| said.contains(f) || said.contains(long(f))),
+            "{args:?}: no flag named in: {said}"
+        );
+        let lower = said.to_lowercase();
+        assert!(
+            HINTS.iter().any(|h| lower.contains(h)),
+            "{args:?}: no hint in: {said}"
+        );
     }
 }

@@ -54,7 +54,7 @@ pub async fn run_all(
 ) -> Result<RunResult, Failure> {
     let slowest = agents.iter().map(|a| a.rtt_ns).max().unwrap_or(0);
     let start = unix_ns() + 300_000_000 + 4 * slowest;
-    let then = spec.interval * 3 + spec.timeout + Duration::from_secs(10);
+    let then = spec.interval * 3 + spec.longest_timeout() + Duration::from_secs(10);
     let patience = Patience {
         first: Duration::from_nanos((start - unix_ns()).max(0) as u64)
             + spec.wait
@@ -62,7 +62,7 @@ pub async fn run_all(
             + then,
         then,
         // After a Stop: the agent's drain, then its result.
-        stopping: spec.timeout + Duration::from_secs(10),
+        stopping: spec.longest_timeout() + Duration::from_secs(10),
     };
     let probe = spec.measure.map(|group| {
         let probe = probe_spec(spec, group);

@@ -1,8 +1,9 @@
 //! The subcommands: `mcbench run` from parsed flags to written reports and
 //! an exit code; `report` and `compare` over saved results (`saved`);
-//! `route`, where keys live (`route`).
+//! `route`, where keys live (`route`); `man` and `completions` (`docs`).
 
 mod curve;
+mod docs;
 mod each;
 mod inspect;
 mod route;
@@ -11,6 +12,7 @@ mod top;
 mod trace_stat;
 
 pub use curve::{scan, scan_presented, search, search_presented};
+pub use docs::{completions, man};
 pub use inspect::{slabs, stats};
 pub use route::route;
 pub use saved::{compare, report};

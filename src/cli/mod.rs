@@ -77,6 +77,26 @@ pub enum Command {
     /// The mutilate fork's command line and output (also as a link named
     /// mutilate).
     Mutilate(ToolArgs),
+    /// Print a man page (roff): mcbench's, or a subcommand's with all its
+    /// flags (`mcbench man run | man -l -`).
+    Man(ManArgs),
+    /// Print a shell's completion script (`source <(mcbench completions
+    /// bash)`).
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (run, search, report, ...);
+    /// without it, mcbench's own page.
+    pub command: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// A seed tool's own flags, parsed by its personality

@@ -13,10 +13,15 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
+    /// Servers: HOST:PORT, udp:HOST:PORT or unix:/path; none starts a memcached.
+    ///
     /// Server HOST:PORT (TCP), udp:HOST:PORT or unix:/path; repeat or
-    /// comma-separate for several. With none, a memcached from PATH is
-    /// started on loopback for the run.
+    /// comma-separate for several.
+    ///
+    /// With none, a memcached from PATH is started on loopback for the run.
     #[arg(
+        value_name = "ADDR",
+        help_heading = "Target",
         short = 's',
         long = "server",
         env = "MEMCACHED_SERVERS",
@@ -25,85 +30,127 @@ pub struct RunArgs {
     pub servers: Vec<String>,
 
     /// Worker threads, each with its own event loop.
-    #[arg(short = 'T', long, default_value_t = 1)]
+    #[arg(
+        value_name = "N",
+        help_heading = "Load and schedule",
+        short = 'T',
+        long,
+        default_value_t = 1
+    )]
     pub threads: usize,
 
     /// Connections per server, spread over the threads.
-    #[arg(short = 'c', long, default_value_t = 4)]
+    #[arg(
+        value_name = "N",
+        help_heading = "Load and schedule",
+        short = 'c',
+        long,
+        default_value_t = 4
+    )]
     pub connections: usize,
 
+    /// Requests in flight per connection (pipelining).
+    ///
     /// Requests in flight per connection (pipelining): a closed loop keeps
     /// this many on each connection, an open loop at most this many.
-    #[arg(short = 'd', long, default_value_t = 1)]
+    #[arg(
+        value_name = "N",
+        help_heading = "Load and schedule",
+        short = 'd',
+        long,
+        default_value_t = 1
+    )]
     pub depth: usize,
 
     /// Closed loop: refill a connection once B of its --depth requests are
-    /// answered (1 to --depth), in one write. 1 keeps --depth in flight,
-    /// as memtier and mutilate do; a larger B costs less CPU per request
-    /// but keeps only depth-B+1 to depth in flight.
-    #[arg(long, value_name = "B", default_value_t = 1)]
+    /// answered (1 to --depth), in one write.
+    ///
+    /// 1 keeps --depth in flight, as memtier and mutilate do; a larger B costs
+    /// less CPU per request but keeps only depth-B+1 to depth in flight.
+    #[arg(
+        help_heading = "Load and schedule",
+        hide_short_help = true,
+        long,
+        value_name = "B",
+        default_value_t = 1
+    )]
     pub refill_batch: usize,
 
-    /// Target aggregate rate in ops/s (open loop; 20000, 20k). Without
-    /// it: closed loop.
-    #[arg(short = 'q', long, value_parser = parse_rate)]
+    /// Target aggregate rate in ops/s (open loop; 20000, 20k).
+    ///
+    /// Without it: closed loop.
+    #[arg(value_name = "OPS", help_heading = "Load and schedule", short = 'q', long, value_parser = parse_rate)]
     pub rate: Option<f64>,
 
-    /// Shape of open-loop inter-arrival gaps, rescaled to the rate:
-    /// exponential (Poisson), fixed, or any distribution (fb_ia, uniform:0,2).
+    /// Shape of an open loop's gaps between arrivals: exponential (Poisson), fixed, ...
+    ///
+    /// Shape of open-loop inter-arrival gaps, rescaled to the rate: exponential
+    /// (Poisson), fixed, or any distribution (fb_ia, uniform:0,2).
+    ///
     /// Without a rate there are no gaps to shape, and it is not used.
-    #[arg(long, alias = "iadist", value_parser = parse_arrival, default_value = "exponential")]
+    #[arg(value_name = "SHAPE", help_heading = "Load and schedule", long, alias = "iadist", value_parser = parse_arrival, default_value = "exponential")]
     pub arrival: Distribution,
 
     /// Length of the measured phase (30s, 2m, 1h).
-    #[arg(short = 't', long, value_parser = parse_duration, conflicts_with = "ops")]
+    #[arg(value_name = "D", help_heading = "Load and schedule", short = 't', long, value_parser = parse_duration, conflicts_with = "ops")]
     pub duration: Option<Duration>,
 
+    /// Stop after exactly this many measured requests (mutilate's -N/--queries).
+    ///
     /// Stop after exactly this many measured requests, shared among the
     /// servers (mutilate's -N/--queries).
-    #[arg(short = 'x', long, alias = "queries", value_parser = parse_count)]
+    #[arg(value_name = "N", help_heading = "Load and schedule", short = 'x', long, alias = "queries", value_parser = parse_count)]
     pub ops: Option<u64>,
 
+    /// End the measured phase after D at the latest, whatever else says.
+    ///
     /// End the measured phase after D at the latest, whatever -t, -x, the
     /// connection schedule or the trace say (a cap for quick looks).
-    #[arg(long, value_parser = parse_duration, value_name = "D")]
+    #[arg(help_heading = "Load and schedule", long, value_parser = parse_duration, value_name = "D")]
     pub time_limit: Option<Duration>,
 
+    /// Time to run before measuring, not counted.
+    ///
     /// Time to run before measuring; not counted [default: 0s; 1s per
     /// probe of search and scan]
-    #[arg(short = 'w', long, value_parser = parse_duration)]
+    #[arg(value_name = "D", help_heading = "Load and schedule", short = 'w', long, value_parser = parse_duration)]
     pub warmup: Option<Duration>,
 
     /// A pause between the preload and the measured phase with nothing
     /// sent (mutilate's and memcache-perf's -W/--wait).
-    #[arg(short = 'W', long, value_parser = parse_duration, value_name = "D")]
+    #[arg(help_heading = "Load and schedule", hide_short_help = true, short = 'W', long, value_parser = parse_duration, value_name = "D")]
     pub wait: Option<Duration>,
 
     /// Open loop: when an arrival is over 5 ms late and finds no free
-    /// connection slot, drop it unsent, and the later ones until the
-    /// schedule is within 4 ms of now; count them (mutilate's --skip).
+    /// connection slot, drop it unsent, and the later ones until the schedule
+    /// is within 4 ms of now; count them (mutilate's --skip).
+    ///
     /// Their latency is not measured: a truthful tail needs this off.
-    #[arg(long)]
+    #[arg(help_heading = "Load and schedule", hide_short_help = true, long)]
     pub skip: bool,
 
     /// Open loop: a connection sends nothing for 250 µs after each answer
     /// (mutilate's --moderate, as its code does it); arrivals meanwhile
     /// wait for another connection, and the wait is latency.
-    #[arg(long)]
+    #[arg(help_heading = "Load and schedule", hide_short_help = true, long)]
     pub moderate: bool,
 
     /// Send start_trace before the measured phase and stop_trace after it
     /// to every server (memcache-perf's -e, for tracing memcached builds);
     /// a server that refuses them gets a warning.
-    #[arg(long)]
+    #[arg(help_heading = "Protocol", hide_short_help = true, long)]
     pub trace_commands: bool,
 
+    /// Replay a trace file: its keys, ops, sizes and timestamps.
+    ///
     /// Replay a trace file instead of the mix: its keys (as given, without
-    /// --key-prefix), ops, value sizes and (unless --trace-timing ignore)
-    /// its timestamps. zstd-compressed
-    /// files are read as they stream. Runs until the trace ends unless -t
-    /// or -x cuts it.
+    /// --key-prefix), ops, value sizes and (unless --trace-timing ignore) its
+    /// timestamps.
+    ///
+    /// zstd-compressed files are read as they stream. Runs until the trace ends
+    /// unless -t or -x cuts it.
     #[arg(
+        help_heading = "Trace replay",
         long,
         value_name = "FILE",
         conflicts_with = "read_file",
@@ -111,320 +158,500 @@ pub struct RunArgs {
     )]
     pub trace: Option<PathBuf>,
 
+    /// The trace's format: twitter, oracle-general, oracle-general-opns, lcs or meta-kv.
+    ///
     /// The trace's format: twitter, oracle-general, oracle-general-opns,
     /// lcs or meta-kv [default: from the lcs magic, the file name, or the
     /// first line's fields]
-    #[arg(long, value_name = "FORMAT", requires = "trace")]
+    #[arg(
+        help_heading = "Trace replay",
+        long,
+        value_name = "FORMAT",
+        requires = "trace"
+    )]
     pub trace_format: Option<crate::trace::TraceFormat>,
 
     /// Replay the trace's timestamps this many times faster (2x, 0.5x).
-    #[arg(long, value_name = "S", value_parser = crate::spec::parse_speed, requires = "trace")]
+    #[arg(help_heading = "Trace replay", long, value_name = "S", value_parser = crate::spec::parse_speed, requires = "trace")]
     pub trace_speed: Option<f64>,
 
     /// replay: send at the trace's timestamps (open loop, latency from
     /// each request's intended time); ignore: the run's own --rate, or a
     /// closed loop without it (the mutilate fork's way).
-    #[arg(long, value_name = "replay|ignore", value_parser = ["replay", "ignore"], requires = "trace")]
+    #[arg(help_heading = "Trace replay", hide_short_help = true, long, value_name = "replay|ignore", value_parser = ["replay", "ignore"], requires = "trace")]
     pub trace_timing: Option<String>,
 
-    /// Send each trace client's requests, in order, on one connection
-    /// (client id modulo the run's connections). Closed loop only.
-    #[arg(long, requires = "trace_source")]
+    /// Send each trace client's requests, in order, on one connection (client
+    /// id modulo the run's connections).
+    ///
+    /// Closed loop only.
+    #[arg(
+        help_heading = "Trace replay",
+        hide_short_help = true,
+        long,
+        requires = "trace_source"
+    )]
     pub trace_clients: bool,
 
-    /// Keys to send, read from a file in order instead of drawn (the
-    /// mutilate fork's --read_file): lines of `key`, `key,value size`, or
-    /// the fork's `time,app,req,key,value size` (req 1 get, 2 set); ops
-    /// not given come from the mix. Runs at --rate or closed loop until
-    /// the file ends, unless -t or -x cuts it.
-    #[arg(long, alias = "read_file", value_name = "FILE", group = "trace_source")]
+    /// Keys to send, in a file's order (the mutilate fork's --read_file).
+    ///
+    /// Keys to send, read from a file in order instead of drawn (the mutilate
+    /// fork's --read_file): lines of `key`, `key,value size`, or the fork's
+    /// `time,app,req,key,value size` (req 1 get, 2 set); ops not given come
+    /// from the mix.
+    ///
+    /// Runs at --rate or closed loop until the file ends, unless -t or -x cuts
+    /// it.
+    #[arg(
+        help_heading = "Trace replay",
+        long,
+        alias = "read_file",
+        value_name = "FILE",
+        group = "trace_source"
+    )]
     pub read_file: Option<PathBuf>,
 
     /// Number of keys in the key space.
-    #[arg(short = 'r', long, value_parser = parse_count, default_value_t = DEFAULT_KEYS)]
+    #[arg(value_name = "N", help_heading = "Keys and values", short = 'r', long, value_parser = parse_count, default_value_t = DEFAULT_KEYS)]
     pub keys: u64,
 
     /// Key size in bytes (a distribution).
-    #[arg(short = 'K', long, default_value = "30")]
+    #[arg(
+        value_name = "SIZE",
+        help_heading = "Keys and values",
+        short = 'K',
+        long,
+        default_value = "30"
+    )]
     pub key_size: Distribution,
 
     /// Value size in bytes (a distribution).
-    #[arg(short = 'V', long, default_value = "200")]
+    #[arg(
+        value_name = "SIZE",
+        help_heading = "Keys and values",
+        short = 'V',
+        long,
+        default_value = "200"
+    )]
     pub value_size: Distribution,
 
     /// Prefix of every key.
-    #[arg(long, default_value = DEFAULT_PREFIX)]
+    #[arg(value_name = "P", help_heading = "Keys and values", hide_short_help = true, long, default_value = DEFAULT_PREFIX)]
     pub key_prefix: String,
 
     /// Share of requests that are sets (0..1); the rest are gets. Wins over --mix.
-    #[arg(short = 'u', long)]
+    #[arg(value_name = "R", help_heading = "Workload", short = 'u', long)]
     pub update: Option<f64>,
 
     /// Op mix as weights, e.g. get=90,set=10 (default get=90,set=10).
-    /// incr/decr count numbers up to 2^64-1: with a preload or sets they
-    /// need --value-size 19 or less (values are digits), else the run is
-    /// refused.
-    #[arg(long)]
+    ///
+    /// incr/decr count numbers up to 2^64-1: with a preload or sets they need
+    /// --value-size 19 or less (values are digits), else the run is refused.
+    #[arg(value_name = "WEIGHTS", help_heading = "Workload", long)]
     pub mix: Option<Mix>,
 
+    /// Which keys requests ask for: uniform, zipf:THETA, hotspot:F,S, sequential, latest.
+    ///
     /// Which keys requests ask for: uniform, zipf:THETA, hotspot:FRACTION,SHARE,
     /// sequential, latest[:THETA] (YCSB's request distributions).
-    #[arg(long, alias = "keyorder", default_value = "uniform")]
+    #[arg(
+        value_name = "P",
+        help_heading = "Keys and values",
+        long,
+        alias = "keyorder",
+        default_value = "uniform"
+    )]
     pub key_popularity: Popularity,
 
     /// Use the I-th of N disjoint slices of the key space (twemperf's -c), so
     /// that N instances share a run without overlapping.
-    #[arg(long, value_name = "I/N", default_value = "0/1")]
+    #[arg(
+        help_heading = "Keys and values",
+        hide_short_help = true,
+        long,
+        value_name = "I/N",
+        default_value = "0/1"
+    )]
     pub client: ClientSlice,
 
+    /// Send every get as a multiget of N keys (memaslap --division).
+    ///
     /// Send every get as a multiget of N keys (memaslap --division); with
     /// mget in --mix, only the keys per mget.
-    #[arg(long, value_name = "N", conflicts_with_all = ["getq_freq"])]
+    #[arg(help_heading = "Workload", long, value_name = "N", conflicts_with_all = ["getq_freq"])]
     pub multiget: Option<u32>,
 
     /// Percentage of gets sent as multigets (memcache-perf -g, 0..100).
-    #[arg(long)]
+    #[arg(
+        value_name = "P",
+        help_heading = "Workload",
+        hide_short_help = true,
+        long
+    )]
     pub getq_freq: Option<f64>,
 
     /// Keys per multiget for --getq-freq (memcache-perf -G).
-    #[arg(long, default_value_t = 100)]
+    #[arg(
+        value_name = "N",
+        help_heading = "Workload",
+        hide_short_help = true,
+        long,
+        default_value_t = 100
+    )]
     pub getq_size: u32,
 
     /// Share of get keys asked from outside the loaded set: planned misses.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(
+        value_name = "R",
+        help_heading = "Workload",
+        long,
+        default_value_t = 0.0
+    )]
     pub miss_ratio: f64,
 
+    /// On a get miss, set that key (op "fill"); the mutilate fork's --getsetorset.
+    ///
     /// On a get miss, set that key (reported as op "fill"); the mix's own
     /// sets are sent too, so this is also the mutilate fork's
     /// --getsetorset (its --getset sends gets only: add -u 0).
-    #[arg(long, alias = "getsetorset")]
+    #[arg(help_heading = "Workload", long, alias = "getsetorset")]
     pub getset: bool,
 
-    /// Halfway through --ops/-x, delete 90 % of the key space (every key
-    /// but each tenth), then go on with the mix: the mutilate fork's
-    /// --delete90, after Rumble et al. (FAST '14). Needs --getset and
-    /// --ops; closed loop. The deletes are measured as op "delete" and are
-    /// not counted in --ops.
-    #[arg(long)]
+    /// Halfway through --ops/-x, delete 90 % of the key space (every key but
+    /// each tenth), then go on with the mix: the mutilate fork's --delete90,
+    /// after Rumble et al.
+    ///
+    /// (FAST '14). Needs --getset and --ops; closed loop. The deletes are
+    /// measured as op "delete" and are not counted in --ops.
+    #[arg(help_heading = "Workload", hide_short_help = true, long)]
     pub delete90: bool,
 
     /// Latency and throughput count only answers without an error reply
     /// (the mutilate fork's --successful); error replies are still
     /// counted and shown as errors.
-    #[arg(long)]
+    #[arg(help_heading = "Workload", hide_short_help = true, long)]
     pub successful: bool,
 
     /// Redis only (--protocol resp): a key longer than B bytes is stored
     /// as field (its last B bytes) of a hash (the rest), with HSET/HGET;
     /// shorter keys stay plain keys (the mutilate fork's --assoc).
-    #[arg(long, value_name = "B")]
+    #[arg(
+        help_heading = "Workload",
+        hide_short_help = true,
+        long,
+        value_name = "B"
+    )]
     pub assoc: Option<u16>,
 
     /// The miss ratio per window of N measured answers, as a series in
     /// the JSON (`miss_windows`, per worker thread), to see when the cache
     /// reaches a steady state (the mutilate fork's -m/--misswindow).
-    #[arg(long, alias = "misswindow", value_parser = parse_count, value_name = "N")]
+    #[arg(help_heading = "Workload", hide_short_help = true, long, alias = "misswindow", value_parser = parse_count, value_name = "N")]
     pub miss_window: Option<u64>,
 
+    /// memaslap's task window: each connection works on the last N keys it wrote.
+    ///
     /// memaslap's task window: each connection works on the last N keys it
-    /// wrote, sets write new keys (memaslap --win_size). Replaces the key
-    /// space and the preload.
-    #[arg(long, alias = "win-size", value_parser = parse_count)]
+    /// wrote, sets write new keys (memaslap --win_size).
+    ///
+    /// Replaces the key space and the preload.
+    #[arg(value_name = "N", help_heading = "Keys and values", long, alias = "win-size", value_parser = parse_count)]
     pub window: Option<u64>,
 
+    /// With --window: share of sets that overwrite a key of the window.
+    ///
     /// With --window: share of sets that overwrite a key of the window
     /// rather than write a new one (memaslap -o).
-    #[arg(short = 'o', long, default_value_t = 0.0)]
+    #[arg(
+        value_name = "R",
+        help_heading = "Keys and values",
+        short = 'o',
+        long,
+        default_value_t = 0.0
+    )]
     pub overwrite: f64,
 
     /// Largest value size allowed, bytes (memcached's -I; default 1 MiB).
-    #[arg(long, value_parser = parse_count, default_value_t = DEFAULT_MAX_VALUE as u64)]
+    #[arg(value_name = "B", help_heading = "Keys and values", long, value_parser = parse_count, default_value_t = DEFAULT_MAX_VALUE as u64)]
     pub max_value_size: u64,
 
     /// A workload profile to start from (see `mcbench profiles`); the
     /// config file and flags override it.
-    #[arg(long)]
+    #[arg(value_name = "NAME", help_heading = "Workload", long)]
     pub profile: Option<String>,
 
     /// A TOML run file whose keys are the long flag names; flags override it.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Workload", long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
     /// A memaslap configuration file (key and value size tables, get/set shares).
-    #[arg(short = 'F', long = "cfg-cmd", value_name = "FILE")]
+    #[arg(
+        help_heading = "Workload",
+        hide_short_help = true,
+        short = 'F',
+        long = "cfg-cmd",
+        value_name = "FILE"
+    )]
     pub cfg_cmd: Option<PathBuf>,
 
     /// Preload every key before measuring, so gets hit (default).
-    #[arg(long, conflicts_with_all = ["no_load", "load_only"])]
+    #[arg(help_heading = "Keys and values", long, conflicts_with_all = ["no_load", "load_only"])]
     pub load: bool,
 
     /// Do not preload.
-    #[arg(long, conflicts_with_all = ["load", "load_only"])]
+    #[arg(help_heading = "Keys and values", long, conflicts_with_all = ["load", "load_only"])]
     pub no_load: bool,
 
     /// Preload every key, report the load, and stop.
-    #[arg(long, conflicts_with_all = ["load", "no_load"])]
+    #[arg(help_heading = "Keys and values", long, conflicts_with_all = ["load", "no_load"])]
     pub load_only: bool,
 
     /// Print a live line per interval on stderr (1s, 500ms).
-    #[arg(short = 'i', long, value_parser = parse_duration)]
+    #[arg(value_name = "D", help_heading = "Outputs", short = 'i', long, value_parser = parse_duration)]
     pub interval: Option<Duration>,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Outputs")]
     pub outputs: OutputArgs,
 
+    /// Write every measured request to FILE, tab-separated (docs/samples.md).
+    ///
     /// Write every measured request (intended send, op, latency, service
     /// time, reply) to FILE, tab-separated (docs/samples.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub save: Option<PathBuf>,
 
     /// With --save: the share of requests written (0..1), for high rates.
-    #[arg(long, value_name = "R", requires = "save")]
+    #[arg(
+        help_heading = "Outputs",
+        hide_short_help = true,
+        long,
+        value_name = "R",
+        requires = "save"
+    )]
     pub save_rate: Option<f64>,
 
+    /// Pin worker threads to CPUs: one each in order, or a list such as 1,3.
+    ///
     /// Pin worker threads to CPUs: alone, one CPU per thread in order;
     /// or a list such as `1,3`.
-    #[arg(long, value_name = "CPUS", num_args = 0..=1, default_missing_value = "auto")]
+    #[arg(help_heading = "Load and schedule", long, value_name = "CPUS", num_args = 0..=1, default_missing_value = "auto")]
     pub affinity: Option<String>,
 
     /// Seed of every random choice, for repeatable runs.
-    #[arg(long, default_value_t = 1)]
+    #[arg(value_name = "N", help_heading = "Workload", long, default_value_t = 1)]
     pub seed: u64,
 
-    /// twemperf's timeout: a connect that takes longer fails (socket-timo),
-    /// and a request unanswered this long after its intended send fails
-    /// and closes its connection (client-timo; a held connection is then
-    /// opened again). Also the wait for answers once sending stops.
-    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    /// How long a connect or an answer may take (twemperf's --timeout).
+    ///
+    /// Sets the three timeouts below at once, as twemperf's --timeout does;
+    /// each of them, given, wins over it.
+    #[arg(value_name = "D", help_heading = "Load and schedule", long, value_parser = parse_duration, default_value = "5s")]
     pub timeout: Duration,
 
+    /// A connect that takes longer fails [default: --timeout].
+    ///
+    /// twemperf's socket-timo. It bounds the connect and the exchanges that
+    /// open a connection (authentication), at the start, for --num-conns and
+    /// --reconnect, and for the connections of --server-stats and the
+    /// replication-lag probe.
+    #[arg(help_heading = "Load and schedule", hide_short_help = true, long, value_parser = parse_duration, value_name = "D")]
+    pub connect_timeout: Option<Duration>,
+
+    /// A request unanswered this long fails [default: --timeout].
+    ///
+    /// Counted from its intended send; it fails as a timeout and closes its
+    /// connection (twemperf's client-timo; a held connection is opened
+    /// again). A request waiting in the client for a connection fails so
+    /// too. In a phase without an end in time (the preload, -x), servers
+    /// silent this long have stalled it: the run fails.
+    #[arg(help_heading = "Load and schedule", hide_short_help = true, long, value_parser = parse_duration, value_name = "D")]
+    pub request_timeout: Option<Duration>,
+
+    /// Once sending stops, how long answers in flight are waited for
+    /// [default: --timeout].
+    ///
+    /// Those still unanswered then count as timeouts. The measured time
+    /// ends with the last answer, not with this wait.
+    #[arg(help_heading = "Load and schedule", hide_short_help = true, long, value_parser = parse_duration, value_name = "D")]
+    pub drain_timeout: Option<Duration>,
+
+    /// Open and close this many connections over the run (twemperf's --num-conns).
+    ///
     /// Open and close this many connections over the run (twemperf's
-    /// --num-conns) instead of holding --connections open. The run ends
-    /// when they are done, or at --duration.
-    #[arg(long, value_parser = parse_count)]
+    /// --num-conns) instead of holding --connections open.
+    ///
+    /// The run ends when they are done, or at --duration.
+    #[arg(value_name = "N", help_heading = "Connections", long, value_parser = parse_count)]
     pub num_conns: Option<u64>,
 
     /// How connections are opened, twemperf's syntax: R per second, 0 for
     /// each after the previous closes, or dT, eT, uT1,T2 (intervals in s).
-    #[arg(long, value_name = "R", value_parser = Gaps::parse, requires = "num_conns")]
+    #[arg(help_heading = "Connections", hide_short_help = true, long, value_name = "R", value_parser = Gaps::parse, requires = "num_conns")]
     pub conn_rate: Option<Gaps>,
 
     /// Requests each connection sends before it closes (--num-conns).
-    #[arg(long, value_parser = parse_count, requires = "num_conns")]
+    #[arg(value_name = "N", help_heading = "Connections", hide_short_help = true, long, value_parser = parse_count, requires = "num_conns")]
     pub num_calls: Option<u64>,
 
     /// How a connection's requests follow each other, in --conn-rate's
     /// syntax: 0 (the default) sends each after the previous answer.
-    #[arg(long, value_name = "R", value_parser = Gaps::parse, requires = "num_conns")]
+    #[arg(help_heading = "Connections", hide_short_help = true, long, value_name = "R", value_parser = Gaps::parse, requires = "num_conns")]
     pub call_rate: Option<Gaps>,
 
     /// SO_LINGER on close, s: 0 resets the connection (no TIME_WAIT).
-    #[arg(long, value_name = "S")]
+    #[arg(
+        help_heading = "Connections",
+        hide_short_help = true,
+        long,
+        value_name = "S"
+    )]
     pub linger: Option<u32>,
 
     /// SO_SNDBUF of each connection, bytes (4096, 16k).
-    #[arg(long, value_name = "BYTES", value_parser = parse_buffer)]
+    #[arg(help_heading = "Connections", hide_short_help = true, long, value_name = "BYTES", value_parser = parse_buffer)]
     pub send_buffer: Option<usize>,
 
     /// SO_RCVBUF of each connection, bytes.
-    #[arg(long, value_name = "BYTES", value_parser = parse_buffer)]
+    #[arg(help_heading = "Connections", hide_short_help = true, long, value_name = "BYTES", value_parser = parse_buffer)]
     pub recv_buffer: Option<usize>,
 
     /// Leave Nagle's algorithm on (TCP_NODELAY off; twemperf's -D).
-    #[arg(long, alias = "no_nodelay")]
+    #[arg(
+        help_heading = "Connections",
+        hide_short_help = true,
+        long,
+        alias = "no_nodelay"
+    )]
     pub no_nodelay: bool,
 
+    /// Share of single-key gets whose value is checked byte for byte (memaslap's --verify).
+    ///
     /// Share of single-key gets whose value is checked byte for byte
     /// against what this run stores for the key (memaslap's --verify).
-    #[arg(long, value_name = "R")]
+    #[arg(help_heading = "Checks", long, value_name = "R")]
     pub verify: Option<f64>,
 
+    /// Share of sets with a short expiry, read back to check it (memaslap's --exp_verify).
+    ///
     /// Share of sets that carry a short expiry (--exp-verify-ttl), each on
     /// a fresh key, some read back to check they hit before it and miss
     /// after (memaslap's --exp_verify).
-    #[arg(long, alias = "exp_verify", value_name = "R")]
+    #[arg(help_heading = "Checks", long, alias = "exp_verify", value_name = "R")]
     pub exp_verify: Option<f64>,
 
     /// The expiry of --exp-verify's sets, s [default: --expiry, else 2;
     /// memaslap's is 60].
-    #[arg(long, value_name = "S", requires = "exp_verify")]
+    #[arg(
+        help_heading = "Checks",
+        hide_short_help = true,
+        long,
+        value_name = "S",
+        requires = "exp_verify"
+    )]
     pub exp_verify_ttl: Option<u32>,
 
     /// memaslap's facebook test: retrievals over UDP, everything else over
     /// TCP, to the same HOST:PORT servers (memaslap's --facebook).
-    #[arg(long)]
+    #[arg(help_heading = "Connections", hide_short_help = true, long)]
     pub facebook: bool,
 
+    /// Workers poll without sleeping: no wake-up latency, a whole CPU per thread.
+    ///
     /// Workers poll for answers without sleeping: no wake-up latency in
     /// what is measured, at the cost of a whole CPU per thread (mutilate's
     /// and memcache-perf's default).
-    #[arg(long)]
+    #[arg(help_heading = "Load and schedule", long)]
     pub busy_poll: bool,
 
-    /// Open loop: a worker may wake up to W after an arrival's intended
-    /// time and send every arrival due by then in that one wake-up (e.g.
-    /// 50us; off by default; at most 1ms): less client CPU per request.
-    /// Nothing is sent early, and latency and send lag still count from
-    /// each arrival's own intended time, so the wait shows in them.
-    #[arg(long, value_parser = parse_duration, value_name = "W")]
+    /// Open loop: let one wake-up send the arrivals due within W (less CPU, measured wait).
+    ///
+    /// Open loop: a worker may wake up to W after an arrival's intended time
+    /// and send every arrival due by then in that one wake-up (e.g. 50us; off
+    /// by default; at most 1ms): less client CPU per request.
+    ///
+    /// Nothing is sent early, and latency and send lag still count from each
+    /// arrival's own intended time, so the wait shows in them.
+    #[arg(help_heading = "Load and schedule", long, value_parser = parse_duration, value_name = "W")]
     pub coalesce: Option<Duration>,
 
-    /// Open loop: when workers read answers. late (the default over TCP,
-    /// without --busy-poll, --num-conns or --moderate): at the next
-    /// arrival's wake-up,
-    /// each answer timed by when the kernel received it (SO_TIMESTAMPNS),
-    /// so a worker wakes once per arrival instead of once more per answer.
-    /// Answers read together are timed by the last of them. No arrival
-    /// waits for a connection whose answer is in: one that finds none free
-    /// first reads the answers that came, and while any request waits for
-    /// a connection, answers are read as they come. at-once: as
-    /// each answer comes, timed when it is read (always so over UDP and
-    /// unix sockets, and in a closed loop, which reads late only with
+    /// Open loop: when workers read answers.
+    ///
+    /// late (the default over TCP, without --busy-poll, --num-conns or
+    /// --moderate): at the next arrival's wake-up, each answer timed by when
+    /// the kernel received it (SO_TIMESTAMPNS), so a worker wakes once per
+    /// arrival instead of once more per answer. Answers read together are timed
+    /// by the last of them. No arrival waits for a connection whose answer is
+    /// in: one that finds none free first reads the answers that came, and
+    /// while any request waits for a connection, answers are read as they come.
+    /// at-once: as each answer comes, timed when it is read (always so over UDP
+    /// and unix sockets, and in a closed loop, which reads late only with
     /// --read-delay).
-    #[arg(long, value_enum, value_name = "WHEN")]
+    #[arg(
+        help_heading = "Load and schedule",
+        long,
+        value_enum,
+        value_name = "WHEN"
+    )]
     pub read_answers: Option<crate::spec::ReadAnswers>,
 
-    /// Where keys live among several servers, as the application's client
-    /// puts them: modula (libmemcached's default), ketama (libmemcached
+    /// Where keys live among several servers: modula, ketama, ketama-spy, ch3 or none.
+    ///
+    /// Where keys live among several servers, as the application's client puts
+    /// them: modula (libmemcached's default), ketama (libmemcached
     /// KETAMA_WEIGHTED, twemproxy's ketama with md5), ketama-spy, ch3
-    /// (mcrouter), or none (each connection's server takes any key, as
-    /// mutilate does). Weights: -s HOST:PORT:WEIGHT.
-    #[arg(long, value_name = "NAME")]
+    /// (mcrouter), or none (each connection's server takes any key, as mutilate
+    /// does).
+    ///
+    /// Weights: -s HOST:PORT:WEIGHT.
+    #[arg(help_heading = "Target", long, value_name = "NAME")]
     pub distribution: Option<String>,
 
+    /// modula's key hash: one_at_a_time (default), md5, crc, fnv1_64, ..., jenkins.
+    ///
     /// modula's key hash: one_at_a_time (libmemcached's default), md5,
     /// crc, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32, jenkins.
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = "Target", long, value_name = "NAME")]
     pub hash: Option<crate::placement::KeyHash>,
 
     /// Thread t connects to server t mod servers only (mutilate's and
     /// memcache-perf's -R); each server then gets any key.
-    #[arg(long)]
+    #[arg(help_heading = "Target", hide_short_help = true, long)]
     pub roundrobin: bool,
 
-    /// Run the same workload against each server in turn, each from its
-    /// own preload, then compare them (the repcached guide's comparison).
-    /// --json, --csv and --hdr-log get one file per server (NAME.1.json,
-    /// ...); --html overlays them.
-    #[arg(long)]
+    /// Run the same workload against each server in turn, each from its own
+    /// preload, then compare them (the repcached guide's comparison).
+    ///
+    /// --json, --csv and --hdr-log get one file per server (NAME.1.json, ...);
+    /// --html overlays them.
+    #[arg(help_heading = "Target", hide_short_help = true, long)]
     pub each: bool,
 
-    /// An agent (`mcbench agent`) to offer a share of the load from,
-    /// HOST:PORT; repeat for several. Each gets its share of connections,
-    /// rate, requests and keys; their histograms are merged exactly.
+    /// An agent (`mcbench agent`) to offer a share of the load from, HOST:PORT;
+    /// repeat for several.
+    ///
+    /// Each gets its share of connections, rate, requests and keys; their
+    /// histograms are merged exactly.
     #[cfg(feature = "agents")]
-    #[arg(long = "agent", value_name = "HOST:PORT")]
+    #[arg(help_heading = "Agents", long = "agent", value_name = "HOST:PORT")]
     pub agents: Vec<String>,
 
     /// The file holding the agents' shared token (its first line).
     #[cfg(feature = "agents")]
-    #[arg(long, value_name = "FILE", requires = "agents")]
+    #[arg(
+        help_heading = "Agents",
+        long,
+        value_name = "FILE",
+        requires = "agents"
+    )]
     pub token_file: Option<PathBuf>,
 
+    /// When an agent drops out: fail the run, or continue with the others.
+    ///
     /// When an agent drops out: fail the run (exit 1, what was measured
     /// kept), or continue with the others and say so.
     #[cfg(feature = "agents")]
     #[arg(
+        help_heading = "Agents",
         long,
         value_enum,
         default_value = "fail",
@@ -433,52 +660,88 @@ pub struct RunArgs {
     )]
     pub on_agent_loss: crate::agent::AgentLoss,
 
+    /// Reach the agents over TLS, trusting this certificate (PEM).
+    ///
     /// Reach the agents over TLS, trusting this certificate (PEM: the CA
     /// that signed the agents' certificates, or an agent's own).
     #[cfg(feature = "agents")]
-    #[arg(long, value_name = "FILE", requires = "agents")]
+    #[arg(
+        help_heading = "Agents",
+        long,
+        value_name = "FILE",
+        requires = "agents"
+    )]
     pub tls_ca: Option<PathBuf>,
 
     /// The name the agents' certificates must carry (default: each
     /// --agent's HOST).
     #[cfg(feature = "agents")]
-    #[arg(long, value_name = "NAME", requires = "tls_ca")]
+    #[arg(
+        help_heading = "Agents",
+        hide_short_help = true,
+        long,
+        value_name = "NAME",
+        requires = "tls_ca"
+    )]
     pub tls_domain: Option<String>,
 
+    /// Read every server's own `stats` at each interval and report them beside the client's.
+    ///
     /// Read every server's own `stats` at each interval on a connection
     /// of its own (`stats settings` once, `stats slabs` and `stats items`
     /// at start and end) and report the deltas beside the client's.
-    #[arg(long)]
+    #[arg(help_heading = "Server stats and replication", long)]
     pub server_stats: bool,
 
-    /// memaslap's replication test: the first N servers take the writes
-    /// (each key on the writer --distribution places it on), and reads go
-    /// to a server the key was not written to; a miss there is a
-    /// replication miss. Implies --reconnect: reads pass over a server
-    /// that is down, and it is opened again when it returns.
-    #[arg(long, alias = "rep_write", value_name = "N")]
+    /// memaslap's replication test: the first N servers take the writes, reads go elsewhere.
+    ///
+    /// memaslap's replication test: the first N servers take the writes (each
+    /// key on the writer --distribution places it on), and reads go to a server
+    /// the key was not written to; a miss there is a replication miss.
+    ///
+    /// Implies --reconnect: reads pass over a server that is down, and it is
+    /// opened again when it returns.
+    #[arg(
+        help_heading = "Server stats and replication",
+        long,
+        alias = "rep_write",
+        value_name = "N"
+    )]
     pub rep_write: Option<usize>,
 
     /// With --rep-write: replication-lag probes per second, each a write
     /// of its own key on its own connection, polled on another server
     /// until it shows (0: none) [default: 10]
-    #[arg(long, value_name = "R", requires = "rep_write")]
+    #[arg(
+        help_heading = "Server stats and replication",
+        hide_short_help = true,
+        long,
+        value_name = "R",
+        requires = "rep_write"
+    )]
     pub rep_lag_rate: Option<f64>,
 
     /// With --rep-write: the wait between polls of a probe's key (the
     /// lag's resolution, with a poll's round trip) [default: 100us]
-    #[arg(long, value_parser = parse_duration, value_name = "D", requires = "rep_write")]
+    #[arg(help_heading = "Server stats and replication", hide_short_help = true, long, value_parser = parse_duration, value_name = "D", requires = "rep_write")]
     pub rep_lag_poll: Option<Duration>,
 
+    /// Measurement connections per server beside the load (mutilate's -C).
+    ///
     /// Measurement connections per server beside the load (mutilate's
     /// -C): their own open loop at --measure-rate, their latency reported
     /// apart, free of the load's client-side queueing.
-    #[arg(long, alias = "measure_connections", value_name = "N")]
+    #[arg(
+        help_heading = "Measurement connections",
+        long,
+        alias = "measure_connections",
+        value_name = "N"
+    )]
     pub measure_connections: Option<usize>,
 
     /// The measurement connections' rate, ops/s over all of them
     /// (mutilate's -Q) [default: 1000]
-    #[arg(
+    #[arg(help_heading = "Measurement connections", hide_short_help = true, 
         long,
         alias = "measure_qps",
         value_parser = parse_rate,
@@ -490,6 +753,8 @@ pub struct RunArgs {
     /// Requests in flight per measurement connection (mutilate's -D)
     /// [default: 1]
     #[arg(
+        help_heading = "Measurement connections",
+        hide_short_help = true,
         long,
         alias = "measure_depth",
         value_name = "D",
@@ -499,83 +764,151 @@ pub struct RunArgs {
 
     /// With --facebook: TCP connections beside each connection's UDP
     /// socket (memaslap's --conn_sock).
-    #[arg(long, alias = "conn_sock", value_name = "N", default_value_t = 1)]
+    #[arg(
+        help_heading = "Connections",
+        hide_short_help = true,
+        long,
+        alias = "conn_sock",
+        value_name = "N",
+        default_value_t = 1
+    )]
     pub conn_sock: usize,
 
     /// Print the first failed checks: key, expected, got (memaslap's -b).
-    #[arg(long)]
+    #[arg(help_heading = "Checks", hide_short_help = true, long)]
     pub verbose: bool,
 
     /// Failed --verify/--exp-verify checks are a warning, not a failed
     /// run (exit 0 instead of 1).
-    #[arg(long)]
+    #[arg(help_heading = "Checks", hide_short_help = true, long)]
     pub tolerate_check_failures: bool,
 
     /// Local addresses to bind connections to, in turn, each with its own
     /// ephemeral ports (127.0.0.2,127.0.0.3): past one address's ports.
-    #[arg(long, value_name = "ADDRS")]
+    #[arg(
+        help_heading = "Connections",
+        hide_short_help = true,
+        long,
+        value_name = "ADDRS"
+    )]
     pub source_addrs: Option<String>,
 
-    /// Wire protocol: ascii, meta, binary or resp (Redis). The transport is
-    /// part of the server address: HOST:PORT, udp:HOST:PORT, unix:/path.
-    #[arg(long, default_value = "ascii")]
+    /// Wire protocol: ascii, meta, binary or resp (Redis).
+    ///
+    /// The transport is part of the server address: HOST:PORT, udp:HOST:PORT,
+    /// unix:/path.
+    #[arg(
+        value_name = "P",
+        help_heading = "Target",
+        long,
+        default_value = "ascii"
+    )]
     pub protocol: mcbench_proto::Protocol,
 
     /// memaslap's --udp: reach every HOST:PORT server over UDP.
-    #[arg(long, requires = "servers")]
+    #[arg(help_heading = "Target", long, requires = "servers")]
     pub udp: bool,
 
     /// memaslap's -B: the binary protocol (same as --protocol binary).
-    #[arg(short = 'B', long, conflicts_with = "protocol")]
+    #[arg(
+        help_heading = "Target",
+        hide_short_help = true,
+        short = 'B',
+        long,
+        conflicts_with = "protocol"
+    )]
     pub binary: bool,
 
     /// Expiry of storage commands, gat and touch, in seconds (0: never).
-    #[arg(long, alias = "exptime", default_value_t = 0)]
+    #[arg(
+        value_name = "S",
+        help_heading = "Protocol",
+        long,
+        alias = "exptime",
+        default_value_t = 0
+    )]
     pub expiry: u32,
 
     /// Amount added or subtracted by incr/decr.
-    #[arg(long, default_value_t = 1)]
+    #[arg(
+        value_name = "N",
+        help_heading = "Protocol",
+        hide_short_help = true,
+        long,
+        default_value_t = 1
+    )]
     pub delta: u64,
 
     /// A cas sends this unique instead of the one a gets read first
     /// (twemperf's -m cas sends 1): no gets goes out, and the server
     /// answers EXISTS or NOT_FOUND.
-    #[arg(long, value_name = "N")]
+    #[arg(
+        help_heading = "Protocol",
+        hide_short_help = true,
+        long,
+        value_name = "N"
+    )]
     pub cas_unique: Option<u64>,
 
+    /// Open a lost connection again instead of running on without it (memaslap's -R).
+    ///
     /// memaslap's -R: open a lost connection again (after 0.1 s, doubling
     /// up to 1.6 s while it keeps failing) instead of running on without it.
-    #[arg(short = 'R', long)]
+    #[arg(help_heading = "Connections", short = 'R', long)]
     pub reconnect: bool,
 
-    /// Closed loop over TCP or unix sockets: after each wake-up wait this
-    /// long (e.g. 50us) before reading, so that answers are read in
-    /// batches: fewer reads, ACKs and wake-ups for client and server, for
-    /// peak-throughput runs. Over TCP each answer is timed by the kernel's
-    /// receive stamp, not by the read; over a unix socket up to this much
-    /// late. Not applied to the preload. Off (0) by default; at most 10ms.
-    #[arg(long, value_parser = parse_duration, default_value = "0s", value_name = "D")]
+    /// Closed loop over TCP or unix sockets: after each wake-up wait this long
+    /// (e.g. 50us) before reading, so that answers are read in batches: fewer
+    /// reads, ACKs and wake-ups for client and server, for peak-throughput
+    /// runs.
+    ///
+    /// Over TCP each answer is timed by the kernel's receive stamp, not by the
+    /// read; over a unix socket up to this much late. Not applied to the
+    /// preload. Off (0) by default; at most 10ms.
+    #[arg(help_heading = "Load and schedule", hide_short_help = true, long, value_parser = parse_duration, default_value = "0s", value_name = "D")]
     pub read_delay: Duration,
 
     /// Meta protocol: extra flags on retrievals, comma-separated: k (return
     /// the key), t (the TTL), s (the size), b (base64 keys), N<ttl> (vivify
     /// misses as stubs, which count as misses).
-    #[arg(long, value_name = "FLAGS")]
+    #[arg(
+        help_heading = "Protocol",
+        hide_short_help = true,
+        long,
+        value_name = "FLAGS"
+    )]
     pub meta_flags: Option<String>,
 
     /// Send commands quiet (text noreply, meta q, binary quiet opcodes).
+    ///
     /// Each is fenced by a noop so that it is still timed.
-    #[arg(long)]
+    #[arg(help_heading = "Protocol", long)]
     pub noreply: bool,
 
+    /// User to authenticate as: SASL PLAIN, memcached -Y text auth, or Redis AUTH.
+    ///
     /// User for authentication (mutilate's -U): SASL PLAIN (binary),
     /// memcached -Y text authentication (ascii, meta), AUTH (resp).
-    #[arg(long, short = 'U', alias = "username", env = "MCBENCH_USER")]
+    #[arg(
+        value_name = "USER",
+        help_heading = "Target",
+        long,
+        short = 'U',
+        alias = "username",
+        env = "MCBENCH_USER"
+    )]
     pub user: Option<String>,
 
     /// Password for --user (mutilate's -P; MCBENCH_PASSWORD keeps it out
     /// of ps).
-    #[arg(long, short = 'P', env = "MCBENCH_PASSWORD", hide_env_values = true)]
+    #[arg(
+        value_name = "PASS",
+        help_heading = "Target",
+        long,
+        short = 'P',
+        env = "MCBENCH_PASSWORD",
+        hide_env_values = true
+    )]
     pub password: Option<String>,
 }
 
@@ -660,7 +993,9 @@ impl RunArgs {
             live: self.interval.is_some(),
             affinity: self.affinity.as_deref().map(parse_affinity).transpose()?,
             seed: self.seed,
-            timeout: self.timeout,
+            timeout: self.request_timeout.unwrap_or(self.timeout),
+            connect_timeout: Some(self.connect_timeout.unwrap_or(self.timeout)),
+            drain_timeout: Some(self.drain_timeout.unwrap_or(self.timeout)),
             protocol: if self.binary {
                 mcbench_proto::Protocol::Binary
             } else {

@@ -227,7 +227,7 @@ impl Probe {
     /// The connection to `server`, opened if it is not.
     fn link(&mut self, server: usize) -> Option<&OwnedFd> {
         if self.links[server].is_none() {
-            let timeout = self.spec.timeout;
+            let timeout = self.spec.connect_timeout();
             let stop = Some(&*self.end.stop);
             self.links[server] =
                 connect::connect_blocking(&self.addrs[server], &self.spec, timeout, 0, stop).ok();

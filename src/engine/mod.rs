@@ -564,7 +564,8 @@ impl Gathered {
         self.start_ns = clock_ns() + spec.warmup.as_nanos() as u64;
         self.started_unix_s = unix_now_s() + spec.warmup.as_secs_f64();
         if let Some(b) = &shared.baseline {
-            b.take(spec.timeout + Duration::from_secs(1), &shared.stop);
+            let exchange = spec.connect_timeout() + spec.timeout;
+            b.take(exchange + Duration::from_secs(1), &shared.stop);
         }
         // The preload took recorders of its own: one ready per worker
         // for the first interval's end, before any traffic.

@@ -47,7 +47,7 @@ fn ask(
     command: TraceCommand,
     stop: &AtomicUsize,
 ) -> Result<(String, bool), String> {
-    let socket = connect_blocking(addr, spec, spec.timeout, 0, Some(stop))?;
+    let socket = connect_blocking(addr, spec, spec.connect_timeout(), 0, Some(stop))?;
     let wait = Wait {
         timeout: spec.timeout,
         stop: Some(stop),

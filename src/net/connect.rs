@@ -38,7 +38,7 @@ pub fn connect_all(
             if stop.load(Ordering::Relaxed) != 0 {
                 return Err(STOPPED.into());
             }
-            let socket = connect_one(&addr, spec, spec.timeout, out.len(), Some(stop))
+            let socket = connect_one(&addr, spec, spec.connect_timeout(), out.len(), Some(stop))
                 .map_err(|e| format!("{e} (after {} open)", out.len()))?;
             out.push(Opened {
                 socket,

@@ -8,7 +8,7 @@ use std::fmt::Write;
 /// Spec fields that say where, how or how long the load was made, not
 /// what it was: runs may differ in them and still compare (rates and
 /// percentiles do not depend on a run's length).
-const NOT_WORKLOAD: [&str; 12] = [
+const NOT_WORKLOAD: [&str; 14] = [
     "servers",
     "server_stats",
     "seed",
@@ -16,6 +16,8 @@ const NOT_WORKLOAD: [&str; 12] = [
     "live",
     "affinity",
     "timeout",
+    "connect_timeout",
+    "drain_timeout",
     "user",
     "save_rate",
     "threads",

@@ -179,7 +179,7 @@ impl Sampler {
         // The end, once the workers are done: after a signal they cut off
         // what is in flight within a moment. A server whose connection
         // failed is not waited for again.
-        self.end.wait_done(self.spec.timeout);
+        self.end.wait_done(self.spec.longest_timeout());
         self.ending = true;
         self.sample_all();
         // After a signal, the last `stats` only: the rest would hold up
@@ -245,8 +245,13 @@ impl Sampler {
         if self.conns[s].is_none() {
             let began = clock_ns();
             let (spec, stop) = (&self.spec, &self.end.stop);
-            let socket =
-                crate::net::connect_blocking(&self.addrs[s], spec, spec.timeout, 0, Some(stop))?;
+            let socket = crate::net::connect_blocking(
+                &self.addrs[s],
+                spec,
+                spec.connect_timeout(),
+                0,
+                Some(stop),
+            )?;
             let took = Duration::from_nanos(clock_ns() - began);
             self.logs[s].connects.push(took.as_nanos() as u64);
             let conn = StatsConn::over(socket, took, spec.timeout, Some(stop.clone()));

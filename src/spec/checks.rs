@@ -5,7 +5,7 @@
 
 use super::RunSpec;
 
-/// The shortest `--timeout`.
+/// The shortest of each timeout.
 const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
 /// Worker threads at most: each holds ~7 MB of recorders.
 pub const MAX_THREADS: usize = 256;
@@ -34,13 +34,36 @@ impl RunSpec {
         }
         // Below a millisecond a connect on loopback already times out:
         // every server would look unreachable.
-        if self.timeout < MIN_TIMEOUT {
+        let timeouts = [
+            ("--request-timeout", self.timeout),
+            ("--connect-timeout", self.connect_timeout()),
+            ("--drain-timeout", self.drain_timeout()),
+        ];
+        if let Some((flag, t)) = timeouts.iter().find(|(_, t)| *t < MIN_TIMEOUT) {
             return Err(format!(
-                "--timeout must be at least 1 ms (below it every connect times out), got {:?}",
-                self.timeout
+                "{flag} (or --timeout) must be at least 1 ms (below it every connect and answer times out), got {t:?}"
             ));
         }
         Ok(())
+    }
+
+    /// How long a connect, and the exchanges that open a connection
+    /// (authentication), may take.
+    pub fn connect_timeout(&self) -> std::time::Duration {
+        self.connect_timeout.unwrap_or(self.timeout)
+    }
+
+    /// How long answers in flight are waited for once sending stops.
+    pub fn drain_timeout(&self) -> std::time::Duration {
+        self.drain_timeout.unwrap_or(self.timeout)
+    }
+
+    /// The longest any one step may wait on a server: what a watcher of
+    /// the run (the master of agents) allows beyond its schedule.
+    pub fn longest_timeout(&self) -> std::time::Duration {
+        self.timeout
+            .max(self.connect_timeout())
+            .max(self.drain_timeout())
     }
 
     /// File descriptors the run needs, and those a connection schedule may

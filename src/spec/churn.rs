@@ -226,8 +226,11 @@ impl super::RunSpec {
         if churn.conns == 0 || churn.calls == 0 {
             return Err("--num-conns and --num-calls must be at least 1".into());
         }
-        let refuse =
-            |flag: &str, why: &str| Err(format!("{flag} does not go with --num-conns: {why}"));
+        let refuse = |flag: &str, why: &str| {
+            Err(format!(
+                "{flag} does not go with --num-conns: {why} (drop one of them)"
+            ))
+        };
         if self.depth > 1 {
             return refuse(
                 "--depth",

@@ -17,7 +17,7 @@ impl RunSpec {
         }
         if self.refill_batch > 1 && self.open_loop() {
             return Err(
-                "--refill-batch batches a closed loop's refills; an open loop sends each arrival when it is due"
+                "--refill-batch batches a closed loop's refills; an open loop sends each arrival when it is due: drop --refill-batch (or --rate, for a closed loop)"
                     .into(),
             );
         }

@@ -62,7 +62,9 @@ impl RunSpec {
             ),
         ];
         match refused.iter().find(|(given, _)| *given) {
-            Some((_, what)) => Err(format!("--measure-connections does not go with {what}")),
+            Some((_, what)) => Err(format!(
+                "--measure-connections does not go with {what}: drop one of them"
+            )),
             None => Ok(()),
         }
     }

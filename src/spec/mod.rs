@@ -121,12 +121,29 @@ pub struct RunSpec {
     /// CPUs to pin worker threads to, in order; `None` leaves them free.
     pub affinity: Option<Vec<usize>>,
     pub seed: u64,
-    /// twemperf's timeout: a connect that takes longer fails
-    /// (`socket-timo`), and a request unanswered this long after its
-    /// intended send fails with its connection (`client-timo`); also how
-    /// long to wait for answers once sending stops.
+    /// `--request-timeout`: a request unanswered this long after its
+    /// intended send fails with its connection (twemperf's `client-timo`),
+    /// and servers silent this long have stalled a phase without an end
+    /// in time.
     #[serde(with = "units::seconds")]
     pub timeout: Duration,
+    /// `--connect-timeout`: a connect (and its first exchange) that takes
+    /// longer fails (`socket-timo`); `None` (results saved before it
+    /// existed) is `timeout`.
+    #[serde(
+        default,
+        with = "units::seconds_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub connect_timeout: Option<Duration>,
+    /// `--drain-timeout`: once sending stops, how long answers in flight
+    /// are waited for; `None` is `timeout`.
+    #[serde(
+        default,
+        with = "units::seconds_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub drain_timeout: Option<Duration>,
     /// The wire protocol.
     #[serde(with = "protocol_name")]
     pub protocol: Protocol,
@@ -352,7 +369,7 @@ impl RunSpec {
         let max = self.max_value_size;
         if lo > max as f64 || hi < 1.0 {
             return Err(format!(
-                "value size {} cannot produce a valid value (1..={max} bytes; --max-value-size raises the limit)",
+                "--value-size {} cannot produce a valid value (1..={max} bytes; --max-value-size raises the limit)",
                 self.value_size
             ));
         }
@@ -373,7 +390,7 @@ impl RunSpec {
         match self.window {
             Some(0) => return Err("--window must hold at least one key".into()),
             Some(_) if self.load == LoadMode::LoadOnly => return Err(
-                "--load-only has nothing to load with --window (windows fill as the run writes)"
+                "--load-only has nothing to load with --window (windows fill as the run writes): drop one of them"
                     .into(),
             ),
             None if self.overwrite > 0.0 => {
@@ -419,7 +436,10 @@ impl RunSpec {
         }
         let p = self.protocol;
         if p == Protocol::Resp {
-            return Err("--noreply: RESP has no quiet mode".into());
+            return Err(
+                "--noreply: RESP has no quiet mode; drop it, or use --protocol ascii, meta or binary"
+                    .into(),
+            );
         }
         let preload_only = |op: OpKind| {
             op == OpKind::Set

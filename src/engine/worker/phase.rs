@@ -15,8 +15,11 @@ pub(super) struct Bounds {
     pub record_from: u64,
     /// Sending stops here (`-t`, `--time-limit`); `u64::MAX` for never.
     pub send_until: u64,
-    /// `--timeout`: for an answer, and for a drain.
+    /// `--request-timeout`: for an answer, and for servers that are all
+    /// down to come back.
     pub timeout: u64,
+    /// `--drain-timeout`: for answers in flight once sending stops.
+    pub drain: u64,
     /// Without progress this long, a phase that gives up on its servers
     /// has stalled. Over UDP no sooner than a lost reply is given up on.
     pub stall_after: u64,
@@ -46,6 +49,7 @@ impl Bounds {
             record_from,
             send_until,
             timeout,
+            drain: ns(spec.drain_timeout()),
             stall_after: if udp {
                 timeout.max(UDP_TIMEOUT_NS)
             } else {
@@ -185,7 +189,11 @@ mod tests {
         let b = Bounds::new(&s, PhaseKind::Measure, 5 * S, false);
         assert_eq!(b.record_from, 7 * S);
         assert_eq!(b.send_until, 17 * S);
-        assert_eq!((b.timeout, b.stall_after), (S, S));
+        assert_eq!((b.timeout, b.drain, b.stall_after), (S, S, S));
+        // Each timeout apart: the drain's own.
+        let apart = spec(&["-t", "10s", "--timeout", "1s", "--drain-timeout", "3s"]);
+        let b = Bounds::new(&apart, PhaseKind::Measure, 0, false);
+        assert_eq!((b.timeout, b.drain, b.stall_after), (S, 3 * S, S));
         assert!(b.time_bounded(false));
         // The preload has no warm-up and no end in time: it stalls.
         let load = Bounds::new(&s, PhaseKind::Load, 5 * S, false);

@@ -134,7 +134,7 @@ impl Worker {
     pub(super) fn reopen(&mut self, c: usize) {
         let server = self.conns[c].server;
         let spec = &self.shared.spec;
-        let timeout = spec.timeout.min(REOPEN_TIMEOUT);
+        let timeout = spec.connect_timeout().min(REOPEN_TIMEOUT);
         let began = clock_ns();
         // Its number among the run's connections picks its source address,
         // as at the first connect.

@@ -153,7 +153,7 @@ impl Worker {
             r.close_feed();
         }
         ph.sending_stopped = now;
-        ph.drain_deadline = now.saturating_add(ph.bounds.timeout);
+        ph.drain_deadline = now.saturating_add(ph.bounds.drain);
         // `-t` bounds sending: requests still waiting for a connection
         // then are never sent; the drain is for those in flight.
         if now >= send_until {

@@ -1,6 +1,7 @@
-//! `--timeout` as twemperf means it: a connect that takes longer fails
-//! (`socket-timo`), and a request unanswered that long after its intended
-//! send fails with its connection (`client-timo`). A held connection is
+//! twemperf's timeouts: a connect that takes longer than
+//! `--connect-timeout` fails (`socket-timo`), and a request unanswered
+//! `--request-timeout` after its intended send fails with its connection
+//! (`client-timo`). A held connection is
 //! then opened again in its place; a scheduled one (`--num-conns`) is done.
 
 use super::Worker;
@@ -13,17 +14,21 @@ const CHECK_MIN_NS: u64 = 1_000_000;
 const CHECK_MAX_NS: u64 = 100_000_000;
 
 impl Worker {
-    /// Fails what has waited longer than `--timeout`: connects, requests
+    /// Fails what has waited longer than its timeout: connects, requests
     /// in flight and (open loop) requests waiting for a free connection.
     pub(super) fn expire_overdue(&mut self, now: u64) {
         if now < self.next_timeout_check {
             return;
         }
-        let timeout = self.shared.spec.timeout.as_nanos() as u64;
-        self.next_timeout_check = now + (timeout / 16).clamp(CHECK_MIN_NS, CHECK_MAX_NS);
-        let Some(cutoff) = now.checked_sub(timeout) else {
-            return;
-        };
+        let spec = &self.shared.spec;
+        let timeout = spec.timeout.as_nanos() as u64;
+        let connect = spec.connect_timeout().as_nanos() as u64;
+        let check = timeout.min(connect) / 16;
+        self.next_timeout_check = now + check.clamp(CHECK_MIN_NS, CHECK_MAX_NS);
+        // Nothing is older than the worker clock: a cutoff before it
+        // times nothing out.
+        let cutoff = now.saturating_sub(timeout);
+        let connect_cutoff = now.saturating_sub(connect);
         for c in 0..self.conns.len() {
             let conn = &self.conns[c];
             // UDP requests expire on their own rule (`expire_datagrams`).
@@ -31,16 +36,19 @@ impl Worker {
                 continue;
             }
             if let Some(started) = self.connect_started(c) {
-                if started <= cutoff {
+                if started <= connect_cutoff && now >= connect {
                     self.fail_connecting(c, ConnError::SocketTimo, now);
                 }
             } else if conn
                 .in_flight
                 .front()
-                .is_some_and(|r| r.intended_ns <= cutoff)
+                .is_some_and(|r| r.intended_ns <= cutoff && now >= timeout)
             {
                 self.time_out(c, now);
             }
+        }
+        if now < timeout {
+            return;
         }
         let recorder = &mut self.recorder;
         self.arrivals.backlog.expire(cutoff, |server| {
