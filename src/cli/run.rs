@@ -13,12 +13,14 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Servers: HOST:PORT, udp:HOST:PORT or unix:/path; none starts a memcached.
+    /// Servers: HOST:PORT, udp:HOST:PORT or unix:/path; none starts a
+    /// memcached.
     ///
-    /// Server HOST:PORT (TCP), udp:HOST:PORT or unix:/path; repeat or
-    /// comma-separate for several.
-    ///
-    /// With none, a memcached from PATH is started on loopback for the run.
+    /// `HOST:PORT` (TCP), `udp:HOST:PORT` or `unix:/path`; repeatable,
+    /// comma-separated; `MEMCACHED_SERVERS` as fallback. None: a `memcached`
+    /// from PATH is started on a free 127.0.0.1 port for the run.
+    /// `HOST:PORT:WEIGHT` weighs a server (ketama); `HOST:FIRST-LAST` names one
+    /// server per port (memcache-perf's ranges)
     #[arg(
         value_name = "ADDR",
         help_heading = "Target",
@@ -30,6 +32,8 @@ pub struct RunArgs {
     pub servers: Vec<String>,
 
     /// Worker threads, each with its own event loop.
+    ///
+    /// Worker threads, each with its own epoll loop (default 1)
     #[arg(
         value_name = "N",
         help_heading = "Load and schedule",
@@ -40,6 +44,10 @@ pub struct RunArgs {
     pub threads: usize,
 
     /// Connections per server, spread over the threads.
+    ///
+    /// Connections per server, spread over the threads (default 4); with keys
+    /// placed on several servers, clients (each a socket per server), at least
+    /// one per thread.
     #[arg(
         value_name = "N",
         help_heading = "Load and schedule",
@@ -51,8 +59,9 @@ pub struct RunArgs {
 
     /// Requests in flight per connection (pipelining).
     ///
-    /// Requests in flight per connection (pipelining): a closed loop keeps
-    /// this many on each connection, an open loop at most this many.
+    /// Requests in flight per connection (pipelining, default 1); a client of
+    /// several servers keeps `N` × servers in flight in all, each on its key's
+    /// socket, so a hot server's socket may hold more than `N`.
     #[arg(
         value_name = "N",
         help_heading = "Load and schedule",
@@ -65,8 +74,12 @@ pub struct RunArgs {
     /// Closed loop: refill a connection once B of its --depth requests are
     /// answered (1 to --depth), in one write.
     ///
-    /// 1 keeps --depth in flight, as memtier and mutilate do; a larger B costs
-    /// less CPU per request but keeps only depth-B+1 to depth in flight.
+    /// Closed loop: a connection is refilled, in one write, once `B` of its
+    /// `--depth` requests are answered (1 to `--depth`, default 1). At 1, `-d
+    /// N` keeps `N` in flight, as memtier's `--pipeline` and mutilate's `-d`
+    /// do; a larger `B` sends bigger writes for less client CPU per request,
+    /// but keeps only `N-B+1` to `N` in flight, so the server sees a shallower
+    /// queue (`bench/README.md` measures both). Refused with an open loop.
     #[arg(
         help_heading = "Load and schedule",
         hide_short_help = true,
@@ -78,7 +91,9 @@ pub struct RunArgs {
 
     /// Target aggregate rate in ops/s (open loop; 20000, 20k).
     ///
-    /// Without it: closed loop.
+    /// Target aggregate ops/s (`20000`, `20k`): open loop. Without it, closed
+    /// loop. When the rate answered misses it by more than 1 % and the Poisson
+    /// noise of the count, the report warns (`rate_missed`)
     #[arg(value_name = "OPS", help_heading = "Load and schedule", short = 'q', long, value_parser = parse_rate)]
     pub rate: Option<f64>,
 
@@ -92,6 +107,13 @@ pub struct RunArgs {
     pub arrival: Distribution,
 
     /// Length of the measured phase (30s, 2m, 1h).
+    ///
+    /// `30s`, `2m`, `1h`; or exactly N measured requests (default 10 s).
+    /// Sending stops at `-t`: arrivals still waiting for a connection then are
+    /// never sent (`errors.unsent`, no failure; the seed layouts' `Skipped
+    /// TXs`), requests in flight get up to `--timeout` to be answered, and the
+    /// rates divide by the measured time, which ends with the last answer; a
+    /// drain over 10 % of it is warned of (`long_drain`)
     #[arg(value_name = "D", help_heading = "Load and schedule", short = 't', long, value_parser = parse_duration, conflicts_with = "ops")]
     pub duration: Option<Duration>,
 
@@ -212,10 +234,17 @@ pub struct RunArgs {
     pub read_file: Option<PathBuf>,
 
     /// Number of keys in the key space.
+    ///
+    /// Key space size (default 10000; `10k`, `1M` accepted)
     #[arg(value_name = "N", help_heading = "Keys and values", short = 'r', long, value_parser = parse_count, default_value_t = DEFAULT_KEYS)]
     pub keys: u64,
 
     /// Key size in bytes (a distribution).
+    ///
+    /// Sizes in bytes, as distributions (below), truncated to whole bytes as
+    /// mutilate and twemperf do (`uniform:10,12` and `u10,12` give 10 or 11).
+    /// Keys are clamped to 1..250 bytes, values to 1 byte..`--max-value-size`
+    /// (default 1 MiB, at most 1 GiB)
     #[arg(
         value_name = "SIZE",
         help_heading = "Keys and values",
@@ -236,10 +265,22 @@ pub struct RunArgs {
     pub value_size: Distribution,
 
     /// Prefix of every key.
+    ///
+    /// Key prefix (default `mcb:`)
     #[arg(value_name = "P", help_heading = "Keys and values", hide_short_help = true, long, default_value = DEFAULT_PREFIX)]
     pub key_prefix: String,
 
-    /// Share of requests that are sets (0..1); the rest are gets. Wins over --mix.
+    /// Share of requests that are sets (0..1); the rest are gets. Wins over
+    /// --mix.
+    ///
+    /// Share of sets / op weights (default 9:1; `-u` wins over `--mix`). Ops:
+    /// `get`, `gets`, `gat`, `gats`, `touch`, `set`, `add`, `replace`,
+    /// `append`, `prepend`, `cas` (with the unique of the connection's last
+    /// `gets`; without one, a `gets` goes first), `incr`, `decr`, `delete`,
+    /// `mget`. Values are decimal digits, so `incr`/`decr` succeed on values of
+    /// up to 19 bytes (memcached takes 20 digits, up to 2^64−1); a run with
+    /// `incr`/`decr` whose preload or sets store values longer than 19 bytes is
+    /// refused (exit 2), since every one would fail as `client_error`.
     #[arg(value_name = "R", help_heading = "Workload", short = 'u', long)]
     pub update: Option<f64>,
 
@@ -375,12 +416,18 @@ pub struct RunArgs {
     #[arg(value_name = "B", help_heading = "Keys and values", long, value_parser = parse_count, default_value_t = DEFAULT_MAX_VALUE as u64)]
     pub max_value_size: u64,
 
-    /// A workload profile to start from (see `mcbench profiles`); the
-    /// config file and flags override it.
+    /// A workload profile to start from (see `mcbench profiles`); the config
+    /// file and flags override it.
+    ///
+    /// Start from a workload profile (`mcbench profiles` lists them: `etc`,
+    /// `mcperf-1`..`mcperf-4`, `ycsb-a`..`ycsb-d`, `ycsb-f`)
     #[arg(value_name = "NAME", help_heading = "Workload", long)]
     pub profile: Option<String>,
 
     /// A TOML run file whose keys are the long flag names; flags override it.
+    ///
+    /// A TOML run file whose keys are the long flag names (`threads = 2`,
+    /// `key-size = "fb_key"`, `server = ["h:11211"]`)
     #[arg(help_heading = "Workload", long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -395,6 +442,9 @@ pub struct RunArgs {
     pub cfg_cmd: Option<PathBuf>,
 
     /// Preload every key before measuring, so gets hit (default).
+    ///
+    /// Preload every key once before measuring (default), don't, or only
+    /// preload.
     #[arg(help_heading = "Keys and values", long, conflicts_with_all = ["no_load", "load_only"])]
     pub load: bool,
 
@@ -407,6 +457,9 @@ pub struct RunArgs {
     pub load_only: bool,
 
     /// Print a live line per interval on stderr (1s, 500ms).
+    ///
+    /// A live line per interval on stderr; otherwise a progress bar on a
+    /// terminal.
     #[arg(value_name = "D", help_heading = "Outputs", short = 'i', long, value_parser = parse_duration)]
     pub interval: Option<Duration>,
 
@@ -438,6 +491,10 @@ pub struct RunArgs {
     pub affinity: Option<String>,
 
     /// Seed of every random choice, for repeatable runs.
+    ///
+    /// Seed of every random choice (the request stream repeats exactly with one
+    /// connection per thread; with more, the order answers arrive in decides
+    /// which connection draws next)
     #[arg(value_name = "N", help_heading = "Workload", long, default_value_t = 1)]
     pub seed: u64,
 
@@ -475,12 +532,16 @@ pub struct RunArgs {
     #[arg(help_heading = "Load and schedule", hide_short_help = true, long, value_parser = parse_duration, value_name = "D")]
     pub drain_timeout: Option<Duration>,
 
-    /// Open and close this many connections over the run (twemperf's --num-conns).
+    /// Open and close this many connections over the run (twemperf's --num-
+    /// conns).
     ///
-    /// Open and close this many connections over the run (twemperf's
-    /// --num-conns) instead of holding --connections open.
-    ///
-    /// The run ends when they are done, or at --duration.
+    /// twemperf's connection generator: open N connections over the run instead
+    /// of holding `-c`, at rate R: `1000` per second, `0` (default) each after
+    /// the previous closes, or intervals `dT` (fixed), `eT` (exponential, mean
+    /// T), `uT1,T2` (uniform) in seconds or with a unit (`e1ms`). Servers and
+    /// `--source-addrs` are taken in turn. The run ends when every connection
+    /// has closed, or at `-t`. The `-c` connections only preload and close
+    /// before measuring.
     #[arg(value_name = "N", help_heading = "Connections", long, value_parser = parse_count)]
     pub num_conns: Option<u64>,
 
@@ -490,6 +551,11 @@ pub struct RunArgs {
     pub conn_rate: Option<Gaps>,
 
     /// Requests each connection sends before it closes (--num-conns).
+    ///
+    /// Requests per connection before it closes (default 1), and their pace in
+    /// `--conn-rate`'s syntax (`0`, the default: each after the previous
+    /// answer). A connection's first call is intended when the connection was:
+    /// the connect is part of its latency.
     #[arg(value_name = "N", help_heading = "Connections", hide_short_help = true, long, value_parser = parse_count, requires = "num_conns")]
     pub num_calls: Option<u64>,
 
@@ -499,6 +565,9 @@ pub struct RunArgs {
     pub call_rate: Option<Gaps>,
 
     /// SO_LINGER on close, s: 0 resets the connection (no TIME_WAIT).
+    ///
+    /// SO_LINGER on every TCP connection: closing waits up to S s for unsent
+    /// data; `0` resets the connection, leaving no TIME_WAIT.
     #[arg(
         help_heading = "Connections",
         hide_short_help = true,
@@ -508,6 +577,9 @@ pub struct RunArgs {
     pub linger: Option<u32>,
 
     /// SO_SNDBUF of each connection, bytes (4096, 16k).
+    ///
+    /// SO_SNDBUF, SO_RCVBUF (`16k`) of every TCP connection; leave Nagle on
+    /// (TCP_NODELAY off; twemperf `-D`, memcache-perf `--no_nodelay`)
     #[arg(help_heading = "Connections", hide_short_help = true, long, value_name = "BYTES", value_parser = parse_buffer)]
     pub send_buffer: Option<usize>,
 
@@ -524,23 +596,42 @@ pub struct RunArgs {
     )]
     pub no_nodelay: bool,
 
-    /// Share of single-key gets whose value is checked byte for byte (memaslap's --verify).
-    ///
     /// Share of single-key gets whose value is checked byte for byte
-    /// against what this run stores for the key (memaslap's --verify).
+    /// (memaslap's --verify).
+    ///
+    /// memaslap's `-v`: a share R of single-key gets (`get`, `gets`, `gat`,
+    /// `gats`) checks the value byte for byte against what this run stores for
+    /// the key. A value's bytes follow from its key and length, so no table is
+    /// kept per key: another client's write, a truncated value or one meant for
+    /// another key fails (`verify_failed`). It cannot tell this run's latest
+    /// write of a key from an earlier one. After a full preload with no
+    /// `delete` in the mix and no `--expiry`, a checked get that misses is a
+    /// `verify_misses`; so is one in memaslap's task window (`--window`) of a
+    /// key whose set this connection saw STORED before the get went out
+    /// (evicted or not, as memaslap counts). Refused with `append`, `prepend`,
+    /// `incr` or `decr` in the mix.
     #[arg(help_heading = "Checks", long, value_name = "R")]
     pub verify: Option<f64>,
 
-    /// Share of sets with a short expiry, read back to check it (memaslap's --exp_verify).
+    /// Share of sets with a short expiry, read back to check it (memaslap's
+    /// --exp_verify).
     ///
-    /// Share of sets that carry a short expiry (--exp-verify-ttl), each on
-    /// a fresh key, some read back to check they hit before it and miss
-    /// after (memaslap's --exp_verify).
+    /// memaslap's `-e`: a share R of each connection's sets (counted, so R
+    /// within one set) carries a short expiry (`--exp-verify-ttl`), each on a
+    /// fresh key apart from the key space, all run long; and a share R of gets
+    /// reads one back. 16 of them per connection (or in an open loop per worker
+    /// and server) are kept to read, spread over ages up to 2 s past the
+    /// expiry, so that gets land on both sides of it. Judged outside the server
+    /// clock's second either side of the expiry: a miss before it is
+    /// `unexpired_unget`, a hit after it `expired_get`.
     #[arg(help_heading = "Checks", long, alias = "exp_verify", value_name = "R")]
     pub exp_verify: Option<f64>,
 
     /// The expiry of --exp-verify's sets, s [default: --expiry, else 2;
     /// memaslap's is 60].
+    ///
+    /// The expiry of `--exp-verify`'s sets, s (default `--expiry`, else 2;
+    /// `mcbench memaslap -e` sends memaslap's 60)
     #[arg(
         help_heading = "Checks",
         hide_short_help = true,
@@ -550,42 +641,75 @@ pub struct RunArgs {
     )]
     pub exp_verify_ttl: Option<u32>,
 
-    /// memaslap's facebook test: retrievals over UDP, everything else over
-    /// TCP, to the same HOST:PORT servers (memaslap's --facebook).
+    /// memaslap's facebook test: retrievals over UDP, everything else over TCP,
+    /// to the same HOST:PORT servers (memaslap's --facebook).
+    ///
+    /// memaslap's facebook test (`-a`, `-n`): each connection to a `HOST:PORT`
+    /// server is a UDP socket for the retrievals (with `--multiget N`,
+    /// memaslap's `--division`) and N TCP connections (default 1) for
+    /// everything else, refilled as one closed loop. The server must listen for
+    /// UDP on the same port number. Refused with `--rate`, `--num-conns`,
+    /// `--source-addrs` and the socket buffers (its UDP socket keeps a 4 MiB
+    /// receive buffer)
     #[arg(help_heading = "Connections", hide_short_help = true, long)]
     pub facebook: bool,
 
-    /// Workers poll without sleeping: no wake-up latency, a whole CPU per thread.
+    /// Workers poll without sleeping: no wake-up latency, a whole CPU per
+    /// thread.
     ///
-    /// Workers poll for answers without sleeping: no wake-up latency in
-    /// what is measured, at the cost of a whole CPU per thread (mutilate's
-    /// and memcache-perf's default).
+    /// Workers poll without sleeping (mutilate's and memcache-perf's default;
+    /// their `-B` blocks): no wake-up latency in what is measured, a whole CPU
+    /// per thread. The busy share then says nothing of saturation and is not
+    /// warned about; the send lag still is.
     #[arg(help_heading = "Load and schedule", long)]
     pub busy_poll: bool,
 
-    /// Open loop: let one wake-up send the arrivals due within W (less CPU, measured wait).
+    /// Open loop: let one wake-up send the arrivals due within W (less CPU,
+    /// measured wait).
     ///
-    /// Open loop: a worker may wake up to W after an arrival's intended time
-    /// and send every arrival due by then in that one wake-up (e.g. 50us; off
-    /// by default; at most 1ms): less client CPU per request.
-    ///
-    /// Nothing is sent early, and latency and send lag still count from each
-    /// arrival's own intended time, so the wait shows in them.
+    /// Open loop: a worker sleeping until an arrival may sleep on up to `W`
+    /// past its intended time (e.g. `50us`; off by default; at most `1ms`), and
+    /// an answer that wakes it sooner sends it then (with `--read-answers
+    /// at-once`; read late, answers wake nothing, so every arrival waits the
+    /// whole `W`): one wake-up sends every arrival due by that time. Nothing
+    /// goes out before its intended time, the schedule itself is unchanged
+    /// (still Poisson), and latency and send lag count from each arrival's
+    /// intended time, so the wait shows in the figures. It is the client's own
+    /// wait, added to what the server is measured by, so it is never on unless
+    /// asked for. At 20k ops/s it cut the client's CPU per op by 11 % at `50us`
+    /// and 27 % at `100us`, for a send lag p99 of ~160 µs and a higher p99
+    /// (`bench/README.md`). The measurement group (`--measure-connections`, and
+    /// the master's probe connections under `--agent`) keeps its exact
+    /// schedule.
     #[arg(help_heading = "Load and schedule", long, value_parser = parse_duration, value_name = "W")]
     pub coalesce: Option<Duration>,
 
     /// Open loop: when workers read answers.
     ///
-    /// late (the default over TCP, without --busy-poll, --num-conns or
-    /// --moderate): at the next arrival's wake-up, each answer timed by when
-    /// the kernel received it (SO_TIMESTAMPNS), so a worker wakes once per
-    /// arrival instead of once more per answer. Answers read together are timed
-    /// by the last of them. No arrival waits for a connection whose answer is
-    /// in: one that finds none free first reads the answers that came, and
-    /// while any request waits for a connection, answers are read as they come.
-    /// at-once: as each answer comes, timed when it is read (always so over UDP
-    /// and unix sockets, and in a closed loop, which reads late only with
-    /// --read-delay).
+    /// Open loop: when workers read answers. `late`, the default over TCP
+    /// (without `--busy-poll`, `--num-conns` or `--moderate`): a worker sleeps
+    /// through answers to its next arrival, sends that arrival first, then
+    /// reads what came meanwhile, each answer timed by when the kernel received
+    /// it (`SO_TIMESTAMPNS`), not by when it was read. It wakes once per
+    /// arrival rather than once more per answer: at 20k ops/s, 15-18 % less
+    /// client CPU per op (`bench/README.md`), and latencies that leave out the
+    /// client's own wake-up. Answers that one read takes together are timed by
+    /// the last of them. A stamp is not trusted below two bounds: what a read
+    /// finds was not readable at the worker's previous poll (TCP gives a read
+    /// that waited for a lost segment the stamp of a later one that came
+    /// meanwhile), and no answer comes before its request was sent (else it is
+    /// timed when read). Bytes a read leaves unread are read at once, and no
+    /// request is timed out while answers wait unread. No arrival waits for a
+    /// connection whose answer is already in: one that finds no free connection
+    /// first reads the answers that came (a non-blocking look at the sockets),
+    /// and while any request waits in the client for a connection, answers are
+    /// read as they come; so the count of waits, and the latencies, are those
+    /// of a client that reads at once (checked against a simulation of the
+    /// run's own schedule: `bench/oracle.py`, `bench/README.md`). `at-once`:
+    /// each answer read as it comes and timed then; always so in closed loops,
+    /// over UDP and unix sockets (the kernel stamps no unix-socket stream), and
+    /// in the drain after sending stops. Asking for `late` where it cannot be
+    /// is a usage error.
     #[arg(
         help_heading = "Load and schedule",
         long,
@@ -594,15 +718,23 @@ pub struct RunArgs {
     )]
     pub read_answers: Option<crate::spec::ReadAnswers>,
 
-    /// Where keys live among several servers: modula, ketama, ketama-spy, ch3 or none.
+    /// Where keys live among several servers: modula, ketama, ketama-spy, ch3
+    /// or none.
     ///
-    /// Where keys live among several servers, as the application's client puts
-    /// them: modula (libmemcached's default), ketama (libmemcached
-    /// KETAMA_WEIGHTED, twemproxy's ketama with md5), ketama-spy, ch3
-    /// (mcrouter), or none (each connection's server takes any key, as mutilate
-    /// does).
-    ///
-    /// Weights: -s HOST:PORT:WEIGHT.
+    /// Where keys live among several servers, computed as the application's
+    /// client computes it: `modula` (libmemcached's default; `--hash`
+    /// one_at_a_time (default), md5, crc, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32,
+    /// jenkins), `ketama` (libmemcached `KETAMA_WEIGHTED`, and twemproxy's
+    /// `distribution: ketama` with `hash: md5`: MD5, 160 points per server by
+    /// weight, `:11211` dropped from the point names), `ketama-spy`
+    /// (spymemcached's names), `ch3` (mcrouter's furc hash), or `none` (each
+    /// connection's server takes any key, as mutilate and memcache-perf do;
+    /// every server is preloaded with every key). A key is drawn from the whole
+    /// key space by its popularity first, then sent to its server: hot keys
+    /// make a hot server. With several servers each connection is a client with
+    /// a socket to every server, keeping `depth` × servers requests in flight,
+    /// each on its key's socket; the report adds a row per server. `mcbench
+    /// route -s ... KEY...` prints where keys go.
     #[arg(help_heading = "Target", long, value_name = "NAME")]
     pub distribution: Option<String>,
 
@@ -613,16 +745,26 @@ pub struct RunArgs {
     #[arg(help_heading = "Target", long, value_name = "NAME")]
     pub hash: Option<crate::placement::KeyHash>,
 
-    /// Thread t connects to server t mod servers only (mutilate's and
-    /// memcache-perf's -R); each server then gets any key.
+    /// Thread t connects to server t mod servers only (mutilate's and memcache-
+    /// perf's -R); each server then gets any key.
+    ///
+    /// mutilate's and memcache-perf's `-R`: thread t connects to server t mod
+    /// servers only (with fewer threads than servers, server s to thread s mod
+    /// threads); implies `--distribution none`.
     #[arg(help_heading = "Target", hide_short_help = true, long)]
     pub roundrobin: bool,
 
     /// Run the same workload against each server in turn, each from its own
     /// preload, then compare them (the repcached guide's comparison).
     ///
-    /// --json, --csv and --hdr-log get one file per server (NAME.1.json, ...);
-    /// --html overlays them.
+    /// The repcached guide's comparison in one command: the same workload
+    /// against each `-s` server alone, in turn, each from its own preload; each
+    /// run's report prints as it ends, then the `compare` table with each run's
+    /// ratio to the first (and the servers' own figures with `--server-stats`:
+    /// commands/s, hit ratio, evictions, items, MB/s, CPU per command).
+    /// `--json`, `--csv`, `--hdr-log` get a file per server (`r.json` →
+    /// `r.1.json`, `r.2.json`, ...); `--html` overlays the runs. Not with
+    /// `--rep-write`, `--roundrobin`, `--save` or outputs to `-`.
     #[arg(help_heading = "Target", hide_short_help = true, long)]
     pub each: bool,
 
@@ -685,22 +827,43 @@ pub struct RunArgs {
     )]
     pub tls_domain: Option<String>,
 
-    /// Read every server's own `stats` at each interval and report them beside the client's.
+    /// Read every server's own `stats` at each interval and report them beside
+    /// the client's.
     ///
-    /// Read every server's own `stats` at each interval on a connection
-    /// of its own (`stats settings` once, `stats slabs` and `stats items`
-    /// at start and end) and report the deltas beside the client's.
+    /// Read every server's own `stats` on a connection of its own: at the start
+    /// of measurement (without a warm-up, before the first measured request),
+    /// at each `--interval` and at the end, with `stats settings` once and
+    /// `stats slabs`/`stats items` at start and end. The report shows per
+    /// server `cmd_get`, `cmd_set`, commands/s, hit ratio, evictions,
+    /// reclaimed, connections (peak/new/rejected), bytes read and written,
+    /// items and the server's CPU per command (`rusage_user + rusage_system`),
+    /// every other numeric stat that moved, and the `stats` round trip on the
+    /// kept connection (the connect timed apart); JSON has it per interval too,
+    /// and the HTML report charts it. When a server's lookups or hits differ
+    /// from what the run's answers account for (beyond the failed requests and
+    /// 1 %), a warning says so. memcached's text `stats` only: not with
+    /// `--protocol resp`, UDP servers, or `--user` over binary.
     #[arg(help_heading = "Server stats and replication", long)]
     pub server_stats: bool,
 
-    /// memaslap's replication test: the first N servers take the writes, reads go elsewhere.
+    /// memaslap's replication test: the first N servers take the writes, reads
+    /// go elsewhere.
     ///
-    /// memaslap's replication test: the first N servers take the writes (each
-    /// key on the writer --distribution places it on), and reads go to a server
-    /// the key was not written to; a miss there is a replication miss.
-    ///
-    /// Implies --reconnect: reads pass over a server that is down, and it is
-    /// opened again when it returns.
+    /// memaslap's replication test (`--rep_write`): the first N servers take
+    /// the writes, each key on the writer `--distribution` places it on, and
+    /// every read goes to a server the key was not written to (in turn among
+    /// them in a closed loop, at random in an open loop). A miss there is a
+    /// *replication miss*, reported apart from the other misses (text,
+    /// `replication` in JSON, and per interval); a replica that evicted the key
+    /// counts too, and so does a key written to another server while its writer
+    /// was down. Only get and the storage commands and counters may be in the
+    /// mix, without `--expiry`, `--verify`, `--exp-verify` or `--getset`, so
+    /// that nothing else can pass for one. A server that is down is passed
+    /// over: writes go to the next writer up, then any server; reads to another
+    /// server, then the key's own writer. Implies `--reconnect`: a server that
+    /// returns is used again; when every server has been down for `--timeout`,
+    /// the run fails. Needs `--load` (the default), single-key reads and held
+    /// TCP or unix connections.
     #[arg(
         help_heading = "Server stats and replication",
         long,
@@ -709,9 +872,18 @@ pub struct RunArgs {
     )]
     pub rep_write: Option<usize>,
 
-    /// With --rep-write: replication-lag probes per second, each a write
-    /// of its own key on its own connection, polled on another server
-    /// until it shows (0: none) [default: 10]
+    /// With --rep-write: replication-lag probes per second, each a write of its
+    /// own key on its own connection, polled on another server until it shows
+    /// (0: none) [default: 10]
+    ///
+    /// With `--rep-write`: R replication-lag probes a second (default 10; 0:
+    /// none), one at a time on connections of their own: each writes a key of
+    /// its own to a writer and, from the acknowledgement, polls another server
+    /// every D (default 100us, or 1 % of the time waited if longer) until the
+    /// key shows with its value, for at most `--timeout`. The lag (an upper
+    /// bound: up to the answer of the poll that found it) is a histogram;
+    /// probes not seen, failed, and found by the first poll (below the
+    /// resolution) are counted.
     #[arg(
         help_heading = "Server stats and replication",
         hide_short_help = true,
@@ -775,16 +947,27 @@ pub struct RunArgs {
     pub conn_sock: usize,
 
     /// Print the first failed checks: key, expected, got (memaslap's -b).
+    ///
+    /// With `--verify`/`--exp-verify`: print the first 10 failed checks (key,
+    /// expected and got); memaslap's `-b` prints them in its layout.
     #[arg(help_heading = "Checks", hide_short_help = true, long)]
     pub verbose: bool,
 
-    /// Failed --verify/--exp-verify checks are a warning, not a failed
-    /// run (exit 0 instead of 1).
+    /// Failed --verify/--exp-verify checks are a warning, not a failed run
+    /// (exit 0 instead of 1).
+    ///
+    /// Failed checks are a warning (`CHECKS FAILED`) and the run exits 0;
+    /// without it a run whose checks failed exits 1, its report written
+    /// (memaslap's personality too)
     #[arg(help_heading = "Checks", hide_short_help = true, long)]
     pub tolerate_check_failures: bool,
 
     /// Local addresses to bind connections to, in turn, each with its own
     /// ephemeral ports (127.0.0.2,127.0.0.3): past one address's ports.
+    ///
+    /// Bind each TCP connection to these local addresses in turn before
+    /// connecting (IP_BIND_ADDRESS_NO_PORT: the port is picked per
+    /// destination): each adds a range of ephemeral ports (below)
     #[arg(
         help_heading = "Connections",
         hide_short_help = true,
@@ -795,8 +978,9 @@ pub struct RunArgs {
 
     /// Wire protocol: ascii, meta, binary or resp (Redis).
     ///
-    /// The transport is part of the server address: HOST:PORT, udp:HOST:PORT,
-    /// unix:/path.
+    /// `ascii` (default), `meta` (memcached 1.6 `mg`/`ms`/`md`/`ma`/`mn`),
+    /// `binary` (also `-B`), `resp` (Redis: GET, SET, MGET, DEL, INCRBY/DECRBY,
+    /// APPEND). A command the protocol lacks is refused before any traffic.
     #[arg(
         value_name = "P",
         help_heading = "Target",
@@ -806,6 +990,10 @@ pub struct RunArgs {
     pub protocol: mcbench_proto::Protocol,
 
     /// memaslap's --udp: reach every HOST:PORT server over UDP.
+    ///
+    /// memaslap's: plain `HOST:PORT` servers over UDP. A request must fit one
+    /// 1400-byte datagram; a request unanswered after 1 s counts as
+    /// `udp_timeout`, never as a latency.
     #[arg(help_heading = "Target", long, requires = "servers")]
     pub udp: bool,
 
@@ -820,6 +1008,9 @@ pub struct RunArgs {
     pub binary: bool,
 
     /// Expiry of storage commands, gat and touch, in seconds (0: never).
+    ///
+    /// Expiry of storage commands, `gat` and `touch` (default 0, never); amount
+    /// of `incr`/`decr` (default 1)
     #[arg(
         value_name = "S",
         help_heading = "Protocol",
@@ -839,9 +1030,14 @@ pub struct RunArgs {
     )]
     pub delta: u64,
 
-    /// A cas sends this unique instead of the one a gets read first
-    /// (twemperf's -m cas sends 1): no gets goes out, and the server
-    /// answers EXISTS or NOT_FOUND.
+    /// A cas sends this unique instead of the one a gets read first (twemperf's
+    /// -m cas sends 1): no gets goes out, and the server answers EXISTS or
+    /// NOT_FOUND.
+    ///
+    /// Every `cas` sends unique N, with no `gets` before it (twemperf's `-m
+    /// cas` sends 1): the server answers `EXISTS` or `NOT_FOUND`. Without it, a
+    /// `cas` sends the unique its connection's last `gets` read. Refused
+    /// without `cas` in `--mix`.
     #[arg(
         help_heading = "Protocol",
         hide_short_help = true,
@@ -850,10 +1046,17 @@ pub struct RunArgs {
     )]
     pub cas_unique: Option<u64>,
 
-    /// Open a lost connection again instead of running on without it (memaslap's -R).
+    /// Open a lost connection again instead of running on without it
+    /// (memaslap's -R).
     ///
-    /// memaslap's -R: open a lost connection again (after 0.1 s, doubling
-    /// up to 1.6 s while it keeps failing) instead of running on without it.
+    /// memaslap's: open a lost connection again (after 0.1 s, doubling to 1.6 s
+    /// while it keeps failing); a worker with no connection up for `--timeout`
+    /// gives up. Without it the run goes on with the rest and ends when none is
+    /// left; with keys placed on several servers, a client that lost one
+    /// server's socket is done, so a server that dies ends the run (exit 1)
+    /// unless `--reconnect` is given: then its keys fail as `no_connection`
+    /// until it is back. Reopening blocks the worker for the connect and
+    /// authentication (at most 0.25 s each)
     #[arg(help_heading = "Connections", short = 'R', long)]
     pub reconnect: bool,
 
@@ -862,15 +1065,41 @@ pub struct RunArgs {
     /// reads, ACKs and wake-ups for client and server, for peak-throughput
     /// runs.
     ///
-    /// Over TCP each answer is timed by the kernel's receive stamp, not by the
-    /// read; over a unix socket up to this much late. Not applied to the
-    /// preload. Off (0) by default; at most 10ms.
+    /// Closed loops over TCP or unix sockets only (refused with `--rate`, UDP
+    /// or `--load-only`), at most 10ms; never during the preload: after each
+    /// wake-up, wait `D` (e.g. `50us`) before reading, so that answers are read
+    /// in batches. Fewer reads, ACKs and wake-ups for client and server, as
+    /// with mc-crusher's lazy reads: at depth 16 the client's CPU per op fell
+    /// to 0.56-0.62× at `50us` and 0.47-0.49× at `100us` of reading at once,
+    /// and memcached answered 9-21 % more (two rounds of 5 runs,
+    /// `bench/README.md`). Over TCP each answer is timed by when the kernel
+    /// received it (`SO_TIMESTAMPNS`, with the bounds of `--read-answers`
+    /// below), not when it was read, so the pause is not in the latency;
+    /// answers that one read takes together are timed by the last of them (up
+    /// to about one pause late). Early only after a loss: a retransmitted
+    /// segment read with later ones that had waited carries their stamp,
+    /// bounded below by the worker's previous poll and the request's send (none
+    /// on loopback). A freed slot is refilled when its answer is read, and that
+    /// request is timed from then, as every closed-loop request is from when it
+    /// is made. A unix stream carries no stamps: there every answer is timed up
+    /// to one pause late, and the report says which. Bytes a turn leaves
+    /// unread, and the rest of an answer already begun, are read at once, not
+    /// after another pause. The pause is time a connection sits answered and
+    /// idle: at depth 1 it costs throughput (50 connections: 0.75× the ops/s at
+    /// `50us`), at depth 16 the server's queue covers it. Off by default, so
+    /// that `-d N` keeps N in flight.
     #[arg(help_heading = "Load and schedule", hide_short_help = true, long, value_parser = parse_duration, default_value = "0s", value_name = "D")]
     pub read_delay: Duration,
 
-    /// Meta protocol: extra flags on retrievals, comma-separated: k (return
-    /// the key), t (the TTL), s (the size), b (base64 keys), N<ttl> (vivify
-    /// misses as stubs, which count as misses).
+    /// Meta protocol: extra flags on retrievals, comma-separated: k (return the
+    /// key), t (the TTL), s (the size), b (base64 keys), N<ttl> (vivify misses
+    /// as stubs, which count as misses).
+    ///
+    /// Meta protocol: extra flags on retrievals, comma-separated: `k`, `t`, `s`
+    /// (return key, TTL, size), `b` (base64 keys, up to 186 raw bytes),
+    /// `N<ttl>` (vivify misses; the stub a miss leaves, flagged `W`/`Z` without
+    /// data, counts as a miss). `v`, `f`, `c`, `q`, `O`, `T` are sent where the
+    /// command needs them.
     #[arg(
         help_heading = "Protocol",
         hide_short_help = true,
@@ -881,14 +1110,19 @@ pub struct RunArgs {
 
     /// Send commands quiet (text noreply, meta q, binary quiet opcodes).
     ///
-    /// Each is fenced by a noop so that it is still timed.
+    /// Quiet commands (text `noreply`, meta `q`, binary quiet opcodes), each
+    /// followed by a noop (`version` in text, `mn`, binary noop) so that it is
+    /// still timed and its failures still counted.
     #[arg(help_heading = "Protocol", long)]
     pub noreply: bool,
 
-    /// User to authenticate as: SASL PLAIN, memcached -Y text auth, or Redis AUTH.
+    /// User to authenticate as: SASL PLAIN, memcached -Y text auth, or Redis
+    /// AUTH.
     ///
-    /// User for authentication (mutilate's -U): SASL PLAIN (binary),
-    /// memcached -Y text authentication (ascii, meta), AUTH (resp).
+    /// Authenticate every connection before the run: SASL PLAIN (binary,
+    /// memcached `-S`), text authentication (ascii and meta, memcached `-Y`),
+    /// `AUTH` (resp). A refusal exits 1. `MCBENCH_PASSWORD` keeps the password
+    /// out of `ps`; it is never written to reports.
     #[arg(
         value_name = "USER",
         help_heading = "Target",
