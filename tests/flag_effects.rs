@@ -197,11 +197,9 @@ fn busy_poll_spins_and_is_not_called_saturation() {
     let busy = j["client"]["worker_busy"][0].as_f64().unwrap();
     // All the CPU it is given: all of one on a quiet machine; beside
     // other loads, its share, which even four spinning neighbours on two
-    // CPUs leave far above a sleeper's (a few % at 200 wake-ups a second).
-    assert!(
-        busy > 0.15 && busy > 3.0 * idle,
-        "busy-polling worker busy {busy}, sleeping {idle}"
-    );
+    // CPUs leave above 15 % (a sleeper at 200 wake-ups a second uses a
+    // few %). Judged on its own, not against the other run.
+    assert!(busy > 0.15, "busy-polling worker busy {busy}");
     // (A late send is judged apart: on a shared machine one stall of the
     // spinning thread among 200 sends can set the send lag's p99.)
     let saturated = j["warnings"]

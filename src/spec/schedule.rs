@@ -238,18 +238,14 @@ impl Schedule {
     /// open loop's knobs are kept; any other schedule becomes Poisson
     /// arrivals.
     pub fn at_rate(&self, rate: f64) -> OpenLoop {
-        let mut open = match self {
-            Schedule::Open(open) => open.clone(),
-            _ => OpenLoop {
-                arrivals: Arrivals::Trace { speed: 1.0 },
-                coalesce: None,
-                skip: false,
-                moderate: false,
-            },
-        };
         let gaps = self.gaps().cloned().unwrap_or_else(poisson);
-        open.arrivals = Arrivals::Rate { rate, gaps };
-        open
+        let open = self.open();
+        OpenLoop {
+            arrivals: Arrivals::Rate { rate, gaps },
+            coalesce: open.and_then(|o| o.coalesce),
+            skip: open.is_some_and(|o| o.skip),
+            moderate: open.is_some_and(|o| o.moderate),
+        }
     }
 }
 

@@ -25,10 +25,10 @@ impl Worker {
         let connect = spec.connect_timeout().as_nanos() as u64;
         let check = timeout.min(connect) / 16;
         self.next_timeout_check = now + check.clamp(CHECK_MIN_NS, CHECK_MAX_NS);
-        // Nothing is older than the worker clock: a cutoff before it
-        // times nothing out.
-        let cutoff = now.saturating_sub(timeout);
-        let connect_cutoff = now.saturating_sub(connect);
+        // Before a whole timeout has passed on the worker clock, nothing
+        // can be overdue.
+        let cutoff = now.checked_sub(timeout);
+        let connect_cutoff = now.checked_sub(connect);
         for c in 0..self.conns.len() {
             let conn = &self.conns[c];
             // UDP requests expire on their own rule (`expire_datagrams`).
@@ -36,20 +36,20 @@ impl Worker {
                 continue;
             }
             if let Some(started) = self.connect_started(c) {
-                if started <= connect_cutoff && now >= connect {
+                if connect_cutoff.is_some_and(|c| started <= c) {
                     self.fail_connecting(c, ConnError::SocketTimo, now);
                 }
             } else if conn
                 .in_flight
                 .front()
-                .is_some_and(|r| r.intended_ns <= cutoff && now >= timeout)
+                .is_some_and(|r| cutoff.is_some_and(|c| r.intended_ns <= c))
             {
                 self.time_out(c, now);
             }
         }
-        if now < timeout {
+        let Some(cutoff) = cutoff else {
             return;
-        }
+        };
         let recorder = &mut self.recorder;
         self.arrivals.backlog.expire(cutoff, |server| {
             recorder.server_error(server, ErrorClass::Timeout, 1)
