@@ -10,7 +10,7 @@
 //! The modules form layers, each using only those below it (lowest
 //! first): facts with no knowledge of a run (`error`, `warnings`,
 //! `untrusted`, `placement`, `os`; then `embedded`, `workload`; then
-//! `stats`, `trace`), `spec`, `net` (reaching a server), `server_stats`,
+//! `stats`, `trace`; then `precision`), `spec`, `net` (reaching a server), `server_stats`,
 //! `engine`, `result`, `report` and `run` (one run, spec to result),
 //! `agent`, `cli`, `config`, `app`, `personality`. `tests/layers.rs`
 //! holds the order and checks it.
@@ -27,6 +27,7 @@ pub mod net;
 pub mod os;
 pub mod personality;
 pub mod placement;
+pub mod precision;
 pub mod report;
 pub mod result;
 pub mod run;

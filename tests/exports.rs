@@ -138,6 +138,8 @@ print(json.dumps({
     "count": sum(int(r["count"]) for r in total),
     "get_hits": sum(int(r["hits"]) for r in rows if r["op"] == "get"),
     "p99": [float(r["p99_us"]) for r in total],
+    "p99_lower": [float(r["p99_lower_us"]) for r in total],
+    "p99_upper": [float(r["p99_upper_us"]) if r["p99_upper_us"] else None for r in total],
     "time": [float(r["time_s"]) for r in total],
 }))
 "#;
@@ -162,7 +164,13 @@ print(json.dumps({
             "max_us",
             "hits",
             "misses",
-            "errors"
+            "errors",
+            "p50_lower_us",
+            "p50_upper_us",
+            "p99_lower_us",
+            "p99_upper_us",
+            "p99.9_lower_us",
+            "p99.9_upper_us"
         ]
     );
     assert_eq!(f(&py, "count"), f(&j, "total.count"));
@@ -171,6 +179,19 @@ print(json.dumps({
     for (i, s) in intervals.iter().enumerate() {
         let csv_p99 = py["p99"][i].as_f64().unwrap();
         assert!((csv_p99 - f(s, "ops.total.p99_us")).abs() < 1e-3);
+        // Each interval's p99 lies in its 95 % interval, which has a
+        // finite upper bound from 368 samples on.
+        let lower = py["p99_lower"][i].as_f64().unwrap();
+        let upper = py["p99_upper"][i].as_f64();
+        assert_eq!(
+            upper.is_some(),
+            f(s, "ops.total.count") >= 368.0,
+            "{upper:?}"
+        );
+        assert!(
+            lower <= csv_p99 && upper.is_none_or(|u| csv_p99 <= u),
+            "{lower} {csv_p99} {upper:?}"
+        );
         assert!((py["time"][i].as_f64().unwrap() - f(s, "time_s")).abs() < 1e-6);
     }
 }

@@ -14,6 +14,8 @@ const LAYERS: &[&[&str]] = &[
     &["error", "warnings", "untrusted", "placement", "os"],
     &["embedded", "workload"],
     &["stats", "trace"],
+    // How far the numbers can be trusted.
+    &["precision"],
     // What a run is.
     &["spec"],
     // Reaching a server, then the load engine and the sampler beside it.

@@ -176,6 +176,9 @@ fn each_refusal_names_the_flag_and_what_to_do() {
         &["--exp-verify", "2"],
         &["--verify", "1.5"],
         &["--save-rate", "0.5"],
+        &["--precision", "p99:5%", "-x", "1000"],
+        &["--precision", "p99"],
+        &["--precision", "p99:0%"],
     ];
     const HINTS: &[&str] = &[
         "give", "use", "add", "drop", "raise", "must", "at most", "at least", "between", "needs",

@@ -117,6 +117,17 @@ pub struct RunArgs {
     #[arg(value_name = "D", help_heading = "Load and schedule", short = 't', long, value_parser = parse_duration, conflicts_with = "ops")]
     pub duration: Option<Duration>,
 
+    /// Measure until this percentile's 95 % interval is this narrow, like
+    /// `p99.9:5%` (repeatable)
+    ///
+    /// The run ends early, at the first interval (from the fifth) where every
+    /// named percentile of the total latency has a 95 % interval within ± its
+    /// share of the value and the intervals show no trend; `-t` is the longest
+    /// it may take, and the verdict then says what was reached. Without it,
+    /// the verdict judges each printed percentile against ±10 %.
+    #[arg(value_name = "P:W", help_heading = "Load and schedule", long)]
+    pub precision: Vec<crate::spec::PrecisionTarget>,
+
     /// Stop after exactly this many measured requests (mutilate's -N/--queries).
     ///
     /// Stop after exactly this many measured requests, shared among the
@@ -1199,6 +1210,7 @@ impl RunArgs {
             assoc: self.assoc,
             wait: self.wait.unwrap_or(Duration::ZERO),
             trace_commands: self.trace_commands,
+            precision: self.precision.clone(),
             threads: self.threads,
             connections: self.connections,
             depth: self.depth,

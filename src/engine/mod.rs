@@ -10,6 +10,7 @@ mod lag_probe;
 mod pacer;
 mod plan;
 mod poller;
+mod precise;
 pub mod preload;
 mod request;
 mod summariser;
@@ -64,6 +65,9 @@ pub struct Shared {
     /// once failures pass the share that fails the preload, it stops.
     pub preload_sets: std::sync::atomic::AtomicU64,
     pub preload_failed: std::sync::atomic::AtomicU64,
+    /// `--precision`: set once the run is precise enough; the workers then
+    /// stop sending as at the end of `-t`.
+    pub precise: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -221,6 +225,7 @@ pub fn run(
         baseline,
         preload_sets: std::sync::atomic::AtomicU64::new(0),
         preload_failed: std::sync::atomic::AtomicU64::new(0),
+        precise: std::sync::atomic::AtomicBool::new(false),
     });
     // A signal before any request: nothing measured, the outputs still
     // written (the caller reads the signal from the flag).
@@ -351,6 +356,7 @@ fn collect(
 ) -> Result<Outcome, Failure> {
     let mut g = Gathered::new(spec);
     let mut go = Some(go);
+    let mut watch = precise::PrecisionWatch::new(spec);
     while g.ends.iter().any(Option::is_none) {
         let wait = g.baseline_at.map_or(Duration::from_millis(100), |t| {
             t.saturating_duration_since(Instant::now())
@@ -369,6 +375,10 @@ fn collect(
                 let Ok(back) = back else { break };
                 if let Some(summary) = summariser.take_back(back) {
                     observer.interval(&summary);
+                    if watch.as_mut().is_some_and(|w| w.add(&summary)) {
+                        shared.precise.store(true, Ordering::Relaxed);
+                        watch = None;
+                    }
                 }
                 continue;
             },

@@ -84,7 +84,40 @@ pub fn compare(runs: &[RunResult], labels: &[String]) -> Result<String, String> 
         runs.iter().map(|r| r.client.cpu_ns_per_op).collect(),
     ));
     server_rows(&mut rows, runs);
-    Ok(render(&rows, runs, labels))
+    let mut out = render(&rows, runs, labels);
+    out.push_str(&interval_notes(runs, labels)?);
+    Ok(out)
+}
+
+/// Each printed percentile of total latency with its 95 % interval per
+/// run, and whether each run's interval meets the first's: intervals that
+/// do not meet differ by more than one run's own noise (between-run noise
+/// is `--repeat`'s to tell).
+fn interval_notes(runs: &[RunResult], labels: &[String]) -> Result<String, String> {
+    let mut out = String::from("\nlatency, 95 % intervals (µs):\n");
+    let mut runs = runs.to_vec();
+    for r in &mut runs {
+        r.attach_precision()?;
+    }
+    for (i, p) in runs[0].percentiles.iter().enumerate() {
+        let Some(base) = runs[0].total.latency_ci.get(i) else {
+            continue;
+        };
+        let _ = write!(out, "  {:<8}", crate::result::percentile_label(*p));
+        for (r, label) in runs.iter().zip(labels) {
+            let Some(e) = r.total.latency_ci.get(i) else {
+                continue;
+            };
+            let meets = match (e.upper_us, base.upper_us) {
+                (Some(u), Some(bu)) => e.lower_us <= bu && base.lower_us <= u,
+                _ => true,
+            };
+            let mark = if meets { "" } else { " (differs)" };
+            let _ = write!(out, "  {label}: {}{mark}", e.interval_text());
+        }
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 /// With `--server-stats` in every run: the servers' own figures over the

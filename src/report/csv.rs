@@ -1,5 +1,6 @@
 //! `--csv`: one row per interval per op type (and `total`), with the
-//! run's percentiles computed from each interval's histogram; for a scan
+//! run's percentiles computed from each interval's histogram and their
+//! 95 % intervals (order statistics of the interval); for a scan
 //! or a search, one row per point of the curve.
 //!
 //! Written with the `csv` crate (RFC 4180 quoting). Text cells come from
@@ -30,6 +31,24 @@ fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, String> {
     w.into_inner().map_err(|e| format!("CSV: {e}"))
 }
 
+/// Lower and upper bound of each percentile's 95 % interval, µs.
+fn interval_cells(h: &hdrhistogram::Histogram<u64>, percentiles: &[f64]) -> Vec<String> {
+    let s = crate::precision::Samples {
+        all: h,
+        intervals: &[],
+        censored: 0,
+        censored_at_ns: 0,
+    };
+    percentiles
+        .iter()
+        .flat_map(|p| {
+            let e = crate::precision::estimate(&s, *p);
+            let upper = e.upper_us.map_or(String::new(), |u| format!("{u:.3}"));
+            [format!("{:.3}", e.lower_us), upper]
+        })
+        .collect()
+}
+
 impl Exporter for CsvExporter {
     fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
         let r = &runs[0];
@@ -43,6 +62,13 @@ impl Exporter for CsvExporter {
                 .map(|p| format!("{}_us", percentile_label(*p))),
         );
         header.extend(["max_us", "hits", "misses", "errors"].map(String::from));
+        // Each percentile's 95 % interval over the interval's own samples;
+        // an empty upper cell: no finite bound.
+        for p in &r.percentiles {
+            let label = percentile_label(*p);
+            header.push(format!("{label}_lower_us"));
+            header.push(format!("{label}_upper_us"));
+        }
         w.write_record(&header).map_err(|e| e.to_string())?;
         for s in &r.intervals {
             for (name, op) in &s.ops {
@@ -61,6 +87,7 @@ impl Exporter for CsvExporter {
                 );
                 row.push(format!("{:.3}", max_us(&h)));
                 row.extend([op.hits, op.misses, op.errors].map(|n| n.to_string()));
+                row.extend(interval_cells(&h, &r.percentiles));
                 w.write_record(&row).map_err(|e| e.to_string())?;
             }
         }

@@ -18,6 +18,7 @@ mod text_conns;
 pub mod text_curve;
 mod text_server_stats;
 mod text_servers;
+mod text_verdict;
 
 pub use compare::{compare, workload_differences, SHARE_OF_LOAD};
 pub use live::live_line;
@@ -192,12 +193,15 @@ impl ExportManager {
     /// Renders and writes every output. One that fails does not stop the
     /// others; the failures come back together (exit 1).
     pub fn write(&mut self, runs: &[RunResult]) -> Result<(), Failure> {
-        self.write_each(|e| e.render(runs))
+        let runs = with_precision(runs)?;
+        self.write_each(|e| e.render(&runs))
     }
 
     /// Renders and writes a scan's or a search's curve to every output.
     pub fn write_curve(&mut self, curve: &Curve) -> Result<(), Failure> {
-        self.write_each(|e| e.render_curve(curve))
+        let mut curve = curve.clone();
+        curve.runs = with_precision(&curve.runs)?;
+        self.write_each(|e| e.render_curve(&curve))
     }
 
     fn write_each(
@@ -215,6 +219,18 @@ impl ExportManager {
             Err(Failure::run(failed.join("\nmcbench: error: ")))
         }
     }
+}
+
+/// The runs with every percentile's interval and the verdict filled in
+/// for their percentiles (a saved result is given them again).
+fn with_precision(runs: &[RunResult]) -> Result<Vec<RunResult>, Failure> {
+    runs.iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.attach_precision().map(|()| r)
+        })
+        .collect::<Result<_, String>>()
+        .map_err(Failure::run)
 }
 
 fn write_one(

@@ -2,6 +2,7 @@
 //! op type (percentiles from the kept histograms), counters, client
 //! self-measurement and warnings.
 
+use super::text_verdict::intervals_table;
 use super::Exporter;
 use crate::result::{percentile_label, percentile_us, OpSummary, RunResult};
 use crate::spec::{LoadMode, StopAfter};
@@ -43,12 +44,16 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
     table(out, r, "Latency (intended send → response), µs", |s| {
         &s.latency_hdr
     })?;
+    intervals_table(out, &r.percentiles, (&r.ops, &r.total), |s| &s.latency_ci);
     table(
         out,
         r,
         "Service time (actual send → response), µs",
         |s| &s.service_time_hdr,
     )?;
+    intervals_table(out, &r.percentiles, (&r.ops, &r.total), |s| {
+        &s.service_time_ci
+    });
     measure_group(out, r)?;
     if let Some(t) = &r.trace {
         let _ = writeln!(out, "{}\n", t.describe());
@@ -63,6 +68,7 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
     for w in &r.warnings {
         let _ = writeln!(out, "WARNING: {w}");
     }
+    super::text_verdict::write(out, r);
     Ok(())
 }
 
@@ -78,6 +84,7 @@ fn measure_group(out: &mut String, r: &RunResult) -> Result<(), String> {
     group_table(out, &r.percentiles, (&m.ops, &m.total), &title, |s| {
         &s.latency_hdr
     })?;
+    intervals_table(out, &r.percentiles, (&m.ops, &m.total), |s| &s.latency_ci);
     let _ = writeln!(
         out,
         "measurement send lag: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection\n",

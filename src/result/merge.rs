@@ -95,6 +95,7 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
         ),
         // Rows of agents belong to one master's run, not to a merge.
         agents: Vec::new(),
+        verdict: None,
         // Each run's windows as they were (worker numbers are per run).
         miss_windows: runs.iter().flat_map(|r| r.miss_windows.clone()).collect(),
         measure: super::MeasureSummary::merge(

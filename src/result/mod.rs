@@ -9,6 +9,7 @@ pub mod curve;
 mod load;
 mod measure;
 mod merge;
+mod precision;
 mod replication;
 mod server_stats;
 mod servers;
@@ -30,6 +31,7 @@ pub use connections::{Connections, SizeSummary};
 pub use curve::{Curve, CurveKind, CurvePoint, Slo, Verdict};
 pub use measure::MeasureSummary;
 pub use merge::{add_intervals, merge, merge_interval, ops_of_intervals, start_spread_s};
+pub use precision::{PercentileCheck, PrecisionVerdict, RateHeld};
 pub use replication::{ReplicationLag, ReplicationSummary};
 pub use server_stats::{ServerInterval, ServerStatsRow};
 pub use servers::ServerSummary;
@@ -100,6 +102,10 @@ pub struct RunResult {
     /// `--agent`: a row per agent; the rest of the result is their merge.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentSummary>,
+    /// Whether the run was long enough for its percentiles: filled as the
+    /// result is written (`attach_precision`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<PrecisionVerdict>,
 }
 
 /// One `--miss-window` window, with its miss ratio (of the retrieval keys
@@ -146,6 +152,11 @@ pub struct OpSummary {
     /// The histograms the quantiles come from, ns.
     pub latency_hdr: Hdr,
     pub service_time_hdr: Hdr,
+    /// Each of `percentiles` with its 95 % interval (`precision`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_ci: Vec<crate::precision::Estimate>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub service_time_ci: Vec<crate::precision::Estimate>,
 }
 
 /// Summary of one histogram, µs.
@@ -356,6 +367,7 @@ impl RunResult {
             warnings,
             intervals: out.intervals.clone(),
             agents: Vec::new(),
+            verdict: None,
         }
     }
 }
@@ -417,6 +429,8 @@ fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {
         service_time_us: quantiles(&r.service),
         latency_hdr: Hdr::encode(&r.latency),
         service_time_hdr: Hdr::encode(&r.service),
+        latency_ci: Vec::new(),
+        service_time_ci: Vec::new(),
     }
 }
 

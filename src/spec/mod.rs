@@ -6,6 +6,7 @@ mod checks;
 pub mod churn;
 mod knobs;
 pub mod measure;
+pub mod precision;
 mod reads;
 pub mod replication;
 pub mod schedule;
@@ -17,6 +18,7 @@ mod verify;
 pub use address::{with_default_port, Address, ServerAddr, Transport};
 pub use churn::{Churn, Gaps, SocketOptions};
 pub use measure::MeasureGroup;
+pub use precision::PrecisionTarget;
 pub use reads::ReadAnswers;
 pub use replication::Replication;
 pub use schedule::{Arrivals, OpenLoop, Schedule, ScheduleFlags};
@@ -255,6 +257,10 @@ pub struct RunSpec {
     /// (`--trace-commands`).
     #[serde(default)]
     pub trace_commands: bool,
+    /// `--precision`: measure until each percentile's 95 % interval is
+    /// this narrow and the intervals look alike, within `-t`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub precision: Vec<PrecisionTarget>,
 }
 
 fn one() -> usize {
@@ -347,6 +353,7 @@ impl RunSpec {
                 ));
             }
         }
+        self.validate_precision()?;
         match self.stop {
             StopAfter::Duration(d) if d.is_zero() => {
                 return Err("--duration must be longer than zero".into())

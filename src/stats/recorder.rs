@@ -116,6 +116,20 @@ impl ErrorClass {
         }
     }
 
+    /// Whether a request of the class had a latency that was never
+    /// measured, longer than any it waited: it timed out, lost its
+    /// connection or was cut off. Percentiles count them as censored
+    /// samples above every recorded one.
+    pub fn censors_latency(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::Timeout
+                | ErrorClass::UdpTimeout
+                | ErrorClass::ConnectionLost
+                | ErrorClass::CutOff
+        )
+    }
+
     /// Whether the class counts a failed request. UDP's `packet_drop` and
     /// `packet_disorder` count datagrams: the request itself is counted
     /// once, as `udp_timeout` if it never completed.

@@ -106,6 +106,15 @@ impl Worker {
                 return Some(PhaseEnd::Failed(why));
             }
         }
+        // `--precision` met: sending ends now, as it would at `-t`.
+        if ph.report
+            && self
+                .shared
+                .precise
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            ph.bounds.send_until = ph.bounds.send_until.min(now);
+        }
         if ph.warming && now >= self.progress.record_from {
             ph.warming = false;
             self.start_measuring();

@@ -164,15 +164,24 @@ fn summary_table(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
                 s.count,
                 s.rate
             );
-            for p in pcts {
-                let _ = write!(page, "<td>{:.1}</td>", percentile_us(&h, *p));
+            for (i, p) in pcts.iter().enumerate() {
+                // The value, then its 95 % interval beneath it.
+                let ci = s
+                    .latency_ci
+                    .get(i)
+                    .filter(|e| e.percentile == *p)
+                    .map_or(String::new(), |e| {
+                        format!("<br><small>{}</small>", esc(&e.interval_text()))
+                    });
+                let _ = write!(page, "<td>{:.1}{ci}</td>", percentile_us(&h, *p));
             }
             let max = max_us(&h);
             let _ = writeln!(page, "<td>{max:.1}</td><td>{}</td></tr>", s.errors);
         }
     }
-    page.push_str("</table>\n");
+    page.push_str("</table>\n<p><small>Under each percentile: its 95 % interval (order statistics, or batch means over the intervals where wider); ≥ X: no finite upper bound.</small></p>\n");
     for (i, r) in runs.iter().enumerate() {
+        verdict(page, &label(i, r), r);
         for w in &r.warnings {
             let _ = writeln!(
                 page,
@@ -183,6 +192,48 @@ fn summary_table(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The verdict on precision: one line per judged percentile, then
+/// stationarity.
+fn verdict(page: &mut String, run: &str, r: &RunResult) {
+    let Some(v) = &r.verdict else { return };
+    let _ = writeln!(
+        page,
+        "<h3>{}: verdict on precision</h3>\n<table>\n<tr><th>percentile</th><th>µs</th><th>95 % interval</th><th>± share</th><th>target</th><th>met</th></tr>",
+        esc(run)
+    );
+    for c in &v.checks {
+        let e = &c.estimate;
+        let _ = writeln!(
+            page,
+            "<tr><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>±{:.0} %</td><td>{}</td></tr>",
+            percentile_label(e.percentile),
+            e.value_us,
+            esc(&e.interval_text()),
+            c.relative_half_width
+                .map_or("—".to_string(), |h| format!("{:.1} %", h * 100.0)),
+            c.target * 100.0,
+            if c.met { "yes" } else { "NO" }
+        );
+    }
+    page.push_str("</table>\n");
+    let st = &v.stationarity;
+    let _ = writeln!(
+        page,
+        "<p>Stationarity over {} intervals: {}. {}</p>",
+        st.intervals,
+        match st.stationary {
+            Some(true) => "no trend, halves agree",
+            Some(false) => "NOT stationary",
+            None => "too few intervals to judge",
+        },
+        if v.long_enough {
+            "Long enough."
+        } else {
+            "NOT long enough."
+        }
+    );
 }
 
 /// Op types with requests in any run, then `total`.

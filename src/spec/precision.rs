@@ -1,0 +1,105 @@
+//! `--precision p99.9:5%`: a percentile and the relative half-width of its
+//! 95 % interval that the run must reach (it measures until then, within
+//! `-t`), and the default every printed percentile is judged against.
+
+use serde::{Deserialize, Serialize};
+
+/// The half-width a printed percentile is judged against when the run
+/// names none: ±10 %.
+pub const DEFAULT_TARGET: f64 = 0.10;
+
+/// A percentile and how precise it must be.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PrecisionTarget {
+    /// 0 < percentile < 100.
+    pub percentile: f64,
+    /// The largest relative half-width allowed (0.05 for ±5 %).
+    pub relative: f64,
+}
+
+impl std::str::FromStr for PrecisionTarget {
+    type Err = String;
+
+    /// `p99.9:5%`, `99:0.05`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || {
+            format!("'{text}' is not a precision target: give PERCENTILE:HALF-WIDTH, like p99.9:5%")
+        };
+        let (p, width) = text.split_once(':').ok_or_else(bad)?;
+        let percentile: f64 = p
+            .trim()
+            .trim_start_matches('p')
+            .parse()
+            .map_err(|_| bad())?;
+        let width = width.trim();
+        let relative = match width.strip_suffix('%') {
+            Some(pct) => pct.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
+            None => width.parse::<f64>().map_err(|_| bad())?,
+        };
+        let target = PrecisionTarget {
+            percentile,
+            relative,
+        };
+        target.check()?;
+        Ok(target)
+    }
+}
+
+impl PrecisionTarget {
+    /// Values a target may hold (the checks of a spec read from JSON too).
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.percentile > 0.0 && self.percentile < 100.0) {
+            return Err(format!(
+                "--precision: the percentile must be above 0 and below 100, got {}",
+                self.percentile
+            ));
+        }
+        if !(self.relative > 0.0 && self.relative <= 1.0) {
+            return Err(format!(
+                "--precision: the half-width must be above 0 and at most 100%, got {}",
+                self.relative
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl super::RunSpec {
+    /// `--precision` measures until precise, within `-t`: it needs that
+    /// bound, and a measured phase.
+    pub(super) fn validate_precision(&self) -> Result<(), String> {
+        let Some(first) = self.precision.first() else {
+            return Ok(());
+        };
+        for t in &self.precision {
+            t.check()?;
+        }
+        if !matches!(self.stop, super::StopAfter::Duration(_)) {
+            return Err(format!(
+                "--precision p{}:... runs until precise within -t/--duration, the longest it may \
+                 take: give -t instead of a request count or --num-conns",
+                first.percentile
+            ));
+        }
+        if self.load == super::LoadMode::LoadOnly {
+            return Err("--precision needs a measured phase; --load-only has none".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_read_as_percent_or_share_and_refuse_the_rest() {
+        let t: PrecisionTarget = "p99.9:5%".parse().unwrap();
+        assert_eq!((t.percentile, t.relative), (99.9, 0.05));
+        let t: PrecisionTarget = "99:0.1".parse().unwrap();
+        assert_eq!((t.percentile, t.relative), (99.0, 0.1));
+        for bad in ["p99", "p100:5%", "p99:0%", "p99:150%", "x:5%"] {
+            assert!(bad.parse::<PrecisionTarget>().is_err(), "{bad}");
+        }
+    }
+}
