@@ -37,6 +37,7 @@ fn main() {
         Command::Scan(args) => mcbench::app::scan(&args),
         Command::Report(args) => mcbench::app::report(&args),
         Command::Compare(args) => mcbench::app::compare(&args),
+        Command::Ab(args) => mcbench::app::ab(&args),
         Command::Route(args) => mcbench::app::route(&args),
         Command::Stats(args) => mcbench::app::stats(&args),
         Command::Slabs(args) => mcbench::app::slabs(&args),

@@ -84,6 +84,64 @@ fn three_agents_merge_to_the_servers_own_count() {
     }
 }
 
+/// `--precision` over agents: the master judges every agent's intervals
+/// merged, and tells each agent when the run is precise enough; each then
+/// ends its share as at -t, a run complete, well before -t.
+#[test]
+fn precision_over_agents_ends_every_share_once_the_merge_is_precise() {
+    let _m = shared_machine();
+    let server = fake_server(Misbehaviour::AnswersAfter(Duration::from_millis(1)));
+    let dir = tempfile::tempdir().unwrap();
+    let tf = token_file(dir.path(), TOKEN);
+    let agents: Vec<AgentProc> = (0..2).map(|_| AgentProc::start(&tf, &[])).collect();
+    let mut args = vec![
+        "run",
+        "-s",
+        &server,
+        "--no-load",
+        "-c",
+        "8",
+        "-t",
+        "40s",
+        "--interval",
+        "250ms",
+        "--precision",
+        "p99:10%",
+        "--token-file",
+        &tf,
+    ];
+    for a in &agents {
+        args.extend(["--agent", &a.addr[..]]);
+    }
+    let (out, v) = run_json(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let secs = f(&v, "duration_s");
+    assert!(
+        secs < 39.0,
+        "ran {secs} s: the agents were not told it was enough"
+    );
+    assert_eq!(v["completed"], true, "{}", stderr(&out));
+    assert!(v["stopped_by"].is_null());
+    for row in v["agents"].as_array().unwrap() {
+        assert_eq!(row["finished"], true, "{row}");
+    }
+    assert_eq!(v["verdict"]["long_enough"], true, "{}", v["verdict"]);
+    // Judged on the merge: the master's p99 interval, from both agents'
+    // histograms, is within 10 %.
+    let p99 = v["verdict"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["percentile"] == 99.0)
+        .unwrap()
+        .clone();
+    assert!(f(&p99, "relative_half_width") <= 0.10, "{p99}");
+    assert_eq!(
+        hdr(&v["total"]["latency_hdr"]).len(),
+        count(&v, "total.count")
+    );
+}
+
 #[test]
 fn a_wrong_token_is_refused_and_logged() {
     let _m = shared_machine();

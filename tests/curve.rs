@@ -56,7 +56,93 @@ fn assert_knee_at_capacity(points: &[Value]) {
         if rate >= 1.1 * CAPACITY {
             assert_ne!(verdict, "pass", "past the knee: {p}");
         }
+        // A decided point's 95 % interval of the SLO's p50 lies wholly on
+        // its side of the 5 ms bound.
+        match verdict {
+            "pass" => assert!(f(p, "slo_upper_us") <= 5_000.0, "{p}"),
+            "fail" if p["why"].as_str().unwrap_or("").contains("at 95 %") => {
+                assert!(f(p, "slo_lower_us") > 5_000.0, "{p}")
+            }
+            _ => {}
+        }
     }
+}
+
+/// A scripted server that keeps a state from its load: it answers gets
+/// and sets at once until it has served `fast` requests in all, then each
+/// `slow` later. Counted, not timed: the same on any machine.
+fn slows_after(fast: usize, slow: Duration) -> String {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let served = std::sync::Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let served = served.clone();
+            std::thread::spawn(move || {
+                let _ = s.set_nodelay(true);
+                let (mut pending, mut buf) = (Vec::new(), [0u8; 16384]);
+                while let Ok(n) = s.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    pending.extend_from_slice(&buf[..n]);
+                    while let Some(end) = pending.windows(2).position(|w| w == b"\r\n") {
+                        let line: Vec<u8> = pending.drain(..end + 2).collect();
+                        let reply: &[u8] = match &line[..4.min(line.len())] {
+                            b"get " => b"END\r\n",
+                            b"set " => b"STORED\r\n",
+                            _ => continue,
+                        };
+                        if served.fetch_add(1, Ordering::Relaxed) >= fast {
+                            std::thread::sleep(slow);
+                        }
+                        if s.write_all(reply).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// `--updown` runs the rates back down; a server that kept a state from
+/// the way up (it slowed after 2,500 requests) answers the way down later
+/// than the way up at the same rate: hysteresis.
+#[test]
+fn a_scan_up_and_down_flags_a_server_that_kept_a_state() {
+    let _machine = shared_machine();
+    let server = slows_after(2_500, Duration::from_millis(10));
+    let out = run(
+        &with(
+            &server,
+            &["scan", "--rates", "1k,2k", "--updown", "--slo", "p99:50ms"],
+            &["--json", "-"],
+        ),
+        Duration::from_secs(60),
+    );
+    let curve: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let rates: Vec<f64> = points(&curve)
+        .iter()
+        .map(|p| f(p, "offered_rate"))
+        .collect();
+    assert_eq!(rates, [1_000.0, 2_000.0, 1_000.0]);
+    // 1k up: about 1,000 requests, all fast; 1k down: all 10 ms late
+    // (16 connections serve up to 1,600/s so).
+    assert_eq!(
+        curve["hysteresis"],
+        serde_json::json!([1_000.0]),
+        "{}",
+        stderr(&out)
+    );
+    assert!(curve["outcome"]
+        .as_str()
+        .unwrap()
+        .contains("HYSTERESIS at 1000"));
 }
 
 #[test]
@@ -129,7 +215,36 @@ fn the_search_finds_the_knee_the_scan_draws() {
             assert!(passes >= 2, "{at_answer:?}");
             assert!(at_answer.iter().all(|p| p["verdict"] != "fail"));
             assert!(at_answer.iter().any(|p| p["repeat"] == true));
-            assert!(lowest_fail > answer && (lowest_fail - answer) / answer <= 0.02 + 1e-9);
+            // The range: from the answer to the lowest rate that failed,
+            // with only undecided probes (their 95 % intervals straddling
+            // the bound) between, and no gap between probes over 2 %.
+            let range = search["answer_range"]
+                .as_array()
+                .expect("a range with the answer");
+            assert_eq!(range[0].as_f64(), Some(answer));
+            assert_eq!(range[1].as_f64(), Some(lowest_fail));
+            let mut inside: Vec<f64> = probes
+                .iter()
+                .map(|p| f(p, "offered_rate"))
+                .filter(|r| *r > answer && *r < lowest_fail)
+                .collect();
+            for p in probes.iter().filter(|p| {
+                let r = f(p, "offered_rate");
+                r > answer && r < lowest_fail
+            }) {
+                assert!(
+                    ["undecided", "client_bound"].contains(&p["verdict"].as_str().unwrap()),
+                    "{p}"
+                );
+            }
+            inside.extend([answer, lowest_fail]);
+            inside.sort_by(f64::total_cmp);
+            for w in inside.windows(2) {
+                assert!((w[1] - w[0]) / answer <= 0.02 + 1e-9, "{inside:?}");
+            }
+            assert!(stdout(&out).contains(&format!(
+                "at 95 % it lies in [{answer:.0}, {lowest_fail:.0}]"
+            )));
             assert!(
                 (0.9 * CAPACITY..1.1 * CAPACITY).contains(&answer),
                 "search {answer} against the server's capacity {CAPACITY}\n{}",

@@ -208,6 +208,8 @@ fn assert_coverage(what: &str, hits: &[[usize; 3]], sizes: &[u64], unbounded: &[
                 continue;
             }
             let share = hits[i][j] as f64 / TRIALS as f64;
+            // Seen with --nocapture: the coverage the note quotes.
+            eprintln!("coverage {what} n={n} p{pct}: {share:.3}");
             assert!(
                 (0.93..=0.97).contains(&share),
                 "{what} n={n} p{pct}: coverage {share:.3} of {TRIALS}"
@@ -363,6 +365,7 @@ fn correlated_samples_still_get_95_percent_from_the_batch_means() {
     for (j, pct) in [50.0, 99.0].iter().enumerate() {
         let share = hits[j] as f64 / TRIALS as f64;
         let binomial_only = narrow[j] as f64 / TRIALS as f64;
+        eprintln!("coverage AR(1) p{pct}: {share:.3} (binomial alone {binomial_only:.3})");
         assert!(
             (0.92..=0.98).contains(&share),
             "p{pct}: coverage {share:.3} (binomial alone {binomial_only:.3})"
@@ -458,8 +461,8 @@ fn precision_measures_until_the_named_percentile_is_precise_then_stops() {
     assert_eq!(p99["met"], true, "{p99}");
     assert!(f64_of(&p99, "relative_half_width") <= 0.05, "{p99}");
     assert_eq!(json["verdict"]["long_enough"], true, "{}", json["verdict"]);
-    // It stopped once precise, at five intervals or more, well before -t.
-    assert!((1.2..39.0).contains(&secs), "ran {secs} s");
+    // It stopped once precise, at ten intervals or more, well before -t.
+    assert!((2.4..39.0).contains(&secs), "ran {secs} s");
     assert!(
         json["verdict"]["stationarity"]["intervals"]
             .as_u64()

@@ -73,9 +73,13 @@ pub async fn run_all(
         })
     });
     let (feed, lines) = tokio::sync::mpsc::unbounded_channel();
-    let live = spec.live.then(|| {
-        let percentiles = control.percentiles.clone();
-        tokio::spawn(super::live::show(lines, agents.len(), percentiles))
+    let judge = crate::engine::precise::PrecisionWatch::new(spec).map(|watch| {
+        super::live::Judge::new(watch, agents.iter().map(|a| a.client.clone()).collect())
+    });
+    let merging = spec.live || judge.is_some();
+    let live = merging.then(|| {
+        let percentiles = spec.live.then(|| control.percentiles.clone());
+        tokio::spawn(super::live::show(lines, agents.len(), percentiles, judge))
     });
     let mut tasks = Vec::new();
     for a in agents {
@@ -85,7 +89,7 @@ pub async fn run_all(
             a.offset_ns,
             patience,
             stopped.clone(),
-            spec.live.then(|| feed.clone()),
+            merging.then(|| feed.clone()),
         );
         tasks.push(tokio::spawn(run));
     }
@@ -271,7 +275,7 @@ async fn read_stream(
 /// Tells an agent to end its share early; whether it heard.
 async fn ask_to_stop(client: &super::master::Client) -> bool {
     let mut client = client.clone();
-    let asked = client.stop(pb::StopRequest {});
+    let asked = client.stop(pb::StopRequest { enough: false });
     matches!(
         tokio::time::timeout(Duration::from_secs(5), asked).await,
         Ok(Ok(_))

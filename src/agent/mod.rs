@@ -30,7 +30,7 @@ pub mod pb {
 
 /// Bumped when master and agent would no longer understand each other;
 /// a master refuses agents of another version before any traffic.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The wall clock, ns since the Unix epoch: the clock start instants and
 /// offsets are in (0 before 1970).

@@ -37,6 +37,9 @@ struct Service {
     busy: Arc<AtomicBool>,
     /// The running share's stop flag, for Stop.
     running: Arc<Mutex<Option<Arc<AtomicUsize>>>>,
+    /// Set by a Stop that says the run is precise enough: the running
+    /// share ends sending as at its -t. Cleared as each share starts.
+    enough: Arc<AtomicBool>,
 }
 
 /// Holds `Service::busy` until dropped.
@@ -138,6 +141,7 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
         prepared: Mutex::new(None),
         busy: Arc::new(AtomicBool::new(false)),
         running: Arc::new(Mutex::new(None)),
+        enough: Arc::new(AtomicBool::new(false)),
     };
     if tls.is_none() && !listen.ip().is_loopback() {
         if !how.insecure_plaintext {
@@ -322,6 +326,8 @@ impl Agent for Service {
         let (tx, rx) = mpsc::channel(64);
         let stop = Arc::new(AtomicUsize::new(0));
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = Some(stop.clone());
+        self.enough.store(false, Ordering::Relaxed);
+        let enough = self.enough.clone();
         // A master gone (its stream dropped, or its connection dead to the
         // keep-alive) stops the share at once, not at its next interval.
         // The watch holds a sender: it lets go when the share ends, so the
@@ -343,20 +349,21 @@ impl Agent for Service {
                 let left = Duration::from_nanos(start_ns.saturating_sub(unix_ns()).max(0) as u64);
                 std::thread::sleep(left.min(Duration::from_millis(20)));
             }
-            run_share(&spec, &stop, &tx);
+            run_share(&spec, (&stop, &enough), &tx);
             *running.lock().unwrap_or_else(|e| e.into_inner()) = None;
             let _ = ended.send(());
         });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 
-    async fn stop(
-        &self,
-        _req: Request<pb::StopRequest>,
-    ) -> Result<Response<pb::StopReply>, Status> {
+    async fn stop(&self, req: Request<pb::StopRequest>) -> Result<Response<pb::StopReply>, Status> {
         let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(stop) = running.as_ref() {
-            stop.store(libc::SIGINT as usize, Ordering::Relaxed);
+            if req.into_inner().enough {
+                self.enough.store(true, Ordering::Relaxed);
+            } else {
+                stop.store(libc::SIGINT as usize, Ordering::Relaxed);
+            }
         }
         Ok(Response::new(pb::StopReply {
             stopped: running.is_some(),
@@ -365,8 +372,12 @@ impl Agent for Service {
 }
 
 /// Runs `spec`, sending each interval and then the result; `stop` ends it
-/// early (Stop, or the master gone).
-fn run_share(spec: &RunSpec, stop: &Arc<AtomicUsize>, tx: &mpsc::Sender<Result<RunEvent, Status>>) {
+/// early (Stop, or the master gone), `enough` ends its sending as at -t.
+fn run_share(
+    spec: &RunSpec,
+    (stop, enough): (&Arc<AtomicUsize>, &AtomicBool),
+    tx: &mpsc::Sender<Result<RunEvent, Status>>,
+) {
     let mut forward = |s: &IntervalSummary| {
         let event = RunEvent {
             event: Some(run_event::Event::Interval(super::wire::interval(s))),
@@ -375,7 +386,7 @@ fn run_share(spec: &RunSpec, stop: &Arc<AtomicUsize>, tx: &mpsc::Sender<Result<R
             stop.store(libc::SIGTERM as usize, Ordering::Relaxed);
         }
     };
-    let outcome = crate::run::quietly(spec, stop, &mut forward);
+    let outcome = crate::run::quietly_until(spec, stop, enough, &mut forward);
     let last = match outcome.and_then(|mut r| {
         // The master has the intervals from the stream.
         r.intervals.clear();

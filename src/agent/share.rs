@@ -63,6 +63,11 @@ fn one(spec: &RunSpec, weights: &[u64], threads: usize, i: usize) -> Result<RunS
     }
     // The measurement group is the master's own (its probe connections).
     s.measure = None;
+    // The master judges precision over every agent's intervals merged,
+    // and tells each agent when it is enough: a share alone would judge
+    // its part.
+    s.precision.clear();
+    s.decide = None;
     if let StopAfter::Ops(ops) = spec.stop {
         let mine = weighted(ops, weights, i);
         if mine == 0 {

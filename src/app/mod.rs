@@ -6,6 +6,7 @@ mod curve;
 mod docs;
 mod each;
 mod inspect;
+mod repeat;
 mod route;
 mod saved;
 mod top;
@@ -14,6 +15,7 @@ mod trace_stat;
 pub use curve::{scan, scan_presented, search, search_presented};
 pub use docs::{completions, man};
 pub use inspect::{slabs, stats};
+pub use repeat::ab;
 pub use route::route;
 pub use saved::{compare, report};
 pub use top::top;
@@ -125,6 +127,9 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
         .map_or(DEFAULT_PERCENTILES.to_vec(), |p| p.0.clone());
     if args.each {
         return each::run_each(args, &spec, percentiles);
+    }
+    if let Some(n) = args.repeat {
+        return repeat::run_repeated(args, &spec, percentiles, n);
     }
     // Every output exists before any traffic: a bad path costs no run.
     let files = args.outputs.files();

@@ -4,7 +4,7 @@
 use crate::cli::{CompareArgs, ReportArgs};
 use crate::error::{exit, Failure};
 use crate::report::{self, ExportManager};
-use crate::result::{self, RunResult};
+use crate::result::{self, RunResult, RunSet};
 use std::path::PathBuf;
 
 /// `mcbench report RUN.json [...]`: returns the exit code.
@@ -108,6 +108,9 @@ fn same_workload(
 }
 
 fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
+    if let Some(table) = compare_sets(args)? {
+        return write_stdout(&table);
+    }
     let mut runs = load_all(&args.runs)?;
     same_workload(&args.runs, &runs, &[], args.force, "compares")?;
     if let Some(p) = &args.percentiles {
@@ -115,9 +118,36 @@ fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
     }
     let labels: Vec<String> = args.runs.iter().map(|p| p.display().to_string()).collect();
     let table = report::compare(&runs, &labels).map_err(Failure::run)?;
+    write_stdout(&table)
+}
+
+fn write_stdout(text: &str) -> Result<(), Failure> {
     use std::io::Write;
     std::io::stdout()
         .lock()
-        .write_all(table.as_bytes())
+        .write_all(text.as_bytes())
         .map_err(|e| Failure::run(format!("cannot write to stdout: {e}")))
+}
+
+/// Two sets of repeated runs (`run --repeat --json`): their differences;
+/// None when the files are single results. A set beside a single result
+/// is refused.
+fn compare_sets(args: &CompareArgs) -> Result<Option<String>, Failure> {
+    let sets = args
+        .runs
+        .iter()
+        .map(|p| RunSet::load(p).map_err(Failure::usage))
+        .collect::<Result<Vec<_>, _>>()?;
+    match sets.as_slice() {
+        [Some(a), Some(b)] => {
+            let labels = [&args.runs[0], &args.runs[1]].map(|p| p.display().to_string());
+            let table = super::repeat::compare_sets(a, b, [&labels[0], &labels[1]])
+                .map_err(Failure::run)?;
+            Ok(Some(table))
+        }
+        s if s.iter().all(Option::is_none) => Ok(None),
+        _ => Err(Failure::usage(
+            "compare takes results, or two sets of runs (run --repeat --json), not a mix",
+        )),
+    }
 }

@@ -9,7 +9,10 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// The latency objective, PERCENTILE:BOUND: p99:1ms, 99.9:500us, or
-    /// mutilate's 99:1000 (µs). Default: the --profile's own SLO.
+    /// mutilate's 99:1000 (µs). Default: the --profile's own SLO. Each
+    /// probe runs until the percentile's 95 % interval lies wholly under
+    /// or over the bound (within -t; else it is undecided), and the answer
+    /// is given as a range.
     #[arg(long, value_name = "P:BOUND")]
     pub slo: Option<Slo>,
 
@@ -41,9 +44,17 @@ pub struct ScanArgs {
     #[arg(long, value_parser = parse_rates, value_name = "RATES")]
     pub rates: Rates,
 
-    /// Mark each point pass or fail against PERCENTILE:BOUND (p99:1ms).
+    /// Mark each point pass or fail against PERCENTILE:BOUND (p99:1ms):
+    /// a point is decided by its 95 % interval (each run ends once decided,
+    /// within -t), and is undecided when the interval straddles the bound.
     #[arg(long, value_name = "P:BOUND")]
     pub slo: Option<Slo>,
+
+    /// Run the rates up, then down again, and flag each rate whose two
+    /// 95 % intervals (the SLO's percentile, else p99) do not meet: the
+    /// server kept a state from the higher load (hysteresis).
+    #[arg(long)]
+    pub updown: bool,
 
     #[command(flatten)]
     pub run: RunArgs,

@@ -46,6 +46,10 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare saved results side by side, each with its ratio to the first.
     Compare(CompareArgs),
+    /// Run two run files in turn, A B A B ... (--repeat times each), and
+    /// report each change from A to B with its bootstrap interval against
+    /// A's own noise floor.
+    Ab(AbArgs),
     /// Print the server each key goes to under a distribution (ketama,
     /// modula, ...), as a client library or proxy would place it.
     Route(RouteArgs),
@@ -203,6 +207,30 @@ pub struct CompareArgs {
     /// Percentiles to compare (default: the first run's).
     #[arg(long, value_name = "LIST")]
     pub percentiles: Option<Percentiles>,
+}
+
+#[derive(Debug, Args)]
+pub struct AbArgs {
+    /// The baseline: a TOML run file (`run --config`'s).
+    #[arg(value_name = "A.toml")]
+    pub a: PathBuf,
+
+    /// The other configuration, a run file too.
+    #[arg(value_name = "B.toml")]
+    pub b: PathBuf,
+
+    /// Runs of each; 4 or more give the A/A noise floor.
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=500))]
+    pub repeat: u32,
+
+    /// A shell command run before each run but the first (restart the
+    /// server); a failure stops the comparison.
+    #[arg(long, value_name = "CMD")]
+    pub between: Option<String>,
+
+    /// Write both sets and the differences here (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// The spec `mcbench run ARGS` makes (tests of the parts below the CLI).

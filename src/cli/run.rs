@@ -120,9 +120,11 @@ pub struct RunArgs {
     /// Measure until this percentile's 95 % interval is this narrow, like
     /// `p99.9:5%` (repeatable)
     ///
-    /// The run ends early, at the first interval (from the fifth) where every
-    /// named percentile of the total latency has a 95 % interval within ± its
-    /// share of the value and the intervals show no trend; `-t` is the longest
+    /// The run ends early, at the first interval (from the tenth, with 200
+    /// samples beyond each named percentile) where every
+    /// named percentile of the total latency has a 95 % interval within ± 90 %
+    /// of its share of the value (the last intervals move it a little) and the
+    /// intervals show no trend; `-t` is the longest
     /// it may take, and the verdict then says what was reached. Without it,
     /// the verdict judges each printed percentile against ±10 %.
     #[arg(value_name = "P:W", help_heading = "Load and schedule", long)]
@@ -779,6 +781,27 @@ pub struct RunArgs {
     #[arg(help_heading = "Target", hide_short_help = true, long)]
     pub each: bool,
 
+    /// Run the same configuration N times and keep every run
+    ///
+    /// Each run opens fresh connections (and starts a fresh memcached when
+    /// mcbench starts one). Prints each figure's median over the runs with
+    /// its 95 % bootstrap interval; `--json` writes the set (`mcbench
+    /// compare` of two sets gives each change with its interval and the A/A
+    /// noise floor), `--html` overlays the runs.
+    #[arg(help_heading = "Outputs", hide_short_help = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub repeat: Option<u32>,
+
+    /// With --repeat: a shell command run before each run but the first
+    /// (restart the server, drop caches); a failure stops the set.
+    #[arg(
+        help_heading = "Outputs",
+        hide_short_help = true,
+        long,
+        value_name = "CMD",
+        requires = "repeat"
+    )]
+    pub between: Option<String>,
+
     /// An agent (`mcbench agent`) to offer a share of the load from, HOST:PORT;
     /// repeat for several.
     ///
@@ -1211,6 +1234,7 @@ impl RunArgs {
             wait: self.wait.unwrap_or(Duration::ZERO),
             trace_commands: self.trace_commands,
             precision: self.precision.clone(),
+            decide: None,
             threads: self.threads,
             connections: self.connections,
             depth: self.depth,

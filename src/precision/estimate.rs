@@ -184,8 +184,8 @@ fn binomial_interval(s: &Samples, n: u64, p: f64, value: u64) -> (f64, Option<f6
 }
 
 /// The batch-means interval, ns: the run's intervals grouped into 5-30
-/// batches of about equal counts, each holding enough samples beyond the
-/// percentile; centred on the run's own value (sectioning), its
+/// batches of consecutive intervals, each holding enough samples beyond
+/// the percentile; centred on the run's own value (sectioning), its
 /// half-width t·s/√b from the batches' percentiles. None when the
 /// intervals cannot make 5 such batches, or when requests were censored
 /// (the batches would not see them).
@@ -193,13 +193,7 @@ fn batch_interval(s: &Samples, p: f64, value: u64) -> Option<(u64, u64)> {
     if s.censored > 0 || s.intervals.is_empty() {
         return None;
     }
-    let n: u64 = s.intervals.iter().map(|h| h.len()).sum();
-    let fit = ((n as f64 * (1.0 - p)) / MIN_TAIL_PER_BATCH).floor() as usize;
-    let b = fit.min(MAX_BATCHES).min(s.intervals.len());
-    if b < MIN_BATCHES {
-        return None;
-    }
-    let quantiles = batch_quantiles(s.intervals, b, p)?;
+    let quantiles = batch_quantiles(s.intervals, p)?;
     let b = quantiles.len() as f64;
     let mean = quantiles.iter().sum::<f64>() / b;
     let var = quantiles.iter().map(|q| (q - mean).powi(2)).sum::<f64>() / (b - 1.0);
@@ -213,21 +207,37 @@ fn batch_interval(s: &Samples, p: f64, value: u64) -> Option<(u64, u64)> {
     Some((s.all.lowest_equivalent(lo), s.all.highest_equivalent(hi)))
 }
 
-/// The percentile of each of about `b` batches of consecutive intervals,
-/// cut where the running count passes each b-th of the whole, ns.
-fn batch_quantiles(intervals: &[Histogram<u64>], b: usize, p: f64) -> Option<Vec<f64>> {
+/// The percentile of each batch of `m` consecutive intervals (the last
+/// takes any left over), ns; None with fewer than 5 batches. `m` is the
+/// fewest intervals that hold 20 expected samples beyond the percentile
+/// and make at most 30 batches: fixed by the intervals' counts, so one
+/// more interval adds to the last batch rather than cutting every batch
+/// anew (a run that stops once precise must not see its batches reshuffled).
+fn batch_quantiles(intervals: &[Histogram<u64>], p: f64) -> Option<Vec<f64>> {
+    let k = intervals.len();
     let n: u64 = intervals.iter().map(|h| h.len()).sum();
+    let tail_per_interval = n as f64 * (1.0 - p) / k.max(1) as f64;
+    if tail_per_interval <= 0.0 {
+        return None;
+    }
+    let m = k
+        .div_ceil(MAX_BATCHES)
+        .max((MIN_TAIL_PER_BATCH / tail_per_interval).ceil() as usize)
+        .max(1);
+    let b = k / m;
+    if b < MIN_BATCHES {
+        return None;
+    }
     let mut out = Vec::with_capacity(b);
     let mut batch = intervals.first()?.clone();
-    batch.reset();
-    let mut seen = 0u64;
-    for h in intervals {
-        batch.add(h).ok()?;
-        seen += h.len();
-        let cut = (out.len() as u64 + 1) * n / b as u64;
-        if seen >= cut && !batch.is_empty() {
+    for i in 0..b {
+        let end = if i + 1 == b { k } else { (i + 1) * m };
+        batch.reset();
+        for h in &intervals[i * m..end] {
+            batch.add(h).ok()?;
+        }
+        if !batch.is_empty() {
             out.push(batch.value_at_quantile(p) as f64);
-            batch.reset();
         }
     }
     (out.len() >= MIN_BATCHES).then_some(out)

@@ -110,6 +110,8 @@ impl Exporter for CsvExporter {
             "client_bound",
             "verdict",
             "repeat",
+            "slo_lower_us",
+            "slo_upper_us",
         ])
         .map_err(|e| e.to_string())?;
         for (i, p) in curve.points.iter().enumerate() {
@@ -127,6 +129,8 @@ impl Exporter for CsvExporter {
                 p.client_bound.to_string(),
                 inert(p.verdict.map_or("", |v| v.name())),
                 p.repeat.to_string(),
+                p.slo_lower_us.map_or(String::new(), |v| format!("{v:.3}")),
+                p.slo_upper_us.map_or(String::new(), |v| format!("{v:.3}")),
             ];
             w.write_record(&row).map_err(|e| e.to_string())?;
         }

@@ -16,6 +16,7 @@ mod text;
 mod text_agents;
 mod text_conns;
 pub mod text_curve;
+pub mod text_runs;
 mod text_server_stats;
 mod text_servers;
 mod text_verdict;
@@ -23,7 +24,7 @@ mod text_verdict;
 pub use compare::{compare, workload_differences, SHARE_OF_LOAD};
 pub use live::live_line;
 pub use samples::SampleWriter;
-pub use staged::refuse_same_file;
+pub use staged::{refuse_same_file, OneFile};
 
 use crate::error::Failure;
 use crate::result::{Curve, RunResult};

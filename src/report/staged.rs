@@ -163,3 +163,37 @@ pub fn refuse_same_file(paths: &[(&str, &Path)]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// A file created now and written whole at the end (`mcbench ab --json`):
+/// `-` is stdout.
+pub struct OneFile {
+    staged: Option<(StagedFile, File)>,
+}
+
+impl OneFile {
+    pub fn create(flag: &str, path: &Path) -> Result<OneFile, String> {
+        if path == Path::new("-") {
+            return Ok(OneFile { staged: None });
+        }
+        Ok(OneFile {
+            staged: Some(StagedFile::create(flag, path)?),
+        })
+    }
+
+    pub fn write(self, bytes: &[u8]) -> Result<(), String> {
+        use std::io::Write;
+        match self.staged {
+            None => std::io::stdout()
+                .lock()
+                .write_all(bytes)
+                .map_err(|e| format!("cannot write to stdout: {e}")),
+            Some((staged, mut file)) => {
+                let what = staged.path().display().to_string();
+                file.write_all(bytes)
+                    .and_then(|()| file.flush())
+                    .and_then(|()| staged.commit())
+                    .map_err(|e| format!("cannot write {what}: {e}"))
+            }
+        }
+    }
+}

@@ -78,6 +78,9 @@ pub enum Verdict {
     Fail,
     /// mcbench, not the server, limited the run: never an answer.
     ClientBound,
+    /// The SLO percentile's 95 % interval straddles the bound: the probe
+    /// was too short to tell.
+    Undecided,
 }
 
 impl Verdict {
@@ -87,6 +90,7 @@ impl Verdict {
             Verdict::Pass => "pass",
             Verdict::Fail => "fail",
             Verdict::ClientBound => "client_bound",
+            Verdict::Undecided => "undecided",
         }
     }
 }
@@ -97,6 +101,7 @@ impl fmt::Display for Verdict {
             Verdict::Pass => "pass",
             Verdict::Fail => "fail",
             Verdict::ClientBound => "client-bound",
+            Verdict::Undecided => "undecided",
         })
     }
 }
@@ -117,6 +122,12 @@ pub struct CurvePoint {
     pub p999_us: f64,
     /// The SLO's percentile, µs (when there is an SLO).
     pub slo_us: Option<f64>,
+    /// Its 95 % interval, µs: a pass lies wholly under the bound, a fail
+    /// wholly over it (null upper: no finite bound).
+    #[serde(default)]
+    pub slo_lower_us: Option<f64>,
+    #[serde(default)]
+    pub slo_upper_us: Option<f64>,
     /// Whose latency: `load` (every request) or `measure` (the
     /// measurement connections, `--measure-connections`).
     pub group: String,
@@ -140,6 +151,7 @@ impl CurvePoint {
     ) -> Result<Self, String> {
         let (group, latency) = run.slo_latency();
         let h = latency.decode()?;
+        let interval = slo.map(|s| run.slo_estimate(s.percentile)).transpose()?;
         let mut point = CurvePoint {
             offered_rate,
             achieved_rate: run.total.rate,
@@ -148,6 +160,8 @@ impl CurvePoint {
             p99_us: percentile_us(&h, 99.0),
             p999_us: percentile_us(&h, 99.9),
             slo_us: slo.map(|s| percentile_us(&h, s.percentile)),
+            slo_lower_us: interval.as_ref().map(|e| e.lower_us),
+            slo_upper_us: interval.as_ref().and_then(|e| e.upper_us),
             group: group.to_string(),
             errors: run.total.errors,
             client_bound: run.client.client_bound,
@@ -194,15 +208,39 @@ impl CurvePoint {
                 self.achieved_rate, self.offered_rate
             ));
         }
-        let at = self.slo_us.unwrap_or(f64::INFINITY);
-        if at > slo.bound_us {
-            return fail(format!(
-                "{} {at:.1} µs > {} µs",
-                percentile_label(slo.percentile),
+        let label = percentile_label(slo.percentile);
+        let (lower, upper) = (self.slo_lower_us.unwrap_or(0.0), self.slo_upper_us);
+        let interval = match upper {
+            Some(u) => format!("[{lower:.1}, {u:.1}]"),
+            None => format!("≥ {lower:.1}"),
+        };
+        match decide(lower, upper, slo.bound_us) {
+            Verdict::Fail => fail(format!(
+                "{label} {interval} µs > {} µs at 95 %",
                 slo.bound_us
-            ));
+            )),
+            Verdict::Undecided => (
+                Verdict::Undecided,
+                Some(format!(
+                    "{label} {interval} µs straddles {} µs: a longer -t would decide it",
+                    slo.bound_us
+                )),
+            ),
+            verdict => (verdict, None),
         }
-        (Verdict::Pass, None)
+    }
+}
+
+/// A 95 % interval [lower, upper] (µs; no upper: unbounded) against a
+/// bound: pass when wholly at or under it, fail when wholly over it,
+/// undecided when it straddles it.
+pub fn decide(lower: f64, upper: Option<f64>, bound_us: f64) -> Verdict {
+    if lower > bound_us {
+        Verdict::Fail
+    } else if upper.is_some_and(|u| u <= bound_us) {
+        Verdict::Pass
+    } else {
+        Verdict::Undecided
     }
 }
 
@@ -228,6 +266,15 @@ pub struct Curve {
     pub points: Vec<CurvePoint>,
     /// search: the highest offered rate that met the SLO, twice.
     pub answer: Option<f64>,
+    /// search: where the highest rate meeting the SLO lies, at 95 %: from
+    /// the answer to the lowest rate that failed it (every rate between
+    /// was undecided).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_range: Option<[f64; 2]>,
+    /// scan --updown: rates whose SLO (else p99) intervals going up and
+    /// coming down do not meet: the server kept a state from the load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hysteresis: Vec<f64>,
     /// How the series ended, in words.
     pub outcome: String,
     /// The runs behind the points, in the same order.
@@ -243,6 +290,8 @@ impl Curve {
             precision,
             points: Vec::new(),
             answer: None,
+            answer_range: None,
+            hysteresis: Vec::new(),
             outcome: String::new(),
             runs: Vec::new(),
         }
@@ -254,6 +303,30 @@ impl Curve {
         self.slo
             .map(|s| s.percentile)
             .filter(|p| ![50.0, 99.0, 99.9].contains(p))
+    }
+
+    /// `--updown`: the rates run twice whose latency intervals (the
+    /// SLO's percentile, else p99) do not meet.
+    pub fn hysteresis_rates(&self) -> Result<Vec<f64>, String> {
+        let percent = self.slo.map_or(99.0, |s| s.percentile);
+        let mut flagged = Vec::new();
+        for (i, a) in self.points.iter().enumerate() {
+            let Some(j) =
+                (i + 1..self.points.len()).find(|j| self.points[*j].offered_rate == a.offered_rate)
+            else {
+                continue;
+            };
+            let x = self.runs[i].slo_estimate(percent)?;
+            let y = self.runs[j].slo_estimate(percent)?;
+            let meet = match (x.upper_us, y.upper_us) {
+                (Some(xu), Some(yu)) => x.lower_us <= yu && y.lower_us <= xu,
+                _ => true,
+            };
+            if !meet {
+                flagged.push(a.offered_rate);
+            }
+        }
+        Ok(flagged)
     }
 
     /// Adds `run` as the next point.

@@ -10,7 +10,7 @@ use crate::error::Failure;
 use crate::result::{RunContext, RunResult, DEFAULT_PERCENTILES};
 use crate::spec::{Address, RunSpec, ServerAddr};
 use crate::stats::{IntervalSummary, Sample};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Runs `spec` against its servers (or a memcached started for it) and
@@ -63,6 +63,23 @@ pub fn quietly(
     )
 }
 
+/// `quietly`, and sending ends as at `-t` once `enough` is set (an
+/// agent's master judged the run precise enough).
+pub fn quietly_until(
+    spec: &RunSpec,
+    stop: &Arc<AtomicUsize>,
+    enough: &AtomicBool,
+    on_interval: &mut dyn FnMut(&IntervalSummary),
+) -> Result<RunResult, Failure> {
+    let mut forward = Forward(on_interval);
+    measure(
+        spec,
+        DEFAULT_PERCENTILES.to_vec(),
+        stop,
+        &mut Until(&mut forward, enough),
+    )
+}
+
 /// Hands each interval on; no samples are asked for.
 struct Forward<'a>(&'a mut dyn FnMut(&IntervalSummary));
 
@@ -72,6 +89,21 @@ impl Observer for Forward<'_> {
     }
 
     fn samples(&mut self, _: &[Sample], _: u64) {}
+}
+
+/// An observer whose run is precise enough once the flag is set.
+struct Until<'a, 'b>(&'a mut Forward<'b>, &'a AtomicBool);
+
+impl Observer for Until<'_, '_> {
+    fn interval(&mut self, s: &IntervalSummary) {
+        self.0.interval(s)
+    }
+
+    fn samples(&mut self, _: &[Sample], _: u64) {}
+
+    fn enough(&self) -> bool {
+        self.1.load(Ordering::Relaxed)
+    }
 }
 
 /// The signal that stopped the run, by name, if one did.

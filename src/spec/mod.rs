@@ -261,6 +261,9 @@ pub struct RunSpec {
     /// this narrow and the intervals look alike, within `-t`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub precision: Vec<PrecisionTarget>,
+    /// `search`/`scan`: end a probe once its SLO is decided, within `-t`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide: Option<precision::SloDecision>,
 }
 
 fn one() -> usize {

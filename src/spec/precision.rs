@@ -64,10 +64,27 @@ impl PrecisionTarget {
     }
 }
 
+/// `search` and `scan`: a probe may end once its SLO percentile's 95 %
+/// interval lies wholly on one side of the bound (set by the series, not
+/// a flag of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SloDecision {
+    pub percentile: f64,
+    pub bound_us: f64,
+}
+
 impl super::RunSpec {
     /// `--precision` measures until precise, within `-t`: it needs that
     /// bound, and a measured phase.
     pub(super) fn validate_precision(&self) -> Result<(), String> {
+        if let Some(d) = self.decide {
+            if !(d.percentile > 0.0 && d.percentile < 100.0 && d.bound_us > 0.0) {
+                return Err(format!(
+                    "the SLO p{}:{} µs cannot decide a probe",
+                    d.percentile, d.bound_us
+                ));
+            }
+        }
         let Some(first) = self.precision.first() else {
             return Ok(());
         };

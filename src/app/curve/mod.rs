@@ -24,6 +24,7 @@ use std::time::Duration;
 /// A probe's length and warm-up when the flags give none (mutilate's 5 s).
 const PROBE_LENGTH: Duration = Duration::from_secs(5);
 const PROBE_WARMUP: Duration = Duration::from_secs(1);
+const PROBE_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The first rate a search probes without `--min-rate` or `--rate`.
 const DEFAULT_MIN_RATE: f64 = 1000.0;
@@ -77,8 +78,13 @@ fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i3
     loop {
         let next = search.next();
         let Next::Probe { rate, repeat } = next else {
-            if let Next::Found(rate) | Next::Ceiling(rate) = next {
-                series.curve.answer = Some(rate);
+            match next {
+                Next::Found { best, failed } => {
+                    series.curve.answer = Some(best);
+                    series.curve.answer_range = Some([best, failed]);
+                }
+                Next::Ceiling(rate) => series.curve.answer = Some(rate),
+                _ => {}
             }
             return Ok(series.end(search_outcome(next, slo)));
         };
@@ -111,7 +117,7 @@ fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i3
                 );
                 return Ok(series.end((outcome, exit::FAILED)));
             }
-            verdict => search.record(rate, verdict == Some(Verdict::Pass), repeat),
+            verdict => search.record(rate, verdict.unwrap_or(Verdict::Undecided), repeat),
         }
     }
 }
@@ -119,8 +125,11 @@ fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i3
 /// The search's last word and its exit code.
 fn search_outcome(next: Next, slo: Slo) -> (String, i32) {
     match next {
-        Next::Found(rate) => (
-            format!("the highest rate meeting {slo}: {rate:.0} ops/s (it passed twice)"),
+        Next::Found { best, failed } => (
+            format!(
+                "the highest rate meeting {slo}: {best:.0} ops/s (it passed twice); \
+                 at 95 % it lies in [{best:.0}, {failed:.0}] ops/s"
+            ),
             exit::OK,
         ),
         Next::Ceiling(rate) => (
@@ -133,6 +142,13 @@ fn search_outcome(next: Next, slo: Slo) -> (String, i32) {
             format!(
                 "{slo} is not met even at the lowest rate, {rate:.0} ops/s: \
                  lower --min-rate, or look at the server"
+            ),
+            exit::FAILED,
+        ),
+        Next::Undecided(rate) => (
+            format!(
+                "{slo} could not be decided at the lowest rate, {rate:.0} ops/s: its 95 % \
+                 interval straddles the bound; give a longer -t, or lower --min-rate"
             ),
             exit::FAILED,
         ),
@@ -151,21 +167,27 @@ fn scan_inner(args: &ScanArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, F
             "mcbench: note: --rates sets each run's rate; --rate {rate} is not used"
         );
     }
-    let rates = &args.rates.0;
+    let mut rates = args.rates.0.clone();
+    if args.updown {
+        // Up, then down again: each rate but the top is run twice.
+        let down: Vec<f64> = rates.iter().rev().skip(1).copied().collect();
+        rates.extend(down);
+    }
     let curve = Curve::new(CurveKind::Scan, args.slo, None);
     let mut series = Series::prepare(&args.run, rates[0], curve, text)?;
-    for &rate in rates {
+    for &rate in &rates {
         if series.probe(rate, false)?.is_none() {
             return Ok(series.end_stopped());
         }
     }
+    series.curve.hysteresis = series.curve.hysteresis_rates().map_err(Failure::run)?;
     let bound = series
         .curve
         .points
         .iter()
         .filter(|p| p.client_bound)
         .count();
-    let outcome = match bound {
+    let mut outcome = match bound {
         0 => format!("{} rates run", rates.len()),
         n => format!(
             "{} rates run; {n} of them client-bound (their points measure mcbench, not \
@@ -173,6 +195,20 @@ fn scan_inner(args: &ScanArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, F
             rates.len()
         ),
     };
+    if args.updown {
+        let flagged = &series.curve.hysteresis;
+        outcome.push_str(&match flagged.len() {
+            0 => "; going down met going up at every rate".to_string(),
+            _ => format!(
+                "; HYSTERESIS at {}: going down, the latency intervals did not meet going up's",
+                flagged
+                    .iter()
+                    .map(|r| format!("{r:.0}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
     Ok(series.end((outcome, exit::OK)))
 }
 
@@ -202,6 +238,8 @@ impl Series {
             args.duration = Some(PROBE_LENGTH);
         }
         args.warmup.get_or_insert(PROBE_WARMUP);
+        // Short intervals let a probe end once decided (from the fifth).
+        args.interval.get_or_insert(PROBE_INTERVAL);
         let mut base = args.to_spec().map_err(Failure::usage)?;
         let files = run.outputs.files();
         let mut outputs = ExportManager::create_curve(&files)?;
@@ -237,6 +275,13 @@ impl Series {
     fn probe(&mut self, rate: f64, repeat: bool) -> Result<Option<&CurvePoint>, Failure> {
         let mut spec = self.base.clone();
         spec.schedule = crate::spec::Schedule::Open(spec.schedule.at_rate(rate));
+        // With an SLO and a -t, the probe ends once its SLO is decided.
+        if let (Some(slo), crate::spec::StopAfter::Duration(_)) = (self.curve.slo, spec.stop) {
+            spec.decide = Some(crate::spec::precision::SloDecision {
+                percentile: slo.percentile,
+                bound_us: slo.bound_us,
+            });
+        }
         if !self.curve.runs.is_empty() && spec.load == LoadMode::Load {
             spec.load = LoadMode::NoLoad;
         }
@@ -313,6 +358,10 @@ fn refuse(run: &RunArgs) -> Result<(), String> {
             "--save (the series writes its runs with --json)",
         ),
         (run.load_only, "--load-only (nothing would be measured)"),
+        (
+            run.repeat.is_some(),
+            "--repeat (a scan of its own per repeat)",
+        ),
     ];
     match refused.iter().find(|(given, _)| *given) {
         Some((_, what)) => Err(format!("search and scan do not take {what}")),

@@ -1,21 +1,30 @@
 //! `mcbench search`'s choice of the next rate: bracket by doubling from the
 //! lowest rate until a probe fails, bisect the bracket to the precision,
-//! then probe the best passing rate once more. Noise is dealt with on the
-//! safe side: an answer must pass twice, and a repeat that fails becomes
-//! the bracket's new top.
+//! then probe the best passing rate once more. Each probe is decided by
+//! the 95 % interval of the SLO's percentile: a pass lies wholly under the
+//! bound, a fail wholly over it, and a probe whose interval straddles it
+//! is undecided. The answer is a range: the highest rate that passed
+//! (twice) and the lowest that failed, with only undecided rates between.
+//! Noise is dealt with on the safe side: a repeat that does not pass
+//! takes the rate out of the passes.
+
+use crate::result::Verdict;
 
 /// What the search does next.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Next {
     /// Run a probe at this rate; `repeat` when it checks an earlier pass.
     Probe { rate: f64, repeat: bool },
-    /// The highest rate that met the bound, twice.
-    Found(f64),
+    /// The highest rate that met the bound, twice, and the lowest that
+    /// missed it.
+    Found { best: f64, failed: f64 },
     /// Every rate up to the ceiling met the bound (the answer is at least
     /// this).
     Ceiling(f64),
     /// The lowest rate did not meet the bound.
     Unmet(f64),
+    /// The lowest rate could not be decided within the probe's length.
+    Undecided(f64),
 }
 
 /// The bracket so far.
@@ -29,6 +38,8 @@ pub struct Search {
     confirmed: Vec<f64>,
     /// The lowest rate that failed.
     failed: Option<f64>,
+    /// Rates whose interval straddled the bound.
+    undecided: Vec<f64>,
 }
 
 impl Search {
@@ -42,6 +53,7 @@ impl Search {
             passed: Vec::new(),
             confirmed: Vec::new(),
             failed: None,
+            undecided: Vec::new(),
         }
     }
 
@@ -62,32 +74,72 @@ impl Search {
                 Next::Probe { rate, repeat: true }
             }
         };
+        let highest_undecided = self.undecided.iter().copied().reduce(f64::max);
         match (self.best(), self.failed) {
-            (None, None) => probe(self.min),
             (None, Some(low)) => Next::Unmet(low),
-            (Some(lo), None) => match self.max {
-                Some(max) if lo >= max => confirm(lo, Next::Ceiling(lo)),
-                Some(max) => probe((2.0 * lo).min(max)),
-                None => probe(2.0 * lo),
+            (None, None) if highest_undecided.is_some() => Next::Undecided(self.min),
+            (None, None) => probe(self.min),
+            (Some(lo), None) => {
+                let from = highest_undecided.map_or(lo, |u| u.max(lo));
+                match self.max {
+                    Some(max) if lo >= max => confirm(lo, Next::Ceiling(lo)),
+                    Some(max) if from >= max => confirm(lo, Next::Ceiling(lo)),
+                    Some(max) => probe((2.0 * from).min(max)),
+                    None => probe(2.0 * from),
+                }
+            }
+            (Some(lo), Some(hi)) => match self.widest_gap(lo, hi) {
+                Some((a, b)) if (b - a) / lo > self.precision => probe((a + b) / 2.0),
+                _ => confirm(
+                    lo,
+                    Next::Found {
+                        best: lo,
+                        failed: hi,
+                    },
+                ),
             },
-            (Some(lo), Some(hi)) if (hi - lo) / lo > self.precision => probe((lo + hi) / 2.0),
-            (Some(lo), Some(_)) => confirm(lo, Next::Found(lo)),
         }
     }
 
-    /// The verdict of a probe at `rate`.
-    pub fn record(&mut self, rate: f64, pass: bool, repeat: bool) {
-        if pass {
-            self.passed.push(rate);
-            if repeat {
-                self.confirmed.push(rate);
+    /// The widest stretch between the rates probed from `lo` to `hi`.
+    fn widest_gap(&self, lo: f64, hi: f64) -> Option<(f64, f64)> {
+        let mut at: Vec<f64> = self
+            .undecided
+            .iter()
+            .copied()
+            .filter(|u| *u > lo && *u < hi)
+            .collect();
+        at.push(lo);
+        at.push(hi);
+        at.sort_by(f64::total_cmp);
+        at.windows(2)
+            .map(|w| (w[0], w[1]))
+            .max_by(|x, y| (x.1 - x.0).total_cmp(&(y.1 - y.0)))
+    }
+
+    /// The verdict of a probe at `rate` (pass, fail or undecided).
+    pub fn record(&mut self, rate: f64, verdict: Verdict, repeat: bool) {
+        match verdict {
+            Verdict::Pass => {
+                self.passed.push(rate);
+                if repeat {
+                    self.confirmed.push(rate);
+                }
             }
-            return;
+            Verdict::Fail | Verdict::ClientBound => {
+                self.failed = Some(self.failed.map_or(rate, |f| f.min(rate)));
+                // A pass at or above a failure was noise: the failure wins.
+                self.passed.retain(|p| *p < rate);
+                self.confirmed.retain(|p| *p < rate);
+                self.undecided.retain(|p| *p < rate);
+            }
+            Verdict::Undecided => {
+                self.undecided.push(rate);
+                // A pass its repeat cannot confirm is no answer.
+                self.passed.retain(|p| *p != rate);
+                self.confirmed.retain(|p| *p != rate);
+            }
         }
-        self.failed = Some(self.failed.map_or(rate, |f| f.min(rate)));
-        // A pass at or above a failure was noise: the failure wins.
-        self.passed.retain(|p| *p < rate);
-        self.confirmed.retain(|p| *p < rate);
     }
 }
 
@@ -107,7 +159,8 @@ mod tests {
             match s.next() {
                 Next::Probe { rate, repeat } => {
                     let pass = (rate <= knee) != noisy(rate, repeat);
-                    s.record(rate, pass, repeat);
+                    let verdict = if pass { Verdict::Pass } else { Verdict::Fail };
+                    s.record(rate, verdict, repeat);
                 }
                 end => return (probes, end),
             }
@@ -119,10 +172,14 @@ mod tests {
     fn brackets_then_bisects_to_the_precision_then_confirms() {
         let mut s = Search::new(1000.0, None, 0.02);
         let (probes, end) = against(45_000.0, |_, _| false, &mut s);
-        let Next::Found(rate) = end else {
+        let Next::Found { best: rate, failed } = end else {
             panic!("{end:?}")
         };
         assert!((45_000.0 / 1.02..=45_000.0).contains(&rate), "{rate}");
+        assert!(
+            failed > 45_000.0 && (failed - rate) / rate <= 0.02,
+            "{failed}"
+        );
         // 1k..64k doubling (7), 5 or 6 bisections of 32k..64k, 1 repeat.
         assert!(probes <= 15, "{probes}");
     }
@@ -143,7 +200,7 @@ mod tests {
             },
             &mut s,
         );
-        let Next::Found(rate) = end else {
+        let Next::Found { best: rate, .. } = end else {
             panic!("{end:?}")
         };
         let noisy = flipped.expect("a confirmation ran");
@@ -151,6 +208,85 @@ mod tests {
             rate < noisy && rate > 40_000.0,
             "{rate} after {noisy} failed"
         );
+    }
+
+    /// A server whose latency at `rate` is exponential with rate μ − λ
+    /// (M/M/1's time in system), μ = 10,000/s: its p99 is ln(100)/(μ − λ),
+    /// so p99 ≤ 2 ms holds exactly up to λ* = μ − ln(100)/2 ms. Each probe
+    /// records λ·2 s samples in the project's histogram and is decided by
+    /// p99's 95 % interval; the search's range must hold λ* in 19 of 20.
+    #[test]
+    fn the_noise_aware_search_holds_the_true_knee_in_its_range_19_times_in_20() {
+        use crate::precision::{estimate, Samples};
+        use rand::SeedableRng;
+        use rand_distr::{Distribution, Exp};
+        let (mu, bound_us) = (10_000.0f64, 2_000.0);
+        let knee = mu - 100f64.ln() / (bound_us / 1e6);
+        let mut inside = 0;
+        for seed in 0..20u64 {
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+            let mut s = Search::new(1000.0, None, 0.02);
+            let end = loop {
+                let (rate, repeat) = match s.next() {
+                    Next::Probe { rate, repeat } => (rate, repeat),
+                    end => break end,
+                };
+                let mut h = crate::stats::new_histogram();
+                if rate < mu {
+                    let exp = Exp::new(mu - rate).unwrap();
+                    for _ in 0..(rate * 2.0) as u64 {
+                        h.saturating_record((exp.sample(&mut rng) * 1e9) as u64);
+                    }
+                } else {
+                    // Overloaded: the queue only grows.
+                    h.record_n(1_000_000_000, (rate * 2.0) as u64).unwrap();
+                }
+                let samples = Samples {
+                    all: &h,
+                    intervals: &[],
+                    censored: 0,
+                    censored_at_ns: 0,
+                };
+                let e = estimate(&samples, 99.0);
+                let verdict = crate::result::decide(e.lower_us, e.upper_us, bound_us);
+                s.record(rate, verdict, repeat);
+            };
+            let Next::Found { best, failed } = end else {
+                panic!("seed {seed}: {end:?}")
+            };
+            inside += usize::from(best <= knee && knee <= failed);
+        }
+        assert!(
+            inside >= 19,
+            "the knee {knee:.0} was in the range {inside} times of 20"
+        );
+    }
+
+    #[test]
+    fn an_undecided_probe_stays_inside_the_range() {
+        let mut s = Search::new(1000.0, None, 0.02);
+        // Decided far from 45k, undecided within 3 % of it.
+        for _ in 0..100 {
+            let Next::Probe { rate, repeat } = s.next() else {
+                break;
+            };
+            let verdict = if (rate - 45_000.0).abs() / 45_000.0 < 0.03 {
+                Verdict::Undecided
+            } else if rate < 45_000.0 {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            };
+            s.record(rate, verdict, repeat);
+        }
+        let Next::Found { best, failed } = s.next() else {
+            panic!("{:?}", s.next())
+        };
+        assert!(
+            best < 45_000.0 * 0.97 && failed > 45_000.0 * 1.03,
+            "[{best}, {failed}]"
+        );
+        assert!(best > 40_000.0 && failed < 50_000.0, "[{best}, {failed}]");
     }
 
     #[test]
