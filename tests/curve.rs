@@ -68,47 +68,6 @@ fn assert_knee_at_capacity(points: &[Value]) {
     }
 }
 
-/// A scripted server that keeps a state from its load: it answers gets
-/// and sets at once until it has served `fast` requests in all, then each
-/// `slow` later. Counted, not timed: the same on any machine.
-fn slows_after(fast: usize, slow: Duration) -> String {
-    use std::io::{Read, Write};
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let served = std::sync::Arc::new(AtomicUsize::new(0));
-    std::thread::spawn(move || {
-        for mut s in listener.incoming().flatten() {
-            let served = served.clone();
-            std::thread::spawn(move || {
-                let _ = s.set_nodelay(true);
-                let (mut pending, mut buf) = (Vec::new(), [0u8; 16384]);
-                while let Ok(n) = s.read(&mut buf) {
-                    if n == 0 {
-                        return;
-                    }
-                    pending.extend_from_slice(&buf[..n]);
-                    while let Some(end) = pending.windows(2).position(|w| w == b"\r\n") {
-                        let line: Vec<u8> = pending.drain(..end + 2).collect();
-                        let reply: &[u8] = match &line[..4.min(line.len())] {
-                            b"get " => b"END\r\n",
-                            b"set " => b"STORED\r\n",
-                            _ => continue,
-                        };
-                        if served.fetch_add(1, Ordering::Relaxed) >= fast {
-                            std::thread::sleep(slow);
-                        }
-                        if s.write_all(reply).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
-
 /// `--updown` runs the rates back down; a server that kept a state from
 /// the way up (it slowed after 2,500 requests) answers the way down later
 /// than the way up at the same rate: hysteresis.

@@ -41,17 +41,7 @@ fn scipy_ranks(cases: &[(u64, f64)]) -> Vec<(i64, i64, f64)> {
          \x20   print(k + 1, u + 1, best)\n",
         list.join(",")
     );
-    // Debian's python3, where apt installs scipy (scripts/deps).
-    let out = std::process::Command::new("/usr/bin/python3")
-        .args(["-c", &script])
-        .output()
-        .expect("/usr/bin/python3 runs (scripts/deps installs python3-scipy)");
-    assert!(
-        out.status.success(),
-        "scipy: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
+    String::from_utf8(scipy(&script))
         .unwrap()
         .lines()
         .map(|l| {
@@ -63,6 +53,12 @@ fn scipy_ranks(cases: &[(u64, f64)]) -> Vec<(i64, i64, f64)> {
             )
         })
         .collect()
+}
+
+/// What `script` prints, run by Debian's python3, where apt installs
+/// scipy (scripts/deps).
+fn scipy(script: &str) -> Vec<u8> {
+    support::python_at("/usr/bin/python3", script, &[])
 }
 
 /// B(u − 1) − B(l − 1) by scipy, for each (n, p, l, u).
@@ -77,16 +73,7 @@ fn scipy_coverage(cases: &[(u64, f64, u64, u64)]) -> Vec<f64> {
          \x20   print(repr(binom.cdf(u - 1, n, p) - binom.cdf(l - 1, n, p)))\n",
         list.join(",")
     );
-    let out = std::process::Command::new("/usr/bin/python3")
-        .args(["-c", &script])
-        .output()
-        .expect("/usr/bin/python3 runs");
-    assert!(
-        out.status.success(),
-        "scipy: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
+    String::from_utf8(scipy(&script))
         .unwrap()
         .lines()
         .map(|l| l.parse().unwrap())

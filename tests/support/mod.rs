@@ -464,7 +464,20 @@ pub fn capped_server(ops_per_s: f64) -> String {
     addr
 }
 
-fn serve_capped(mut s: TcpStream, service: Duration, busy_until: &std::sync::Mutex<Instant>) {
+fn serve_capped(s: TcpStream, service: Duration, busy_until: &std::sync::Mutex<Instant>) {
+    serve_gets_and_sets(s, || {
+        let done = {
+            let mut until = busy_until.lock().unwrap();
+            *until = (*until).max(Instant::now()) + service;
+            *until
+        };
+        thread::sleep(done.saturating_duration_since(Instant::now()));
+    });
+}
+
+/// Answers each get (a miss) and set on `s`, calling `before_reply` first
+/// (where a scripted server takes its time), until the client hangs up.
+fn serve_gets_and_sets(mut s: TcpStream, mut before_reply: impl FnMut()) {
     let _ = s.set_nodelay(true);
     let mut pending = Vec::new();
     let mut buf = [0u8; 16384];
@@ -482,17 +495,35 @@ fn serve_capped(mut s: TcpStream, service: Duration, busy_until: &std::sync::Mut
                 b"set " => b"STORED\r\n",
                 _ => continue,
             };
-            let done = {
-                let mut until = busy_until.lock().unwrap();
-                *until = (*until).max(Instant::now()) + service;
-                *until
-            };
-            thread::sleep(done.saturating_duration_since(Instant::now()));
+            before_reply();
             if s.write_all(reply).is_err() {
                 return;
             }
         }
     }
+}
+
+/// A scripted server that keeps a state from its load: it answers gets
+/// and sets at once until it has served `fast` requests in all, then each
+/// `slow` later. Counted, not timed: the same on any machine.
+pub fn slows_after(fast: usize, slow: Duration) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let served = std::sync::Arc::new(AtomicUsize::new(0));
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let served = served.clone();
+            thread::spawn(move || {
+                serve_gets_and_sets(stream, || {
+                    if served.fetch_add(1, Ordering::Relaxed) >= fast {
+                        thread::sleep(slow);
+                    }
+                })
+            });
+        }
+    });
+    addr
 }
 
 /// Sets `resource` (`libc::RLIMIT_*`) to `limit` in the process `cmd`
@@ -828,12 +859,18 @@ pub fn capped_memcached() -> Memcached {
 
 /// Python 3 running `script` with `args`: its stdout (it must succeed).
 pub fn python(script: &str, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("python3")
+    python_at("python3", script, args)
+}
+
+/// `python` with the interpreter at `path` (Debian's `/usr/bin/python3`,
+/// where apt installs scipy).
+pub fn python_at(path: &str, script: &str, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(path)
         .arg("-c")
         .arg(script)
         .args(args)
         .output()
-        .expect("python3 runs");
+        .unwrap_or_else(|e| panic!("{path} runs: {e}"));
     assert!(
         out.status.success(),
         "{}",
