@@ -303,6 +303,28 @@ fn a_profile_lends_the_search_its_slo_or_says_it_has_none() {
     assert_usage_error(&out, "--slo");
     let out = mcbench(&["search", "--slo", "p99:fast", "-s", "127.0.0.1:1"]);
     assert_usage_error(&out, "not an SLO");
+    // The bracket is --bracket; --precision is run's P:W target, in
+    // search as in run (they were once one name, two meanings).
+    let out = mcbench(&[
+        "search",
+        "--slo",
+        "p99:1ms",
+        "--bracket",
+        "0",
+        "-s",
+        "127.0.0.1:1",
+    ]);
+    assert_usage_error(&out, "--bracket");
+    let out = mcbench(&[
+        "search",
+        "--slo",
+        "p99:1ms",
+        "--precision",
+        "2%",
+        "-s",
+        "127.0.0.1:1",
+    ]);
+    assert_usage_error(&out, "PERCENTILE:HALF-WIDTH");
 
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
@@ -320,6 +342,8 @@ fn a_profile_lends_the_search_its_slo_or_says_it_has_none() {
             &m.addr(),
             "--max-probes",
             "1",
+            "--bracket",
+            "50%",
             "-t",
             "200ms",
             "-w",
@@ -336,6 +360,7 @@ fn a_profile_lends_the_search_its_slo_or_says_it_has_none() {
     let search = read_json(dir.path().join("s.json").as_path());
     assert_eq!(f(&search, "slo.percentile"), 99.0);
     assert_eq!(f(&search, "slo.bound_us"), 10_000.0);
+    assert_eq!(f(&search, "precision"), 0.5);
     assert!((1..=2).contains(&points(&search).len()));
     assert_eq!(search["runs"][0]["spec"]["value_size"], "fixed:1000");
 }

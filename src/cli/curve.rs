@@ -17,9 +17,10 @@ pub struct SearchArgs {
     pub slo: Option<Slo>,
 
     /// Narrow the bracket until its top is within this of its bottom
-    /// (2%, or 0.02).
-    #[arg(long, value_parser = parse_share, default_value = "2%")]
-    pub precision: f64,
+    /// (2%, or 0.02). (`--precision P:W` is run's: how precise each
+    /// probe's percentiles must be before it ends.)
+    #[arg(long, value_parser = parse_share, default_value = "2%", value_name = "SHARE")]
+    pub bracket: f64,
 
     /// The first and lowest rate probed [default: --rate, else 1000]
     #[arg(long, value_parser = parse_rate, value_name = "R")]
@@ -117,7 +118,7 @@ fn parse_share(text: &str) -> Result<f64, String> {
         Ok(v)
     } else {
         Err(format!(
-            "--precision must be above 0 and below 100%, got {text}"
+            "--bracket must be above 0 and below 100%, got {text}"
         ))
     }
 }

@@ -242,3 +242,14 @@ pub fn run_spec(args: &[&str]) -> crate::spec::RunSpec {
         _ => unreachable!(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own checks of the command tree (a flag defined twice, a bad
+    /// default), which release builds skip at run time.
+    #[test]
+    fn the_command_tree_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -72,9 +72,9 @@ fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i3
             args.max_rate
         )));
     }
-    let curve = Curve::new(CurveKind::Search, Some(slo), Some(args.precision));
+    let curve = Curve::new(CurveKind::Search, Some(slo), Some(args.bracket));
     let mut series = Series::prepare(&args.run, min, curve, text)?;
-    let mut search = Search::new(min, args.max_rate, args.precision);
+    let mut search = Search::new(min, args.max_rate, args.bracket);
     loop {
         let next = search.next();
         let Next::Probe { rate, repeat } = next else {
