@@ -342,7 +342,7 @@ fn group_table(
         cells.extend(percentiles.iter().map(|p| percentile_us(&h, *p)));
         cells.push(max_us(&h));
         for c in cells {
-            let _ = write!(out, "{:>9}", us(c));
+            let _ = write!(out, "{:>9}", crate::precision::us(c));
         }
         out.push('\n');
     }
@@ -351,14 +351,6 @@ fn group_table(
 }
 
 /// µs with a precision that suits the magnitude.
-fn us(v: f64) -> String {
-    if v >= 10_000.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
-
 fn counters(out: &mut String, r: &RunResult) {
     // A run that looked nothing up has no hit ratio to tell.
     if r.gets.hits + r.gets.misses > 0 {

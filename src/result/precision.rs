@@ -8,6 +8,7 @@ use crate::spec::precision::DEFAULT_TARGET;
 use crate::stats::{ErrorClass, Hdr, IntervalSummary};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// An interval's rate may stray from the offered rate by this share, or
 /// by 3 Poisson standard deviations, whichever is more.
@@ -59,14 +60,14 @@ impl RunResult {
         let censored = censored(self);
         let timeout_ns = timeout_ns(self);
         let pcts = self.percentiles.clone();
-        let intervals = self.intervals.clone();
+        let full = full_intervals(&self.intervals, self.spec.interval);
         for (name, s) in self.ops.iter_mut() {
-            fill(s, &pcts, &intervals, name, (0, timeout_ns))?;
+            fill(s, &pcts, &full, name, (0, timeout_ns))?;
         }
         fill(
             &mut self.total,
             &pcts,
-            &intervals,
+            &full,
             "total",
             (censored, timeout_ns),
         )?;
@@ -94,11 +95,11 @@ fn censored(r: &RunResult) -> u64 {
 fn fill(
     s: &mut OpSummary,
     pcts: &[f64],
-    intervals: &[IntervalSummary],
+    full: &[&IntervalSummary],
     op: &str,
     (censored, timeout_ns): (u64, u64),
 ) -> Result<(), String> {
-    let series = |pick: fn(&crate::stats::IntervalOp) -> &Hdr| series_of(intervals, op, pick);
+    let series = |pick: fn(&crate::stats::IntervalOp) -> &Hdr| series_of(full, op, pick);
     let lat = s.latency_hdr.decode()?;
     let lat_parts = series(|o| &o.latency_hdr)?;
     s.latency_ci = estimates(&lat, &lat_parts, pcts, (censored, timeout_ns));
@@ -124,22 +125,29 @@ fn estimates(
     pcts.iter().map(|p| estimate(&s, *p)).collect()
 }
 
-/// One op's histograms over the run's full intervals, in time order
-/// (empty when the op is not in them).
+/// The run's full intervals, in time order: those as long as
+/// `--interval`, give or take 10 %.
 ///
 /// The last interval, cut short where sending stopped, is left out: it
 /// holds the drain, another regime than the run's, and merged into the
 /// last batch it moved a p99 interval from ±4 % to ±12 % (the samples
 /// stay in the whole-run histogram all the same).
+fn full_intervals(intervals: &[IntervalSummary], interval: Duration) -> Vec<&IntervalSummary> {
+    let want = interval.as_secs_f64();
+    intervals
+        .iter()
+        .filter(|s| s.duration_s >= 0.9 * want)
+        .collect()
+}
+
+/// One op's histograms over the full intervals (empty when the op is
+/// not in them).
 fn series_of(
-    intervals: &[IntervalSummary],
+    full: &[&IntervalSummary],
     op: &str,
     pick: fn(&crate::stats::IntervalOp) -> &Hdr,
 ) -> Result<Vec<Histogram<u64>>, String> {
-    let longest = intervals.iter().map(|s| s.duration_s).fold(0.0, f64::max);
-    intervals
-        .iter()
-        .filter(|s| s.duration_s >= 0.9 * longest)
+    full.iter()
         .filter_map(|s| s.ops.get(op))
         .map(|o| pick(o).decode())
         .collect()
@@ -158,7 +166,8 @@ impl RunResult {
         let all = hdr.decode()?;
         let load = whose == "load";
         let parts = if load {
-            series_of(&self.intervals, "total", |o| &o.latency_hdr)?
+            let full = full_intervals(&self.intervals, self.spec.interval);
+            series_of(&full, "total", |o| &o.latency_hdr)?
         } else {
             Vec::new()
         };
@@ -249,21 +258,20 @@ fn longer(e: &Estimate, half: Option<f64>, target: f64) -> f64 {
     (factor.max(1.0) * 10.0).ceil() / 10.0
 }
 
-/// The full intervals (as long as the run's interval, give or take 10 %)
-/// with their total's p99, µs, in time order.
-fn full_intervals(r: &RunResult) -> Vec<(&IntervalSummary, f64)> {
-    let want = r.spec.interval.as_secs_f64();
-    r.intervals
-        .iter()
-        .filter(|s| s.duration_s >= 0.9 * want)
-        .filter_map(|s| s.ops.get("total").map(|t| (s, t.p99_us)))
-        .filter(|(s, _)| s.ops["total"].count > 0)
+/// The full intervals that carried requests, with their total's p99, µs,
+/// in time order.
+fn busy_intervals(r: &RunResult) -> Vec<(&IntervalSummary, f64)> {
+    full_intervals(&r.intervals, r.spec.interval)
+        .into_iter()
+        .filter_map(|s| s.ops.get("total").map(|t| (s, t)))
+        .filter(|(_, t)| t.count > 0)
+        .map(|(s, t)| (s, t.p99_us))
         .collect()
 }
 
 /// The stationarity of the full intervals' total latency.
 fn stationarity(r: &RunResult) -> Result<Stationarity, String> {
-    let parts = full_intervals(r)
+    let parts = busy_intervals(r)
         .iter()
         .map(|(s, _)| s.ops["total"].latency_hdr.decode())
         .collect::<Result<Vec<_>, _>>()?;
@@ -272,7 +280,7 @@ fn stationarity(r: &RunResult) -> Result<Stationarity, String> {
 
 /// MSER over the full intervals' p99: the warm-up worth cutting, s.
 fn warmup_cut(r: &RunResult) -> Option<f64> {
-    let full = full_intervals(r);
+    let full = busy_intervals(r);
     let p99s: Vec<f64> = full.iter().map(|(_, p)| *p).collect();
     let cut = trend::mser_cut(&p99s)?;
     (cut > 0).then(|| full[..cut].iter().map(|(s, _)| s.duration_s).sum())
@@ -283,7 +291,7 @@ fn rate_held(r: &RunResult) -> RateHeld {
     let Some(offered) = r.spec.rate() else {
         return RateHeld::default();
     };
-    let full = full_intervals(r);
+    let full = busy_intervals(r);
     let mut worst: Option<f64> = None;
     let mut held = true;
     for (s, _) in &full {
