@@ -439,16 +439,19 @@ fn precision_measures_until_the_named_percentile_is_precise_then_stops() {
             "--interval",
             "250ms",
             "--precision",
-            "p99:5%",
+            "p90:5%",
         ],
     );
     let secs = support::f(&json, "duration_s");
-    let p99 = check_of(&json, 99.0);
-    assert_eq!(p99["named"], true);
-    assert_eq!(p99["met"], true, "{p99}");
-    assert!(f64_of(&p99, "relative_half_width") <= 0.05, "{p99}");
+    let p90 = check_of(&json, 90.0);
+    assert_eq!(p90["named"], true);
+    assert_eq!(p90["met"], true, "{p90}");
+    assert!(f64_of(&p90, "relative_half_width") <= 0.05, "{p90}");
     assert_eq!(json["verdict"]["long_enough"], true, "{}", json["verdict"]);
     // It stopped once precise, at ten intervals or more, well before -t.
+    // (The exact rule, interval by interval, is engine::precise's tests;
+    // here p90 at ±5 % needs some 4,000 answers of a 1 ms server, so that
+    // a machine short of 40 s for them could not run this suite at all.)
     assert!((2.4..39.0).contains(&secs), "ran {secs} s");
     assert!(
         json["verdict"]["stationarity"]["intervals"]

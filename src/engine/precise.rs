@@ -54,6 +54,11 @@ impl PrecisionWatch {
         let Some(Ok(h)) = summary.ops.get("total").map(|t| t.latency_hdr.decode()) else {
             return false;
         };
+        self.add_latencies(h)
+    }
+
+    /// Adds one closed interval's total latency, ns.
+    fn add_latencies(&mut self, h: Histogram<u64>) -> bool {
         if self.all.add(&h).is_err() {
             return false;
         }
@@ -105,5 +110,104 @@ impl PrecisionWatch {
                 e.lower_us > d.bound_us || (under && stationary())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watch(targets: &[&str], decide: Option<SloDecision>) -> PrecisionWatch {
+        PrecisionWatch {
+            targets: targets.iter().map(|t| t.parse().unwrap()).collect(),
+            decide,
+            parts: Vec::new(),
+            all: crate::stats::new_histogram(),
+        }
+    }
+
+    /// An interval of `n` latencies drawn uniformly from 1..2 ms (the
+    /// draw seeded by `seed`), each scaled by `scale`.
+    fn interval(n: u64, scale: f64, seed: u64) -> Histogram<u64> {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let mut h = crate::stats::new_histogram();
+        for _ in 0..n {
+            let ms: f64 = rng.gen_range(1.0..2.0);
+            h.record((ms * 1e6 * scale) as u64).unwrap();
+        }
+        h
+    }
+
+    /// The first interval after which the watch says enough, if any.
+    fn stops_after(
+        w: &mut PrecisionWatch,
+        intervals: impl Iterator<Item = Histogram<u64>>,
+    ) -> Option<usize> {
+        intervals
+            .enumerate()
+            .find_map(|(i, h)| w.add_latencies(h).then_some(i + 1))
+    }
+
+    #[test]
+    fn a_target_is_met_from_the_tenth_interval_with_enough_tail() {
+        // 20,000 a interval: p99 holds 200 tail samples at once, but not
+        // before ten intervals.
+        let mut w = watch(&["p99:5%"], None);
+        let at = stops_after(&mut w, (0..40).map(|i| interval(20_000, 1.0, i)));
+        assert_eq!(at, Some(MIN_INTERVALS));
+    }
+
+    #[test]
+    fn a_thin_tail_waits_for_its_samples() {
+        // 100 a interval: one sample beyond p99 each, so 200 intervals.
+        let mut w = watch(&["p99:50%"], None);
+        let at = stops_after(&mut w, (0..400).map(|i| interval(100, 1.0, i))).unwrap();
+        assert!((200..=210).contains(&at), "{at}");
+    }
+
+    #[test]
+    fn a_rising_latency_is_never_enough() {
+        let mut w = watch(&["p50:50%"], None);
+        let rising = (0..60).map(|i| interval(5_000, 1.0 + 0.05 * i as f64, i));
+        assert_eq!(stops_after(&mut w, rising), None);
+    }
+
+    #[test]
+    fn a_probe_is_decided_from_its_fifth_interval() {
+        let over = SloDecision {
+            percentile: 99.0,
+            bound_us: 500.0,
+        };
+        let mut w = watch(&[], Some(over));
+        let at = stops_after(&mut w, (0..20).map(|i| interval(5_000, 1.0, i)));
+        assert_eq!(at, Some(MIN_PROBE_INTERVALS));
+        // Under the bound but rising: not decided; over it, rising or not.
+        let under = SloDecision {
+            percentile: 99.0,
+            bound_us: 50_000.0,
+        };
+        let mut w = watch(&[], Some(under));
+        let rising = (0..20).map(|i| interval(5_000, 1.0 + 0.1 * i as f64, i));
+        assert_eq!(stops_after(&mut w, rising), None);
+        let mut w = watch(&[], Some(over));
+        let rising = (0..20).map(|i| interval(5_000, 1.0 + 0.1 * i as f64, i));
+        assert_eq!(stops_after(&mut w, rising), Some(MIN_PROBE_INTERVALS));
+    }
+
+    #[test]
+    fn a_straddled_bound_is_undecided() {
+        // The bound at the true p99: each check's 95 % interval straddles
+        // it 95 % of the time (checked again and again, one of them falls
+        // to a side at last: a search probes its answer twice for that).
+        let at = SloDecision {
+            percentile: 99.0,
+            bound_us: 1_990.0,
+        };
+        let mut w = watch(&[], Some(at));
+        assert_eq!(
+            stops_after(&mut w, (0..10).map(|i| interval(5_000, 1.0, i))),
+            None
+        );
     }
 }
