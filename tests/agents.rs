@@ -194,15 +194,20 @@ fn tls_agents_need_the_masters_trust_and_the_right_name() {
         args.extend(extra);
         mcbench(&args)
     };
-    let out = run(&["--tls-ca", cert]);
+    let out = run(&["--agent-tls-ca", cert]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("Agents (1;"), "{}", stdout(&out));
     // A master without TLS cannot talk to it: the agent really serves TLS.
     let out = run(&[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--tls-ca"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--agent-tls-ca"), "{}", stderr(&out));
     // The certificate must carry the name the master checks.
-    let out = run(&["--tls-ca", cert, "--tls-domain", "elsewhere.example"]);
+    let out = run(&[
+        "--agent-tls-ca",
+        cert,
+        "--agent-tls-domain",
+        "elsewhere.example",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("elsewhere.example"),
@@ -211,7 +216,7 @@ fn tls_agents_need_the_masters_trust_and_the_right_name() {
     );
     // Not a certificate: a usage error before any call.
     assert_usage_error(
-        &run(&["--tls-ca", key]),
+        &run(&["--agent-tls-ca", key]),
         "not a PEM file holding a CERTIFICATE",
     );
     // Over TLS the password goes with the share: a server that asks for
@@ -234,7 +239,7 @@ fn tls_agents_need_the_masters_trust_and_the_right_name() {
         &tf,
         "--agent",
         &agent.addr,
-        "--tls-ca",
+        "--agent-tls-ca",
         cert,
         "-U",
         "bench",

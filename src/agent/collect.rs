@@ -375,6 +375,7 @@ fn empty(spec: &RunSpec) -> RunResult {
     let ctx = RunContext {
         servers: spec.servers.iter().map(ToString::to_string).collect(),
         embedded_server: None,
+        tls: None,
         stopped_by: None,
         percentiles: result::DEFAULT_PERCENTILES.to_vec(),
     };

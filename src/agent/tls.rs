@@ -38,13 +38,13 @@ pub struct ClientTls {
 impl ClientTls {
     pub fn read(ca: &Path, domain: Option<String>) -> Result<Self, String> {
         Ok(ClientTls {
-            ca: Certificate::from_pem(pem(ca, "--tls-ca", "CERTIFICATE")?),
+            ca: Certificate::from_pem(pem(ca, "--agent-tls-ca", "CERTIFICATE")?),
             domain,
         })
     }
 
     /// The configuration for the agent at `addr` (HOST:PORT): the name
-    /// checked is `--tls-domain`, else HOST.
+    /// checked is `--agent-tls-domain`, else HOST.
     pub fn config(&self, addr: &str) -> ClientTlsConfig {
         let host = addr
             .rsplit_once(':')

@@ -160,8 +160,8 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
             addrs: &args.agents,
             token_file: token,
             loss: args.on_agent_loss,
-            tls_ca: args.tls_ca.as_deref(),
-            tls_domain: args.tls_domain.clone(),
+            tls_ca: args.agent_tls_ca.as_deref(),
+            tls_domain: args.agent_tls_domain.clone(),
             percentiles: percentiles.clone(),
         };
         let mut result = crate::agent::run_with_agents(&spec, &control, &stop)?;

@@ -836,10 +836,11 @@ pub struct RunArgs {
     )]
     pub on_agent_loss: crate::agent::AgentLoss,
 
-    /// Reach the agents over TLS, trusting this certificate (PEM).
+    /// Reach the agents over TLS, trusting this PEM certificate
     ///
     /// Reach the agents over TLS, trusting this certificate (PEM: the CA
-    /// that signed the agents' certificates, or an agent's own).
+    /// that signed the agents' certificates, or an agent's own). The
+    /// cache's own TLS is --tls and --tls-ca.
     #[cfg(feature = "agents")]
     #[arg(
         help_heading = "Agents",
@@ -847,7 +848,7 @@ pub struct RunArgs {
         value_name = "FILE",
         requires = "agents"
     )]
-    pub tls_ca: Option<PathBuf>,
+    pub agent_tls_ca: Option<PathBuf>,
 
     /// The name the agents' certificates must carry (default: each
     /// --agent's HOST).
@@ -857,9 +858,9 @@ pub struct RunArgs {
         hide_short_help = true,
         long,
         value_name = "NAME",
-        requires = "tls_ca"
+        requires = "agent_tls_ca"
     )]
-    pub tls_domain: Option<String>,
+    pub agent_tls_domain: Option<String>,
 
     /// Read every server's own `stats` at each interval and report them beside
     /// the client's.
@@ -1178,6 +1179,63 @@ pub struct RunArgs {
         hide_env_values = true
     )]
     pub password: Option<String>,
+
+    /// Speak TLS to every server (or name them tls:HOST:PORT)
+    ///
+    /// Every connection speaks TLS (rustls, in the engine's own event loop:
+    /// kernel receive stamps and pipelining work as over TCP). The server's
+    /// certificate is checked against --tls-ca (else the system's roots) and
+    /// the server's host as written (else --tls-server-name). TCP only.
+    #[arg(help_heading = "Target", long)]
+    pub tls: bool,
+
+    /// Trust the certificates in this PEM file for --tls (default: the
+    /// system's roots).
+    #[arg(
+        help_heading = "Target",
+        hide_short_help = true,
+        long,
+        value_name = "FILE"
+    )]
+    pub tls_ca: Option<PathBuf>,
+
+    /// A client certificate chain (PEM) for a server that asks for one
+    /// (memcached's ssl_verify_mode); with --tls-key.
+    #[arg(
+        help_heading = "Target",
+        hide_short_help = true,
+        long,
+        value_name = "FILE"
+    )]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of --tls-cert.
+    #[arg(
+        help_heading = "Target",
+        hide_short_help = true,
+        long,
+        value_name = "FILE"
+    )]
+    pub tls_key: Option<PathBuf>,
+
+    /// The name sent (SNI) and checked in the server's certificate
+    /// (default: each server's host as written).
+    #[arg(
+        help_heading = "Target",
+        hide_short_help = true,
+        long,
+        value_name = "NAME"
+    )]
+    pub tls_server_name: Option<String>,
+
+    /// Check no certificate at all (the report says so, loudly).
+    #[arg(help_heading = "Target", hide_short_help = true, long)]
+    pub tls_insecure: bool,
+
+    /// Resume TLS sessions on later connections (on), or make every
+    /// handshake a full one (off), to measure both.
+    #[arg(help_heading = "Target", hide_short_help = true, long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    pub tls_resume: bool,
 }
 
 /// `-r`'s and `--key-prefix`'s defaults.
@@ -1189,6 +1247,38 @@ const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
 impl RunArgs {
     /// Maps the flags onto a validated `RunSpec`.
+    /// `--tls` and its flags, or servers named `tls:`; the TLS flags
+    /// without either are refused.
+    fn tls_spec(
+        &self,
+        servers: &[crate::spec::ServerAddr],
+    ) -> Result<Option<crate::spec::TlsSpec>, String> {
+        let prefixed = servers.iter().any(|s| s.has_tls_prefix());
+        if !self.tls && !prefixed {
+            let given = [
+                ("--tls-ca", self.tls_ca.is_some()),
+                ("--tls-cert", self.tls_cert.is_some()),
+                ("--tls-key", self.tls_key.is_some()),
+                ("--tls-server-name", self.tls_server_name.is_some()),
+                ("--tls-insecure", self.tls_insecure),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
+                return Err(format!(
+                    "{flag} is for the servers' TLS: add --tls (the agents' control plane is --agent-tls-ca)"
+                ));
+            }
+            return Ok(None);
+        }
+        Ok(Some(crate::spec::TlsSpec {
+            ca: self.tls_ca.clone(),
+            cert: self.tls_cert.clone(),
+            key: self.tls_key.clone(),
+            server_name: self.tls_server_name.clone(),
+            insecure: self.tls_insecure,
+            resume: self.tls_resume,
+        }))
+    }
+
     pub fn to_spec(&self) -> Result<RunSpec, String> {
         let stop = match (self.ops, self.duration) {
             (Some(n), _) => StopAfter::Ops(n),
@@ -1220,6 +1310,7 @@ impl RunArgs {
             .map(|s| self.with_transport(s))
             .collect();
         let (servers, weights) = crate::spec::servers::expand(&written)?;
+        let tls = self.tls_spec(&servers)?;
         let spec = RunSpec {
             servers,
             weights,
@@ -1281,6 +1372,7 @@ impl RunArgs {
             save_rate: self.save.as_ref().map(|_| self.save_rate.unwrap_or(1.0)),
             user: self.user.clone(),
             password: self.password.clone(),
+            tls,
             verify: self.verify.unwrap_or(0.0),
             exp_verify: self.exp_verify.unwrap_or(0.0),
             exp_verify_ttl: self.exp_verify_ttl,
@@ -1564,4 +1656,13 @@ fn parse_affinity(text: &str) -> Result<Vec<usize>, String> {
                 .map_err(|_| format!("invalid --affinity '{text}': expected CPU numbers like 0,2"))
         })
         .collect()
+}
+
+/// `on` or `off` (also true/false, yes/no, 1/0).
+fn parse_on_off(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{text}' is neither on nor off")),
+    }
 }

@@ -114,7 +114,7 @@ pub struct AgentArgs {
     pub threads: Option<usize>,
 
     /// Serve over TLS with this certificate (PEM, chain first); the
-    /// master trusts it with --tls-ca. The token is still required.
+    /// master trusts it with --agent-tls-ca. The token is still required.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<std::path::PathBuf>,
 

@@ -13,10 +13,11 @@
 
 use crate::net::RunEnd;
 use crate::net::{blocking, clock_ns, connect};
-use crate::spec::{Address, RunSpec};
+use crate::net::{Link, Target};
+use crate::spec::RunSpec;
 use hdrhistogram::Histogram;
 use mcbench_proto::{Cmd, Progress, Protocol, Request, ResponseClass};
-use std::os::fd::OwnedFd;
+
 use std::time::Duration;
 
 /// The most bytes a probe's reply may take (its value is its key).
@@ -74,9 +75,9 @@ enum Miss {
 /// The probe thread's state.
 struct Probe {
     spec: RunSpec,
-    addrs: Vec<Address>,
+    addrs: Vec<Target>,
     replicas: crate::placement::Replicas,
-    links: Vec<Option<OwnedFd>>,
+    links: Vec<Option<Link>>,
     end: RunEnd,
     /// Tells this run's probe keys from any earlier run's.
     nonce: u64,
@@ -88,7 +89,7 @@ struct Probe {
 /// measured. `go` releases it with the workers.
 pub fn spawn(
     spec: &RunSpec,
-    addrs: &[Address],
+    addrs: &[Target],
     go: crossbeam_channel::Receiver<()>,
     end: RunEnd,
 ) -> Option<std::thread::JoinHandle<LagRecorder>> {
@@ -217,7 +218,7 @@ impl Probe {
         };
         let answer = self
             .link(server)
-            .and_then(|fd| exchange(fd, protocol, req, wait));
+            .and_then(|link| exchange(link, protocol, req, wait));
         if answer.is_none() {
             self.links[server] = None;
         }
@@ -225,21 +226,21 @@ impl Probe {
     }
 
     /// The connection to `server`, opened if it is not.
-    fn link(&mut self, server: usize) -> Option<&OwnedFd> {
+    fn link(&mut self, server: usize) -> Option<&mut Link> {
         if self.links[server].is_none() {
             let timeout = self.spec.connect_timeout();
             let stop = Some(&*self.end.stop);
             self.links[server] =
                 connect::connect_blocking(&self.addrs[server], &self.spec, timeout, 0, stop).ok();
         }
-        self.links[server].as_ref()
+        self.links[server].as_mut()
     }
 }
 
 /// One request and its reply on a blocking socket (its timeouts bound
 /// both).
 fn exchange(
-    fd: &OwnedFd,
+    link: &mut Link,
     protocol: Protocol,
     req: &Request,
     wait: blocking::Wait,
@@ -250,7 +251,7 @@ fn exchange(
     let mut progress = Progress::default();
     let mut class = ResponseClass::Error;
     let used = blocking::exchange(
-        fd,
+        link,
         &out,
         &mut reply,
         MAX_REPLY,

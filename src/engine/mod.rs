@@ -41,7 +41,7 @@ pub struct Shared {
     pub spec: RunSpec,
     pub workload: Workload,
     /// The servers, by number (`--reconnect` opens lost connections again).
-    pub addrs: Vec<crate::spec::Address>,
+    pub addrs: Vec<crate::net::Target>,
     /// 0 while running; the signal number once asked to stop.
     pub stop: Arc<AtomicUsize>,
     /// Empty recorders for the next interval. Creating one zeroes ~2.4 MB,
@@ -192,7 +192,7 @@ pub struct Outcome {
 /// samples `--save` keeps.
 pub fn run(
     spec: &RunSpec,
-    addrs: &[crate::spec::Address],
+    addrs: &[crate::net::Target],
     stop: Arc<AtomicUsize>,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, Failure> {

@@ -103,7 +103,7 @@ fn worker_cpus(spec: &RunSpec) -> Option<Vec<usize>> {
 /// nothing to preload. Its lanes follow every lane of the load workers.
 pub(super) fn plan_measure(
     spec: &RunSpec,
-    addrs: &[crate::spec::Address],
+    addrs: &[crate::net::Target],
     stop: &std::sync::atomic::AtomicUsize,
 ) -> Result<Option<WorkerPlan>, String> {
     let Some(m) = spec.measure else {

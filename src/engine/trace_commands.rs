@@ -6,7 +6,8 @@
 
 use crate::net::blocking::{exchange, Wait};
 use crate::net::connect_blocking;
-use crate::spec::{Address, RunSpec};
+use crate::net::Target;
+use crate::spec::RunSpec;
 use crate::warnings::Warning;
 use mcbench_proto::trace::{self, TraceCommand};
 use std::sync::atomic::AtomicUsize;
@@ -19,7 +20,7 @@ const REPLY_LIMIT: usize = 1024;
 /// moment to answer.
 pub fn send(
     spec: &RunSpec,
-    addrs: &[Address],
+    addrs: &[Target],
     command: TraceCommand,
     stop: &AtomicUsize,
 ) -> Vec<Warning> {
@@ -43,11 +44,11 @@ pub fn send(
 /// The server's reply line, and whether it refused the command.
 fn ask(
     spec: &RunSpec,
-    addr: &Address,
+    addr: &Target,
     command: TraceCommand,
     stop: &AtomicUsize,
 ) -> Result<(String, bool), String> {
-    let socket = connect_blocking(addr, spec, spec.connect_timeout(), 0, Some(stop))?;
+    let mut link = connect_blocking(addr, spec, spec.connect_timeout(), 0, Some(stop))?;
     let wait = Wait {
         timeout: spec.timeout,
         stop: Some(stop),
@@ -55,7 +56,7 @@ fn ask(
     let mut reply = Vec::new();
     let mut answer = None;
     exchange(
-        &socket,
+        &mut link,
         &command.encode(),
         &mut reply,
         REPLY_LIMIT,

@@ -4,8 +4,8 @@
 //! connection was opened with.
 
 use super::blocking::{read_more, send_all, Broken};
+use super::Link;
 use mcbench_proto::{AuthOutcome, Protocol};
-use std::os::fd::OwnedFd;
 
 /// The most bytes an authentication reply may take.
 const MAX_REPLY: usize = 4096;
@@ -13,7 +13,7 @@ const MAX_REPLY: usize = 4096;
 /// Authenticates `socket` as `user`; the error says why it was refused.
 /// What to send and what the reply means are the codec's.
 pub fn authenticate(
-    socket: &OwnedFd,
+    socket: &mut Link,
     protocol: Protocol,
     user: &str,
     password: &str,

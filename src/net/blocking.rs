@@ -2,6 +2,7 @@
 //! bound every wait: authentication before a run, the replication-lag
 //! probe and the server-stats poller. The load itself never blocks.
 
+use super::Link;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::net::{RecvFlags, SendFlags};
 use std::os::fd::{AsFd, OwnedFd};
@@ -84,8 +85,24 @@ impl std::fmt::Display for Broken {
     }
 }
 
-/// Sends all of `bytes`.
-pub fn send_all(socket: &OwnedFd, mut bytes: &[u8]) -> Result<(), Broken> {
+/// Sends all of `bytes` (sealed first over TLS).
+pub fn send_all(link: &mut Link, bytes: &[u8]) -> Result<(), Broken> {
+    match link.tls.as_deref_mut() {
+        Some(tls) => {
+            tls.push(bytes).map_err(|e| Broken::Io(e.to_string()))?;
+            while tls.has_output() {
+                tls.send(&link.socket).map_err(|e| match e.kind() {
+                    std::io::ErrorKind::WouldBlock => Broken::TimedOut,
+                    _ => Broken::Io(e.to_string()),
+                })?;
+            }
+            Ok(())
+        }
+        None => send_plain(&link.socket, bytes),
+    }
+}
+
+fn send_plain(socket: &OwnedFd, mut bytes: &[u8]) -> Result<(), Broken> {
     while !bytes.is_empty() {
         match rustix::net::send(socket, bytes, SendFlags::NOSIGNAL) {
             Ok(n) => bytes = &bytes[n..],
@@ -97,14 +114,21 @@ pub fn send_all(socket: &OwnedFd, mut bytes: &[u8]) -> Result<(), Broken> {
     Ok(())
 }
 
-/// Appends what one read brings to `reply`.
-pub fn read_more(socket: &OwnedFd, reply: &mut Vec<u8>) -> Result<(), Broken> {
+/// Appends what one read brings to `reply` (opened, over TLS: maybe
+/// nothing, when only part of a record came).
+pub fn read_more(link: &mut Link, reply: &mut Vec<u8>) -> Result<(), Broken> {
     let mut buf = [0u8; 16384];
     loop {
-        match rustix::net::recv(socket, &mut buf, RecvFlags::empty()) {
+        match rustix::net::recv(&link.socket, &mut buf, RecvFlags::empty()) {
             Ok((0, _)) => return Err(Broken::Closed),
             Ok((n, _)) => {
-                reply.extend_from_slice(&buf[..n]);
+                match link.tls.as_deref_mut() {
+                    Some(tls) => {
+                        tls.open(&buf[..n], reply)
+                            .map_err(|e| Broken::Io(e.to_string()))?;
+                    }
+                    None => reply.extend_from_slice(&buf[..n]),
+                }
                 return Ok(());
             }
             Err(rustix::io::Errno::INTR) => {}
@@ -119,7 +143,7 @@ pub fn read_more(socket: &OwnedFd, reply: &mut Vec<u8>) -> Result<(), Broken> {
 /// (`Err`); at most `limit` bytes are read, each read waited for within
 /// `wait`. The reply stays in `reply`.
 pub fn exchange(
-    socket: &OwnedFd,
+    link: &mut Link,
     request: &[u8],
     reply: &mut Vec<u8>,
     limit: usize,
@@ -127,7 +151,7 @@ pub fn exchange(
     mut complete: impl FnMut(&[u8]) -> Result<Option<usize>, String>,
 ) -> Result<usize, String> {
     reply.clear();
-    send_all(socket, request).map_err(|e| e.to_string())?;
+    send_all(link, request).map_err(|e| e.to_string())?;
     loop {
         if let Some(len) = complete(reply)? {
             return Ok(len);
@@ -135,7 +159,7 @@ pub fn exchange(
         if reply.len() > limit {
             return Err(format!("a reply longer than {limit} bytes"));
         }
-        ready(socket, PollFlags::IN, wait).map_err(|e| e.to_string())?;
-        read_more(socket, reply).map_err(|e| e.to_string())?;
+        ready(&link.socket, PollFlags::IN, wait).map_err(|e| e.to_string())?;
+        read_more(link, reply).map_err(|e| e.to_string())?;
     }
 }

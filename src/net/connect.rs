@@ -1,7 +1,7 @@
 //! Opening the run's connections, authenticating them, and sharing them
 //! out among the workers.
 
-use super::auth;
+use super::{auth, Link, Target};
 use crate::spec::{Address, RunSpec, SocketOptions};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::SocketAddr;
@@ -9,9 +9,10 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// One open connection: its socket and the server it goes to.
+/// One open connection: its socket (and TLS session) and the server it
+/// goes to.
 pub struct Opened {
-    pub socket: OwnedFd,
+    pub link: Link,
     pub server: usize,
     /// A UDP socket: requests and replies are framed datagrams.
     pub datagram: bool,
@@ -27,7 +28,7 @@ pub struct Opened {
 ///
 /// A signal (`stop` set) ends it within a moment, with [`STOPPED`].
 pub fn connect_all(
-    addrs: &[Address],
+    addrs: &[Target],
     spec: &RunSpec,
     stop: &AtomicUsize,
 ) -> Result<Vec<Opened>, String> {
@@ -38,10 +39,10 @@ pub fn connect_all(
             if stop.load(Ordering::Relaxed) != 0 {
                 return Err(STOPPED.into());
             }
-            let socket = connect_one(&addr, spec, spec.connect_timeout(), out.len(), Some(stop))
+            let link = connect_one(&addr, spec, spec.connect_timeout(), out.len(), Some(stop))
                 .map_err(|e| format!("{e} (after {} open)", out.len()))?;
             out.push(Opened {
-                socket,
+                link,
                 server,
                 datagram: addr.is_udp(),
             });
@@ -65,9 +66,9 @@ fn connection_order(nservers: usize, spec: &RunSpec) -> Vec<usize> {
 }
 
 /// The sockets one connection to `addr` is made of.
-fn group(addr: &Address, spec: &RunSpec) -> Vec<Address> {
-    match addr {
-        Address::Tcp(a) if spec.facebook => std::iter::once(Address::Udp(*a))
+fn group(addr: &Target, spec: &RunSpec) -> Vec<Target> {
+    match addr.addr {
+        Address::Tcp(a) if spec.facebook => std::iter::once(Target::plain(Address::Udp(a)))
             .chain(std::iter::repeat_n(addr.clone(), spec.conn_sock))
             .collect(),
         _ => vec![addr.clone()],
@@ -82,33 +83,62 @@ pub const STOPPED: &str = "stopped by a signal while connecting";
 /// `timeout`; the connect cut short once `stop` is set). `nth` picks its
 /// source address among `--source-addrs`.
 pub fn connect_one(
-    addr: &Address,
+    addr: &Target,
     spec: &RunSpec,
     timeout: Duration,
     nth: usize,
     stop: Option<&AtomicUsize>,
-) -> Result<OwnedFd, String> {
-    let socket = connect_blocking(addr, spec, timeout, nth, stop)?;
-    set_nonblocking(&socket).map_err(|e| format!("{addr}: {e}"))?;
-    Ok(socket)
+) -> Result<Link, String> {
+    let link = connect_blocking(addr, spec, timeout, nth, stop)?;
+    set_nonblocking(&link.socket).map_err(|e| format!("{addr}: {e}"))?;
+    Ok(link)
 }
 
 /// `connect_one`, left blocking with `timeout` on its reads and writes.
+/// Over TLS the handshake is done (within `timeout`) before the
+/// authentication.
 pub fn connect_blocking(
-    addr: &Address,
+    addr: &Target,
     spec: &RunSpec,
     timeout: Duration,
     nth: usize,
     stop: Option<&AtomicUsize>,
-) -> Result<OwnedFd, String> {
+) -> Result<Link, String> {
     let socket = connect(addr, &spec.socket, timeout, nth, stop)
         .map_err(|e| format!("cannot connect to the server at {addr}: {}", describe(&e)))?;
+    let mut link = Link::plain(socket);
+    if let Some(mut tls) = addr.session().map_err(|e| format!("{addr}: {e}"))? {
+        let began = super::clock_ns();
+        handshake_blocking(&link.socket, &mut tls).map_err(|e| format!("{addr}: {e}"))?;
+        link.handshake_ns = super::clock_ns() - began;
+        link.tls = Some(tls);
+    }
     if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
-        auth::authenticate(&socket, spec.protocol, user, password)
+        auth::authenticate(&mut link, spec.protocol, user, password)
             .map_err(|e| format!("{addr}: {e}"))?;
     }
-    Ok(socket)
+    Ok(link)
 }
+
+/// A TLS handshake on a blocking socket, bounded by its timeouts.
+fn handshake_blocking(socket: &OwnedFd, tls: &mut super::tls::Session) -> Result<(), String> {
+    let mut scratch = vec![0u8; 16 << 10];
+    match tls.handshake(socket, &mut scratch) {
+        Ok(true) => {}
+        Ok(false) => return Err("no TLS handshake reply within the connect timeout".into()),
+        Err(e) => return Err(e.to_string()),
+    }
+    while tls.has_output() {
+        tls.send(socket).map_err(|e| e.to_string())?;
+    }
+    tls.confirm(socket, CONFIRM_WAIT).map_err(|e| e.to_string())
+}
+
+/// How long a TLS 1.3 connect waits for the server's verdict on the
+/// client (its first tickets, or its refusal): memcached and Redis, on
+/// OpenSSL, send tickets at once; a server that sends none costs this
+/// per held connection.
+const CONFIRM_WAIT: Duration = Duration::from_millis(50);
 
 /// A blocking TCP or unix connection to `addr` with default socket
 /// options and `timeout` on the connect, reads and writes; nothing sent

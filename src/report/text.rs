@@ -93,6 +93,35 @@ fn measure_group(out: &mut String, r: &RunResult) -> Result<(), String> {
     Ok(())
 }
 
+/// `TLSv1.3 TLS13_AES_256_GCM_SHA384, 40 handshakes (38 resumed)`, and
+/// loudly when no certificate was checked.
+fn tls_line(r: &RunResult) -> Option<String> {
+    let t = r.tls.as_ref()?;
+    let what = match (&t.version, &t.cipher_suite) {
+        (Some(v), Some(c)) => format!("over TLS: {v} {c}"),
+        _ => "over TLS: no handshake completed".into(),
+    };
+    let resumed = if t.resumption {
+        format!("{} resumed", t.resumed)
+    } else {
+        "resumption off".into()
+    };
+    let failed = match (t.failed, &t.first_failure) {
+        (0, _) => String::new(),
+        (n, Some(why)) => format!(", {n} FAILED (the first: {why})"),
+        (n, None) => format!(", {n} FAILED"),
+    };
+    let checked = if t.verified {
+        ""
+    } else {
+        "; the server's certificate was NOT CHECKED (--tls-insecure)"
+    };
+    Some(format!(
+        "{what}; {} handshake(s), {resumed}{failed}{checked}",
+        t.handshakes
+    ))
+}
+
 fn config(out: &mut String, r: &RunResult) {
     let s = &r.spec;
     let server = match &r.embedded_server {
@@ -132,6 +161,9 @@ fn config(out: &mut String, r: &RunResult) {
     };
     let _ = writeln!(out, "mcbench {} · server {server}", r.version);
     wire(out, r);
+    if let Some(line) = tls_line(r) {
+        let _ = writeln!(out, "  {line}");
+    }
     match super::text_conns::schedule(r) {
         Some(schedule) => {
             let _ = writeln!(out, "  {schedule}; {} thread(s)", s.threads);

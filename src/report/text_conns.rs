@@ -6,7 +6,7 @@ use crate::result::{Quantiles, RunResult, SizeSummary};
 use std::fmt::Write;
 
 /// twemperf's error classes in its order, with their JSON keys.
-const CLASSES: [(&str, &str); 8] = [
+const CLASSES: [(&str, &str); 9] = [
     ("client-timo", "client_timo"),
     ("socket-timo", "socket_timo"),
     ("connrefused", "connrefused"),
@@ -14,6 +14,7 @@ const CLASSES: [(&str, &str); 8] = [
     ("fd-unavail", "fd_unavail"),
     ("ftab-full", "ftab_full"),
     ("addrunavail", "addrunavail"),
+    ("tls-handshake", "tls_handshake"),
     ("other", "other"),
 ];
 
@@ -45,6 +46,15 @@ pub fn write(out: &mut String, r: &RunResult) {
     );
     if c.connects > 0 {
         quantile_line(out, "connect time", &c.connect_time_us);
+    }
+    if c.handshakes > 0 {
+        let cpu = r.tls.as_ref().map_or(0.0, |t| t.cpu_per_handshake_us);
+        let _ = writeln!(
+            out,
+            "tls handshakes: {} at {:.1}/s, client CPU {cpu:.1} µs each",
+            c.handshakes, c.handshake_rate
+        );
+        quantile_line(out, "handshake time", &c.handshake_time_us);
     }
     if c.closed > 0 {
         quantile_line(out, "connection lifetime", &c.lifetime_us);

@@ -33,6 +33,16 @@ pub struct Connections {
     pub connect_time_us: Quantiles,
     #[serde(default = "Hdr::empty")]
     pub connect_time_hdr: Hdr,
+    /// `--tls`: handshakes completed while measuring, per second, and
+    /// connected → handshake done, µs, with its histogram (ns).
+    #[serde(default)]
+    pub handshakes: u64,
+    #[serde(default)]
+    pub handshake_rate: f64,
+    #[serde(default)]
+    pub handshake_time_us: Quantiles,
+    #[serde(default = "Hdr::empty")]
+    pub handshake_time_hdr: Hdr,
     /// Connected → closed, µs, and its histogram (ns).
     #[serde(default)]
     pub lifetime_us: Quantiles,
@@ -116,6 +126,10 @@ impl Connections {
             max_open: out.max_open,
             connect_time_us: quantiles(&c.connect_time),
             connect_time_hdr: Hdr::encode(&c.connect_time),
+            handshakes: c.handshake_time.len(),
+            handshake_rate: c.handshake_time.len() as f64 / secs,
+            handshake_time_us: quantiles(&c.handshake_time),
+            handshake_time_hdr: Hdr::encode(&c.handshake_time),
             lifetime_us: quantiles(&c.lifetime),
             lifetime_hdr: Hdr::encode(&c.lifetime),
             request_size: SizeSummary::of(&c.request_size),
@@ -135,6 +149,7 @@ impl Connections {
         let sum = |f: fn(&Connections) -> u64| runs.iter().map(|c| f(c)).sum::<u64>();
         let connect = Hdr::sum(runs.iter().map(|c| &c.connect_time_hdr))?;
         let lifetime = Hdr::sum(runs.iter().map(|c| &c.lifetime_hdr))?;
+        let handshake = Hdr::sum(runs.iter().map(|c| &c.handshake_time_hdr))?;
         let errors = super::merge::sum_maps(runs.iter().map(|c| &c.errors));
         let connects = sum(|c| c.connects);
         Ok(Connections {
@@ -147,6 +162,10 @@ impl Connections {
             max_open: runs.iter().map(|c| c.max_open).sum(),
             connect_time_us: quantiles(&connect),
             connect_time_hdr: Hdr::encode(&connect),
+            handshakes: handshake.len(),
+            handshake_rate: handshake.len() as f64 / secs.max(1e-9),
+            handshake_time_us: quantiles(&handshake),
+            handshake_time_hdr: Hdr::encode(&handshake),
             lifetime_us: quantiles(&lifetime),
             lifetime_hdr: Hdr::encode(&lifetime),
             request_size: SizeSummary::combine(runs.iter().map(|c| c.request_size)),

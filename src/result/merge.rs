@@ -35,6 +35,7 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
         spec: first.spec.clone(),
         servers: union(runs.iter().flat_map(|r| r.servers.iter())),
         embedded_server: first.embedded_server.clone(),
+        tls: first.tls.clone(),
         duration_s: secs,
         started_unix_s: runs
             .iter()

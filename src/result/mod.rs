@@ -53,6 +53,10 @@ pub struct RunResult {
     pub servers: Vec<String>,
     /// The memcached started for the run, if any (its `-V`).
     pub embedded_server: Option<String>,
+    /// `--tls`: the version and cipher suite negotiated, and what the
+    /// handshakes came to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<crate::net::tls::TlsReport>,
     /// Measured time, s (after warm-up, until the last answer).
     pub duration_s: f64,
     /// Start of the measured phase, s since the Unix epoch.
@@ -267,6 +271,7 @@ impl Client {
 pub struct RunContext {
     pub servers: Vec<String>,
     pub embedded_server: Option<String>,
+    pub tls: Option<crate::net::tls::TlsReport>,
     pub stopped_by: Option<String>,
     /// The percentiles to print.
     pub percentiles: Vec<f64>,
@@ -311,6 +316,7 @@ impl RunResult {
             spec: spec.clone(),
             servers: ctx.servers,
             embedded_server: ctx.embedded_server,
+            tls: ctx.tls,
             duration_s: out.duration_s,
             started_unix_s: out.started_unix_s,
             completed: ctx.stopped_by.is_none()

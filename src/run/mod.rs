@@ -7,8 +7,10 @@
 use crate::embedded::{EmbeddedMemcached, Sizing};
 use crate::engine::{self, Observer};
 use crate::error::Failure;
+use crate::net::tls::Client;
+use crate::net::Target;
 use crate::result::{RunContext, RunResult, DEFAULT_PERCENTILES};
-use crate::spec::{Address, RunSpec, ServerAddr};
+use crate::spec::{Address, RunSpec};
 use crate::stats::{IntervalSummary, Sample};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -28,24 +30,39 @@ pub fn measure(
     } else {
         None
     };
+    let tls = match &spec.tls {
+        Some(t) => Some(crate::net::tls::Client::new(t).map_err(Failure::usage)?),
+        None => None,
+    };
     let addrs = match &embedded {
-        Some(e) => vec![Address::Tcp(e.addr)],
-        None => spec
-            .servers
-            .iter()
-            .map(ServerAddr::resolve)
-            .collect::<Result<_, _>>()
-            .map_err(Failure::run)?,
+        Some(e) => vec![Target::plain(Address::Tcp(e.addr))],
+        None => targets(spec, tls.as_ref())?,
     };
     let outcome = engine::run(spec, &addrs, stop.clone(), observer)?;
     let ctx = RunContext {
         servers: addrs.iter().map(ToString::to_string).collect(),
+        tls: tls.map(|t| t.report()),
         embedded_server: embedded.as_ref().map(|e| e.version.clone()),
         stopped_by: stopped_by(stop),
         percentiles,
     };
     drop(embedded);
     Ok(RunResult::build(spec, &outcome, ctx))
+}
+
+/// The run's servers, resolved, each with its TLS name over `--tls`.
+fn targets(spec: &RunSpec, tls: Option<&Arc<Client>>) -> Result<Vec<Target>, Failure> {
+    spec.servers
+        .iter()
+        .map(|s| {
+            let addr = s.resolve().map_err(Failure::run)?;
+            let tls = match tls {
+                Some(c) => Some((c.clone(), c.name_for(&s.host()).map_err(Failure::usage)?)),
+                None => None,
+            };
+            Ok(Target { addr, tls })
+        })
+        .collect()
 }
 
 /// A run with no output of its own: each interval goes to `on_interval`

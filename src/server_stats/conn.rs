@@ -5,7 +5,6 @@ use super::Stats;
 use crate::net::blocking;
 use crate::spec::Address;
 use mcbench_proto::stats::{self as wire, Reply};
-use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,7 +17,7 @@ const MAX_REPLY: usize = 64 << 20;
 pub const REFUSED: &str = "the server refused";
 
 pub struct StatsConn {
-    socket: OwnedFd,
+    socket: crate::net::Link,
     reply: Vec<u8>,
     /// How long the connect (and any authentication) took.
     pub connect_time: Duration,
@@ -34,14 +33,15 @@ impl StatsConn {
     pub fn connect(addr: &Address, timeout: Duration) -> Result<Self, String> {
         let began = Instant::now();
         let socket = crate::net::connect_plain(addr, timeout)?;
-        Ok(StatsConn::over(socket, began.elapsed(), timeout, None))
+        let link = crate::net::Link::plain(socket);
+        Ok(StatsConn::over(link, began.elapsed(), timeout, None))
     }
 
     /// A connection already open (and authenticated), which took
     /// `connect_time` to open; replies are waited for `timeout`, cut short
     /// after `stop` is set.
     pub fn over(
-        socket: OwnedFd,
+        socket: crate::net::Link,
         connect_time: Duration,
         timeout: Duration,
         stop: Option<Arc<AtomicUsize>>,
@@ -68,7 +68,7 @@ impl StatsConn {
             stop: self.stop.as_deref(),
         };
         let reply = &mut self.reply;
-        let len = blocking::exchange(&self.socket, &request, reply, MAX_REPLY, wait, |buf| {
+        let len = blocking::exchange(&mut self.socket, &request, reply, MAX_REPLY, wait, |buf| {
             match wire::parse_from(buf, &mut checked) {
                 Ok(Some(Reply::Stats(len))) => Ok(Some(len)),
                 Ok(Some(Reply::Refused(class, len))) => {

@@ -11,8 +11,9 @@
 //! the workers' first requests are under way.
 
 use super::{Stats, StatsConn};
+use crate::net::Target;
 use crate::net::{clock_ns, RunEnd};
-use crate::spec::{Address, RunSpec};
+use crate::spec::RunSpec;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -64,7 +65,7 @@ impl Default for ServerLog {
 
 struct Sampler {
     spec: RunSpec,
-    addrs: Vec<Address>,
+    addrs: Vec<Target>,
     conns: Vec<Option<StatsConn>>,
     logs: Vec<ServerLog>,
     end: RunEnd,
@@ -110,7 +111,7 @@ pub struct Running {
 /// thread returns one log per server.
 pub fn spawn(
     spec: &RunSpec,
-    addrs: &[Address],
+    addrs: &[Target],
     go: crossbeam_channel::Receiver<()>,
     end: RunEnd,
 ) -> Option<Running> {

@@ -38,7 +38,10 @@ impl Address {
             let (h, p) = host_port(host)?;
             return Ok(Written::Udp(h, p));
         }
-        let (h, p) = host_port(text.strip_prefix("tcp:").unwrap_or(text))?;
+        let tcp = text
+            .strip_prefix("tcp:")
+            .or_else(|| text.strip_prefix("tls:"));
+        let (h, p) = host_port(tcp.unwrap_or(text))?;
         Ok(Written::Tcp(h, p))
     }
 
@@ -130,6 +133,17 @@ impl ServerAddr {
 
     pub fn is_unix(&self) -> bool {
         self.transport == Transport::Unix
+    }
+
+    /// Written `tls:HOST:PORT`: the run goes over TLS.
+    pub fn has_tls_prefix(&self) -> bool {
+        self.text.starts_with("tls:")
+    }
+
+    /// The host as written (a name or an IP address): what TLS checks
+    /// the server's certificate against unless told another name.
+    pub fn host(&self) -> String {
+        Address::name_of(&self.text).map_or_else(|_| self.text.clone(), |s| s.host)
     }
 
     /// The address as written.

@@ -11,6 +11,7 @@ mod reads;
 pub mod replication;
 pub mod schedule;
 pub mod servers;
+pub mod tls;
 mod trace;
 pub mod units;
 mod verify;
@@ -22,6 +23,7 @@ pub use precision::PrecisionTarget;
 pub use reads::ReadAnswers;
 pub use replication::Replication;
 pub use schedule::{Arrivals, OpenLoop, Schedule, ScheduleFlags};
+pub use tls::TlsSpec;
 pub use trace::{parse_speed, TraceSpec};
 
 use crate::workload::{
@@ -177,6 +179,9 @@ pub struct RunSpec {
     /// Never written to reports.
     #[serde(skip)]
     pub password: Option<String>,
+    /// `--tls` (or servers named `tls:`): every connection over TLS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSpec>,
     /// Linger, buffers, Nagle and source addresses of every TCP connection.
     #[serde(default)]
     pub socket: SocketOptions,
@@ -357,6 +362,7 @@ impl RunSpec {
             }
         }
         self.validate_precision()?;
+        self.validate_tls()?;
         match self.stop {
             StopAfter::Duration(d) if d.is_zero() => {
                 return Err("--duration must be longer than zero".into())

@@ -29,17 +29,21 @@ pub enum ConnError {
     /// EADDRNOTAVAIL: no local port left for this destination (ports in
     /// TIME_WAIT; see `--linger 0` and `--source-addrs`).
     AddrUnavail,
+    /// The TLS handshake failed: the server's alert, or its certificate
+    /// refused (named in the run's warnings).
+    TlsHandshake,
     Other,
 }
 
 impl ConnError {
-    pub const ALL: [ConnError; 7] = [
+    pub const ALL: [ConnError; 8] = [
         ConnError::SocketTimo,
         ConnError::ConnRefused,
         ConnError::ConnReset,
         ConnError::FdUnavail,
         ConnError::FtabFull,
         ConnError::AddrUnavail,
+        ConnError::TlsHandshake,
         ConnError::Other,
     ];
 
@@ -52,6 +56,7 @@ impl ConnError {
             ConnError::FdUnavail => "fd_unavail",
             ConnError::FtabFull => "ftab_full",
             ConnError::AddrUnavail => "addrunavail",
+            ConnError::TlsHandshake => "tls_handshake",
             ConnError::Other => "other",
         }
     }
@@ -135,8 +140,10 @@ pub struct ConnStats {
     pub client_timo: u64,
     /// Connections that failed, by class.
     pub errors: [u64; ConnError::ALL.len()],
-    /// connect() → connected, ns.
+    /// connect() → connected, ns (the TCP connect alone).
     pub connect_time: Histogram<u64>,
+    /// Connected → TLS handshake done, ns (`--tls`).
+    pub handshake_time: Histogram<u64>,
     /// Connected → closed, ns (`--num-conns` connections).
     pub lifetime: Histogram<u64>,
     pub request_size: Sizes,
@@ -151,6 +158,7 @@ impl Default for ConnStats {
             client_timo: 0,
             errors: [0; ConnError::ALL.len()],
             connect_time: new_histogram(),
+            handshake_time: new_histogram(),
             lifetime: new_histogram(),
             request_size: Sizes::default(),
             response_size: Sizes::default(),
@@ -177,6 +185,10 @@ impl ConnStats {
         self.connect_time.saturating_record(ns.max(1));
     }
 
+    pub fn record_handshake(&mut self, ns: u64) {
+        self.handshake_time.saturating_record(ns.max(1));
+    }
+
     pub fn record_close(&mut self, lifetime_ns: u64) {
         self.closed += 1;
         self.lifetime.saturating_record(lifetime_ns.max(1));
@@ -188,6 +200,7 @@ impl ConnStats {
         self.client_timo = 0;
         self.errors = [0; ConnError::ALL.len()];
         self.connect_time.reset();
+        self.handshake_time.reset();
         self.lifetime.reset();
         self.request_size = Sizes::default();
         self.response_size = Sizes::default();
@@ -202,6 +215,9 @@ impl ConnStats {
         }
         self.connect_time
             .add(&other.connect_time)
+            .expect("same bounds");
+        self.handshake_time
+            .add(&other.handshake_time)
             .expect("same bounds");
         self.lifetime.add(&other.lifetime).expect("same bounds");
         self.request_size.merge(&other.request_size);

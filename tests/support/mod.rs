@@ -35,7 +35,10 @@ pub fn shared_machine() -> std::sync::RwLockReadGuard<'static, ()> {
 /// A memcached started for one test, stopped by its PID on drop.
 pub struct Memcached {
     child: Child,
+    /// Its plain port (`stats` is read there).
     pub port: u16,
+    /// `start_tls`: the port that speaks TLS (0: none).
+    pub tls_port: u16,
 }
 
 impl Memcached {
@@ -65,6 +68,31 @@ impl Memcached {
             &[],
             Some(log),
         )
+    }
+
+    /// A memcached speaking TLS (`-Z`) on `tls_port` with `cert` and
+    /// `key`, and `ssl_opts` added to its `-o` (`ssl_verify_mode=2,...`);
+    /// its plain port answers `stats`.
+    pub fn start_tls(cert: &str, key: &str, ssl_opts: &str) -> Memcached {
+        let tls_port = free_port();
+        let mut opts = format!("ssl_chain_cert={cert},ssl_key={key}");
+        if !ssl_opts.is_empty() {
+            opts = format!("{opts},{ssl_opts}");
+        }
+        let mut m = Memcached::on_free_port(
+            |port| format!("-l 127.0.0.1:{tls_port},notls:127.0.0.1:{port} -U 0 -p {port}"),
+            &["-Z", "-o", &opts],
+            &[],
+            None,
+        );
+        m.tls_port = tls_port;
+        m
+    }
+
+    /// The TLS port as `localhost:PORT`: the name the test certificates
+    /// carry.
+    pub fn tls_addr(&self) -> String {
+        format!("localhost:{}", self.tls_port)
     }
 
     /// A memcached that also listens for UDP on its TCP port number.
@@ -142,7 +170,11 @@ impl Memcached {
             })
             .spawn()
             .expect("memcached must be installed (see .ci/run)");
-        let m = Memcached { child, port };
+        let m = Memcached {
+            child,
+            port,
+            tls_port: 0,
+        };
         if port != 0 {
             wait_until_listening("memcached", || TcpStream::connect(m.addr()).is_ok());
         }
@@ -159,6 +191,15 @@ impl Memcached {
 
     /// Kills this memcached (SIGKILL, as a crash); `restart` starts a
     /// new, empty one on the same port.
+    /// Stops this memcached (SIGSTOP, by its PID) for `d`, then lets it
+    /// go on: a stall of exactly that length, whatever the machine.
+    pub fn pause_for(&mut self, d: Duration) {
+        let pid = self.pid();
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        thread::sleep(d);
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+    }
+
     pub fn crash(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

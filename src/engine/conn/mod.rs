@@ -8,9 +8,11 @@ mod rx_stamp;
 
 pub use datagram::{UdpState, UDP_TIMEOUT_NS};
 
+use crate::net::tls::Session;
+use crate::net::Link;
 use crate::workload::OpKind;
 use mcbench_proto::{Expect, Progress, Protocol, Response};
-use rustix::net::{RecvFlags, SendFlags};
+use rustix::net::RecvFlags;
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -51,6 +53,9 @@ pub enum ReadOutcome {
 pub struct Conn {
     /// `None` once closed (dropping the socket also removes it from epoll).
     stream: Option<OwnedFd>,
+    /// Over `--tls`, the record layer: `out` is sealed into it, and what
+    /// is read is opened into `partial`.
+    tls: Option<Box<Session>>,
     protocol: Protocol,
     pub server: usize,
     /// Encoded requests not yet written, and how much of them was.
@@ -106,7 +111,7 @@ pub struct Conn {
 
 impl Conn {
     pub fn new(
-        stream: OwnedFd,
+        link: Link,
         protocol: Protocol,
         datagram: bool,
         server: usize,
@@ -114,7 +119,8 @@ impl Conn {
         max_pending: usize,
     ) -> Self {
         Conn {
-            stream: Some(stream),
+            stream: Some(link.socket),
+            tls: link.tls,
             protocol,
             server,
             out: Vec::new(),
@@ -195,7 +201,22 @@ impl Conn {
     }
 
     pub fn has_output(&self) -> bool {
-        self.out_pos < self.out.len()
+        self.out_pos < self.out.len() || self.tls.as_ref().is_some_and(|t| t.has_output())
+    }
+
+    /// Over TLS, the handshake is still under way.
+    pub fn handshaking(&self) -> bool {
+        self.tls.as_ref().is_some_and(|t| t.is_handshaking())
+    }
+
+    /// Takes the TLS handshake as far as the socket allows: `Ok(true)`
+    /// once done (and at once without TLS).
+    pub fn handshake(&mut self, scratch: &mut [u8]) -> io::Result<bool> {
+        match (self.tls.as_deref_mut(), self.stream.as_ref()) {
+            (Some(tls), Some(stream)) => tls.handshake(stream, scratch),
+            (None, _) => Ok(true),
+            (_, None) => Err(io::ErrorKind::NotConnected.into()),
+        }
     }
 
     /// Part of an answer has been read, the rest not yet.
@@ -212,6 +233,9 @@ impl Conn {
         let Some(stream) = self.stream.as_ref() else {
             return Err(io::ErrorKind::NotConnected.into());
         };
+        if self.tls.is_some() {
+            return self.flush_sealed(now_ns);
+        }
         let mut written = 0;
         while self.out_pos < self.out.len() {
             match send(stream, &self.out[self.out_pos..]) {
@@ -226,7 +250,35 @@ impl Conn {
             }
         }
         self.written_bytes += written as u64;
-        // Requests whose last byte went out in this flush were sent now.
+        self.mark_sent(now_ns);
+        if self.out_pos == self.out.len() {
+            self.out.clear();
+            self.out_pos = 0;
+        }
+        Ok(written)
+    }
+
+    /// `flush` over TLS: what is pending is sealed, and the records go to
+    /// the kernel; a request is sent when the record holding its last
+    /// byte is. Returns the plaintext bytes newly sent.
+    fn flush_sealed(&mut self, now_ns: u64) -> io::Result<usize> {
+        let (Some(tls), Some(stream)) = (self.tls.as_deref_mut(), self.stream.as_ref()) else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        if self.out_pos < self.out.len() {
+            tls.push(&self.out[self.out_pos..])?;
+            self.out.clear();
+            self.out_pos = 0;
+        }
+        tls.send(stream)?;
+        let written = (tls.plain_sent() - self.written_bytes) as usize;
+        self.written_bytes = tls.plain_sent();
+        self.mark_sent(now_ns);
+        Ok(written)
+    }
+
+    /// Requests whose last byte has now been written were sent at `now_ns`.
+    fn mark_sent(&mut self, now_ns: u64) {
         while self.unsent > 0 {
             let i = self.in_flight.len() - self.unsent;
             if self.in_flight[i].end_byte > self.written_bytes {
@@ -235,11 +287,6 @@ impl Conn {
             self.in_flight[i].sent_ns = now_ns;
             self.unsent -= 1;
         }
-        if self.out_pos == self.out.len() {
-            self.out.clear();
-            self.out_pos = 0;
-        }
-        Ok(written)
     }
 
     /// Reads what the socket has and hands each complete response, with the
@@ -323,6 +370,9 @@ impl Conn {
             return Ok(0);
         };
         let stamped = self.rx_stamped;
+        if self.tls.is_some() {
+            return self.read_sealed(scratch);
+        }
         loop {
             let (buf, room) = if self.partial.is_empty() {
                 (scratch.as_mut_ptr(), scratch.len())
@@ -354,6 +404,42 @@ impl Conn {
         }
     }
 
+    /// `read` over TLS: the records read into `scratch` are opened into
+    /// `partial`; the kernel's stamp is that of the read that completed
+    /// them. Bytes that open into no plaintext yet read as `WouldBlock`.
+    fn read_sealed(&mut self, scratch: &mut [u8]) -> io::Result<usize> {
+        let (Some(tls), Some(stream)) = (self.tls.as_deref_mut(), self.stream.as_ref()) else {
+            return Ok(0);
+        };
+        loop {
+            // SAFETY: `scratch` is writable for its length.
+            let r =
+                unsafe { read_into(stream, scratch.as_mut_ptr(), scratch.len(), self.rx_stamped) };
+            let (n, stamp) = match r {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.unread = false;
+                    return Err(e);
+                }
+                Ok(read) => read,
+            };
+            self.unread = n == scratch.len();
+            if n == 0 {
+                return Ok(0);
+            }
+            self.last_stamp = stamp;
+            let plain = tls.open(&scratch[..n], &mut self.partial)?;
+            // The alert of a refused record, or a key update's answer.
+            if tls.has_output() {
+                tls.send(stream)?;
+            }
+            return match plain {
+                0 => Err(io::ErrorKind::WouldBlock.into()),
+                n => Ok(n),
+            };
+        }
+    }
+
     /// Marks every request in flight as not measured (a phase ended before
     /// they were answered; their late answers must not count in the next).
     pub fn forget_in_flight(&mut self) {
@@ -366,6 +452,7 @@ impl Conn {
     pub fn close(&mut self) -> usize {
         self.alive = false;
         self.stream = None;
+        self.tls = None;
         let lost = self.in_flight.len();
         self.in_flight.clear();
         self.asked.clear();
@@ -383,22 +470,20 @@ impl Conn {
         lost
     }
 
-    /// Takes `stream` as this (closed) connection's new socket.
-    pub fn reopen(&mut self, stream: OwnedFd) -> io::Result<()> {
+    /// Takes `link` as this (closed) connection's new socket.
+    pub fn reopen(&mut self, link: Link) -> io::Result<()> {
         if self.rx_stamped {
-            rx_stamp::enable(&stream)?;
+            rx_stamp::enable(&link.socket)?;
         }
-        self.stream = Some(stream);
+        self.stream = Some(link.socket);
+        self.tls = link.tls;
+        self.written_bytes = 0;
         self.alive = true;
         Ok(())
     }
 }
 
-/// `send(2)` through rustix's raw syscall: unlike libc's wrapper it is no
-/// thread-cancellation point, which saves two calls per request.
-fn send(stream: &OwnedFd, buf: &[u8]) -> io::Result<usize> {
-    rustix::net::send(stream, buf, SendFlags::NOSIGNAL).map_err(io::Error::from)
-}
+use crate::net::send_raw as send;
 
 /// When an answer read at `read_at` came: its stamp, unless the stamp
 /// falls before the request was even sent (a clock stepped forward while

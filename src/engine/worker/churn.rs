@@ -17,7 +17,7 @@ use crate::stats::{ConnError, ErrorClass};
 use crate::workload::Cursor;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 
 /// One worker's share of the connection schedule.
 pub struct Schedule {
@@ -58,6 +58,9 @@ struct Life {
     connected_ns: u64,
     /// Calls not yet sent.
     calls_left: u64,
+    /// Over `--tls`: the TCP connect is done and the handshake under way
+    /// (the slot still counts as connecting).
+    handshaking: bool,
     /// Bumped when the slot takes a new connection: paced calls of an
     /// older one are stale.
     generation: u32,
@@ -191,12 +194,19 @@ impl Worker {
             }
         };
         let interest = if pending { WRITABLE } else { READABLE };
-        if self.poller.add(fd.as_raw_fd(), c as u64, interest).is_err() {
+        let tls = self.shared.addrs[server].session();
+        let added = self.poller.add(fd.as_raw_fd(), c as u64, interest);
+        let (Ok(tls), Ok(())) = (tls, added) else {
             self.schedule().free.push(c);
             self.connect_failed(server, ConnError::Other, now);
             return;
-        }
-        self.install(c, fd, server, nth);
+        };
+        let link = crate::net::Link {
+            socket: fd,
+            tls,
+            handshake_ns: 0,
+        };
+        self.install(c, link, server, nth);
         let s = self.schedule();
         s.live += 1;
         let life = &mut s.lives[c];
@@ -204,18 +214,18 @@ impl Worker {
         life.intended_open_ns = intended_ns;
         life.connect_start_ns = now;
         life.calls_left = s.calls;
-        if pending {
-            s.connecting += 1;
-            self.conns[c].connecting = true;
-        } else {
-            self.connected(c, now);
+        life.handshaking = false;
+        s.connecting += 1;
+        self.conns[c].connecting = true;
+        if !pending {
+            self.tcp_up(c, now);
         }
     }
 
     /// Puts a new connection's socket in slot `c`.
-    fn install(&mut self, c: usize, fd: OwnedFd, server: usize, nth: usize) {
+    fn install(&mut self, c: usize, link: crate::net::Link, server: usize, nth: usize) {
         let spec = &self.shared.spec;
-        let conn = Conn::new(fd, spec.protocol, false, server, 1, self.max_pending);
+        let conn = Conn::new(link, spec.protocol, false, server, 1, self.max_pending);
         let cursor = Cursor::starting_at(nth, self.first_rank(nth));
         if c == self.conns.len() {
             self.conns.push(conn);
@@ -271,21 +281,70 @@ impl Worker {
         }
     }
 
-    /// Slot `c`'s socket turned writable while connecting: the connect is
-    /// done, one way or the other.
+    /// Slot `c`'s socket turned ready while connecting: the connect is
+    /// done, one way or the other, or the TLS handshake can go on.
     pub(super) fn on_connect_done(&mut self, c: usize, now: u64) {
+        if self.schedule().lives[c].handshaking {
+            self.advance_handshake(c, now);
+            return;
+        }
         let Some(fd) = self.conns[c].socket() else {
             return;
         };
         let result = connect::finish_connect(fd)
             .and_then(|()| self.poller.modify(fd.as_raw_fd(), c as u64, READABLE));
         match result {
-            Ok(()) => {
-                self.schedule().connecting -= 1;
-                self.conns[c].connecting = false;
-                self.connected(c, now);
-            }
+            Ok(()) => self.tcp_up(c, now),
             Err(e) => self.fail_connecting(c, ConnError::of(&e), now),
+        }
+    }
+
+    /// Slot `c`'s TCP connect completed at `now`: over TLS its handshake
+    /// begins, else its first call goes.
+    fn tcp_up(&mut self, c: usize, now: u64) {
+        let life = &mut self.schedule().lives[c];
+        life.connected_ns = now;
+        let started = life.connect_start_ns;
+        self.recorder
+            .conns
+            .record_connect(now.saturating_sub(started));
+        if self.conns[c].handshaking() {
+            self.schedule().lives[c].handshaking = true;
+            self.advance_handshake(c, now);
+        } else {
+            self.connected(c);
+        }
+    }
+
+    /// Takes slot `c`'s TLS handshake as far as it goes without waiting;
+    /// once done, the first call goes. A refused handshake is its own
+    /// failure class, never a connection lost.
+    fn advance_handshake(&mut self, c: usize, now: u64) {
+        let step = self.conns[c].handshake(&mut self.scratch);
+        let done = match step {
+            Ok(done) => done,
+            Err(_) => return self.fail_connecting(c, ConnError::TlsHandshake, now),
+        };
+        let mut interest = READABLE;
+        if self.conns[c].has_output() {
+            interest |= WRITABLE;
+        }
+        if self
+            .poller
+            .modify(self.conns[c].fd(), c as u64, interest)
+            .is_err()
+        {
+            return self.fail_connecting(c, ConnError::Other, now);
+        }
+        self.conns[c].write_armed = interest & WRITABLE != 0;
+        if done {
+            let life = &mut self.schedule().lives[c];
+            life.handshaking = false;
+            // Read after the step: it may have taken the whole handshake
+            // (the server's flight already in), long after `now`.
+            let took = crate::net::clock_ns().saturating_sub(life.connected_ns);
+            self.recorder.conns.record_handshake(took);
+            self.connected(c);
         }
     }
 
@@ -304,15 +363,14 @@ impl Worker {
             .flatten()
     }
 
-    /// A connection is up: its first call is intended when the connection
-    /// was, so the wait for it counts as latency.
-    fn connected(&mut self, c: usize, now: u64) {
-        let life = &mut self.schedule().lives[c];
-        life.connected_ns = now;
+    /// A connection is up (over TLS, its handshake done): its first call
+    /// is intended when the connection was, so the wait for it counts as
+    /// latency.
+    fn connected(&mut self, c: usize) {
+        self.schedule().connecting -= 1;
+        self.conns[c].connecting = false;
+        let life = self.schedule().lives[c];
         let (started, intended) = (life.connect_start_ns, life.intended_open_ns);
-        self.recorder
-            .conns
-            .record_connect(now.saturating_sub(started));
         // The client's own lateness is when it started the connect; the
         // connect itself is the server's (and the network's) time.
         self.send_call(c, intended, started);

@@ -141,13 +141,15 @@ impl Worker {
         let nth = self.lane_of(c);
         let stop = Some(&*self.shared.stop);
         let opened = connect::connect_one(&self.shared.addrs[server], spec, timeout, nth, stop);
-        let registered = opened.and_then(|socket| {
-            let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
+        let mut handshake_ns = 0;
+        let registered = opened.and_then(|link| {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&link.socket);
             self.poller
                 .add(fd, c as u64, READABLE)
                 .map_err(|e| e.to_string())?;
+            handshake_ns = link.handshake_ns;
             // Closing the socket on failure takes it out of the epoll set.
-            self.conns[c].reopen(socket).map_err(|e| e.to_string())
+            self.conns[c].reopen(link).map_err(|e| e.to_string())
         });
         if registered.is_err() {
             // Still down: try again after a longer pause, counted from now
@@ -160,7 +162,14 @@ impl Worker {
             }
             return;
         }
-        self.recorder.conns.record_connect(clock_ns() - began);
+        // The connect alone; the TLS handshake has its own histogram.
+        let took = clock_ns() - began;
+        self.recorder
+            .conns
+            .record_connect(took - handshake_ns.min(took));
+        if handshake_ns > 0 {
+            self.recorder.conns.record_handshake(handshake_ns);
+        }
         self.shared.conn_opened();
         self.alive += 1;
         self.alive_on[server] += 1;

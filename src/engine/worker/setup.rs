@@ -38,7 +38,7 @@ pub(super) fn conns(
     let mut conns = Vec::with_capacity(opened.len());
     for (i, o) in opened.into_iter().enumerate() {
         let mut c = Conn::new(
-            o.socket,
+            o.link,
             spec.protocol,
             o.datagram,
             o.server,

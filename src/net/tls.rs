@@ -1,0 +1,562 @@
+//! TLS to the cache (`--tls`): the run's client configuration, made once
+//! (so that sessions resume across its connections), and the record layer
+//! of one connection, driven over the caller's own socket: the workers'
+//! non-blocking ones under epoll, or a side thread's blocking one.
+//!
+//! rustls seals and opens records in memory; every byte still goes
+//! through the engine's own `send` and `recvmsg`, so kernel receive
+//! stamps, late reads and pipelining work as over plain TCP: an answer is
+//! stamped by the segment whose read completed its record. The record
+//! layer is this one type (`Session`): kernel TLS offload, where a kernel
+//! has it, would replace it behind the same calls.
+//!
+//! Not the agents' control plane (that is `agent::tls`, through tonic).
+
+use crate::spec::TlsSpec;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, SignatureScheme};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::io::{self, BufRead, Write};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// The run's TLS client: one configuration (and session cache) for every
+/// connection, and what their handshakes came to.
+#[derive(Debug)]
+pub struct Client {
+    config: Arc<ClientConfig>,
+    spec: TlsSpec,
+    handshakes: AtomicU64,
+    resumed: AtomicU64,
+    failed: AtomicU64,
+    /// Thread CPU time spent in handshakes, ns.
+    cpu_ns: AtomicU64,
+    negotiated: OnceLock<(String, String)>,
+    /// Why the first failed handshake failed.
+    first_failure: OnceLock<String>,
+}
+
+/// What the run's TLS came to, for the report's header.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TlsReport {
+    /// The protocol version of the first handshake (`TLSv1.3`).
+    pub version: Option<String>,
+    /// Its cipher suite (`TLS13_AES_256_GCM_SHA384`).
+    pub cipher_suite: Option<String>,
+    /// Handshakes completed, of them resumed, and failed.
+    pub handshakes: u64,
+    pub resumed: u64,
+    pub failed: u64,
+    /// Why the first failed handshake failed (the alert, the certificate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failure: Option<String>,
+    /// Client CPU per completed handshake, µs (thread time in rustls).
+    pub cpu_per_handshake_us: f64,
+    /// `--tls-resume`.
+    pub resumption: bool,
+    /// The server's certificate was checked (not `--tls-insecure`).
+    pub verified: bool,
+}
+
+impl Client {
+    /// Reads the files `spec` names and makes the configuration; a file
+    /// that cannot be used is a usage error.
+    pub fn new(spec: &TlsSpec) -> Result<Arc<Client>, String> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("--tls: {e}"))?;
+        let builder = if spec.insecure {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(NoCheck(provider)))
+        } else {
+            builder.with_root_certificates(roots(spec)?)
+        };
+        let mut config = match (&spec.cert, &spec.key) {
+            (Some(cert), Some(key)) => {
+                let chain = certificates(cert, "--tls-cert")?;
+                let bytes = pem_file(key, "--tls-key")?;
+                let key = PrivateKeyDer::from_pem_slice(&bytes)
+                    .map_err(|e| format!("--tls-key {}: no private key: {e}", key.display()))?;
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .map_err(|e| format!("--tls-cert/--tls-key: {e}"))?
+            }
+            _ => builder.with_no_client_auth(),
+        };
+        if !spec.resume {
+            config.resumption = rustls::client::Resumption::disabled();
+        }
+        Ok(Arc::new(Client {
+            config: Arc::new(config),
+            spec: spec.clone(),
+            handshakes: AtomicU64::new(0),
+            resumed: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            cpu_ns: AtomicU64::new(0),
+            negotiated: OnceLock::new(),
+            first_failure: OnceLock::new(),
+        }))
+    }
+
+    /// The name a server written as `host` is checked against.
+    pub fn name_for(&self, host: &str) -> Result<ServerName<'static>, String> {
+        let name = self.spec.server_name.as_deref().unwrap_or(host);
+        ServerName::try_from(name.to_string())
+            .map_err(|_| format!("'{name}' is no name a certificate can carry (--tls-server-name)"))
+    }
+
+    /// Counts a failed handshake, and keeps why if it is the first.
+    fn failed(&self, why: &str) {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+        let _ = self.first_failure.get_or_init(|| why.to_string());
+    }
+
+    /// A session to the server checked as `name`, its handshake not begun.
+    pub fn session(self: &Arc<Self>, name: &ServerName<'static>) -> io::Result<Session> {
+        let conn = ClientConnection::new(self.config.clone(), name.clone())
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(Session {
+            conn,
+            client: self.clone(),
+            sealed: Vec::new(),
+            sealed_pos: 0,
+            sealed_total: 0,
+            pushed: 0,
+            marks: VecDeque::new(),
+            plain_sent: 0,
+            handshake_cpu_ns: 0,
+        })
+    }
+
+    /// What the handshakes so far came to.
+    pub fn report(&self) -> TlsReport {
+        let handshakes = self.handshakes.load(Ordering::Relaxed);
+        let negotiated = self.negotiated.get();
+        TlsReport {
+            version: negotiated.map(|n| n.0.clone()),
+            cipher_suite: negotiated.map(|n| n.1.clone()),
+            handshakes,
+            resumed: self.resumed.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+            first_failure: self.first_failure.get().cloned(),
+            cpu_per_handshake_us: self.cpu_ns.load(Ordering::Relaxed) as f64
+                / 1e3
+                / handshakes.max(1) as f64,
+            resumption: self.spec.resume,
+            verified: !self.spec.insecure,
+        }
+    }
+}
+
+/// The certificates to trust: `--tls-ca`'s, else the system's.
+fn roots(spec: &TlsSpec) -> Result<rustls::RootCertStore, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    match &spec.ca {
+        Some(path) => {
+            for cert in certificates(path, "--tls-ca")? {
+                roots
+                    .add(cert)
+                    .map_err(|e| format!("--tls-ca {}: {e}", path.display()))?;
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(found.certs);
+            if roots.is_empty() {
+                return Err("--tls: no trusted certificates found on this system; give --tls-ca FILE (or --tls-insecure)".into());
+            }
+        }
+    }
+    Ok(roots)
+}
+
+/// Every certificate of a PEM file; at least one.
+fn certificates(
+    path: &std::path::Path,
+    flag: &str,
+) -> Result<Vec<CertificateDer<'static>>, String> {
+    let bytes = pem_file(path, flag)?;
+    let certs = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "{flag} {}: not a PEM file holding a CERTIFICATE",
+            path.display()
+        ));
+    }
+    Ok(certs)
+}
+
+/// A PEM file, bounded and regular.
+fn pem_file(path: &std::path::Path, flag: &str) -> Result<Vec<u8>, String> {
+    crate::untrusted::read_bytes(path, crate::untrusted::Bound::Secret, "a PEM file")
+        .map_err(|e| format!("{flag}: {e}"))
+}
+
+/// One connection's record layer. Plaintext goes in with `push` and out
+/// with `send`; ciphertext read from the socket goes in with `open`.
+pub struct Session {
+    conn: ClientConnection,
+    client: Arc<Client>,
+    /// Sealed records not yet handed to the kernel, from `sealed_pos`.
+    sealed: Vec<u8>,
+    sealed_pos: usize,
+    /// Ciphertext bytes sealed so far; plaintext bytes pushed so far.
+    sealed_total: u64,
+    pushed: u64,
+    /// (ciphertext end, plaintext end) of each push: the plaintext up to
+    /// the second was sent once the ciphertext up to the first was.
+    marks: VecDeque<(u64, u64)>,
+    plain_sent: u64,
+    handshake_cpu_ns: u64,
+}
+
+/// What one read of the socket brought.
+pub enum Received {
+    /// The server closed the connection.
+    Eof,
+    /// Plaintext appended (possibly none: a record half read, a ticket),
+    /// and the kernel's stamp of the read.
+    Plain(usize, Option<u64>),
+}
+
+impl Session {
+    /// Seals `plain` into records (all of it: the records wait in memory
+    /// until the kernel takes them).
+    pub fn push(&mut self, plain: &[u8]) -> io::Result<()> {
+        let mut rest = plain;
+        while !rest.is_empty() {
+            let n = self.conn.writer().write(rest)?;
+            rest = &rest[n..];
+            self.seal()?;
+            if n == 0 {
+                return Err(io::Error::other("the TLS session takes no more data"));
+            }
+        }
+        self.pushed += plain.len() as u64;
+        self.marks.push_back((self.sealed_total, self.pushed));
+        Ok(())
+    }
+
+    /// Moves what rustls has sealed into `sealed`.
+    fn seal(&mut self) -> io::Result<()> {
+        while self.conn.wants_write() {
+            let n = self.conn.write_tls(&mut self.sealed)?;
+            self.sealed_total += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Hands sealed records to the kernel until it takes no more.
+    pub fn send(&mut self, socket: &OwnedFd) -> io::Result<()> {
+        self.seal()?;
+        while self.sealed_pos < self.sealed.len() {
+            match super::send_raw(socket, &self.sealed[self.sealed_pos..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.sealed_pos += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        let unsent = (self.sealed.len() - self.sealed_pos) as u64;
+        let on_wire = self.sealed_total - unsent;
+        while let Some(&(cipher_end, plain_end)) = self.marks.front() {
+            if cipher_end > on_wire {
+                break;
+            }
+            self.plain_sent = plain_end;
+            self.marks.pop_front();
+        }
+        if self.sealed_pos == self.sealed.len() {
+            self.sealed.clear();
+            self.sealed_pos = 0;
+        }
+        Ok(())
+    }
+
+    /// Plaintext bytes whose records the kernel has taken.
+    pub fn plain_sent(&self) -> u64 {
+        self.plain_sent
+    }
+
+    /// Records wait to be sent.
+    pub fn has_output(&self) -> bool {
+        self.sealed_pos < self.sealed.len() || self.conn.wants_write()
+    }
+
+    /// Opens the records in `cipher` (bytes just read), appending their
+    /// plaintext to `plain`; how many bytes it appended. A record that
+    /// does not open, or an alert, is an `InvalidData` error naming it.
+    pub fn open(&mut self, mut cipher: &[u8], plain: &mut Vec<u8>) -> io::Result<usize> {
+        let before = plain.len();
+        while !cipher.is_empty() {
+            if self.conn.read_tls(&mut cipher)? == 0 {
+                break;
+            }
+            self.process()?;
+            self.drain(plain)?;
+        }
+        Ok(plain.len() - before)
+    }
+
+    fn process(&mut self) -> io::Result<()> {
+        match self.conn.process_new_packets() {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                // The alert that says why goes out (best effort).
+                let _ = self.seal();
+                let why = describe(&e);
+                if self.conn.is_handshaking() {
+                    self.client.failed(&why);
+                }
+                Err(io::Error::new(io::ErrorKind::InvalidData, why))
+            }
+        }
+    }
+
+    /// Every byte of plaintext rustls holds, into `plain`.
+    fn drain(&mut self, plain: &mut Vec<u8>) -> io::Result<()> {
+        let mut reader = self.conn.reader();
+        loop {
+            let chunk = match reader.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            let n = chunk.len();
+            plain.extend_from_slice(chunk);
+            reader.consume(n);
+        }
+    }
+
+    /// Over TLS 1.3 the server judges the client's certificate (or its
+    /// lack of one) after the client's handshake is done: a refusal comes
+    /// as an alert after. Reads what came within `wait` (the server's
+    /// tickets, or that alert), so that a refusal is a failed handshake,
+    /// not a connection lost later. (rustls does not say whether the
+    /// server asked for a certificate, so every TLS 1.3 connect looks.)
+    pub fn confirm(&mut self, socket: &OwnedFd, wait: std::time::Duration) -> io::Result<()> {
+        let tls13 = self.conn.protocol_version() == Some(rustls::ProtocolVersion::TLSv1_3);
+        if !tls13 {
+            return Ok(());
+        }
+        let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+        let mut fds = [libc::pollfd {
+            fd: std::os::fd::AsRawFd::as_raw_fd(socket),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        // SAFETY: one valid pollfd.
+        if unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) } <= 0 {
+            return Ok(());
+        }
+        let mut scratch = [0u8; 4096];
+        let mut none = Vec::new();
+        match super::recv_raw(socket, &mut scratch) {
+            Ok(0) => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection after the TLS handshake (did it refuse the client certificate?)",
+            )),
+            Ok(n) => {
+                let refused = self.open(&scratch[..n], &mut none);
+                if let Err(e) = &refused {
+                    self.client.failed(&e.to_string());
+                }
+                refused.map(|_| ())
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the handshake is still under way.
+    pub fn is_handshaking(&self) -> bool {
+        self.conn.is_handshaking()
+    }
+
+    /// Takes the handshake as far as the socket allows without waiting:
+    /// `Ok(true)` once it is done (its last records maybe still queued
+    /// for `send`). `scratch` takes the ciphertext read.
+    pub fn handshake(&mut self, socket: &OwnedFd, scratch: &mut [u8]) -> io::Result<bool> {
+        let began = thread_cpu_ns();
+        let step = self.handshake_step(socket, scratch);
+        self.handshake_cpu_ns += thread_cpu_ns().saturating_sub(began);
+        if matches!(step, Ok(true)) {
+            self.done();
+        }
+        step
+    }
+
+    fn handshake_step(&mut self, socket: &OwnedFd, scratch: &mut [u8]) -> io::Result<bool> {
+        let mut ignored = Vec::new();
+        loop {
+            self.send(socket)?;
+            if !self.conn.is_handshaking() {
+                return Ok(true);
+            }
+            let n = match super::recv_raw(socket, scratch) {
+                Ok(0) => {
+                    let why = "the server closed the connection during the TLS handshake (is it serving TLS on this port?)";
+                    self.client.failed(why);
+                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, why));
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            // Data before the handshake's end is none of ours.
+            self.open(&scratch[..n], &mut ignored)?;
+        }
+    }
+
+    /// A handshake completed: counted, with its kind and CPU.
+    fn done(&mut self) {
+        let c = &self.client;
+        c.handshakes.fetch_add(1, Ordering::Relaxed);
+        c.cpu_ns.fetch_add(self.handshake_cpu_ns, Ordering::Relaxed);
+        if self.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
+            c.resumed.fetch_add(1, Ordering::Relaxed);
+        }
+        let _ = c.negotiated.get_or_init(|| {
+            let version = self
+                .conn
+                .protocol_version()
+                .map_or("?".into(), version_name);
+            let suite = self
+                .conn
+                .negotiated_cipher_suite()
+                .map_or("?".into(), |s| format!("{:?}", s.suite()));
+            (version, suite)
+        });
+    }
+}
+
+/// `TLSv1_3` as OpenSSL and memcached write it, `TLSv1.3`.
+fn version_name(v: rustls::ProtocolVersion) -> String {
+    format!("{v:?}").replace('_', ".")
+}
+
+/// Why a handshake or a record failed, in words, naming the alert.
+pub fn describe(e: &rustls::Error) -> String {
+    use rustls::{CertificateError, Error};
+    match e {
+        Error::AlertReceived(alert) => format!(
+            "the server refused the TLS handshake with the alert {} (a client certificate it wants? --tls-cert/--tls-key)",
+            alert_name(alert)
+        ),
+        Error::InvalidCertificate(CertificateError::UnknownIssuer) => "the server's certificate is not signed by a certificate this client trusts (--tls-ca)".into(),
+        Error::InvalidCertificate(CertificateError::NotValidForName)
+        | Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. }) => format!(
+            "the server's certificate is not valid for the name checked (--tls-server-name): {e}"
+        ),
+        Error::InvalidCertificate(_) => format!(
+            "the server's certificate was refused (is it signed by a certificate this client trusts? --tls-ca): {e}"
+        ),
+        other => format!("TLS: {other}"),
+    }
+}
+
+/// `CertificateRequired` → `certificate_required`, the alert's name in
+/// RFC 8446.
+pub fn alert_name(alert: &rustls::AlertDescription) -> String {
+    let mut out = String::new();
+    for (i, ch) in format!("{alert:?}").chars().enumerate() {
+        if ch.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(ch.to_ascii_lowercase());
+    }
+    out
+}
+
+/// This thread's CPU time, ns (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `--tls-insecure`: any certificate, any name. Signatures are still
+/// checked, so that the handshake is the one a verifying client does
+/// (the same CPU).
+#[derive(Debug)]
+struct NoCheck(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for NoCheck {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alerts_are_named_as_the_rfc_names_them() {
+        assert_eq!(
+            alert_name(&rustls::AlertDescription::CertificateRequired),
+            "certificate_required"
+        );
+        assert_eq!(
+            alert_name(&rustls::AlertDescription::HandshakeFailure),
+            "handshake_failure"
+        );
+        assert_eq!(version_name(rustls::ProtocolVersion::TLSv1_3), "TLSv1.3");
+    }
+}

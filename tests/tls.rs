@@ -1,0 +1,340 @@
+//! `--tls`: memcached (`-Z`) and Redis (`--tls-port`) over TLS, judged by
+//! the servers' own counters (read on a plain listener beside the TLS
+//! one): the load arrives in every protocol, a wrong CA, name or missing
+//! client certificate fails before any traffic with the reason named,
+//! churned connections' handshakes are counted and resumed, and a server
+//! stall shows in the tail over TLS as over TCP.
+
+mod support;
+
+use std::time::Duration;
+use support::{
+    assert_usage_error, f, hdr, mcbench, run_json, self_signed, shared_machine, spawn_mcbench,
+    stderr, wait_bounded, Memcached, Redis,
+};
+
+/// The server's certificate (for localhost and 127.0.0.1) and key, in a
+/// directory of their own.
+fn server_cert(dir: &std::path::Path) -> (String, String) {
+    let sub = dir.join("server");
+    std::fs::create_dir_all(&sub).unwrap();
+    self_signed(&sub)
+}
+
+fn load(m: &Memcached) -> u64 {
+    m.stat("cmd_get") + m.stat("cmd_set")
+}
+
+#[test]
+fn every_memcached_protocol_goes_over_tls_and_the_server_counts_it() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = server_cert(dir.path());
+    let m = Memcached::start_tls(&cert, &key, "");
+    for protocol in ["ascii", "meta", "binary"] {
+        let (conns, before) = (m.stat("total_connections"), load(&m));
+        let addr = m.tls_addr();
+        let args = [
+            "run",
+            "-s",
+            &addr,
+            "--tls",
+            "--tls-ca",
+            &cert,
+            "--protocol",
+            protocol,
+            "-c",
+            "3",
+            "-x",
+            "3000",
+            "--no-load",
+        ];
+        let (out, j) = run_json(&args);
+        assert_eq!(out.status.code(), Some(0), "{protocol}: {}", stderr(&out));
+        // Its three connections, load's two and this one.
+        assert_eq!(m.stat("total_connections") - conns, 3 + 2 + 1, "{protocol}");
+        // Every measured request reached the server, and no other.
+        assert_eq!(load(&m) - before, f(&j, "total.count") as u64, "{protocol}");
+        assert_eq!(m.stat("ssl_handshake_errors"), 0, "{protocol}");
+        assert_eq!(j["tls"]["version"], "TLSv1.3", "{protocol}: {}", j["tls"]);
+        assert_eq!(j["tls"]["handshakes"], 3, "{protocol}");
+        assert_eq!(j["tls"]["verified"], true);
+        assert!(j["tls"]["cipher_suite"]
+            .as_str()
+            .unwrap()
+            .starts_with("TLS13_"));
+    }
+}
+
+#[test]
+fn redis_over_tls_counts_the_load() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = server_cert(dir.path());
+    let tls_port = support::free_port().to_string();
+    let redis = Redis::start_with(&[
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        &cert,
+        "--tls-key-file",
+        &key,
+        "--tls-auth-clients",
+        "no",
+    ])
+    .expect("redis-server is missing: scripts/deps installs it");
+    let commands = || -> u64 {
+        let text = redis.info_text("stats", "total_commands_processed");
+        text.and_then(|t| t.trim().parse().ok()).unwrap_or(0)
+    };
+    let before = commands();
+    let addr = format!("localhost:{tls_port}");
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "--tls",
+        "--tls-ca",
+        &cert,
+        "--protocol",
+        "resp",
+        "-c",
+        "2",
+        "-x",
+        "2000",
+        "--no-load",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr(&out),
+        redis.log()
+    );
+    // The INFO calls themselves count too: one each.
+    let seen = commands() - before;
+    let sent = f(&j, "total.count") as u64;
+    assert!(
+        (sent..=sent + 2).contains(&seen),
+        "sent {sent}, redis saw {seen}"
+    );
+    assert_eq!(j["tls"]["handshakes"], 2);
+}
+
+#[test]
+fn a_wrong_ca_or_name_fails_before_any_traffic_and_says_why() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = server_cert(dir.path());
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let (stranger, _) = self_signed(&other);
+    let m = Memcached::start_tls(&cert, &key, "");
+    let addr = m.tls_addr();
+    let conns = m.stat("total_connections");
+    let before = load(&m);
+    let cases: [(&[&str], &str); 2] = [
+        (
+            &["--tls-ca", &stranger],
+            "signed by a certificate this client trusts",
+        ),
+        (
+            &["--tls-ca", &cert, "--tls-server-name", "elsewhere.example"],
+            "not valid for the name",
+        ),
+    ];
+    for (flags, why) in cases {
+        let args = [&["run", "-s", &addr, "--tls", "-t", "1s"][..], flags].concat();
+        let out = mcbench(&args);
+        assert_eq!(out.status.code(), Some(1), "{flags:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{flags:?}: {}", stderr(&out));
+    }
+    assert_eq!(load(&m), before, "no request reached the server");
+    // It saw a connection from each (the handshake the client ended),
+    // beside the stats connections of this test (load's two and this).
+    assert!(m.stat("total_connections") - conns >= 2 + 3);
+}
+
+/// memcached's `ssl_verify_mode=2`: no client certificate is refused with
+/// the server's alert named; the right one is taken. (Resumption off:
+/// memcached 1.6.18 fails resumed handshakes under client verification
+/// with an internal_error alert of its own.)
+#[test]
+fn a_server_that_wants_a_client_certificate_gets_it_or_names_its_refusal() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = server_cert(dir.path());
+    let client = dir.path().join("client");
+    std::fs::create_dir_all(&client).unwrap();
+    let (ccert, ckey) = self_signed(&client);
+    let m = Memcached::start_tls(
+        &cert,
+        &key,
+        &format!("ssl_verify_mode=2,ssl_ca_cert={ccert}"),
+    );
+    let addr = m.tls_addr();
+    let before = load(&m);
+    let out = mcbench(&["run", "-s", &addr, "--tls", "--tls-ca", &cert, "-t", "1s"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("alert certificate_required"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(load(&m), before);
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "--tls",
+        "--tls-ca",
+        &cert,
+        "--tls-cert",
+        &ccert,
+        "--tls-key",
+        &ckey,
+        "--tls-resume",
+        "off",
+        "-x",
+        "1000",
+        "--no-load",
+        "-c",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(load(&m) - before, f(&j, "total.count") as u64);
+}
+
+/// `--num-conns` over TLS: every connection's handshake is measured apart
+/// from its connect; with resumption the later ones resume, without it
+/// none does; the server counts every connection.
+#[test]
+fn churned_connections_handshake_resume_and_are_counted() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = server_cert(dir.path());
+    let m = Memcached::start_tls(&cert, &key, "");
+    let addr = m.tls_addr();
+    for resume in ["on", "off"] {
+        let conns = m.stat("total_connections");
+        let (out, j) = run_json(&[
+            "run",
+            "-s",
+            &addr,
+            "--tls",
+            "--tls-ca",
+            &cert,
+            "--tls-resume",
+            resume,
+            "--num-conns",
+            "40",
+            "--conn-rate",
+            "200",
+            "--num-calls",
+            "2",
+            "--no-load",
+            "-c",
+            "1",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{resume}: {}", stderr(&out));
+        // The 40, the one held for the run (closed before measuring) and
+        // this stats connection.
+        assert_eq!(m.stat("total_connections") - conns, 40 + 1 + 1, "{resume}");
+        assert_eq!(f(&j, "connections.handshakes"), 40.0, "{resume}");
+        assert_eq!(hdr(&j["connections"]["handshake_time_hdr"]).len(), 40);
+        assert_eq!(f(&j, "connections.errors.tls_handshake"), 0.0);
+        // A handshake is a round trip at least: never shorter than the
+        // TCP connect's own (SYN, SYN-ACK) on the same path.
+        assert!(
+            f(&j, "connections.handshake_time_us.min") > 0.0,
+            "{}",
+            j["connections"]
+        );
+        let resumed = j["tls"]["resumed"].as_u64().unwrap();
+        if resume == "on" {
+            // The first has no ticket yet; later ones find one.
+            assert!(resumed >= 30, "{resumed} of 40 resumed");
+        } else {
+            assert_eq!(resumed, 0);
+        }
+        assert_eq!(m.stat("ssl_handshake_errors"), 0);
+    }
+}
+
+/// The server stops for 300 ms (SIGSTOP, by its PID) in the middle of an
+/// open-loop run, once it has served part of it: the requests due during
+/// the stall wait for it, over TLS as over plain TCP. Each run is judged
+/// against the schedule, not against the other.
+#[test]
+fn a_server_stall_shows_in_the_tail_over_tls_as_over_tcp() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = server_cert(dir.path());
+    let mut m = Memcached::start_tls(&cert, &key, "");
+    for tls in [false, true] {
+        let addr = if tls { m.tls_addr() } else { m.addr() };
+        let mut args = vec![
+            "run",
+            "-s",
+            &addr,
+            "-q",
+            "1000",
+            "-c",
+            "4",
+            "-t",
+            "3s",
+            "--no-load",
+            "--json",
+            "-",
+        ];
+        if tls {
+            args.extend(["--tls", "--tls-ca", &cert]);
+        }
+        let gets = m.stat("cmd_get");
+        let child = spawn_mcbench(&args, &[]);
+        // Stall once the run is well under way, as the server counts it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while m.stat("cmd_get") < gets + 500 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        m.pause_for(Duration::from_millis(300));
+        let out = wait_bounded(child, Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(0), "tls {tls}: {}", stderr(&out));
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let h = hdr(&j["total"]["latency_hdr"]);
+        // At 1000/s, some 300 arrivals fall in the stall; those due in
+        // its first half wait over 150 ms.
+        let late = h.count_between(150_000_000, u64::MAX);
+        assert!(late >= 100, "tls {tls}: {late} requests over 150 ms");
+        assert!(h.max() >= 250_000_000, "tls {tls}: max {} ns", h.max());
+    }
+}
+
+#[test]
+fn tls_flags_out_of_place_are_refused_before_any_traffic() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = server_cert(dir.path());
+    let cases: [(&[&str], &str); 7] = [
+        (&["-s", "udp:127.0.0.1:1", "--tls"], "TCP only"),
+        (&["-s", "unix:/tmp/none.sock", "--tls"], "TCP only"),
+        (&["-s", "127.0.0.1:1", "--tls-ca", &cert], "add --tls"),
+        (
+            &["-s", "127.0.0.1:1", "--tls", "--tls-cert", &cert],
+            "go together",
+        ),
+        (&["-s", "tls:127.0.0.1:1", "-s", "127.0.0.1:2"], "tls:"),
+        (
+            &["-s", "127.0.0.1:1", "--tls", "--tls-ca", &key],
+            "CERTIFICATE",
+        ),
+        (
+            &["-s", "127.0.0.1:1", "--tls", "--tls-resume", "maybe"],
+            "on nor off",
+        ),
+    ];
+    for (flags, needle) in cases {
+        let args = [&["run"][..], flags].concat();
+        assert_usage_error(&mcbench(&args), needle);
+    }
+}
