@@ -51,13 +51,34 @@ def stats(where):
     return {l.split()[1]: l.split()[2] for l in data.decode().splitlines() if l.startswith("STAT")}
 
 
+_CERT = None
+
+
+def test_cert():
+    """A self-signed certificate for localhost and 127.0.0.1 (made once):
+    (cert, key) paths."""
+    global _CERT
+    if _CERT is None:
+        d = tempfile.mkdtemp()
+        cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                        "-nodes", "-days", "2", "-subj", "/CN=localhost", "-addext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _CERT = (cert, key)
+    return _CERT
+
+
 class Memcached:
-    """transport: "tcp", "udp" (also listens on UDP, same port number) or
-    "unix" (a socket path only: memcached -s turns the network off)."""
+    """transport: "tcp", "udp" (also listens on UDP, same port number),
+    "unix" (a socket path only: memcached -s turns the network off) or
+    "tls" (-Z on `client_port`; `stats` and preloads on a plain port)."""
 
     def __init__(self, max_conns=1024, transport="tcp"):
         self.port = free_port()
+        self.client_port = self.port
         self.where = self.port
+        self.tls = transport == "tls"
         user = ["-u", "root"] if os.geteuid() == 0 else []
         listen = ["-U", str(self.port) if transport == "udp" else "0",
                   "-l", "127.0.0.1", "-p", str(self.port)]
@@ -65,10 +86,15 @@ class Memcached:
             self.dir = tempfile.TemporaryDirectory()
             self.where = os.path.join(self.dir.name, "mc.sock")
             listen = ["-s", self.where]
+        if self.tls:
+            self.client_port = free_port()
+            cert, key = test_cert()
+            listen = ["-U", "0", "-l", f"127.0.0.1:{self.client_port},notls:127.0.0.1:{self.port}",
+                      "-p", str(self.port), "-Z", "-o", f"ssl_chain_cert={cert},ssl_key={key}"]
         self.proc = subprocess.Popen(["taskset", "-c", "0", "memcached", *user, "-t", "1", *listen,
                                       "-m", "256", "-c", str(max_conns)])
         self.addr = {"tcp": f"127.0.0.1:{self.port}", "udp": f"udp:127.0.0.1:{self.port}",
-                     "unix": f"unix:{self.where}"}[transport]
+                     "unix": f"unix:{self.where}", "tls": f"localhost:{self.client_port}"}[transport]
         # Preloading goes over a stream.
         self.load_addr = f"unix:{self.where}" if transport == "unix" else f"127.0.0.1:{self.port}"
         for _ in range(250):
@@ -82,6 +108,10 @@ class Memcached:
     def ops(self):
         s = stats(self.where)
         return int(s["cmd_get"]) + int(s["cmd_set"])
+
+    def connections(self):
+        """Connections the server accepted (less the one asking)."""
+        return int(stats(self.where)["total_connections"]) - 1
 
     def stop(self):
         self.proc.terminate()
@@ -163,6 +193,8 @@ def rate_of(workload):
 def server_for(tool, conns):
     """mcbench:PROTOCOL:TRANSPORT rows get the server they need."""
     tool = tool_flags(tool)[0]
+    if tool == "memtier:tls":
+        return Memcached(max_conns=conns + 100, transport="tls"), "ascii"
     parts = tool.split(":") if tool.startswith("mcbench") else [tool]
     protocol = parts[1] if len(parts) > 1 else "ascii"
     transport = parts[2] if len(parts) > 2 else "tcp"
@@ -242,8 +274,12 @@ def peer_cmd(tool, workload, m, conns, seconds):
         # floor:IO[:READ_DELAY_US]
         return [FLOOR, str(m.port), str(conns), str(depth), str(seconds), rate, *tool.split(":")[1:]]
     if tool.startswith("memtier"):
-        cmd = memtier_cmd(m.port, conns, depth) + ["--ratio", "1:9", "--key-pattern", "R:R",
-                                                   "--test-time", str(seconds)]
+        cmd = memtier_cmd(m.client_port, conns, depth) + ["--ratio", "1:9", "--key-pattern", "R:R",
+                                                          "--test-time", str(seconds)]
+        if m.tls:
+            cmd += ["--tls", "--cacert", test_cert()[0]]
+        if workload.get("memtier"):
+            cmd += workload["memtier"]
         if rate != "0":
             # Per connection; memtier's own is a burst per connection every
             # few ms, not an open loop (issue 16).
@@ -270,6 +306,7 @@ def run_once(tool, workload, seconds):
     try:
         preload(tool, m, protocol, conns, seconds, rate_of(workload))
         before = m.ops()
+        conns_before = m.connections() if hasattr(m, "connections") else 0
         if tool.startswith("mcbench"):
             # `mcbench-base` is an earlier build ($MCBENCH_BASE), for before/after rows.
             binary = os.environ["MCBENCH_BASE"] if tool.startswith("mcbench-base") else MCBENCH
@@ -279,6 +316,8 @@ def run_once(tool, workload, seconds):
                    "--json", "-", *workload.get("extra", []), *tool_flags(tool)[1]]
             if workload.get("multiget"):
                 cmd += ["--mix", "get=1", "--multiget", str(workload["multiget"])]
+            if getattr(m, "tls", False):
+                cmd += ["--tls", "--tls-ca", test_cert()[0], *workload.get("mcbench", [])]
         else:
             cmd = peer_cmd(tool, workload, m, conns, seconds)
         started = time.monotonic()
@@ -287,7 +326,11 @@ def run_once(tool, workload, seconds):
         elapsed = time.monotonic() - started if tool.startswith("twemperf") else seconds
         ops = m.ops() - before
         stats_after = stats(m.where) if hasattr(m, "where") else {}
+        # Connections the server accepted per client CPU second (the TLS
+        # churn rows: a handshake each).
+        conns_made = m.connections() - conns_before if hasattr(m, "connections") else 0
         row = {"ops_s": ops / elapsed, "ns_op": (user + sys_) * 1e9 / ops,
+               "conns_per_cpu_s": conns_made / (user + sys_),
                "user_ns_op": user * 1e9 / ops, "sys_ns_op": sys_ * 1e9 / ops, "rss_mib": rss_kb / 1024,
                "hit_ratio": hit_ratio(stats_after)}
         if tool.startswith("mcbench"):
@@ -323,6 +366,18 @@ WORKLOADS = {
     "churn": ("one connection after another, 10 calls each", {
         "conns": 1, "extra": ["--num-conns", "10000000", "--conn-rate", "0", "--num-calls", "10",
                               "--call-rate", "0"]}, ["mcbench"]),
+    # w1 and w3 over TLS (memcached -Z, TLS 1.3), and TLS churn: every
+    # connection makes one request, then a new one opens (memtier's
+    # --reconnect-interval 1, which makes a full handshake each time;
+    # mcbench with and without resumption). Handshakes are counted by the
+    # server (total_connections), per client CPU second.
+    "w1-tls": ("closed loop, 50 conns, depth 1, over TLS", {}, ["mcbench:ascii:tls", "memtier:tls"]),
+    "w3-tls": ("closed loop, 50 conns, depth 16, over TLS", {"depth": 16},
+               ["mcbench:ascii:tls", "mcbench:ascii:tls+read-delay=100us", "memtier:tls"]),
+    "churn-tls": ("a new TLS connection per request, 50 at once", {
+        "extra": ["--num-conns", "10000000", "--conn-rate", "0", "--num-calls", "1"],
+        "memtier": ["--reconnect-interval", "1"]},
+        ["mcbench:ascii:tls", "mcbench:ascii:tls+tls-resume=off", "memtier:tls"]),
     # w1's workload in each protocol and transport (RESP against redis-server).
     "protocols": ("closed loop, 50 conns, depth 1, per protocol", {},
                   ["mcbench:ascii:tcp", "mcbench:meta:tcp", "mcbench:binary:tcp", "mcbench:resp:tcp",
@@ -369,8 +424,8 @@ def main():
         if args.tools:
             tools = args.tools.split(",")
         print(f"\n## {name}: {title} ({args.runs} runs x {args.seconds} s, medians)")
-        print(f"{'tool':<26}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'hits':>6}"
-              f"{'p99 us':>9}{'lag p99':>9}{'ns/op / mcbench':>16}")
+        print(f"{'tool':<36}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'hits':>6}"
+              f"{'p99 us':>9}{'lag p99':>9}{'conns/cpu-s':>12}{'ns/op / mcbench':>16}")
         # Runs alternate between tools so that a noisy stretch of the host
         # hits both alike.
         rows = {tool: [] for tool in tools}
@@ -378,12 +433,13 @@ def main():
             for tool in tools:
                 rows[tool].append(run_once(tool, wl, args.seconds))
         medians = {tool: median_row(rows[tool]) for tool in tools}
-        base = medians.get("mcbench")
+        base = medians.get("mcbench") or medians.get(tools[0])
         for tool, med in medians.items():
             ratio = f"{med['ns_op'] / base['ns_op']:>16.2f}" if base else ""
-            print(f"{tool:<26}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
+            print(f"{tool:<36}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
                   f"{med['sys_ns_op']:>8.0f}{med['rss_mib']:>9.1f}{med['hit_ratio']:>6.2f}"
-                  f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}{ratio}")
+                  f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}"
+                  f"{med['conns_per_cpu_s']:>12.0f}{ratio}")
         if args.json:
             with open(args.json, "a") as out:
                 # NaN (a hit ratio without gets) is no JSON: null instead.

@@ -66,6 +66,67 @@ fn every_memcached_protocol_goes_over_tls_and_the_server_counts_it() {
     }
 }
 
+/// Binary with SASL PLAIN (memcached `-S`) over TLS: the credentials go
+/// inside the TLS session, and the keys the preload stored are the ones
+/// the gets find.
+#[test]
+fn sasl_goes_over_tls() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = server_cert(dir.path());
+    support::sasl_conf(dir.path())
+        .expect("saslpasswd2 is missing: scripts/deps installs sasl2-bin");
+    let m = Memcached::start_tls_with(&cert, &key, "", &["-S"], &[("SASL_CONF_PATH", dir.path())]);
+    let addr = m.tls_addr();
+    let (out, j) = run_json(&[
+        "run",
+        "-s",
+        &addr,
+        "--tls",
+        "--tls-ca",
+        &cert,
+        "--protocol",
+        "binary",
+        "-U",
+        "bench",
+        "-P",
+        "s3cret",
+        "-x",
+        "500",
+        "-c",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        f(&j, "gets.hits") > 0.0 && f(&j, "gets.misses") == 0.0,
+        "{}",
+        j["gets"]
+    );
+    assert_eq!(j["tls"]["handshakes"], 2);
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &addr,
+        "--tls",
+        "--tls-ca",
+        &cert,
+        "--protocol",
+        "binary",
+        "-U",
+        "bench",
+        "-P",
+        "wrong",
+        "-x",
+        "10",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("authentication failed"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn redis_over_tls_counts_the_load() {
     let _m = shared_machine();
@@ -89,6 +150,7 @@ fn redis_over_tls_counts_the_load() {
     };
     let before = commands();
     let addr = format!("localhost:{tls_port}");
+    let html = support::path_in(dir.path(), "r.html");
     let (out, j) = run_json(&[
         "run",
         "-s",
@@ -103,6 +165,8 @@ fn redis_over_tls_counts_the_load() {
         "-x",
         "2000",
         "--no-load",
+        "--html",
+        &html,
     ]);
     assert_eq!(
         out.status.code(),
@@ -119,6 +183,10 @@ fn redis_over_tls_counts_the_load() {
         "sent {sent}, redis saw {seen}"
     );
     assert_eq!(j["tls"]["handshakes"], 2);
+    // The page says what was measured, as the text header does.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("over TLS: TLSv1.3 TLS13_"), "no TLS row");
+    assert!(stderr(&out).contains("over TLS: TLSv1.3 TLS13_") || !stderr(&out).is_empty());
 }
 
 #[test]

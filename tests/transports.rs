@@ -6,7 +6,7 @@
 mod support;
 
 use serde_json::Value;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use support::*;
 
@@ -526,25 +526,7 @@ fn text_authentication_with_memcached_y() {
 /// memcached `-S` with a SASL database holding one PLAIN user; `None`
 /// when this machine lacks saslpasswd2 (sasl2-bin) — CI installs it.
 fn sasl_memcached(dir: &std::path::Path) -> Option<Memcached> {
-    let db = dir.join("sasldb2");
-    std::fs::write(
-        dir.join("memcached.conf"),
-        format!("mech_list: plain\nsasldb_path: {}\n", db.display()),
-    )
-    .unwrap();
-    let tool = ["/usr/sbin/saslpasswd2", "saslpasswd2"]
-        .into_iter()
-        .find(|t| Command::new(t).arg("-v").output().is_ok())?;
-    let mut child = Command::new(tool)
-        .args(["-p", "-a", "memcached", "-c", "-f"])
-        .arg(&db)
-        .arg("bench")
-        .stdin(Stdio::piped())
-        .spawn()
-        .ok()?;
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(b"s3cret").unwrap();
-    assert!(child.wait().unwrap().success(), "saslpasswd2 failed");
+    support::sasl_conf(dir)?;
     Some(Memcached::start_env(&["-S"], &[("SASL_CONF_PATH", dir)]))
 }
 

@@ -62,6 +62,30 @@ pub struct TlsReport {
     pub verified: bool,
 }
 
+impl TlsReport {
+    /// Runs side by side (`report --merge`): counts add, the CPU per
+    /// handshake is weighted by handshakes, the first run names the rest.
+    pub fn merge<'a>(parts: impl Iterator<Item = &'a TlsReport>) -> Option<TlsReport> {
+        let parts: Vec<&TlsReport> = parts.collect();
+        let first = (*parts.first()?).clone();
+        let sum = |f: fn(&TlsReport) -> u64| parts.iter().map(|t| f(t)).sum::<u64>();
+        let handshakes = sum(|t| t.handshakes);
+        let cpu: f64 = parts
+            .iter()
+            .map(|t| t.cpu_per_handshake_us * t.handshakes as f64)
+            .sum();
+        Some(TlsReport {
+            handshakes,
+            resumed: sum(|t| t.resumed),
+            failed: sum(|t| t.failed),
+            first_failure: parts.iter().find_map(|t| t.first_failure.clone()),
+            cpu_per_handshake_us: cpu / handshakes.max(1) as f64,
+            verified: parts.iter().all(|t| t.verified),
+            ..first
+        })
+    }
+}
+
 impl Client {
     /// Reads the files `spec` names and makes the configuration; a file
     /// that cannot be used is a usage error.
@@ -546,6 +570,31 @@ impl ServerCertVerifier for NoCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merged_reports_add_their_counts() {
+        let one = TlsReport {
+            version: Some("TLSv1.3".into()),
+            handshakes: 10,
+            resumed: 4,
+            cpu_per_handshake_us: 100.0,
+            verified: true,
+            ..TlsReport::default()
+        };
+        let two = TlsReport {
+            handshakes: 30,
+            failed: 1,
+            cpu_per_handshake_us: 60.0,
+            verified: false,
+            ..TlsReport::default()
+        };
+        let m = TlsReport::merge([&one, &two].into_iter()).unwrap();
+        assert_eq!((m.handshakes, m.resumed, m.failed), (40, 4, 1));
+        assert!((m.cpu_per_handshake_us - 70.0).abs() < 1e-9);
+        assert!(!m.verified);
+        assert_eq!(m.version.as_deref(), Some("TLSv1.3"));
+        assert!(TlsReport::merge(std::iter::empty()).is_none());
+    }
 
     #[test]
     fn alerts_are_named_as_the_rfc_names_them() {

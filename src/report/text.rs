@@ -95,7 +95,7 @@ fn measure_group(out: &mut String, r: &RunResult) -> Result<(), String> {
 
 /// `TLSv1.3 TLS13_AES_256_GCM_SHA384, 40 handshakes (38 resumed)`, and
 /// loudly when no certificate was checked.
-fn tls_line(r: &RunResult) -> Option<String> {
+pub(super) fn tls_line(r: &RunResult) -> Option<String> {
     let t = r.tls.as_ref()?;
     let what = match (&t.version, &t.cipher_suite) {
         (Some(v), Some(c)) => format!("over TLS: {v} {c}"),

@@ -35,7 +35,7 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
         spec: first.spec.clone(),
         servers: union(runs.iter().flat_map(|r| r.servers.iter())),
         embedded_server: first.embedded_server.clone(),
-        tls: first.tls.clone(),
+        tls: crate::net::tls::TlsReport::merge(runs.iter().filter_map(|r| r.tls.as_ref())),
         duration_s: secs,
         started_unix_s: runs
             .iter()

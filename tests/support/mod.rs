@@ -74,15 +74,29 @@ impl Memcached {
     /// `key`, and `ssl_opts` added to its `-o` (`ssl_verify_mode=2,...`);
     /// its plain port answers `stats`.
     pub fn start_tls(cert: &str, key: &str, ssl_opts: &str) -> Memcached {
+        Memcached::start_tls_with(cert, key, ssl_opts, &[], &[])
+    }
+
+    /// `start_tls` with `extra` arguments and `env` (`-S` and its SASL
+    /// configuration).
+    pub fn start_tls_with(
+        cert: &str,
+        key: &str,
+        ssl_opts: &str,
+        extra: &[&str],
+        env: &[(&str, &Path)],
+    ) -> Memcached {
         let tls_port = free_port();
         let mut opts = format!("ssl_chain_cert={cert},ssl_key={key}");
         if !ssl_opts.is_empty() {
             opts = format!("{opts},{ssl_opts}");
         }
+        let mut args = vec!["-Z", "-o", &opts];
+        args.extend(extra);
         let mut m = Memcached::on_free_port(
             |port| format!("-l 127.0.0.1:{tls_port},notls:127.0.0.1:{port} -U 0 -p {port}"),
-            &["-Z", "-o", &opts],
-            &[],
+            &args,
+            env,
             None,
         );
         m.tls_port = tls_port;
@@ -1012,4 +1026,29 @@ impl Drop for AgentProc {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A SASL configuration in `dir` (for memcached `-S`, with
+/// `SASL_CONF_PATH=dir`): PLAIN, one user `bench` with password
+/// `s3cret`. `None` when this machine lacks saslpasswd2 (sasl2-bin).
+pub fn sasl_conf(dir: &Path) -> Option<()> {
+    let db = dir.join("sasldb2");
+    std::fs::write(
+        dir.join("memcached.conf"),
+        format!("mech_list: plain\nsasldb_path: {}\n", db.display()),
+    )
+    .unwrap();
+    let tool = ["/usr/sbin/saslpasswd2", "saslpasswd2"]
+        .into_iter()
+        .find(|t| Command::new(t).arg("-v").output().is_ok())?;
+    let mut child = Command::new(tool)
+        .args(["-p", "-a", "memcached", "-c", "-f"])
+        .arg(&db)
+        .arg("bench")
+        .stdin(Stdio::piped())
+        .spawn()
+        .ok()?;
+    child.stdin.take().unwrap().write_all(b"s3cret").unwrap();
+    assert!(child.wait().unwrap().success(), "saslpasswd2 failed");
+    Some(())
 }

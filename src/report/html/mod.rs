@@ -112,6 +112,10 @@ fn config_table(page: &mut String, runs: &[RunResult]) {
                 .collect(),
         ),
     ];
+    if runs.iter().any(|r| r.tls.is_some()) {
+        let tls = |r: &RunResult| super::text::tls_line(r).unwrap_or_else(|| "no".into());
+        rows.push(("TLS".into(), runs.iter().map(tls).collect()));
+    }
     for key in specs[0].keys() {
         rows.push((
             key.clone(),
