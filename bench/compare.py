@@ -63,7 +63,8 @@ def test_cert():
         cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
                         "-nodes", "-days", "2", "-subj", "/CN=localhost", "-addext",
-                        "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert],
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1", "-addext",
+                        "basicConstraints=critical,CA:FALSE", "-keyout", key, "-out", cert],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _CERT = (cert, key)
     return _CERT
@@ -374,7 +375,7 @@ WORKLOADS = {
     "w1-tls": ("closed loop, 50 conns, depth 1, over TLS", {}, ["mcbench:ascii:tls", "memtier:tls"]),
     "w3-tls": ("closed loop, 50 conns, depth 16, over TLS", {"depth": 16},
                ["mcbench:ascii:tls", "mcbench:ascii:tls+read-delay=100us", "memtier:tls"]),
-    "churn-tls": ("a new TLS connection per request, 50 at once", {
+    "churn-tls": ("a new TLS connection per request (mcbench one after another, memtier 50 at once)", {
         "extra": ["--num-conns", "10000000", "--conn-rate", "0", "--num-calls", "1"],
         "memtier": ["--reconnect-interval", "1"]},
         ["mcbench:ascii:tls", "mcbench:ascii:tls+tls-resume=off", "memtier:tls"]),

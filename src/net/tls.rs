@@ -485,6 +485,9 @@ pub fn describe(e: &rustls::Error) -> String {
         | Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. }) => format!(
             "the server's certificate is not valid for the name checked (--tls-server-name): {e}"
         ),
+        Error::InvalidCertificate(_) if format!("{e:?}").contains("CaUsedAsEndEntity") => format!(
+            "the server's certificate is a CA's (basicConstraints CA:TRUE, openssl req -x509's default): rustls takes a server's only with CA:FALSE, signed by the CA given to --tls-ca: {e}"
+        ),
         Error::InvalidCertificate(_) => format!(
             "the server's certificate was refused (is it signed by a certificate this client trusts? --tls-ca): {e}"
         ),
