@@ -21,6 +21,11 @@ fn server_cert(dir: &std::path::Path) -> (String, String) {
     self_signed(&sub)
 }
 
+/// `mcbench run -s ADDR --tls --tls-ca CA` and `more`, with `--json -`.
+fn run_tls(addr: &str, ca: &str, more: &[&str]) -> (std::process::Output, serde_json::Value) {
+    run_json(&[&["run", "-s", addr, "--tls", "--tls-ca", ca][..], more].concat())
+}
+
 fn load(m: &Memcached) -> u64 {
     m.stat("cmd_get") + m.stat("cmd_set")
 }
@@ -34,22 +39,8 @@ fn every_memcached_protocol_goes_over_tls_and_the_server_counts_it() {
     for protocol in ["ascii", "meta", "binary"] {
         let (conns, before) = (m.stat("total_connections"), load(&m));
         let addr = m.tls_addr();
-        let args = [
-            "run",
-            "-s",
-            &addr,
-            "--tls",
-            "--tls-ca",
-            &cert,
-            "--protocol",
-            protocol,
-            "-c",
-            "3",
-            "-x",
-            "3000",
-            "--no-load",
-        ];
-        let (out, j) = run_json(&args);
+        let more = ["--protocol", protocol, "-c", "3", "-x", "3000", "--no-load"];
+        let (out, j) = run_tls(&addr, &cert, &more);
         assert_eq!(out.status.code(), Some(0), "{protocol}: {}", stderr(&out));
         // Its three connections, load's two and this one.
         assert_eq!(m.stat("total_connections") - conns, 3 + 2 + 1, "{protocol}");
@@ -78,24 +69,22 @@ fn sasl_goes_over_tls() {
         .expect("saslpasswd2 is missing: scripts/deps installs sasl2-bin");
     let m = Memcached::start_tls_with(&cert, &key, "", &["-S"], &[("SASL_CONF_PATH", dir.path())]);
     let addr = m.tls_addr();
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (out, j) = run_tls(
         &addr,
-        "--tls",
-        "--tls-ca",
         &cert,
-        "--protocol",
-        "binary",
-        "-U",
-        "bench",
-        "-P",
-        "s3cret",
-        "-x",
-        "500",
-        "-c",
-        "2",
-    ]);
+        &[
+            "--protocol",
+            "binary",
+            "-U",
+            "bench",
+            "-P",
+            "s3cret",
+            "-x",
+            "500",
+            "-c",
+            "2",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         f(&j, "gets.hits") > 0.0 && f(&j, "gets.misses") == 0.0,
@@ -151,23 +140,21 @@ fn redis_over_tls_counts_the_load() {
     let before = commands();
     let addr = format!("localhost:{tls_port}");
     let html = support::path_in(dir.path(), "r.html");
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (out, j) = run_tls(
         &addr,
-        "--tls",
-        "--tls-ca",
         &cert,
-        "--protocol",
-        "resp",
-        "-c",
-        "2",
-        "-x",
-        "2000",
-        "--no-load",
-        "--html",
-        &html,
-    ]);
+        &[
+            "--protocol",
+            "resp",
+            "-c",
+            "2",
+            "-x",
+            "2000",
+            "--no-load",
+            "--html",
+            &html,
+        ],
+    );
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -250,25 +237,23 @@ fn a_server_that_wants_a_client_certificate_gets_it_or_names_its_refusal() {
         stderr(&out)
     );
     assert_eq!(load(&m), before);
-    let (out, j) = run_json(&[
-        "run",
-        "-s",
+    let (out, j) = run_tls(
         &addr,
-        "--tls",
-        "--tls-ca",
         &cert,
-        "--tls-cert",
-        &ccert,
-        "--tls-key",
-        &ckey,
-        "--tls-resume",
-        "off",
-        "-x",
-        "1000",
-        "--no-load",
-        "-c",
-        "2",
-    ]);
+        &[
+            "--tls-cert",
+            &ccert,
+            "--tls-key",
+            &ckey,
+            "--tls-resume",
+            "off",
+            "-x",
+            "1000",
+            "--no-load",
+            "-c",
+            "2",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(load(&m) - before, f(&j, "total.count") as u64);
 }
@@ -285,25 +270,23 @@ fn churned_connections_handshake_resume_and_are_counted() {
     let addr = m.tls_addr();
     for resume in ["on", "off"] {
         let conns = m.stat("total_connections");
-        let (out, j) = run_json(&[
-            "run",
-            "-s",
+        let (out, j) = run_tls(
             &addr,
-            "--tls",
-            "--tls-ca",
             &cert,
-            "--tls-resume",
-            resume,
-            "--num-conns",
-            "40",
-            "--conn-rate",
-            "200",
-            "--num-calls",
-            "2",
-            "--no-load",
-            "-c",
-            "1",
-        ]);
+            &[
+                "--tls-resume",
+                resume,
+                "--num-conns",
+                "40",
+                "--conn-rate",
+                "200",
+                "--num-calls",
+                "2",
+                "--no-load",
+                "-c",
+                "1",
+            ],
+        );
         assert_eq!(out.status.code(), Some(0), "{resume}: {}", stderr(&out));
         // The 40, the one held for the run (closed before measuring) and
         // this stats connection.

@@ -510,13 +510,7 @@ pub fn alert_name(alert: &rustls::AlertDescription) -> String {
 
 /// This thread's CPU time, ns (`CLOCK_THREAD_CPUTIME_ID`).
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    super::clock_of(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// `--tls-insecure`: any certificate, any name. Signatures are still

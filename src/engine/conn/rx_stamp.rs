@@ -138,13 +138,7 @@ pub fn arrival(stamp: u64, clock: impl Fn() -> u64) -> (u64, u64) {
 }
 
 fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass (vDSO).
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::net::clock_of(libc::CLOCK_REALTIME)
 }
 
 #[cfg(test)]
