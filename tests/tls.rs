@@ -361,6 +361,52 @@ fn a_server_stall_shows_in_the_tail_over_tls_as_over_tcp() {
     }
 }
 
+/// `tls:HOST:PORT` is `--tls` for that server; `--tls-insecure` takes a
+/// certificate nothing vouches for, and every report says so.
+#[test]
+fn a_tls_prefix_and_an_insecure_run_say_what_they_checked() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = server_cert(dir.path());
+    let m = Memcached::start_tls(&cert, &key, "");
+    let prefixed = format!("tls:localhost:{}", m.tls_port);
+    let before = load(&m);
+    let args = [
+        "run",
+        "-s",
+        &prefixed,
+        "--tls-ca",
+        &cert,
+        "-x",
+        "500",
+        "--no-load",
+    ];
+    let (out, j) = run_json(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(j["tls"]["verified"], true);
+    assert_eq!(load(&m) - before, f(&j, "total.count") as u64);
+    // No CA given, the system's roots do not know this certificate: only
+    // --tls-insecure gets through, and the text report says so.
+    let html = support::path_in(dir.path(), "i.html");
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &m.tls_addr(),
+        "--tls",
+        "--tls-insecure",
+        "-x",
+        "500",
+        "--no-load",
+        "--html",
+        &html,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = support::stdout(&out);
+    assert!(text.contains("NOT CHECKED (--tls-insecure)"), "{text}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("NOT CHECKED"), "the page says it too");
+}
+
 #[test]
 fn tls_flags_out_of_place_are_refused_before_any_traffic() {
     let _m = shared_machine();
