@@ -306,6 +306,11 @@ impl Session {
         Ok(())
     }
 
+    /// Plaintext bytes sealed so far (sent or waiting in `sealed`).
+    pub fn pushed(&self) -> u64 {
+        self.pushed
+    }
+
     /// Plaintext bytes whose records the kernel has taken.
     pub fn plain_sent(&self) -> u64 {
         self.plain_sent

@@ -185,7 +185,10 @@ impl Conn {
     /// `keys` (as sent, space-separated): its reply must name no others.
     /// Only a retrieval's reply names keys: no other keeps them.
     pub fn queued(&mut self, mut req: InFlight, keys: &[u8]) {
-        req.end_byte = self.written_bytes + (self.out.len() - self.out_pos) as u64;
+        // Over TLS, bytes already sealed but not yet taken by the kernel
+        // lie between what was written and `out`.
+        let before = self.tls.as_ref().map_or(self.written_bytes, |t| t.pushed());
+        req.end_byte = before + (self.out.len() - self.out_pos) as u64;
         req.asked = if req.expect.cmd.is_retrieval() {
             self.asked.keep(keys)
         } else {
@@ -476,8 +479,11 @@ impl Conn {
             rx_stamp::enable(&link.socket)?;
         }
         self.stream = Some(link.socket);
+        // A new session counts its bytes from 0.
+        if link.tls.is_some() {
+            self.written_bytes = 0;
+        }
         self.tls = link.tls;
-        self.written_bytes = 0;
         self.alive = true;
         Ok(())
     }
