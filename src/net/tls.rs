@@ -242,15 +242,6 @@ pub struct Session {
     handshake_cpu_ns: u64,
 }
 
-/// What one read of the socket brought.
-pub enum Received {
-    /// The server closed the connection.
-    Eof,
-    /// Plaintext appended (possibly none: a record half read, a ticket),
-    /// and the kernel's stamp of the read.
-    Plain(usize, Option<u64>),
-}
-
 impl Session {
     /// Seals `plain` into records (all of it: the records wait in memory
     /// until the kernel takes them).
@@ -380,14 +371,11 @@ impl Session {
         if !tls13 {
             return Ok(());
         }
-        let ms = wait.as_millis().min(i32::MAX as u128) as i32;
-        let mut fds = [libc::pollfd {
-            fd: std::os::fd::AsRawFd::as_raw_fd(socket),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        // SAFETY: one valid pollfd.
-        if unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) } <= 0 {
+        let wait = super::blocking::Wait {
+            timeout: wait,
+            stop: None,
+        };
+        if super::blocking::ready(socket, rustix::event::PollFlags::IN, wait).is_err() {
             return Ok(());
         }
         let mut scratch = [0u8; 4096];

@@ -525,8 +525,4 @@ unsafe fn read_into(
         .map_err(io::Error::from)
 }
 
-fn recv(stream: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
-    rustix::net::recv(stream, buf, RecvFlags::empty())
-        .map(|(n, _)| n)
-        .map_err(io::Error::from)
-}
+use crate::net::recv_raw as recv;
