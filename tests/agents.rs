@@ -81,6 +81,11 @@ fn three_agents_merge_to_the_servers_own_count() {
             f(get, "p50_us")
         );
         assert!(stderr(&out).contains(&line), "{line} in {}", stderr(&out));
+        // The merged interval holds the agents' load-thread CPU: some,
+        // and no more than three agents of one load thread each can use
+        // (a core each, with slack for where the thread clocks are read).
+        let cpu = f(i, "client_cpu_s");
+        assert!(cpu > 0.0 && cpu <= 3.0 * 1.5 * f(i, "duration_s"), "{i}");
     }
 }
 

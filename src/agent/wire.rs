@@ -31,6 +31,8 @@ pub fn interval(s: &IntervalSummary) -> pb::Interval {
         bytes_tx: s.bytes_tx,
         bytes_rx: s.bytes_rx,
         send_lag_hdr: s.send_lag_hdr.bytes().to_vec(),
+        error_classes: s.error_classes.clone().into_iter().collect(),
+        client_cpu_s: s.client_cpu_s,
     }
 }
 
@@ -60,6 +62,18 @@ pub fn summary(i: pb::Interval) -> Result<IntervalSummary, String> {
         };
         ops.insert(o.op, IntervalOp::new(&r, secs));
     }
+    if !(i.client_cpu_s.is_finite() && i.client_cpu_s >= 0.0) {
+        return Err(format!(
+            "interval {}: a CPU time of {} s",
+            i.index, i.client_cpu_s
+        ));
+    }
+    if let Some(class) = i.error_classes.keys().find(|c| !known_class(c)) {
+        return Err(format!(
+            "interval {}: an error class {class:?} mcbench does not have",
+            i.index
+        ));
+    }
     Ok(IntervalSummary {
         index: i.index,
         time_s: i.time_s,
@@ -68,10 +82,62 @@ pub fn summary(i: pb::Interval) -> Result<IntervalSummary, String> {
         hits: i.hits,
         misses: i.misses,
         errors: i.errors,
+        error_classes: i.error_classes.into_iter().collect(),
+        client_cpu_s: i.client_cpu_s,
         bytes_tx: i.bytes_tx,
         bytes_rx: i.bytes_rx,
         send_lag_hdr: Hdr::from_bytes(i.send_lag_hdr)?,
         servers: Vec::new(),
         replica: None,
     })
+}
+
+fn known_class(name: &str) -> bool {
+    crate::stats::ErrorClass::ALL
+        .iter()
+        .any(|c| c.name() == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{ErrorClass, Recorder};
+    use crate::workload::OpKind;
+
+    fn agent_interval() -> pb::Interval {
+        let mut r = Recorder::default();
+        r.record_op(OpKind::Get, 1_000, 500);
+        r.error(ErrorClass::Timeout, 2);
+        let mut c = crate::stats::Collector::new(1, 1_000_000_000, false);
+        let s = c
+            .add(&crate::stats::Snapshot {
+                worker: 0,
+                index: 0,
+                end_ns: 1_000_000_000,
+                cpu_ns: 250_000_000,
+                recorder: Box::new(r),
+            })
+            .unwrap();
+        interval(&s)
+    }
+
+    #[test]
+    fn error_classes_and_cpu_cross_the_wire() {
+        let s = summary(agent_interval()).unwrap();
+        assert_eq!(s.error_classes.get("timeout"), Some(&2));
+        assert_eq!(s.error_classes.len(), 1);
+        assert!((s.client_cpu_s - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_agents_unknown_class_or_impossible_cpu_is_refused() {
+        let mut i = agent_interval();
+        i.error_classes.insert("made_up".into(), 1);
+        assert!(summary(i).unwrap_err().contains("made_up"));
+        for cpu in [-1.0, f64::NAN, f64::INFINITY] {
+            let mut i = agent_interval();
+            i.client_cpu_s = cpu;
+            assert!(summary(i).unwrap_err().contains("CPU time"), "{cpu}");
+        }
+    }
 }

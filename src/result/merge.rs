@@ -292,6 +292,14 @@ fn merge_interval_rows(
         hits: parts.iter().map(|p| p.hits).sum(),
         misses: parts.iter().map(|p| p.misses).sum(),
         errors: parts.iter().map(|p| p.errors).sum(),
+        error_classes: parts.iter().flat_map(|p| &p.error_classes).fold(
+            BTreeMap::new(),
+            |mut all, (class, n)| {
+                *all.entry(class.clone()).or_default() += n;
+                all
+            },
+        ),
+        client_cpu_s: parts.iter().map(|p| p.client_cpu_s).sum(),
         bytes_tx: parts.iter().map(|p| p.bytes_tx).sum(),
         bytes_rx: parts.iter().map(|p| p.bytes_rx).sum(),
         send_lag_hdr: Hdr::encode(&Hdr::sum(parts.iter().map(|p| &p.send_lag_hdr))?),

@@ -1,7 +1,7 @@
 //! Merges the workers' interval snapshots into a time series and a total.
 
 use super::hdr::Hdr;
-use super::recorder::{max_us, quantile_us, OpRecorder, Recorder};
+use super::recorder::{max_us, quantile_us, ErrorClass, OpRecorder, Recorder};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -13,6 +13,8 @@ pub struct Snapshot {
     pub index: u64,
     /// Interval end, ns since the worker's measurement start.
     pub end_ns: u64,
+    /// The worker thread's CPU time over the interval, ns.
+    pub cpu_ns: u64,
     pub recorder: Box<Recorder>,
 }
 
@@ -30,6 +32,14 @@ pub struct IntervalSummary {
     /// Failed requests of the interval (every error class but
     /// `packet_disorder`, whose replies were reassembled).
     pub errors: u64,
+    /// The interval's failures and datagram counts by class (the
+    /// classes of the run's `errors`), those not zero.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_classes: BTreeMap<String, u64>,
+    /// CPU time the load's worker threads used over the interval, s (user
+    /// + system); divided by `duration_s`, the cores they kept busy.
+    #[serde(default)]
+    pub client_cpu_s: f64,
     /// Bytes written and read over the interval.
     #[serde(default)]
     pub bytes_tx: u64,
@@ -101,6 +111,7 @@ pub struct IntervalOp {
 struct Pending {
     reported: usize,
     end_ns: u64,
+    cpu_ns: u64,
     recorder: Recorder,
 }
 
@@ -144,10 +155,12 @@ impl Collector {
         let entry = self.pending.entry(snap.index).or_insert_with(|| Pending {
             reported: 0,
             end_ns: 0,
+            cpu_ns: 0,
             recorder: spare.pop().unwrap_or_default(),
         });
         entry.reported += 1;
         entry.end_ns = entry.end_ns.max(snap.end_ns);
+        entry.cpu_ns += snap.cpu_ns;
         entry.recorder.merge(&snap.recorder);
         if entry.reported < self.workers {
             return None;
@@ -158,7 +171,7 @@ impl Collector {
 
     fn close(&mut self, index: u64, mut done: Pending) -> IntervalSummary {
         let start_ns = index * self.interval_ns;
-        let summary = summarise(
+        let mut summary = summarise(
             index,
             start_ns,
             done.end_ns.max(start_ns + 1),
@@ -166,6 +179,7 @@ impl Collector {
             self.replicated,
             &mut self.all,
         );
+        summary.client_cpu_s = done.cpu_ns as f64 / 1e9;
         self.total.merge(&done.recorder);
         self.series.push(summary.clone());
         done.recorder.reset();
@@ -214,6 +228,12 @@ fn summarise(
         hits: r.hits,
         misses: r.misses,
         errors: all.errors,
+        error_classes: ErrorClass::ALL
+            .iter()
+            .map(|c| (c.name().to_string(), r.error_count(*c)))
+            .filter(|(_, n)| *n > 0)
+            .collect(),
+        client_cpu_s: 0.0,
         bytes_tx: r.bytes_tx,
         bytes_rx: r.bytes_rx,
         send_lag_hdr: Hdr::encode(&r.send_lag),
@@ -259,6 +279,7 @@ mod tests {
             worker,
             index,
             end_ns: (index + 1) * 1_000_000_000,
+            cpu_ns: 1_000 * n,
             recorder: Box::new(r),
         }
     }
@@ -270,9 +291,14 @@ mod tests {
         let s = c.add(&snap(1, 0, 5)).expect("complete");
         assert_eq!(s.ops["get"].count, 15);
         assert!((s.ops["get"].rate - 15.0).abs() < 1e-9);
-        assert!(c.add(&snap(0, 1, 7)).is_none());
+        assert!((s.client_cpu_s - 15e-6).abs() < 1e-12, "both workers' CPU");
+        assert!(s.error_classes.is_empty(), "no error, no class");
+        let mut failing = snap(0, 1, 7);
+        failing.recorder.error(ErrorClass::ConnectionLost, 3);
+        assert!(c.add(&failing).is_none());
         let (total, series) = c.finish();
         assert_eq!(total.total_ops(), 22);
         assert_eq!(series.len(), 2);
+        assert_eq!(series[1].error_classes.get("connection_lost"), Some(&3));
     }
 }

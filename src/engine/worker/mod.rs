@@ -302,6 +302,7 @@ impl Worker {
     fn start_measuring(&mut self) {
         self.recorder = self.shared.empty_recorder();
         self.progress.cpu_start = cpu::thread_cpu_ns();
+        self.progress.interval_cpu_start = self.progress.cpu_start;
         // Windows count measured answers only: not the preload's, nor the
         // warm-up's.
         if let Some(w) = &mut self.miss_window {
@@ -571,10 +572,14 @@ impl Worker {
     /// Sends the current recorder as interval `index` and starts a new one.
     fn emit(&mut self, index: u64, end_ns: u64) {
         let recorder = std::mem::replace(&mut self.recorder, self.shared.empty_recorder());
+        let cpu_now = cpu::thread_cpu_ns();
+        let cpu_ns = cpu_now.saturating_sub(self.progress.interval_cpu_start);
+        self.progress.interval_cpu_start = cpu_now;
         self.send(Message::Interval(Snapshot {
             worker: self.index,
             index,
             end_ns,
+            cpu_ns,
             recorder,
         }));
     }

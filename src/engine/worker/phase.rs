@@ -87,6 +87,8 @@ impl Bounds {
 pub(super) struct Progress {
     /// Thread CPU time when measuring started, ns.
     pub cpu_start: u64,
+    /// Thread CPU time when the current interval began, ns.
+    pub interval_cpu_start: u64,
     /// When recording starts (after the warm-up).
     pub record_from: u64,
     /// Whether the phase still sends.
