@@ -174,17 +174,33 @@ fn compare_sets_runs_side_by_side_and_refuses_other_workloads() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (_, a) = run_to(d, "a", &m.addr(), &["-t", "1s", "-q", "2000"]);
-    // Threads and seed say how the load was made, not what it was.
+    // Threads, seed and label say how the load was made, not what it was.
     let (_, b) = run_to(
         d,
         "b",
         &m.addr(),
-        &["-t", "1s", "-q", "2000", "-T", "2", "--seed", "5"],
+        &[
+            "-t",
+            "1s",
+            "-q",
+            "2000",
+            "-T",
+            "2",
+            "--seed",
+            "5",
+            "--label",
+            "two-threads",
+        ],
     );
     run_to(d, "c", &m.addr(), &["-t", "1s", "-q", "2000", "-u", "0.5"]);
     let out = mcbench(&["compare", &path_in(d, "a.json"), &path_in(d, "b.json")]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
+    // Named by its label, the other by its file.
+    assert!(
+        text.contains("two-threads") && text.contains("a.json"),
+        "{text}"
+    );
     let want = format!("({:.2}×)", f(&b, "total.rate") / f(&a, "total.rate"));
     let row = text.lines().find(|l| l.starts_with("ops/s")).unwrap();
     assert!(row.contains(&want), "{row} lacks {want}");

@@ -42,6 +42,8 @@ fn bad_input_is_refused_before_anything_starts() {
             "negative gaps",
         ),
         (&["run", "--load", "--no-load"], "cannot be used with"),
+        (&["run", "--label", " "], "--label takes 1 to 64 characters"),
+        (&["run", "--label", "a\nb"], "--label is one printable line"),
         (
             &["run", "-r", "18446744073709551615"],
             "--keys must be at most 2^62",

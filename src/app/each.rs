@@ -93,7 +93,10 @@ pub(super) fn run_each(
         code = worse(code, exit::FAILED);
     }
     if results.len() > 1 {
-        let labels: Vec<String> = results.iter().map(|r| r.servers.join(",")).collect();
+        let labels: Vec<String> = results
+            .iter()
+            .map(|r| r.spec.label.clone().unwrap_or_else(|| r.servers.join(",")))
+            .collect();
         let table = report::compare(&results, &labels).map_err(Failure::run)?;
         let text = format!(
             "\n════════ --each: the servers compared (ratios to the first) ════════\n\n{table}\n"

@@ -116,7 +116,18 @@ fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
     if let Some(p) = &args.percentiles {
         runs[0].percentiles = p.0.clone();
     }
-    let labels: Vec<String> = args.runs.iter().map(|p| p.display().to_string()).collect();
+    // A run's --label, else its file.
+    let labels: Vec<String> = args
+        .runs
+        .iter()
+        .zip(&runs)
+        .map(|(p, r)| {
+            r.spec
+                .label
+                .clone()
+                .unwrap_or_else(|| p.display().to_string())
+        })
+        .collect();
     let table = report::compare(&runs, &labels).map_err(Failure::run)?;
     write_stdout(&table)
 }

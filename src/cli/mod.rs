@@ -236,11 +236,24 @@ pub struct AbArgs {
 /// The spec `mcbench run ARGS` makes (tests of the parts below the CLI).
 #[cfg(test)]
 pub fn run_spec(args: &[&str]) -> crate::spec::RunSpec {
+    try_run_spec(args).unwrap()
+}
+
+/// The spec `mcbench run ARGS` makes, or why the flags are refused.
+pub fn try_run_spec(args: &[&str]) -> Result<crate::spec::RunSpec, String> {
     let argv = ["mcbench", "run"].iter().chain(args);
-    match Cli::parse_from(argv).command {
-        Command::Run(a) => a.to_spec().unwrap(),
-        _ => unreachable!(),
+    match Cli::try_parse_from(argv)
+        .map_err(|e| e.to_string())?
+        .command
+    {
+        Command::Run(a) => a.to_spec(),
+        _ => Err("not a run".into()),
     }
+}
+
+/// `mcbench run` with no flags: what reports take as the defaults.
+pub fn default_run_spec() -> Result<crate::spec::RunSpec, String> {
+    try_run_spec(&[])
 }
 
 #[cfg(test)]

@@ -479,6 +479,18 @@ pub struct RunArgs {
     #[command(flatten, next_help_heading = "Outputs")]
     pub outputs: OutputArgs,
 
+    /// Name the run in reports (default: its servers).
+    ///
+    /// Name the run in reports: the HTML page's legends and headline,
+    /// `report` and `compare` of several runs (default: its servers).
+    #[arg(
+        help_heading = "Outputs",
+        hide_short_help = true,
+        long,
+        value_name = "NAME"
+    )]
+    pub label: Option<String>,
+
     /// Write every measured request to FILE, tab-separated (docs/samples.md).
     ///
     /// Write every measured request (intended send, op, latency, service
@@ -1312,6 +1324,7 @@ impl RunArgs {
         let (servers, weights) = crate::spec::servers::expand(&written)?;
         let tls = self.tls_spec(&servers)?;
         let spec = RunSpec {
+            label: self.label.clone(),
             servers,
             weights,
             distribution: self.distribution()?,

@@ -8,7 +8,8 @@ use std::fmt::Write;
 /// Spec fields that say where, how or how long the load was made, not
 /// what it was: runs may differ in them and still compare (rates and
 /// percentiles do not depend on a run's length).
-const NOT_WORKLOAD: [&str; 14] = [
+const NOT_WORKLOAD: [&str; 15] = [
+    "label",
     "servers",
     "server_stats",
     "seed",

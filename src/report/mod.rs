@@ -11,6 +11,7 @@ mod html;
 mod json;
 mod live;
 mod samples;
+pub mod settings;
 mod staged;
 mod text;
 mod text_agents;

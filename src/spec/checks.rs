@@ -5,6 +5,9 @@
 
 use super::RunSpec;
 
+/// The longest `--label`, in characters: a legend's width.
+pub const MAX_LABEL: usize = 64;
+
 /// The shortest of each timeout.
 const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
 /// Worker threads at most: each holds ~7 MB of recorders.
@@ -102,6 +105,24 @@ impl RunSpec {
         // Read only: the limit is raised where the run starts
         // (`os::claim_fds`).
         crate::os::fd_limit_allows(self.fds_needed().0)?;
+        Ok(())
+    }
+
+    /// `--label`: printable, one line, 1 to `MAX_LABEL` characters (a
+    /// saved result's is checked again when read).
+    pub(super) fn validate_label(&self) -> Result<(), String> {
+        let Some(label) = &self.label else {
+            return Ok(());
+        };
+        if label.trim().is_empty() || label.chars().count() > MAX_LABEL {
+            return Err(format!(
+                "--label takes 1 to {MAX_LABEL} characters; got {:?}",
+                label
+            ));
+        }
+        if label.chars().any(char::is_control) {
+            return Err(format!("--label is one printable line; got {label:?}"));
+        }
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 
 mod address;
 mod checks;
+pub use checks::MAX_LABEL;
 pub mod churn;
 mod knobs;
 pub mod measure;
@@ -65,6 +66,9 @@ pub enum StopAfter {
 /// A complete, validated run description.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSpec {
+    /// What reports call the run (`--label`); None: its servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// Servers as given (`HOST:PORT`); empty means "start one for the run".
     pub servers: Vec<ServerAddr>,
     pub threads: usize,
@@ -347,6 +351,7 @@ impl RunSpec {
         if self.depth == 0 || self.depth > 65_536 {
             return Err("--depth must be between 1 and 65536".into());
         }
+        self.validate_label()?;
         self.validate_refill_batch()?;
         self.validate_schedule()?;
         self.validate_read_delay()?;

@@ -230,7 +230,15 @@ impl RunSpec {
         self.servers
             .iter()
             .map(|server| {
+                // A label names the set; each run adds its server to it.
+                let label = self.label.as_ref().map(|l| {
+                    format!("{l} · {server}")
+                        .chars()
+                        .take(super::MAX_LABEL)
+                        .collect()
+                });
                 let one = RunSpec {
+                    label,
                     servers: vec![server.clone()],
                     weights: Vec::new(),
                     ..self.clone()
