@@ -1,7 +1,7 @@
 //! Each export read back by a reader that is not mcbench's: the
-//! hdrhistogram crate's log reader, Python's csv, Chromium; `--save`'s
-//! samples; and outputs that exist before any traffic and survive a
-//! failing stdout.
+//! hdrhistogram crate's log reader and Python's csv (Chromium reads the
+//! HTML in tests/html.rs); `--save`'s samples; and outputs that exist
+//! before any traffic and survive a failing stdout.
 
 mod support;
 
@@ -10,7 +10,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use support::*;
 
@@ -230,85 +230,6 @@ print(json.dumps({"widths": sorted({len(r) for r in rows}), "ops": [r[2] for r i
         .collect();
     assert!(ops.contains(&format!("'{evil}").as_str()), "{ops:?}");
     assert!(ops.iter().all(|op| !op.starts_with('=')), "{ops:?}");
-}
-
-fn screenshot(page: &Path, name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    let png = dir.join(name);
-    let _ = std::fs::remove_file(&png);
-    let out = in_chromium(&[
-        "--hide-scrollbars".into(),
-        "--window-size=1600,3000".into(),
-        format!("--screenshot={}", png.display()),
-        format!("file://{}", page.display()),
-    ]);
-    let size = std::fs::metadata(&png).map_or(0, |m| m.len());
-    assert!(
-        size > 20_000,
-        "screenshot {size} bytes: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    png
-}
-
-#[test]
-fn html_report_draws_every_chart_in_chromium() {
-    let _machine = shared_machine();
-    let m = Memcached::start(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let html = d.join("a.html");
-    run_to(
-        d,
-        "a",
-        &m.addr(),
-        &[
-            "-t",
-            "3s",
-            "-i",
-            "1s",
-            "-q",
-            "2000",
-            "--html",
-            html.to_str().unwrap(),
-        ],
-    );
-    run_to(d, "b", &m.addr(), &["-t", "3s", "-i", "1s", "-q", "3000"]);
-    let text = std::fs::read_to_string(&html).unwrap();
-    // Self-contained: nothing is fetched when the page is opened.
-    for needle in ["<script", " src=", " href=", "url(", "@import"] {
-        assert!(!text.contains(needle), "the page refers out: {needle}");
-    }
-    // Spectra of get, set and total; throughput, latency, send lag, errors.
-    let charts = drawn_charts(&html);
-    assert_eq!(charts.len(), 7, "{charts:?}");
-    for (i, (lines, _)) in charts.iter().enumerate() {
-        assert!(*lines >= 1, "chart {i} drew no data: {charts:?}");
-    }
-    screenshot(&html, "run.png");
-    // Two runs overlay in one set of charts, a colour each.
-    let both = d.join("both.html");
-    let out = mcbench(&[
-        "report",
-        &path_in(d, "a.json"),
-        &path_in(d, "b.json"),
-        "--html",
-        both.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let charts = drawn_charts(&both);
-    assert_eq!(charts.len(), 7);
-    // Run 1 draws in #1F77B4, run 2 in #FF7F0E (the palette's first two).
-    for (i, (_, colours)) in charts.iter().enumerate() {
-        for run in ["#1F77B4", "#FF7F0E"] {
-            assert!(
-                colours.iter().any(|c| c == run),
-                "chart {i} lacks {run}: {charts:?}"
-            );
-        }
-    }
-    screenshot(&both, "two-runs.png");
 }
 
 #[test]

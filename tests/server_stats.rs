@@ -170,8 +170,12 @@ fn each_runs_every_server_alone_from_its_own_preload_then_compares() {
         &small.addr(),
         "--each",
         "--server-stats",
+        "--label",
+        "cache",
         "-t",
-        "1s",
+        "2s",
+        "-i",
+        "500ms",
         "-V",
         "1000",
         "-r",
@@ -225,8 +229,27 @@ fn each_runs_every_server_alone_from_its_own_preload_then_compares() {
         small_evictions as f64,
         "{table}"
     );
-    let page = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
-    assert!(page.contains(&roomy.addr()) && page.contains(&small.addr()));
+    // One page: a column per server, named by the label and the server;
+    // the small one's evictions drawn from its own stats.
+    let probe = probe_page(&dir.path().join("r.html"), 1280);
+    let names = [roomy.addr(), small.addr()].map(|a| format!("cache · {a}"));
+    assert_eq!(
+        probe["headers"],
+        serde_json::json!(["", names[0], names[1]])
+    );
+    let evictions = probe["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["title"] == "Evictions per server (its own stats)")
+        .expect("an evictions chart");
+    let legend: Vec<&str> = evictions["legend"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(legend, names, "{evictions}");
 }
 
 #[test]

@@ -878,24 +878,111 @@ pub fn in_chromium(args: &[String]) -> std::process::Output {
 }
 
 /// Renders `page` in headless Chromium with a probe script added, and
-/// returns, per chart, its data lines (polylines of 3+ points that laid
+/// returns, per chart, its data lines (the 3 px wide polylines that laid
 /// out with a width) and their colours.
 pub fn drawn_charts(page: &Path) -> Vec<(usize, Vec<String>)> {
+    let probe = probe_page(page, 1280);
+    probe["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let lines = c["lines"].as_array().unwrap();
+            let mut colours: Vec<String> = lines
+                .iter()
+                .map(|l| l["stroke"].as_str().unwrap().to_string())
+                .collect();
+            colours.dedup();
+            (lines.len(), colours)
+        })
+        .collect()
+}
+
+pub fn screenshot(page: &Path, name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join(name);
+    let _ = std::fs::remove_file(&png);
+    let out = in_chromium(&[
+        "--hide-scrollbars".into(),
+        "--window-size=1600,3000".into(),
+        format!("--screenshot={}", png.display()),
+        format!("file://{}", page.display()),
+    ]);
+    let size = std::fs::metadata(&png).map_or(0, |m| m.len());
+    assert!(
+        size > 20_000,
+        "screenshot {size} bytes: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    png
+}
+
+/// What Chromium laid out of an HTML report at `width` CSS pixels: the
+/// sections in order; per chart its title, data lines (stroke, dash, and
+/// how many of their points fall inside the legend's box), legend
+/// entries and width; the headline's figures and where they end; every
+/// settings cell; and the page's own width against the window's.
+pub fn probe_page(page: &Path, width: u32) -> Value {
     let probe = r#"<script>
-const charts = [...document.querySelectorAll('figure.chart svg')].map(svg => {
+const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+const inside = (p, b) => p.x >= b[0] && p.x <= b[2] && p.y >= b[1] && p.y <= b[3];
+const charts = [...document.querySelectorAll('figure.chart')].map(f => {
+  const svg = f.querySelector('svg.plot');
+  const m = svg.getScreenCTM();
+  const legend = box(f.querySelector('ul.legend'));
   const lines = [...svg.querySelectorAll('polyline')]
-    .filter(l => l.points.numberOfItems >= 3 && l.getBBox().width > 0);
-  return [lines.length, [...new Set(lines.map(l => l.getAttribute('stroke')))]];
+    .filter(l => l.getAttribute('stroke-width') === '3' && l.getBBox().width > 0)
+    .map(l => {
+      const pts = [...Array(l.points.numberOfItems).keys()]
+        .map(i => l.points.getItem(i).matrixTransform(m));
+      return { stroke: l.getAttribute('stroke'), dash: l.getAttribute('stroke-dasharray') || 'solid',
+               points: pts.length, in_legend: pts.filter(p => inside(p, legend)).length };
+    });
+  const swatches = [...f.querySelectorAll('ul.legend li')].map(li => {
+    const l = li.querySelector('line');
+    return { text: li.textContent, stroke: l && l.getAttribute('stroke'),
+             dash: l ? (l.getAttribute('stroke-dasharray') || 'solid') : null };
+  });
+  return { title: f.querySelector('figcaption').textContent, lines, legend: swatches,
+           width: svg.getBoundingClientRect().width };
 });
-document.body.setAttribute('data-drawn', JSON.stringify(charts));
+const figures = {};
+document.querySelectorAll('#answer [data-key]').forEach(e => {
+  figures[e.dataset.key] = [...e.querySelectorAll('.value')].map(v => v.textContent);
+});
+const out = {
+  sections: [...document.querySelectorAll('body > section')].map(s => s.id),
+  charts, figures,
+  verdict: [...document.querySelectorAll('#answer .verdict, #answer td')].map(e => e.textContent),
+  headers: [...document.querySelectorAll('#answer th')].map(e => e.textContent),
+  settings: [...document.querySelectorAll('table.settings td')].map(e => e.textContent),
+  changed: [...document.querySelectorAll('table.settings.changed td.words')].map(e => e.textContent),
+  headline_bottom: box(document.querySelector('#answer .figures, #answer table.headline'))[3],
+  scroll_width: document.documentElement.scrollWidth,
+  client_width: document.documentElement.clientWidth,
+};
+document.body.setAttribute('data-probe', JSON.stringify(out));
 </script></body>"#;
     let html = std::fs::read_to_string(page).unwrap();
-    let probed = page.with_extension("probe.html");
+    let probed = page.with_extension(format!("probe{width}.html"));
     std::fs::write(&probed, html.replace("</body>", probe)).unwrap();
-    let out = in_chromium(&["--dump-dom".into(), format!("file://{}", probed.display())]);
+    let out = in_chromium(&[
+        format!("--window-size={width},3000"),
+        "--hide-scrollbars".into(),
+        "--dump-dom".into(),
+        format!("file://{}", probed.display()),
+    ]);
     let dom = String::from_utf8_lossy(&out.stdout);
-    let at = dom.find("data-drawn=\"").expect("Chromium ran the probe") + 12;
-    let json = dom[at..].split('"').next().unwrap().replace("&quot;", "\"");
+    let at = dom.find("data-probe=\"").expect("Chromium ran the probe") + 12;
+    let json = dom[at..]
+        .split('"')
+        .next()
+        .unwrap()
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
     serde_json::from_str(&json).unwrap()
 }
 

@@ -1,16 +1,49 @@
 //! The HTML report's charts, drawn as inline SVG by plotters: no script,
-//! no font file, nothing fetched.
+//! no font file, nothing fetched. Each chart scales to the page's width
+//! (a `viewBox`); its legend is the page's (`super::figure`), outside the
+//! plotted area, so that it never hides a line.
 
 use plotters::prelude::*;
 
-/// One line of a chart: its legend and its points.
+/// How a line is drawn: its colour and its dash.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Style {
+    pub color: RGBColor,
+    pub dash: Dash,
+}
+
+/// A line's dash, set on the SVG as `stroke-dasharray` (plotters draws
+/// solid lines only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dash {
+    Solid,
+    Dashed,
+    Dotted,
+    LongShort,
+}
+
+impl Dash {
+    const ALL: [Dash; 4] = [Dash::Solid, Dash::Dashed, Dash::Dotted, Dash::LongShort];
+
+    /// The SVG `stroke-dasharray`, in the chart's pixels.
+    pub fn array(self) -> Option<&'static str> {
+        match self {
+            Dash::Solid => None,
+            Dash::Dashed => Some("9 5"),
+            Dash::Dotted => Some("2 4"),
+            Dash::LongShort => Some("12 4 3 4"),
+        }
+    }
+}
+
+/// One line of a chart: its legend, style and points.
 pub struct Series {
     pub label: String,
-    pub color: RGBColor,
+    pub style: Style,
     pub points: Vec<(f64, f64)>,
 }
 
-/// Series colours, one per run (Tableau 10).
+/// Series colours (Tableau 10).
 pub const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -22,38 +55,97 @@ pub const PALETTE: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
-const SIZE: (u32, u32) = (760, 380);
+/// The style of line `k` of run `run` among `runs`. One run: a colour and
+/// a dash per line. Several: every line of a run in the run's colour
+/// (lighter or darker after the first), told apart by its dash.
+pub fn style(run: usize, k: usize, runs: usize) -> Style {
+    let dash = Dash::ALL[k % Dash::ALL.len()];
+    if runs <= 1 {
+        return Style {
+            color: PALETTE[k % PALETTE.len()],
+            dash,
+        };
+    }
+    let RGBColor(r, g, b) = PALETTE[run % PALETTE.len()];
+    // Toward white, toward black, further toward white.
+    let (toward, share) = match k % 4 {
+        0 => (255.0, 0.0),
+        1 => (255.0, 0.45),
+        2 => (0.0, 0.35),
+        _ => (255.0, 0.7),
+    };
+    let mix = |c: u8| (f64::from(c) + (toward - f64::from(c)) * share).round() as u8;
+    Style {
+        color: RGBColor(mix(r), mix(g), mix(b)),
+        dash,
+    }
+}
+
+const SIZE: (u32, u32) = (960, 420);
+const FONT: u32 = 17;
 
 /// The latency percentile spectrum: x is 1/(1−p) on a log axis (labelled
-/// as percentiles up to p99.999), y is µs on a log axis.
-pub fn spectrum(title: &str, series: &[Series]) -> Result<String, String> {
+/// as percentiles up to p99.999), y is µs on a log axis. `shade_from`
+/// greys the percentiles beyond every line's samples; `slo` draws a
+/// (1/(1−p), µs) bound.
+pub fn spectrum(
+    series: &[Series],
+    shade_from: Option<f64>,
+    slo: Option<(f64, f64)>,
+) -> Result<String, String> {
     let (lo, hi) = y_range(series, true);
+    let (lo, hi) = match slo {
+        Some((_, b)) => (lo.min(b / 1.5), hi.max(b * 1.5)),
+        None => (lo, hi),
+    };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
+            .margin(14)
+            .margin_right(40)
+            .x_label_area_size(48)
+            .y_label_area_size(78)
             .build_cartesian_2d((1f64..1e5f64).log_scale(), (lo..hi).log_scale())
             .map_err(err)?;
         chart
             .configure_mesh()
             .x_desc("percentile")
-            .y_desc("latency, µs")
+            .y_desc("µs")
+            .label_style(("sans-serif", FONT))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.18))
+            .y_labels(8)
             .x_label_formatter(&|x| percentile_name(*x))
+            .y_label_formatter(&|y| tick(*y))
             .draw()
             .map_err(err)?;
+        if let Some(x) = shade_from.filter(|x| *x < 1e5) {
+            chart
+                .draw_series([Rectangle::new(
+                    [(x, lo), (1e5, hi)],
+                    BLACK.mix(0.08).filled(),
+                )])
+                .map_err(err)?;
+        }
+        if let Some((x, b)) = slo {
+            let thin = BLACK.mix(0.7).stroke_width(1);
+            chart
+                .draw_series([
+                    PathElement::new(vec![(1.0, b), (1e5, b)], thin),
+                    PathElement::new(vec![(x, lo), (x, hi)], thin),
+                ])
+                .map_err(err)?;
+        }
         draw(&mut chart, series)?;
         root.present().map_err(err)?;
     }
-    Ok(svg)
+    Ok(finish(svg, series))
 }
 
 /// A value over the run's time, s on x.
-pub fn over_time(title: &str, y_desc: &str, series: &[Series]) -> Result<String, String> {
+pub fn over_time(y_desc: &str, series: &[Series]) -> Result<String, String> {
     let (_, hi) = y_range(series, false);
     let t_end = series
         .iter()
@@ -61,30 +153,35 @@ pub fn over_time(title: &str, y_desc: &str, series: &[Series]) -> Result<String,
         .fold(1e-3, f64::max);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (SIZE.0, SIZE.1 * 3 / 4)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
+            .margin(14)
+            .margin_right(40)
+            .x_label_area_size(48)
+            .y_label_area_size(78)
             .build_cartesian_2d(0f64..t_end, 0f64..hi)
             .map_err(err)?;
         chart
             .configure_mesh()
             .x_desc("time, s")
             .y_desc(y_desc)
+            .y_label_formatter(&|y| tick(*y))
+            .label_style(("sans-serif", FONT))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.18))
+            .y_labels(8)
             .draw()
             .map_err(err)?;
         draw(&mut chart, series)?;
         root.present().map_err(err)?;
     }
-    Ok(svg)
+    Ok(finish(svg, series))
 }
 
 /// Latency (µs, log axis) against achieved throughput (ops/s): the
 /// latency–throughput curve, each point marked; `bound` draws an SLO.
-pub fn curve(title: &str, series: &[Series], bound: Option<f64>) -> Result<String, String> {
+pub fn curve(series: &[Series], bound: Option<f64>) -> Result<String, String> {
     let (lo, hi) = y_range(series, true);
     let (lo, hi) = match bound {
         Some(b) => (lo.min(b / 1.5), hi.max(b * 1.5)),
@@ -100,41 +197,47 @@ pub fn curve(title: &str, series: &[Series], bound: Option<f64>) -> Result<Strin
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
+            .margin(14)
+            .margin_right(40)
+            .x_label_area_size(48)
+            .y_label_area_size(78)
             .build_cartesian_2d(0f64..x_end, (lo..hi).log_scale())
             .map_err(err)?;
         chart
             .configure_mesh()
             .x_desc("achieved throughput, ops/s")
-            .y_desc("latency, µs")
+            .y_desc("µs")
+            .label_style(("sans-serif", FONT))
+            .light_line_style(BLACK.mix(0.04))
+            .bold_line_style(BLACK.mix(0.18))
+            .y_labels(8)
             .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| format!("{y:.0}"))
+            .y_label_formatter(&|y| tick(*y))
             .draw()
             .map_err(err)?;
         if let Some(b) = bound {
             chart
-                .draw_series(LineSeries::new(
-                    [(0.0, b), (x_end, b)],
-                    BLACK.mix(0.6).stroke_width(1),
-                ))
-                .map_err(err)?
-                .label(format!("SLO {b} µs"))
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.mix(0.6)));
+                .draw_series([PathElement::new(
+                    vec![(0.0, b), (x_end, b)],
+                    BLACK.mix(0.7).stroke_width(1),
+                )])
+                .map_err(err)?;
         }
         for s in series {
-            let color = s.color;
+            let color = s.style.color;
             chart
-                .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .draw_series(s.points.iter().map(|p| Circle::new(*p, 4, color.filled())))
                 .map_err(err)?;
         }
         draw(&mut chart, series)?;
         root.present().map_err(err)?;
     }
-    Ok(svg)
+    Ok(finish(svg, series))
 }
+
+/// Data lines are 2.5 px wide; every other line of a chart is thinner,
+/// which is how `finish` finds them.
+const DATA_WIDTH: u32 = 3;
 
 fn draw<'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
@@ -145,25 +248,46 @@ where
     Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
 {
     for s in series {
-        let color = s.color;
         chart
             .draw_series(LineSeries::new(
                 s.points.iter().copied(),
-                color.stroke_width(2),
+                s.style.color.stroke_width(DATA_WIDTH),
             ))
-            .map_err(err)?
-            .label(s.label.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
+            .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(err)
+    Ok(())
+}
+
+/// The SVG as the page embeds it: `class="plot"` on the root (it scales
+/// with the page), and each data line's dash. A chart's lines have
+/// distinct colours, so a line is found by its colour and width.
+fn finish(svg: String, series: &[Series]) -> String {
+    let mut svg = svg.replacen("<svg ", "<svg class=\"plot\" role=\"img\" ", 1);
+    for s in series {
+        let Some(array) = s.style.dash.array() else {
+            continue;
+        };
+        let RGBColor(r, g, b) = s.style.color;
+        let drawn = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"{DATA_WIDTH}\"");
+        svg = svg.replace(
+            &drawn,
+            &format!("{drawn} stroke-dasharray=\"{array}\" stroke-linecap=\"butt\""),
+        );
+    }
+    svg
+}
+
+/// An axis label without trailing zeros: `5000`, `2.5`, `0.25`.
+fn tick(v: f64) -> String {
+    let s = match v.abs() {
+        a if a >= 100.0 => format!("{v:.0}"),
+        a if a >= 1.0 => format!("{v:.1}"),
+        _ => format!("{v:.2}"),
+    };
+    match s.contains('.') {
+        true => s.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => s,
+    }
 }
 
 /// `x` = 1/(1−p) as the percentile it stands for: 10 → `p90`.
@@ -185,4 +309,39 @@ fn y_range(series: &[Series], log: bool) -> (f64, f64) {
 
 fn err(e: impl std::fmt::Debug) -> String {
     format!("drawing a chart: {e:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_of_a_chart_differs_in_colour_and_a_runs_lines_in_dash() {
+        for runs in 1..=8 {
+            let styles: Vec<Style> = (0..runs)
+                .flat_map(|run| (0..4).map(move |k| style(run, k, runs)))
+                .collect();
+            for (i, a) in styles.iter().enumerate() {
+                for b in &styles[i + 1..] {
+                    assert_ne!(a.color, b.color, "{runs} runs");
+                }
+            }
+            for run in 0..runs {
+                let dashes: Vec<Dash> = (0..4).map(|k| style(run, k, runs).dash).collect();
+                assert_eq!(dashes, Dash::ALL, "run {run} of {runs}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_dashed_line_carries_its_dash_into_the_svg() {
+        let line = |k| Series {
+            label: format!("{k}"),
+            style: style(0, k, 1),
+            points: vec![(1.0, 1.0), (2.0, 3.0), (3.0, 2.0)],
+        };
+        let svg = over_time("µs", &[line(0), line(1)]).unwrap();
+        assert!(svg.starts_with("<svg class=\"plot\""));
+        assert_eq!(svg.matches("stroke-dasharray=\"9 5\"").count(), 1, "{svg}");
+    }
 }

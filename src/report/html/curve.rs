@@ -1,30 +1,41 @@
 //! A scan's or a search's page: the points' table and the latency–
 //! throughput curve (p50, p99, p99.9 and the SLO's percentile against the
-//! achieved rate), then the first run's configuration.
+//! achieved rate), then the first run's settings.
 
-use super::{charts, config_table, esc, HEAD};
+use super::charts::{self, style, Series};
+use super::{esc, figure, head, Swatch};
 use crate::result::{percentile_label, Curve, CurveKind};
-use charts::{Series, PALETTE};
 use std::fmt::Write;
 
 pub fn page(curve: &Curve) -> Result<Vec<u8>, String> {
-    let mut page = HEAD.replace(
-        "<h1>mcbench report</h1>",
-        match curve.kind {
-            CurveKind::Scan => "<h1>mcbench scan</h1>",
-            CurveKind::Search => "<h1>mcbench search</h1>",
-        },
+    let mut page = head(match curve.kind {
+        CurveKind::Scan => "mcbench scan",
+        CurveKind::Search => "mcbench search",
+    });
+    let _ = writeln!(
+        page,
+        "<section id=\"answer\">\n<p class=\"verdict\">{}</p>\n</section>",
+        esc(&curve.outcome)
     );
-    let _ = writeln!(page, "<p><b>{}</b></p>", esc(&curve.outcome));
+    let lines = series(curve);
+    let bound = curve.slo.map(|s| s.bound_us);
+    let svg = charts::curve(&lines, bound)?;
+    let extra: &[(&str, Swatch)] = match bound {
+        Some(_) => &[("the SLO", Swatch::Rule)],
+        None => &[],
+    };
+    super::section(&mut page, "curve", "Latency against throughput");
+    figure(
+        &mut page,
+        "Latency against achieved throughput",
+        &svg,
+        &lines,
+        extra,
+    );
     points_table(&mut page, curve);
-    let svg = charts::curve(
-        "Latency against throughput",
-        &series(curve),
-        curve.slo.map(|s| s.bound_us),
-    )?;
-    let _ = writeln!(page, "<figure class=\"chart\">{svg}</figure>");
+    page.push_str("</section>\n");
     if !curve.runs.is_empty() {
-        config_table(&mut page, &curve.runs[..1]);
+        super::settings::write(&mut page, &curve.runs[..1]);
     }
     page.push_str("</body>\n</html>\n");
     Ok(page.into_bytes())
@@ -32,7 +43,7 @@ pub fn page(curve: &Curve) -> Result<Vec<u8>, String> {
 
 fn points_table(page: &mut String, curve: &Curve) {
     page.push_str(
-        "<h2>Points</h2>\n<table>\n<tr><th>#</th><th>offered ops/s</th>\
+        "<h3>Points</h3>\n<div class=\"scroll\"><table>\n<tr><th>#</th><th>offered ops/s</th>\
          <th>achieved ops/s</th><th>latency of</th><th>p50 µs</th><th>p99 µs</th><th>p99.9 µs</th>",
     );
     if let Some(p) = curve.extra_percentile() {
@@ -65,7 +76,7 @@ fn points_table(page: &mut String, curve: &Curve) {
             esc(&why)
         );
     }
-    page.push_str("</table>\n");
+    page.push_str("</table></div>\n");
 }
 
 /// p50, p99, p99.9 (and the SLO's percentile when it is another) against
@@ -78,7 +89,7 @@ fn series(curve: &Curve) -> Vec<Series> {
         .into_iter()
         .map(|(name, i)| Series {
             label: name.to_string(),
-            color: PALETTE[i],
+            style: style(0, i, 1),
             points: points
                 .iter()
                 .map(|p| {
@@ -91,7 +102,7 @@ fn series(curve: &Curve) -> Vec<Series> {
     if let Some(percentile) = curve.extra_percentile() {
         out.push(Series {
             label: percentile_label(percentile),
-            color: PALETTE[3],
+            style: style(0, 3, 1),
             points: points
                 .iter()
                 .filter_map(|p| p.slo_us.map(|y| (p.achieved_rate, y.max(1e-3))))

@@ -1,83 +1,82 @@
-//! The HTML report's charts about the servers: each server's own view
-//! (`--server-stats`: commands/s, hit ratio, CPU per command, per
-//! interval) and where the client's requests went (runs with several
-//! servers: an outage and a failover show here).
+//! The servers' charts, on the run's time axis: where the client's
+//! requests went (runs with several servers: an outage and a failover
+//! show here), and each server's own view (`--server-stats`: commands/s,
+//! hit ratio, evictions, CPU per command).
 
-use super::charts::{self, Series};
-use super::{color, label};
+use super::charts::{style, Series};
+use super::{label, section};
 use crate::result::RunResult;
+use crate::server_stats::Figures;
 
-/// The charts, empty when no run has several servers or server stats.
-pub fn charts(runs: &[RunResult]) -> Result<Vec<String>, String> {
-    let (mut answered, mut ops, mut hits, mut cpu) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut shade = 0;
+/// The charts' titles and units, in the page's order.
+const CHARTS: [(&str, &str); 5] = [
+    (
+        "Requests answered without error, per server (client)",
+        "ops/s",
+    ),
+    ("Commands per server (its own stats)", "commands/s"),
+    ("Hit ratio per server (its own stats)", "%"),
+    ("Evictions per server (its own stats)", "evictions/s"),
+    ("Server CPU per command (rusage_user + rusage_system)", "ns"),
+];
+
+pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
+    let mut lines: [Vec<Series>; 5] = Default::default();
     for (i, r) in runs.iter().enumerate() {
-        let run = label(i, r);
-        for (s, address) in r.servers.iter().enumerate() {
-            let name = format!("{run}: {address}");
-            let client: Vec<(f64, f64)> = r
-                .intervals
-                .iter()
-                .filter_map(|iv| {
-                    let row = iv.servers.get(s)?;
-                    Some((iv.time_s, row.ok as f64 / iv.duration_s.max(1e-9)))
-                })
-                .collect();
-            if !client.is_empty() {
-                answered.push(series(&name, shade, client));
-            }
-            if let Some(row) = r.server_stats.get(s) {
-                let at =
-                    |f: &dyn Fn(&crate::server_stats::Figures) -> Option<f64>| -> Vec<(f64, f64)> {
-                        row.intervals
-                            .iter()
-                            .filter_map(|iv| Some((iv.time_s, f(&iv.figures)?)))
-                            .collect()
-                    };
-                ops.push(series(&name, shade, at(&|f| f.ops_per_s)));
-                hits.push(series(
-                    &name,
-                    shade,
-                    at(&|f| f.hit_ratio.map(|h| h * 100.0)),
-                ));
-                cpu.push(series(&name, shade, at(&|f| f.cpu_ns_per_op)));
-            }
-            shade += 1;
+        for s in 0..r.servers.len() {
+            add_server(&mut lines, runs, i, s);
         }
     }
-    let mut out = Vec::new();
-    if !answered.is_empty() {
-        out.push(charts::over_time(
-            "Requests answered without error per server (client)",
-            "ops/s",
-            &answered,
-        )?);
+    let drawable = |s: &Series| s.points.len() >= 2;
+    if !lines.iter().any(|l| l.iter().any(drawable)) {
+        return Ok(());
     }
-    if !ops.is_empty() {
-        out.push(charts::over_time(
-            "Commands per server (its own stats)",
-            "commands/s",
-            &ops,
-        )?);
-        out.push(charts::over_time(
-            "Hit ratio per server (its own stats)",
-            "%",
-            &hits,
-        )?);
-        out.push(charts::over_time(
-            "Server CPU per command (rusage_user + rusage_system)",
-            "ns",
-            &cpu,
-        )?);
+    section(page, "servers", "Servers");
+    for ((title, unit), series) in CHARTS.into_iter().zip(lines) {
+        super::time::chart(page, title, unit, series)?;
     }
-    Ok(out)
+    page.push_str("</section>\n");
+    Ok(())
 }
 
-fn series(label: &str, shade: usize, points: Vec<(f64, f64)>) -> Series {
-    Series {
-        label: label.to_string(),
-        color: color(shade),
+/// Server `s` of run `i`: a line in each chart it has figures for.
+fn add_server(lines: &mut [Vec<Series>; 5], runs: &[RunResult], i: usize, s: usize) {
+    let r = &runs[i];
+    let address = &r.servers[s];
+    let name = match (runs.len(), r.servers.len()) {
+        (1, _) => address.clone(),
+        (_, 1) => label(i, r),
+        _ => format!("{}: {address}", label(i, r)),
+    };
+    let line = |points| Series {
+        label: name.clone(),
+        style: style(i, s, runs.len()),
         points,
+    };
+    let client: Vec<(f64, f64)> = r
+        .intervals
+        .iter()
+        .filter_map(|iv| {
+            let row = iv.servers.get(s)?;
+            Some((iv.time_s, row.ok as f64 / iv.duration_s.max(1e-9)))
+        })
+        .collect();
+    if !client.is_empty() {
+        lines[0].push(line(client));
     }
+    let Some(row) = r.server_stats.get(s) else {
+        return;
+    };
+    let at = |f: &dyn Fn(&Figures) -> Option<f64>| -> Vec<(f64, f64)> {
+        row.intervals
+            .iter()
+            .filter_map(|iv| Some((iv.time_s, f(&iv.figures)?)))
+            .collect()
+    };
+    lines[1].push(line(at(&|f| f.ops_per_s)));
+    lines[2].push(line(at(&|f| f.hit_ratio.map(|h| h * 100.0))));
+    lines[3].push(line(at(&|f| {
+        Some(f.evictions? as f64 / f.duration_s.max(1e-9))
+    })));
+    lines[4].push(line(at(&|f| f.cpu_ns_per_op)));
 }

@@ -1,0 +1,146 @@
+//! The percentile spectrum (HdrHistogram's plot): one chart per op type
+//! and the total, latency and service time of each run, each line ending
+//! where its samples stop bounding the percentile.
+
+use super::charts::{self, style, Series};
+use super::{figure, label, Swatch};
+use crate::result::RunResult;
+
+pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
+    // An SLO the runs were judged against (`search`, `scan --slo`).
+    let slo = runs[0]
+        .spec
+        .decide
+        .map(|d| (1.0 / (1.0 - d.percentile / 100.0), d.bound_us));
+    for op in op_names(runs) {
+        let (series, ends) = lines(runs, &op)?;
+        if series.iter().all(|s| s.points.len() < 2) {
+            continue;
+        }
+        let shade_from = ends.into_iter().reduce(f64::max);
+        let svg = charts::spectrum(&series, shade_from, slo)?;
+        let mut extra = vec![(
+            "beyond every line's samples: no finite 95 % upper bound",
+            Swatch::Shade,
+        )];
+        if slo.is_some() {
+            extra.push(("the SLO", Swatch::Rule));
+        }
+        figure(
+            page,
+            &format!("{op}: latency by percentile"),
+            &svg,
+            &series,
+            &extra,
+        );
+    }
+    Ok(())
+}
+
+/// Op types with requests in any run, then `total`.
+fn op_names(runs: &[RunResult]) -> Vec<String> {
+    let mut names: Vec<String> = runs
+        .iter()
+        .flat_map(|r| {
+            r.ops
+                .iter()
+                .filter(|(_, s)| s.count > 0)
+                .map(|(n, _)| n.clone())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names.push("total".into());
+    names
+}
+
+/// Latency (solid) and service time (dashed) of `op` in each run, and
+/// where each run's lines end (1/(1−p)).
+fn lines(runs: &[RunResult], op: &str) -> Result<(Vec<Series>, Vec<f64>), String> {
+    let (mut out, mut ends) = (Vec::new(), Vec::new());
+    for (i, r) in runs.iter().enumerate() {
+        let s = if op == "total" {
+            Some(&r.total)
+        } else {
+            r.ops.get(op)
+        };
+        let Some(s) = s.filter(|s| s.count > 0) else {
+            continue;
+        };
+        let name = |what: &str| match runs.len() {
+            1 => what.to_string(),
+            _ => format!("{}: {what}", label(i, r)),
+        };
+        for (k, (what, hdr)) in [
+            ("latency", &s.latency_hdr),
+            ("service time", &s.service_time_hdr),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let h = hdr.decode()?;
+            ends.push(bounded_up_to(h.len()));
+            out.push(Series {
+                label: name(what),
+                style: style(i, k, runs.len()),
+                points: points(&h),
+            });
+        }
+    }
+    Ok((out, ends))
+}
+
+/// The highest 1/(1−p) whose p-quantile `n` samples bound above at 95 %:
+/// the largest sample bounds p exactly when pⁿ ≤ 2.5 %
+/// (`precision::order::ranks`), so p = 0.025^(1/n).
+pub fn bounded_up_to(n: u64) -> f64 {
+    if n == 0 {
+        return 1.0;
+    }
+    let tail = (1.0 - crate::precision::CONFIDENCE) / 2.0;
+    let p = tail.powf(1.0 / n as f64);
+    1.0 / (1.0 - p)
+}
+
+/// (1/(1−p), µs) from p = 0, 20 points a decade, up to where the samples
+/// bound the percentile (and that end itself).
+fn points(h: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f64)> {
+    let end = bounded_up_to(h.len()).min(1e5);
+    let at = |x: f64| {
+        (
+            x,
+            (h.value_at_quantile(1.0 - 1.0 / x) as f64 / 1e3).max(1e-3),
+        )
+    };
+    let mut out: Vec<(f64, f64)> = (0..=100)
+        .map(|i| 10f64.powf(i as f64 / 20.0))
+        .take_while(|x| *x < end)
+        .map(at)
+        .collect();
+    if end > 1.0 {
+        out.push(at(end));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bounded_up_to;
+    use crate::precision::order::ranks;
+
+    #[test]
+    fn a_line_ends_where_the_order_statistics_stop_bounding() {
+        for n in [10u64, 1_000, 3_688, 100_000] {
+            let p = 1.0 - 1.0 / bounded_up_to(n);
+            assert!(ranks(n, p * 0.9999, 0.95).upper.is_some(), "n {n}");
+            assert!(
+                ranks(n, (p + 1e-4 * (1.0 - p)).min(0.999_999_9), 0.95)
+                    .upper
+                    .is_none(),
+                "n {n}"
+            );
+        }
+        // p99.9 needs 3,688 samples.
+        assert!(bounded_up_to(3_687) < 1e3 && bounded_up_to(3_688) >= 1e3);
+    }
+}
