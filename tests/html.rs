@@ -338,6 +338,29 @@ fn several_runs_share_the_charts_a_colour_each() {
     assert!(changed.contains(&"--label slow".to_string()), "{changed:?}");
     assert_fits_a_phone(&both);
     screenshot(&both, "two-runs.png");
+    // compare draws the same page beside its table (--force: the rates
+    // differ); never over an input.
+    let compared = d.join("compared.html");
+    let (a_json, b_json) = (path_in(d, "a.json"), path_in(d, "b.json"));
+    let out = mcbench(&[
+        "compare",
+        &a_json,
+        &b_json,
+        "--force",
+        "--html",
+        compared.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("slow"), "{}", stdout(&out));
+    let again = probe_page(&compared, 1280);
+    assert_eq!(again["headers"], probe["headers"]);
+    assert_eq!(again["figures"], probe["figures"]);
+    let over = mcbench(&["compare", &a_json, &b_json, "--force", "--html", &a_json]);
+    assert_usage_error(&over, "--html");
+    assert!(
+        read_json(&d.join("a.json"))["total"].is_object(),
+        "a.json kept"
+    );
 }
 
 #[test]

@@ -108,6 +108,18 @@ fn same_workload(
 }
 
 fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
+    let html: Vec<(report::Format, &std::path::Path)> = args
+        .html
+        .iter()
+        .map(|p| (report::Format::Html, p.as_path()))
+        .collect();
+    let mut named: Vec<(&str, &std::path::Path)> = args
+        .runs
+        .iter()
+        .map(|p| ("the result", p.as_path()))
+        .collect();
+    named.extend(html.iter().map(|(f, p)| (f.flag(), *p)));
+    report::refuse_same_file(&named).map_err(Failure::usage)?;
     if let Some(table) = compare_sets(args)? {
         return write_stdout(&table);
     }
@@ -129,7 +141,9 @@ fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
         })
         .collect();
     let table = report::compare(&runs, &labels).map_err(Failure::run)?;
-    write_stdout(&table)
+    let mut page = ExportManager::create(&html, true)?.without_text();
+    write_stdout(&table)?;
+    page.write(&runs)
 }
 
 fn write_stdout(text: &str) -> Result<(), Failure> {
@@ -150,6 +164,9 @@ fn compare_sets(args: &CompareArgs) -> Result<Option<String>, Failure> {
         .map(|p| RunSet::load(p).map_err(Failure::usage))
         .collect::<Result<Vec<_>, _>>()?;
     match sets.as_slice() {
+        [Some(_), Some(_)] if args.html.is_some() => Err(Failure::usage(
+            "--html draws single results, not sets of runs",
+        )),
         [Some(a), Some(b)] => {
             let labels = [&args.runs[0], &args.runs[1]].map(|p| p.display().to_string());
             let table = super::repeat::compare_sets(a, b, [&labels[0], &labels[1]])

@@ -207,6 +207,11 @@ pub struct CompareArgs {
     /// Percentiles to compare (default: the first run's).
     #[arg(long, value_name = "LIST")]
     pub percentiles: Option<Percentiles>,
+
+    /// Also draw the runs on one HTML page: the headline side by side
+    /// with ratios to the first, every chart shared, a colour per run.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -144,13 +144,14 @@ pub fn spectrum(
     Ok(finish(svg, series))
 }
 
-/// A value over the run's time, s on x.
-pub fn over_time(y_desc: &str, series: &[Series]) -> Result<String, String> {
+/// A value over the run's time: s on x, from 0 to `t_end` (every chart of
+/// a page on one time axis).
+pub fn over_time(y_desc: &str, series: &[Series], t_end: f64) -> Result<String, String> {
     let (_, hi) = y_range(series, false);
     let t_end = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(1e-3, f64::max);
+        .fold(t_end.max(1e-3), f64::max);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (SIZE.0, SIZE.1 * 3 / 4)).into_drawing_area();
@@ -340,7 +341,7 @@ mod tests {
             style: style(0, k, 1),
             points: vec![(1.0, 1.0), (2.0, 3.0), (3.0, 2.0)],
         };
-        let svg = over_time("µs", &[line(0), line(1)]).unwrap();
+        let svg = over_time("µs", &[line(0), line(1)], 3.0).unwrap();
         assert!(svg.starts_with("<svg class=\"plot\""));
         assert_eq!(svg.matches("stroke-dasharray=\"9 5\"").count(), 1, "{svg}");
     }

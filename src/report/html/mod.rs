@@ -28,10 +28,11 @@ impl Exporter for HtmlExporter {
         section(&mut page, "spectrum", "Latency by percentile");
         spectrum::write(&mut page, runs)?;
         page.push_str("</section>\n");
+        let t_end = time::axis_end(runs);
         section(&mut page, "time", "Over time");
-        time::write(&mut page, runs)?;
+        time::write(&mut page, runs, t_end)?;
         page.push_str("</section>\n");
-        servers::write(&mut page, runs)?;
+        servers::write(&mut page, runs, t_end)?;
         tables::write(&mut page, runs)?;
         settings::write(&mut page, runs);
         page.push_str("</body>\n</html>\n");

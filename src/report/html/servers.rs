@@ -20,7 +20,7 @@ const CHARTS: [(&str, &str); 5] = [
     ("Server CPU per command (rusage_user + rusage_system)", "ns"),
 ];
 
-pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
+pub fn write(page: &mut String, runs: &[RunResult], t_end: f64) -> Result<(), String> {
     let mut lines: [Vec<Series>; 5] = Default::default();
     for (i, r) in runs.iter().enumerate() {
         for s in 0..r.servers.len() {
@@ -33,7 +33,7 @@ pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
     }
     section(page, "servers", "Servers");
     for ((title, unit), series) in CHARTS.into_iter().zip(lines) {
-        super::time::chart(page, title, unit, series)?;
+        super::time::chart(page, title, unit, series, t_end)?;
     }
     page.push_str("</section>\n");
     Ok(())

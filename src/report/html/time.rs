@@ -6,7 +6,7 @@ use super::{figure, label};
 use crate::result::{percentile_us, RunResult};
 use crate::stats::IntervalSummary;
 
-pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
+pub fn write(page: &mut String, runs: &[RunResult], t_end: f64) -> Result<(), String> {
     let n = runs.len();
     let (mut rate, mut latency, mut lag, mut errors, mut cpu) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -38,16 +38,18 @@ pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
             cpu.push(line(name(""), i, 0, n, points));
         }
     }
+    let t = t_end;
     let drawn = [
-        chart(page, "Throughput: answered without error", "ops/s", rate)?,
-        chart(page, "Latency over time", "µs", latency)?,
-        chart(page, "Send lag (intended send → sent), p99", "µs", lag)?,
-        chart(page, "Errors by class", "errors/s", errors)?,
+        chart(page, "Throughput: answered without error", "ops/s", rate, t)?,
+        chart(page, "Latency over time", "µs", latency, t)?,
+        chart(page, "Send lag (intended send → sent), p99", "µs", lag, t)?,
+        chart(page, "Errors by class", "errors/s", errors, t)?,
         chart(
             page,
             "Client CPU: the load's worker threads",
             "cores busy",
             cpu,
+            t,
         )?,
     ];
     if !drawn.contains(&true) {
@@ -64,12 +66,13 @@ pub(super) fn chart(
     title: &str,
     unit: &str,
     mut series: Vec<Series>,
+    t_end: f64,
 ) -> Result<bool, String> {
     series.retain(|s| s.points.len() >= 2);
     if series.is_empty() {
         return Ok(false);
     }
-    let svg = charts::over_time(unit, &series)?;
+    let svg = charts::over_time(unit, &series, t_end)?;
     figure(page, title, &svg, &series, &[]);
     Ok(true)
 }
@@ -138,4 +141,17 @@ fn total_percentile(s: &IntervalSummary, percent: f64) -> Result<f64, String> {
         Some(o) => Ok(percentile_us(&o.latency_hdr.decode()?, percent)),
         None => Ok(0.0),
     }
+}
+
+/// The end of the page's time axis, s: the last interval of any run, or
+/// of any server's own stats.
+pub fn axis_end(runs: &[RunResult]) -> f64 {
+    let client = runs
+        .iter()
+        .flat_map(|r| r.intervals.iter().map(|s| s.time_s));
+    let servers = runs
+        .iter()
+        .flat_map(|r| &r.server_stats)
+        .flat_map(|row| row.intervals.iter().map(|s| s.time_s));
+    client.chain(servers).fold(0.0, f64::max)
 }
