@@ -9,6 +9,10 @@ fn main() {
     // lose every output.
     // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    // Reports name the settings that differ from these.
+    if let Ok(defaults) = mcbench::cli::default_run_spec() {
+        mcbench::report::settings::know_defaults(&defaults);
+    }
     let args: Vec<OsString> = std::env::args_os().collect();
     // A link named for a seed tool, or `mcbench TOOL ARGS`: that tool's
     // own flags, which clap's `Cli` does not know.

@@ -46,9 +46,10 @@ fn json_percentile(j: &Value, p: f64) -> f64 {
 
 /// What every page must be, whatever its runs: self-contained; the answer
 /// first and the settings after every chart; each chart's lines in
-/// distinct colours, listed truthfully by a legend that covers none of
-/// their points; settings that read as flags, never JSON.
-fn assert_well_made(page: &Path, probe: &Value) {
+/// distinct colours, a run's in distinct dashes, listed truthfully by a
+/// legend that covers none of their points; the tables' totals those of
+/// the `runs`' JSON; settings that read as flags, never JSON.
+fn assert_well_made(page: &Path, probe: &Value, runs: &[&Value]) {
     let text = std::fs::read_to_string(page).unwrap();
     for needle in ["<script", " src=", " href=", "url(", "@import"] {
         assert!(!text.contains(needle), "the page refers out: {needle}");
@@ -82,6 +83,16 @@ fn assert_well_made(page: &Path, probe: &Value) {
             lines.len(),
             "{title}: two lines share a colour: {chart}"
         );
+        // A run's lines differ in dash too: as many dashes as the most
+        // lines one run has (runs draw the same number in a chart).
+        let mut dashes: Vec<&str> = lines.iter().map(|l| l["dash"].as_str().unwrap()).collect();
+        dashes.sort();
+        dashes.dedup();
+        let per_run = lines.len().div_ceil(runs.len()).min(4);
+        assert!(
+            dashes.len() >= per_run,
+            "{title}: dashes {dashes:?}: {chart}"
+        );
         for l in lines {
             assert_eq!(
                 l["in_legend"], 0,
@@ -94,6 +105,20 @@ fn assert_well_made(page: &Path, probe: &Value) {
                 .any(|s| s["stroke"] == l["stroke"] && s["dash"] == l["dash"]);
             assert!(listed, "{title}: a line the legend does not show: {chart}");
         }
+    }
+    // The summary table's total rows: each run's count and p50 as its
+    // JSON has them (columns: run, op, requests, ok/s, p50, ...).
+    let totals: Vec<&Value> = probe["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r[1] == "total")
+        .collect();
+    assert_eq!(totals.len(), runs.len(), "{}", probe["summary"]);
+    for (row, j) in totals.iter().zip(runs) {
+        assert_eq!(row[2], j["total"]["count"].to_string(), "{row}");
+        let p50 = num(&j["total"]["latency_us"]["p50"]);
+        assert_printed(row[4].as_str().unwrap(), p50, "the table's p50");
     }
     let settings = probe["settings"].as_array().unwrap();
     assert!(!settings.is_empty());
@@ -188,7 +213,7 @@ fn an_open_loop_run_with_server_stats_answers_first() {
         ],
     );
     let probe = probe_page(&html, 1280);
-    assert_well_made(&html, &probe);
+    assert_well_made(&html, &probe, &[&j]);
     assert_spectra(&probe, 1);
     let figures = &probe["figures"];
     assert_printed(
@@ -263,6 +288,19 @@ fn an_open_loop_run_with_server_stats_answers_first() {
         );
     }
     assert_eq!(changed.len(), 5, "{changed:?}");
+    // The defaults are mcbench's, not those of the environment the
+    // report is made in.
+    let again = dir.path().join("again.html");
+    let json = path_in(dir.path(), "r.json");
+    let out = mcbench_env(
+        &["report", &json, "--html", again.to_str().unwrap()],
+        &[
+            ("MEMCACHED_SERVERS", "10.9.9.9:1"),
+            ("MCBENCH_USER", "someone"),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(probe_page(&again, 1280)["changed"], probe["changed"]);
     assert_fits_a_phone(&html);
     screenshot(&html, "open-loop.png");
 }
@@ -290,7 +328,7 @@ fn several_runs_share_the_charts_a_colour_each() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let probe = probe_page(&both, 1280);
-    assert_well_made(&both, &probe);
+    assert_well_made(&both, &probe, &[&a, &b]);
     assert_spectra(&probe, 2);
     // Named by the label, else by the server.
     let headers = &probe["headers"];
@@ -364,6 +402,63 @@ fn several_runs_share_the_charts_a_colour_each() {
 }
 
 #[test]
+fn a_closed_loop_run_has_no_send_lag_to_draw() {
+    let _machine = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("c.html");
+    let (_, j) = run_to(
+        dir.path(),
+        "c",
+        &m.addr(),
+        &[
+            "-t",
+            "2s",
+            "-i",
+            "1s",
+            "-c",
+            "2",
+            "-d",
+            "2",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    let probe = probe_page(&html, 1280);
+    assert_well_made(&html, &probe, &[&j]);
+    assert_spectra(&probe, 1);
+    let titles = titles(&probe);
+    assert!(
+        titles.iter().any(|t| t == "Latency over time"),
+        "{titles:?}"
+    );
+    assert!(
+        !titles.iter().any(|t| t.starts_with("Send lag")),
+        "{titles:?}"
+    );
+    let figures = &probe["figures"];
+    for (key, p) in [("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9)] {
+        assert_printed(
+            figures[key][0].as_str().unwrap(),
+            json_percentile(&j, p),
+            key,
+        );
+    }
+    assert_eq!(
+        changed(&probe),
+        [
+            format!("-s {}", m.addr()),
+            "-c 2".into(),
+            "-d 2".into(),
+            "-t 2s".into(),
+            "-i 1s".into()
+        ]
+    );
+    assert_fits_a_phone(&html);
+    screenshot(&html, "closed-loop.png");
+}
+
+#[test]
 fn a_failed_run_says_so_before_any_number() {
     let _machine = shared_machine();
     let addr = fake_server(Misbehaviour::CloseAfter(200));
@@ -388,7 +483,7 @@ fn a_failed_run_says_so_before_any_number() {
     let j: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let why = j["failure"].as_str().expect("the JSON says why");
     let probe = probe_page(&html, 1280);
-    assert_well_made(&html, &probe);
+    assert_well_made(&html, &probe, &[&j]);
     let verdict = probe["verdict"][0].as_str().unwrap();
     assert!(
         verdict.starts_with("The run failed") && verdict.contains(why),

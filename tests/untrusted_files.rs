@@ -176,3 +176,52 @@ fn devices_fifos_and_huge_files_are_refused_without_reading() {
         "larger than 64 MiB",
     );
 }
+
+/// What the HTML page draws of a saved result is checked as the run
+/// checked it: a negative CPU time, an SLO bound past the longest latency
+/// recorded (an axis to infinity), an error class mcbench does not have,
+/// a label that is not one printable line; a figure no axis can hold is
+/// left off its chart.
+#[test]
+fn figures_no_run_records_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = quick_result(d, "good.json", &[]);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    assert!(!j["intervals"].as_array().unwrap().is_empty());
+    type Spoil = fn(&mut serde_json::Value);
+    let hostile: [(&str, Spoil); 4] = [
+        ("CPU time", |j| {
+            j["intervals"][0]["client_cpu_s"] = (-1.0).into()
+        }),
+        ("error class \"made_up\"", |j| {
+            j["intervals"][0]["error_classes"] = serde_json::json!({"made_up": 1})
+        }),
+        (
+            "cannot decide",
+            |j| j["spec"]["decide"] = serde_json::json!({"percentile": 99.0, "bound_us": 1e308}),
+        ),
+        ("--label", |j| j["spec"]["label"] = "\u{1b}[2Jgone".into()),
+    ];
+    let html = path_in(d, "out.html");
+    for (needle, spoil) in hostile {
+        let mut bad = j.clone();
+        spoil(&mut bad);
+        let path = path_in(d, "bad.json");
+        std::fs::write(&path, bad.to_string()).unwrap();
+        refused(d, &["report", &path, "--html", &html], 2, needle);
+        refused(d, &["compare", &good, &path], 2, needle);
+    }
+    let (out, _) = probe(d, &["report", &good, "--html", &html]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A figure too large for any axis (1e308 s of CPU, infinite per
+    // second) is left off its chart; the page is still drawn, in time.
+    let mut huge = j.clone();
+    huge["intervals"][0]["client_cpu_s"] = 1e308.into();
+    let path = path_in(d, "huge.json");
+    std::fs::write(&path, huge.to_string()).unwrap();
+    let (out, kib) = probe(d, &["report", &path, "--html", &html]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(kib < MAX_RSS_KIB, "{kib} KiB");
+}

@@ -62,19 +62,7 @@ pub fn summary(i: pb::Interval) -> Result<IntervalSummary, String> {
         };
         ops.insert(o.op, IntervalOp::new(&r, secs));
     }
-    if !(i.client_cpu_s.is_finite() && i.client_cpu_s >= 0.0) {
-        return Err(format!(
-            "interval {}: a CPU time of {} s",
-            i.index, i.client_cpu_s
-        ));
-    }
-    if let Some(class) = i.error_classes.keys().find(|c| !known_class(c)) {
-        return Err(format!(
-            "interval {}: an error class {class:?} mcbench does not have",
-            i.index
-        ));
-    }
-    Ok(IntervalSummary {
+    let summary = IntervalSummary {
         index: i.index,
         time_s: i.time_s,
         duration_s: i.duration_s,
@@ -89,13 +77,9 @@ pub fn summary(i: pb::Interval) -> Result<IntervalSummary, String> {
         send_lag_hdr: Hdr::from_bytes(i.send_lag_hdr)?,
         servers: Vec::new(),
         replica: None,
-    })
-}
-
-fn known_class(name: &str) -> bool {
-    crate::stats::ErrorClass::ALL
-        .iter()
-        .any(|c| c.name() == name)
+    };
+    summary.check()?;
+    Ok(summary)
 }
 
 #[cfg(test)]

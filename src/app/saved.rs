@@ -113,13 +113,13 @@ fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
         .iter()
         .map(|p| (report::Format::Html, p.as_path()))
         .collect();
-    let mut named: Vec<(&str, &std::path::Path)> = args
-        .runs
-        .iter()
-        .map(|p| ("the result", p.as_path()))
-        .collect();
-    named.extend(html.iter().map(|(f, p)| (f.flag(), *p)));
-    report::refuse_same_file(&named).map_err(Failure::usage)?;
+    // The page never over a result (a result may be compared with itself).
+    if let Some(page) = &args.html {
+        for run in &args.runs {
+            report::refuse_same_file(&[("the result", run.as_path()), ("--html", page.as_path())])
+                .map_err(Failure::usage)?;
+        }
+    }
     if let Some(table) = compare_sets(args)? {
         return write_stdout(&table);
     }

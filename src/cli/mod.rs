@@ -244,10 +244,18 @@ pub fn run_spec(args: &[&str]) -> crate::spec::RunSpec {
     try_run_spec(args).unwrap()
 }
 
-/// The spec `mcbench run ARGS` makes, or why the flags are refused.
+/// The spec `mcbench run ARGS` makes, or why the flags are refused: ARGS
+/// alone, whatever the environment holds (`MEMCACHED_SERVERS`,
+/// `MCBENCH_USER`, ... are not read).
 pub fn try_run_spec(args: &[&str]) -> Result<crate::spec::RunSpec, String> {
+    use clap::{CommandFactory, FromArgMatches};
+    let command =
+        Cli::command().mut_subcommand("run", |run| run.mut_args(|a| a.env(None::<&'static str>)));
     let argv = ["mcbench", "run"].iter().chain(args);
-    match Cli::try_parse_from(argv)
+    let matches = command
+        .try_get_matches_from(argv)
+        .map_err(|e| e.to_string())?;
+    match Cli::from_arg_matches(&matches)
         .map_err(|e| e.to_string())?
         .command
     {

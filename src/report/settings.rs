@@ -8,6 +8,7 @@
 
 use crate::spec::RunSpec;
 use serde_json::{Map, Value};
+use std::sync::OnceLock;
 
 /// One setting: the spec's key, and its flags as typed (None: off, or
 /// implied by another setting).
@@ -57,18 +58,25 @@ pub fn all(spec: &RunSpec) -> Vec<Setting> {
         .collect()
 }
 
-/// The keys whose words differ from those of `mcbench run` with no flags.
+/// The settings of `mcbench run` with no flags, as the CLI makes them: a
+/// layer above this one, so it says them here once (`know_defaults`).
+static DEFAULTS: OnceLock<Vec<Setting>> = OnceLock::new();
+
+/// Tells reports what `mcbench run` with no flags makes; the first call
+/// holds.
+pub fn know_defaults(spec: &RunSpec) {
+    let _ = DEFAULTS.set(all(spec));
+}
+
+/// The keys whose words differ from those of `mcbench run` with no flags
+/// (every setting with words, when no one said them).
 pub fn changed(spec: &RunSpec) -> Vec<Setting> {
-    let defaults = crate::cli::default_run_spec().map(|d| all(&d));
+    let defaults = DEFAULTS.get().map_or(&[][..], Vec::as_slice);
     all(spec)
         .into_iter()
         .filter(|s| {
-            let default = defaults
-                .as_ref()
-                .ok()
-                .and_then(|d| d.iter().find(|d| d.key == s.key))
-                .and_then(|d| d.words.clone());
-            s.words != default
+            let default = defaults.iter().find(|d| d.key == s.key);
+            s.words != default.and_then(|d| d.words.clone())
         })
         .collect()
 }
@@ -109,7 +117,7 @@ fn words(key: &str, v: &Value, spec: &Map<String, Value>) -> Option<String> {
         "timeout" | "connect_timeout" | "drain_timeout" => timeouts(key, spec),
         "client" => client(v),
         "mix" => mix(v),
-        "multiget" => multiget(v),
+        "multiget" => multiget(v, spec.get("mix")),
         "load" => load(v),
         "affinity" => list("--affinity", v),
         "churn" => churn(v),
@@ -118,13 +126,14 @@ fn words(key: &str, v: &Value, spec: &Map<String, Value>) -> Option<String> {
         "distribution" => distribution(v),
         "replication" => replication(v),
         "measure" => measure(v),
-        "trace" => trace(v),
+        "trace" => trace(v, spec),
         "precision" => precision(v),
         "decide" => decide(v),
+        "save_rate" => save(v),
         "coalesce" | "time_limit" | "read_delay" => seconds(&flag_named, v),
         "trace_speed" | "refill_batch" | "miss_ratio" | "window" | "max_value_size" | "seed"
-        | "expiry" | "delta" | "cas_unique" | "save_rate" | "verify" | "exp_verify"
-        | "exp_verify_ttl" | "conn_sock" | "miss_window" | "assoc" => number(&flag_named, v),
+        | "expiry" | "delta" | "cas_unique" | "verify" | "exp_verify" | "exp_verify_ttl"
+        | "conn_sock" | "miss_window" | "assoc" => number(&flag_named, v),
         "label" | "arrival" | "key_prefix" | "protocol" | "meta_flags" | "read_answers" => {
             text(&flag_named, v)
         }
@@ -215,15 +224,19 @@ fn mix(v: &Value) -> Option<String> {
 }
 
 /// Every get a multiget of N keys, a share of them, or mget's size.
-fn multiget(v: &Value) -> Option<String> {
+fn multiget(v: &Value, mix: Option<&Value>) -> Option<String> {
     let (share, keys) = (v.get("share")?.as_f64()?, v.get("keys")?.as_u64()?);
+    let mget = mix
+        .and_then(|m| m.get("shares")?.as_array().cloned())
+        .is_some_and(|shares| shares.iter().any(|p| p.get(0) == Some(&"mget".into())));
     match share {
         s if s >= 1.0 => Some(format!("--multiget {keys}")),
-        s if s > 0.0 => Some(format!(
+        _ if mget && keys != 1 => Some(format!("--multiget {keys}")),
+        _ if mget => None,
+        s if s > 0.0 || keys != 1 => Some(format!(
             "--getq-freq {} --getq-size {keys}",
             plain(s * 100.0)
         )),
-        _ if keys != 1 => Some(format!("--multiget {keys}")),
         _ => None,
     }
 }
@@ -304,13 +317,21 @@ fn measure(v: &Value) -> Option<String> {
     ))
 }
 
-fn trace(v: &Value) -> Option<String> {
+/// The replay, with `--trace-timing ignore` where a timed format was
+/// replayed without its timestamps (the spec then has no speed).
+fn trace(v: &Value, spec: &Map<String, Value>) -> Option<String> {
+    let format = v.get("format")?.as_str()?;
     let mut out = vec![format!(
-        "--trace {} --trace-format {}",
+        "--trace {} --trace-format {format}",
         quoted(v.get("path")?.as_str()?),
-        v.get("format")?.as_str()?
     )];
     out.extend(flag("--trace-clients", v.get("clients")?));
+    let timed = format
+        .parse::<crate::trace::TraceFormat>()
+        .is_ok_and(|f| f.timed());
+    if timed && !spec.contains_key("trace_speed") {
+        out.push("--trace-timing ignore".into());
+    }
     joined(out)
 }
 
@@ -328,6 +349,14 @@ fn precision(v: &Value) -> Option<String> {
     (!targets.is_empty()).then(|| format!("--precision {}", targets.join(",")))
 }
 
+/// `--save`, whose file the result does not keep (`FILE`).
+fn save(v: &Value) -> Option<String> {
+    match v.as_f64()? {
+        share if share >= 1.0 => Some("--save FILE".into()),
+        share => Some(format!("--save FILE --save-rate {}", plain(share))),
+    }
+}
+
 /// `search`'s and `scan`'s SLO, which decides each probe.
 fn decide(v: &Value) -> Option<String> {
     let p = v.get("percentile")?.as_f64()?;
@@ -343,8 +372,14 @@ fn number(name: &str, v: &Value) -> Option<String> {
     Some(format!("{name} {}", plain(v.as_f64()?)))
 }
 
+/// `--flag VALUE`, or `--flag=VALUE` for a value a parser would take for
+/// a flag.
 fn text(name: &str, v: &Value) -> Option<String> {
-    Some(format!("{name} {}", quoted(v.as_str()?)))
+    let value = v.as_str()?;
+    match value.starts_with('-') {
+        true => Some(format!("{name}={}", quoted(value))),
+        false => Some(format!("{name} {}", quoted(value))),
+    }
 }
 
 fn seconds(name: &str, v: &Value) -> Option<String> {
@@ -395,21 +430,29 @@ fn scalar(v: &Value) -> Option<String> {
     }
 }
 
-/// A number as typed: `20000`, `0.25`.
+/// A number as typed: `20000`, `0.25`; a fraction to 12 significant
+/// digits, so that `7.000000000000001` (0.07 × 100) reads `7`.
 fn plain(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
+        return format!("{}", x as i64);
+    }
+    let rounded: f64 = format!("{x:.11e}").parse().unwrap_or(x);
+    if rounded.fract() == 0.0 && rounded.abs() < 1e15 {
+        format!("{}", rounded as i64)
     } else {
-        format!("{x}")
+        format!("{rounded}")
     }
 }
 
 /// Seconds in the largest unit that keeps them whole: `5s`, `250ms`,
-/// `100us`, else fractional seconds.
+/// `100us`, `20ns`, else fractional seconds.
 fn duration(secs: f64) -> String {
+    if secs == 0.0 {
+        return "0s".into();
+    }
     for (scale, unit) in [(1.0, "s"), (1e3, "ms"), (1e6, "us"), (1e9, "ns")] {
         let n = secs * scale;
-        if (n - n.round()).abs() < 1e-6 {
+        if n.abs() >= 1.0 && (n - n.round()).abs() < 1e-6 * n.abs() {
             return format!("{}{unit}", plain(n.round()));
         }
     }
@@ -428,4 +471,12 @@ fn quoted(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::spelled;
+
+    #[test]
+    fn an_unknown_key_is_spelled_out() {
+        let v = serde_json::json!({"a": null, "b": {"c": 1.5, "d": [1, 2]}, "e": true});
+        assert_eq!(spelled("x", &v).unwrap(), "x.b.c=1.5 x.b.d=1,2 x.e=true");
+    }
+}

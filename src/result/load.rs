@@ -29,6 +29,14 @@ impl RunResult {
             }
             None => return Err("not an mcbench result (no \"schema\" field)".into()),
         }
-        serde_json::from_value(value).map_err(|e| format!("not a valid {SCHEMA} result: {e}"))
+        let r: RunResult = serde_json::from_value(value)
+            .map_err(|e| format!("not a valid {SCHEMA} result: {e}"))?;
+        r.spec
+            .validate_reported()
+            .map_err(|e| format!("its spec: {e}"))?;
+        for s in &r.intervals {
+            s.check()?;
+        }
+        Ok(r)
     }
 }

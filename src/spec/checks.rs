@@ -108,6 +108,13 @@ impl RunSpec {
         Ok(())
     }
 
+    /// What reports show of a saved result's spec, checked as a run
+    /// checks it (a result file is untrusted): its label and its SLO.
+    pub fn validate_reported(&self) -> Result<(), String> {
+        self.validate_label()?;
+        self.validate_decide()
+    }
+
     /// `--label`: printable, one line, 1 to `MAX_LABEL` characters (a
     /// saved result's is checked again when read).
     pub(super) fn validate_label(&self) -> Result<(), String> {

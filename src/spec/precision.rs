@@ -77,14 +77,7 @@ impl super::RunSpec {
     /// `--precision` measures until precise, within `-t`: it needs that
     /// bound, and a measured phase.
     pub(super) fn validate_precision(&self) -> Result<(), String> {
-        if let Some(d) = self.decide {
-            if !(d.percentile > 0.0 && d.percentile < 100.0 && d.bound_us > 0.0) {
-                return Err(format!(
-                    "the SLO p{}:{} µs cannot decide a probe",
-                    d.percentile, d.bound_us
-                ));
-            }
-        }
+        self.validate_decide()?;
         let Some(first) = self.precision.first() else {
             return Ok(());
         };
@@ -100,6 +93,25 @@ impl super::RunSpec {
         }
         if self.load == super::LoadMode::LoadOnly {
             return Err("--precision needs a measured phase; --load-only has none".into());
+        }
+        Ok(())
+    }
+}
+
+impl super::RunSpec {
+    /// `search`'s SLO: a percentile strictly between 0 and 100 and a
+    /// bound above 0 and within the longest latency recorded (an hour).
+    pub(super) fn validate_decide(&self) -> Result<(), String> {
+        let Some(d) = self.decide else {
+            return Ok(());
+        };
+        let longest_us = crate::stats::HIGHEST_NS as f64 / 1e3;
+        let bound = d.bound_us > 0.0 && d.bound_us <= longest_us;
+        if !(d.percentile > 0.0 && d.percentile < 100.0 && bound) {
+            return Err(format!(
+                "the SLO p{}:{} µs cannot decide a probe",
+                d.percentile, d.bound_us
+            ));
         }
         Ok(())
     }

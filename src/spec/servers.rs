@@ -230,12 +230,13 @@ impl RunSpec {
         self.servers
             .iter()
             .map(|server| {
-                // A label names the set; each run adds its server to it.
+                // A label names the set; each run adds its server to it,
+                // whole (the label gives way to it).
                 let label = self.label.as_ref().map(|l| {
+                    let room =
+                        super::MAX_LABEL.saturating_sub(server.to_string().chars().count() + 3);
+                    let l: String = l.chars().take(room.max(1)).collect();
                     format!("{l} · {server}")
-                        .chars()
-                        .take(super::MAX_LABEL)
-                        .collect()
                 });
                 let one = RunSpec {
                     label,

@@ -57,6 +57,28 @@ pub struct IntervalSummary {
     pub replica: Option<super::ReplicaReads>,
 }
 
+impl IntervalSummary {
+    /// Refuses what no run records: a CPU time that is negative or not
+    /// finite, an error class mcbench does not have (an agent's interval
+    /// and a saved result are untrusted).
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.client_cpu_s.is_finite() && self.client_cpu_s >= 0.0) {
+            return Err(format!(
+                "interval {}: a CPU time of {} s",
+                self.index, self.client_cpu_s
+            ));
+        }
+        let known = |c: &String| ErrorClass::ALL.iter().any(|k| k.name() == c);
+        if let Some(class) = self.error_classes.keys().find(|c| !known(c)) {
+            return Err(format!(
+                "interval {}: an error class {class:?} mcbench does not have",
+                self.index
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// One server over one interval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IntervalServer {

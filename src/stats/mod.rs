@@ -16,6 +16,7 @@ pub use connections::{ConnError, ConnStats, Sizes};
 pub use hdr::Hdr;
 pub use recorder::{
     max_us, new_histogram, quantile_us, ErrorClass, MissWindow, OpRecorder, Recorder, Sample,
+    HIGHEST_NS,
 };
 pub use send_gaps::SendGaps;
 pub use servers::{ReplicaReads, ServerRecorder};

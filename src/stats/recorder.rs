@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// Histogram range: 1 ns .. 1 hour, 3 significant digits. Larger values are
 /// clamped to the top (a request that took over an hour is not a latency).
-const HIGHEST_NS: u64 = 3_600_000_000_000;
+pub const HIGHEST_NS: u64 = 3_600_000_000_000;
 const SIGFIGS: u8 = 3;
 
 pub fn new_histogram() -> Histogram<u64> {

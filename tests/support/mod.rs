@@ -925,6 +925,7 @@ pub fn screenshot(page: &Path, name: &str) -> PathBuf {
 /// settings cell; and the page's own width against the window's.
 pub fn probe_page(page: &Path, width: u32) -> Value {
     let probe = r#"<script>
+try {
 const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
 const inside = (p, b) => p.x >= b[0] && p.x <= b[2] && p.y >= b[1] && p.y <= b[3];
 const charts = [...document.querySelectorAll('figure.chart')].map(f => {
@@ -956,13 +957,16 @@ const out = {
   charts, figures,
   verdict: [...document.querySelectorAll('#answer .verdict, #answer td')].map(e => e.textContent),
   headers: [...document.querySelectorAll('#answer th')].map(e => e.textContent),
+  summary: [...document.querySelectorAll('table.summary tr')].slice(1)
+    .map(tr => [...tr.querySelectorAll('td')].map(td => td.firstChild ? td.firstChild.textContent : '')),
   settings: [...document.querySelectorAll('table.settings td')].map(e => e.textContent),
   changed: [...document.querySelectorAll('table.settings.changed td.words')].map(e => e.textContent),
-  headline_bottom: box(document.querySelector('#answer .figures, #answer table.headline'))[3],
+  headline_bottom: (h => h ? box(h)[3] : null)(document.querySelector('#answer .figures, #answer table.headline')),
   scroll_width: document.documentElement.scrollWidth,
   client_width: document.documentElement.clientWidth,
 };
 document.body.setAttribute('data-probe', JSON.stringify(out));
+} catch (e) { document.body.setAttribute('data-probe', JSON.stringify({error: String(e)})); }
 </script></body>"#;
     let html = std::fs::read_to_string(page).unwrap();
     let probed = page.with_extension(format!("probe{width}.html"));
@@ -983,7 +987,9 @@ document.body.setAttribute('data-probe', JSON.stringify(out));
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&");
-    serde_json::from_str(&json).unwrap()
+    let probe: Value = serde_json::from_str(&json).unwrap();
+    assert!(probe.get("error").is_none(), "the probe failed: {probe}");
+    probe
 }
 
 /// A memcached with one worker thread, every thread of it pinned to CPU 0

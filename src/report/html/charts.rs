@@ -56,29 +56,35 @@ pub const PALETTE: [RGBColor; 8] = [
 ];
 
 /// The style of line `k` of run `run` among `runs`. One run: a colour and
-/// a dash per line. Several: every line of a run in the run's colour
-/// (lighter or darker after the first), told apart by its dash.
+/// a dash per line (lighter colours past the palette's eight). Several:
+/// every line of a run in the run's hue, lighter or darker line by line,
+/// told apart by its dash too. Distinct up to 16 lines a run.
 pub fn style(run: usize, k: usize, runs: usize) -> Style {
     let dash = Dash::ALL[k % Dash::ALL.len()];
     if runs <= 1 {
+        let lighter = [0.0, 0.5][(k / PALETTE.len()) % 2];
         return Style {
-            color: PALETTE[k % PALETTE.len()],
+            color: mix(PALETTE[k % PALETTE.len()], 255.0, lighter),
             dash,
         };
     }
-    let RGBColor(r, g, b) = PALETTE[run % PALETTE.len()];
-    // Toward white, toward black, further toward white.
-    let (toward, share) = match k % 4 {
-        0 => (255.0, 0.0),
-        1 => (255.0, 0.45),
-        2 => (0.0, 0.35),
-        _ => (255.0, 0.7),
-    };
-    let mix = |c: u8| (f64::from(c) + (toward - f64::from(c)) * share).round() as u8;
+    // Toward white (+) or black (−), by how much.
+    const SHADES: [f64; 16] = [
+        0.0, 0.45, -0.35, 0.7, 0.25, -0.2, 0.58, -0.5, 0.12, 0.35, -0.1, 0.8, -0.28, 0.64, -0.42,
+        0.52,
+    ];
+    let shade = SHADES[k % SHADES.len()];
+    let toward = if shade < 0.0 { 0.0 } else { 255.0 };
     Style {
-        color: RGBColor(mix(r), mix(g), mix(b)),
+        color: mix(PALETTE[run % PALETTE.len()], toward, shade.abs()),
         dash,
     }
+}
+
+/// `c` moved `share` of the way toward the grey level `toward`.
+fn mix(c: RGBColor, toward: f64, share: f64) -> RGBColor {
+    let m = |v: u8| (f64::from(v) + (toward - f64::from(v)) * share).round() as u8;
+    RGBColor(m(c.0), m(c.1), m(c.2))
 }
 
 const SIZE: (u32, u32) = (960, 420);
@@ -150,8 +156,8 @@ pub fn over_time(y_desc: &str, series: &[Series], t_end: f64) -> Result<String, 
     let (_, hi) = y_range(series, false);
     let t_end = series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(t_end.max(1e-3), f64::max);
+        .flat_map(|s| finite(&s.points).map(|p| p.0))
+        .fold(if t_end < 1e15 { t_end.max(1e-3) } else { 1e-3 }, f64::max);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (SIZE.0, SIZE.1 * 3 / 4)).into_drawing_area();
@@ -190,7 +196,7 @@ pub fn curve(series: &[Series], bound: Option<f64>) -> Result<String, String> {
     };
     let x_end = series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .flat_map(|s| finite(&s.points).map(|p| p.0))
         .fold(1.0, f64::max)
         * 1.05;
     let mut svg = String::new();
@@ -227,7 +233,7 @@ pub fn curve(series: &[Series], bound: Option<f64>) -> Result<String, String> {
         for s in series {
             let color = s.style.color;
             chart
-                .draw_series(s.points.iter().map(|p| Circle::new(*p, 4, color.filled())))
+                .draw_series(finite(&s.points).map(|p| Circle::new(p, 4, color.filled())))
                 .map_err(err)?;
         }
         draw(&mut chart, series)?;
@@ -251,7 +257,7 @@ where
     for s in series {
         chart
             .draw_series(LineSeries::new(
-                s.points.iter().copied(),
+                finite(&s.points),
                 s.style.color.stroke_width(DATA_WIDTH),
             ))
             .map_err(err)?;
@@ -260,22 +266,34 @@ where
 }
 
 /// The SVG as the page embeds it: `class="plot"` on the root (it scales
-/// with the page), and each data line's dash. A chart's lines have
-/// distinct colours, so a line is found by its colour and width.
+/// with the page), and each data line's dash. plotters draws a series
+/// with points as one polyline of `DATA_WIDTH`, in the series' order, and
+/// nothing for one without: the n-th such polyline is the n-th drawn
+/// series.
 fn finish(svg: String, series: &[Series]) -> String {
-    let mut svg = svg.replacen("<svg ", "<svg class=\"plot\" role=\"img\" ", 1);
-    for s in series {
-        let Some(array) = s.style.dash.array() else {
-            continue;
-        };
-        let RGBColor(r, g, b) = s.style.color;
-        let drawn = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"{DATA_WIDTH}\"");
-        svg = svg.replace(
-            &drawn,
-            &format!("{drawn} stroke-dasharray=\"{array}\" stroke-linecap=\"butt\""),
-        );
+    let svg = svg.replacen("<svg ", "<svg class=\"plot\" role=\"img\" ", 1);
+    let marker = format!("stroke-width=\"{DATA_WIDTH}\" points=");
+    let mut drawn = series.iter().filter(|s| finite(&s.points).next().is_some());
+    let mut parts = svg.split(&marker);
+    let mut out = parts.next().unwrap_or_default().to_string();
+    for part in parts {
+        let dash = drawn.next().and_then(|s| s.style.dash.array());
+        if let Some(array) = dash {
+            out.push_str(&format!("stroke-dasharray=\"{array}\" "));
+        }
+        out.push_str(&marker);
+        out.push_str(part);
     }
-    svg
+    out
+}
+
+/// The points a chart can place: finite, and within what any figure of a
+/// run can be (a saved result may hold anything).
+fn finite(points: &[(f64, f64)]) -> impl Iterator<Item = (f64, f64)> + '_ {
+    points
+        .iter()
+        .copied()
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && x.abs() < 1e15 && y.abs() < 1e15)
 }
 
 /// An axis label without trailing zeros: `5000`, `2.5`, `0.25`.
@@ -298,7 +316,7 @@ fn percentile_name(x: f64) -> String {
 
 /// The y range that holds every point (log: positive, with a margin).
 fn y_range(series: &[Series], log: bool) -> (f64, f64) {
-    let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let ys = series.iter().flat_map(|s| finite(&s.points).map(|p| p.1));
     let (lo, hi) = ys.fold((f64::INFINITY, 0f64), |(lo, hi), y| (lo.min(y), hi.max(y)));
     if log {
         let lo = if lo.is_finite() { lo.max(1e-3) } else { 1.0 };
@@ -319,8 +337,9 @@ mod tests {
     #[test]
     fn every_line_of_a_chart_differs_in_colour_and_a_runs_lines_in_dash() {
         for runs in 1..=8 {
+            let lines = if runs == 1 { 16 } else { 8 };
             let styles: Vec<Style> = (0..runs)
-                .flat_map(|run| (0..4).map(move |k| style(run, k, runs)))
+                .flat_map(|run| (0..lines).map(move |k| style(run, k, runs)))
                 .collect();
             for (i, a) in styles.iter().enumerate() {
                 for b in &styles[i + 1..] {

@@ -10,12 +10,7 @@ use std::fmt::Write;
 pub fn write(page: &mut String, runs: &[RunResult]) {
     section(page, "settings", "Settings that differ from the defaults");
     let changed: Vec<Vec<Setting>> = runs.iter().map(|r| settings::changed(&r.spec)).collect();
-    let mut keys: Vec<&str> = Vec::new();
-    for s in changed.iter().flatten() {
-        if !keys.contains(&s.key.as_str()) {
-            keys.push(&s.key);
-        }
-    }
+    let keys = union(&changed);
     let _ = writeln!(
         page,
         "<p class=\"words\"><small>mcbench {} · the words of <code>mcbench run</code>'s command line.</small></p>",
@@ -27,10 +22,21 @@ pub fn write(page: &mut String, runs: &[RunResult]) {
         table(page, runs, "changed", &keys, &changed);
     }
     let every: Vec<Vec<Setting>> = runs.iter().map(|r| settings::all(&r.spec)).collect();
-    let keys: Vec<&str> = every[0].iter().map(|s| s.key.as_str()).collect();
+    let keys = union(&every);
     page.push_str("<details>\n<summary>Every setting</summary>\n");
     table(page, runs, "every", &keys, &every);
     page.push_str("</details>\n</section>\n");
+}
+
+/// Every run's keys, in the order they first come.
+fn union(settings: &[Vec<Setting>]) -> Vec<&str> {
+    let mut keys: Vec<&str> = Vec::new();
+    for s in settings.iter().flatten() {
+        if !keys.contains(&s.key.as_str()) {
+            keys.push(&s.key);
+        }
+    }
+    keys
 }
 
 /// A row per key, a cell per run: the flags, or `—` where the setting is

@@ -1,5 +1,8 @@
-use super::*;
-use crate::cli::try_run_spec;
+//! A run's settings in the words of the command line, given back to
+//! `mcbench run`'s parser: the same spec (`report::settings`).
+
+use mcbench::cli::try_run_spec;
+use mcbench::report::settings::{all, command_line, know_defaults};
 
 /// Splits a command line as a POSIX shell would (words, single quotes).
 fn shell_words(line: &str) -> Vec<String> {
@@ -30,6 +33,7 @@ fn shell_words(line: &str) -> Vec<String> {
 /// The changed settings' words, given back to `mcbench run`, make the
 /// same spec: they are the command line, not a paraphrase of it.
 fn round_trip(args: &[&str]) -> String {
+    know_defaults(&try_run_spec(&[]).unwrap());
     let spec = try_run_spec(args).unwrap();
     let line = command_line(&spec).join(" ");
     let words = shell_words(&line);
@@ -45,6 +49,7 @@ fn round_trip(args: &[&str]) -> String {
 
 #[test]
 fn the_defaults_change_nothing() {
+    know_defaults(&try_run_spec(&[]).unwrap());
     assert_eq!(
         command_line(&try_run_spec(&[]).unwrap()),
         Vec::<String>::new()
@@ -131,6 +136,12 @@ fn every_kind_of_setting_round_trips() {
             "5",
         ],
         &["--getq-freq", "25", "--getq-size", "10"],
+        &["--getq-freq", "0", "--getq-size", "10"],
+        &["--getq-freq", "7", "--getq-size", "3"],
+        &["--precision", "p99:7%", "-t", "60s"],
+        &["--key-prefix=-x:"],
+        &["-s", "127.0.0.1:1", "--read-delay", "250ns"],
+        &["--save", "/nonexistent/s.tsv", "--save-rate", "0.1"],
         &["--multiget", "4"],
         &["--mix", "get=7,mget=2,set=1", "--multiget", "8"],
         &["-s", "127.0.0.1:1,127.0.0.1:2", "--rep-write", "1"],
@@ -195,10 +206,4 @@ fn no_setting_is_written_as_json() {
         let w = s.words.unwrap_or_default();
         assert!(!w.contains('{') && !w.contains("null"), "{}: {w}", s.key);
     }
-}
-
-#[test]
-fn an_unknown_key_is_spelled_out() {
-    let v = serde_json::json!({"a": null, "b": {"c": 1.5, "d": [1, 2]}, "e": true});
-    assert_eq!(spelled("x", &v).unwrap(), "x.b.c=1.5 x.b.d=1,2 x.e=true");
 }
