@@ -1,7 +1,20 @@
-//! Thin wrappers over the OS calls mcbench needs beyond std: CPU
+//! Thin wrappers over the OS calls mcbench needs beyond std: clocks, CPU
 //! affinity, timer slack, the open-file limit, the ephemeral port range.
 
 use std::io;
+
+/// The clock `id` in ns: `CLOCK_MONOTONIC` and `CLOCK_REALTIME` from the
+/// vDSO, `CLOCK_THREAD_CPUTIME_ID` (the thread's CPU time) by a syscall.
+#[inline]
+pub fn clock_of(id: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we pass.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
 
 /// Pins the calling thread to `cpu`.
 pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {

@@ -43,15 +43,4 @@ pub fn clock_ns() -> u64 {
     clock_of(libc::CLOCK_MONOTONIC)
 }
 
-/// The clock `id` in ns: `CLOCK_MONOTONIC` and `CLOCK_REALTIME` from the
-/// vDSO, `CLOCK_THREAD_CPUTIME_ID` (the thread's CPU time) by a syscall.
-#[inline]
-pub fn clock_of(id: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass.
-    unsafe { libc::clock_gettime(id, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::os::clock_of;

@@ -406,9 +406,9 @@ impl Session {
     /// `Ok(true)` once it is done (its last records maybe still queued
     /// for `send`). `scratch` takes the ciphertext read.
     pub fn handshake(&mut self, socket: &OwnedFd, scratch: &mut [u8]) -> io::Result<bool> {
-        let began = thread_cpu_ns();
+        let began = crate::stats::cpu::thread_cpu_ns();
         let step = self.handshake_step(socket, scratch);
-        self.handshake_cpu_ns += thread_cpu_ns().saturating_sub(began);
+        self.handshake_cpu_ns += crate::stats::cpu::thread_cpu_ns().saturating_sub(began);
         if matches!(step, Ok(true)) {
             self.done();
         }
@@ -502,10 +502,6 @@ pub fn alert_name(alert: &rustls::AlertDescription) -> String {
 }
 
 /// This thread's CPU time, ns (`CLOCK_THREAD_CPUTIME_ID`).
-fn thread_cpu_ns() -> u64 {
-    super::clock_of(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
 /// `--tls-insecure`: any certificate, any name. Signatures are still
 /// checked, so that the handshake is the one a verifying client does
 /// (the same CPU).

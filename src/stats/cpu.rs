@@ -35,10 +35,7 @@ impl CpuTimes {
 
 /// CPU time of the calling thread, ns (user + system).
 pub fn thread_cpu_ns() -> u64 {
-    // SAFETY: clock_gettime writes into the timespec we pass.
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::os::clock_of(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// Peak resident set size of this process image, bytes: `VmHWM` from
