@@ -153,9 +153,32 @@ pub fn value_at_ranks(h: &Histogram<u64>, ranks: &[u64]) -> Vec<Option<f64>> {
     out
 }
 
+/// The highest quantile p (0 ≤ p < 1) that `n` samples bound above at
+/// `confidence`: the largest sample bounds p exactly when
+/// pⁿ ≤ (1 − confidence)/2 (`ranks`' upper rank is then n), so
+/// p = ((1 − confidence)/2)^(1/n). 0 without samples.
+pub fn highest_bounded(n: u64, confidence: f64) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    ((1.0 - confidence) / 2.0).powf(1.0 / n as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_highest_bounded_quantile_is_where_the_upper_rank_ends() {
+        for n in [10u64, 1_000, 3_688, 100_000] {
+            let p = highest_bounded(n, 0.95);
+            let beside = 1e-4 * (1.0 - p);
+            assert!(ranks(n, p - beside, 0.95).upper.is_some(), "n {n}");
+            assert!(ranks(n, p + beside, 0.95).upper.is_none(), "n {n}");
+        }
+        // p99.9 needs 3,688 samples.
+        assert!(highest_bounded(3_687, 0.95) < 0.999 && highest_bounded(3_688, 0.95) >= 0.999);
+    }
 
     #[test]
     fn the_ranks_cover_at_least_the_confidence_and_need_enough_samples() {

@@ -58,6 +58,27 @@ pub struct IntervalSummary {
 }
 
 impl IntervalSummary {
+    /// Answers without an error reply per second, all ops together, as the
+    /// run's `ok_rate` counts them: `total` counts answered requests, and each
+    /// op's `errors` its error replies (`--successful` leaves those out of
+    /// the counts already); failures without a reply are in neither.
+    pub fn ok_rate(&self, successful: bool) -> f64 {
+        let Some(total) = self.ops.get("total") else {
+            return 0.0;
+        };
+        let replies: u64 = self
+            .ops
+            .iter()
+            .filter(|(name, _)| *name != "total")
+            .map(|(_, o)| o.errors)
+            .sum();
+        let ok = match successful {
+            true => total.count,
+            false => total.count.saturating_sub(replies),
+        };
+        ok as f64 / self.duration_s.max(1e-9)
+    }
+
     /// Refuses what no run records: a CPU time that is negative or not
     /// finite, an error class mcbench does not have (an agent's interval
     /// and a saved result are untrusted).
@@ -322,5 +343,44 @@ mod tests {
         assert_eq!(total.total_ops(), 22);
         assert_eq!(series.len(), 2);
         assert_eq!(series[1].error_classes.get("connection_lost"), Some(&3));
+    }
+
+    /// 10 gets answered, 2 of them with an error reply; 3 more lost with
+    /// their connection (in the total's errors, in no count).
+    fn interval() -> IntervalSummary {
+        let mut get = OpRecorder::new();
+        for _ in 0..10 {
+            get.latency.record(1_000).unwrap();
+        }
+        get.errors = 2;
+        let mut total = IntervalOp::new(&get, 2.0);
+        total.errors = 5;
+        let ops = [
+            ("get".to_string(), IntervalOp::new(&get, 2.0)),
+            ("total".to_string(), total),
+        ];
+        IntervalSummary {
+            index: 0,
+            time_s: 2.0,
+            duration_s: 2.0,
+            ops: ops.into_iter().collect(),
+            hits: 0,
+            misses: 0,
+            errors: 5,
+            error_classes: Default::default(),
+            client_cpu_s: 0.0,
+            bytes_tx: 0,
+            bytes_rx: 0,
+            send_lag_hdr: Hdr::encode(&crate::stats::new_histogram()),
+            servers: Vec::new(),
+            replica: None,
+        }
+    }
+
+    #[test]
+    fn ok_is_answered_less_error_replies() {
+        assert_eq!(interval().ok_rate(false), 4.0);
+        // --successful: the error replies were never counted.
+        assert_eq!(interval().ok_rate(true), 5.0);
     }
 }

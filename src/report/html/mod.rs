@@ -97,7 +97,7 @@ fn section(page: &mut String, id: &str, title: &str) {
 /// runs could share a name.
 fn label(i: usize, r: &RunResult) -> String {
     let name = match (&r.spec.label, r.servers.is_empty()) {
-        (Some(l), _) => l.chars().take(crate::spec::MAX_LABEL).collect(),
+        (Some(l), _) => l.clone(),
         (None, false) => r.servers.join(", "),
         (None, true) => "embedded memcached".to_string(),
     };

@@ -4,6 +4,7 @@
 
 use super::charts::{self, style, Series};
 use super::{figure, label, Swatch};
+use crate::precision::order::highest_bounded;
 use crate::result::RunResult;
 
 pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
@@ -93,16 +94,10 @@ fn lines(runs: &[RunResult], op: &str) -> Result<(Vec<Series>, Vec<f64>), String
     Ok((out, ends))
 }
 
-/// The highest 1/(1−p) whose p-quantile `n` samples bound above at 95 %:
-/// the largest sample bounds p exactly when pⁿ ≤ 2.5 %
-/// (`precision::order::ranks`), so p = 0.025^(1/n).
-pub fn bounded_up_to(n: u64) -> f64 {
-    if n == 0 {
-        return 1.0;
-    }
-    let tail = (1.0 - crate::precision::CONFIDENCE) / 2.0;
-    let p = tail.powf(1.0 / n as f64);
-    1.0 / (1.0 - p)
+/// Where a line of `n` samples ends: 1/(1−p) of the highest percentile
+/// they bound above.
+fn bounded_up_to(n: u64) -> f64 {
+    1.0 / (1.0 - highest_bounded(n, crate::precision::CONFIDENCE))
 }
 
 /// (1/(1−p), µs) from p = 0, 20 points a decade, up to where the samples
@@ -124,22 +119,4 @@ fn points(h: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f64)> {
         out.push(at(end));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::bounded_up_to;
-    use crate::precision::order::ranks;
-
-    #[test]
-    fn a_line_ends_where_the_order_statistics_stop_bounding() {
-        for n in [10u64, 1_000, 3_688, 100_000] {
-            let p = 1.0 - 1.0 / bounded_up_to(n);
-            let beside = 1e-4 * (1.0 - p);
-            assert!(ranks(n, p - beside, 0.95).upper.is_some(), "n {n}");
-            assert!(ranks(n, p + beside, 0.95).upper.is_none(), "n {n}");
-        }
-        // p99.9 needs 3,688 samples.
-        assert!(bounded_up_to(3_687) < 1e3 && bounded_up_to(3_688) >= 1e3);
-    }
 }

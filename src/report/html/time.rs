@@ -22,7 +22,7 @@ pub fn write(page: &mut String, runs: &[RunResult], t_end: f64) -> Result<(), St
             i,
             0,
             n,
-            per_interval(r, |s| Ok(ok_rate(s, r.spec.successful)))?,
+            per_interval(r, |s| Ok(s.ok_rate(r.spec.successful)))?,
         ));
         for (k, p) in [(0, 99.0), (1, 50.0)] {
             let points = per_interval(r, |s| total_percentile(s, p))?;
@@ -128,27 +128,6 @@ fn per_interval(
         .collect()
 }
 
-/// Answers without an error reply per second, all ops together, as the
-/// run's `ok_rate` counts them: `total` counts answered requests, and each
-/// op's `errors` its error replies (`--successful` leaves those out of
-/// the counts already); failures without a reply are in neither.
-fn ok_rate(s: &IntervalSummary, successful: bool) -> f64 {
-    let Some(total) = s.ops.get("total") else {
-        return 0.0;
-    };
-    let replies: u64 = s
-        .ops
-        .iter()
-        .filter(|(name, _)| *name != "total")
-        .map(|(_, o)| o.errors)
-        .sum();
-    let ok = match successful {
-        true => total.count,
-        false => total.count.saturating_sub(replies),
-    };
-    ok as f64 / s.duration_s.max(1e-9)
-}
-
 /// The interval's latency at `percent`, all ops together, µs.
 fn total_percentile(s: &IntervalSummary, percent: f64) -> Result<f64, String> {
     match s.ops.get("total") {
@@ -168,49 +147,4 @@ pub fn axis_end(runs: &[RunResult]) -> f64 {
         .flat_map(|r| &r.server_stats)
         .flat_map(|row| row.intervals.iter().map(|s| s.time_s));
     client.chain(servers).fold(0.0, f64::max)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ok_rate;
-    use crate::stats::{new_histogram, Hdr, IntervalOp, IntervalSummary, OpRecorder};
-
-    /// 10 gets answered, 2 of them with an error reply; 3 more lost with
-    /// their connection (in the total's errors, in no count).
-    fn interval() -> IntervalSummary {
-        let mut get = OpRecorder::new();
-        for _ in 0..10 {
-            get.latency.record(1_000).unwrap();
-        }
-        get.errors = 2;
-        let mut total = IntervalOp::new(&get, 2.0);
-        total.errors = 5;
-        let ops = [
-            ("get".to_string(), IntervalOp::new(&get, 2.0)),
-            ("total".to_string(), total),
-        ];
-        IntervalSummary {
-            index: 0,
-            time_s: 2.0,
-            duration_s: 2.0,
-            ops: ops.into_iter().collect(),
-            hits: 0,
-            misses: 0,
-            errors: 5,
-            error_classes: Default::default(),
-            client_cpu_s: 0.0,
-            bytes_tx: 0,
-            bytes_rx: 0,
-            send_lag_hdr: Hdr::encode(&new_histogram()),
-            servers: Vec::new(),
-            replica: None,
-        }
-    }
-
-    #[test]
-    fn ok_is_answered_less_error_replies() {
-        assert_eq!(ok_rate(&interval(), false), 4.0);
-        // --successful: the error replies were never counted.
-        assert_eq!(ok_rate(&interval(), true), 5.0);
-    }
 }
