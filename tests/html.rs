@@ -212,6 +212,22 @@ fn an_open_loop_run_with_server_stats_answers_first() {
             html.to_str().unwrap(),
         ],
     );
+    // The server is the judge of the counts the page prints: it saw the
+    // preload's 10,000 sets and every measured request, besides any
+    // still unanswered when the run stopped.
+    let served = m.stat("cmd_get") + m.stat("cmd_set");
+    let unanswered = ["cut_off", "timeout", "connection_lost"]
+        .map(|c| j["errors"][c].as_u64().unwrap())
+        .iter()
+        .sum::<u64>();
+    let counted = 10_000 + j["total"]["count"].as_u64().unwrap();
+    let beyond = served
+        .checked_sub(counted)
+        .unwrap_or_else(|| panic!("the server saw {served} commands, the JSON {counted}"));
+    assert!(
+        beyond <= unanswered,
+        "{served} commands, {unanswered} unanswered"
+    );
     let probe = probe_page(&html, 1280);
     assert_well_made(&html, &probe, &[&j]);
     assert_spectra(&probe, 1);
