@@ -22,6 +22,15 @@ pub enum Warning {
     LateSchedule {
         send_lag_p99_us: f64,
     },
+    /// The requests at the tail were made mostly of the client's own time
+    /// (its queue and its receive, by the kernel's stamps), and more than
+    /// the late-schedule limit of it.
+    ClientTail {
+        percentile: f64,
+        latency_us: f64,
+        client_queue_us: f64,
+        client_receive_us: f64,
+    },
     /// The measurement connections (`--measure-connections`) were late to
     /// their own schedule: their latency, which an SLO reads, holds the
     /// client's delay. (A group that cannot carry its rate because the
@@ -124,6 +133,7 @@ impl Warning {
         matches!(
             self,
             Warning::LateSchedule { .. }
+                | Warning::ClientTail { .. }
                 | Warning::MeasureLate { .. }
                 | Warning::WorkerSaturated { .. }
         )
@@ -141,6 +151,18 @@ impl fmt::Display for Warning {
                 f,
                 "CLIENT-BOUND: mcbench sent late (send lag p99 {send_lag_p99_us:.0} µs > {LAG_P99_LIMIT_US:.0} µs); \
                  these results measure the client, not the server. Use more threads or a lower rate."
+            ),
+            Warning::ClientTail {
+                percentile,
+                latency_us,
+                client_queue_us,
+                client_receive_us,
+            } => write!(
+                f,
+                "CLIENT-BOUND: the requests at p{percentile} ({latency_us:.0} µs) spent {:.0} µs in mcbench itself \
+                 (queue {client_queue_us:.0} µs, receive {client_receive_us:.0} µs, by the kernel's stamps); \
+                 this tail is the client's, not the server's. Use more threads, connections or a lower rate.",
+                client_queue_us + client_receive_us
             ),
             Warning::MeasureLate { send_lag_p99_us } => write!(
                 f,

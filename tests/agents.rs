@@ -66,6 +66,11 @@ fn three_agents_merge_to_the_servers_own_count() {
         hdr(&v["total"]["latency_hdr"]).len(),
         count(&v, "total.count")
     );
+    // So do the latency's parts, which every agent's kernel stamped.
+    assert_eq!(
+        count(&v, "total.latency_parts.requests"),
+        count(&v, "total.count")
+    );
     // The text report goes to stderr when the JSON takes stdout.
     assert!(stderr(&out).contains("Agents (3;"), "{}", stderr(&out));
     assert!(stderr(&out).contains("clock offset"), "{}", stderr(&out));
@@ -84,6 +89,10 @@ fn three_agents_merge_to_the_servers_own_count() {
         // The merged interval holds the agents' load-thread CPU: some,
         // and no more than three agents of one load thread each can use
         // (a core each, with slack for where the thread clocks are read).
+        // Each interval carries the parts of every agent's requests in it.
+        let parts = i["ops"]["total"]["parts_hdr"].as_array().unwrap();
+        assert_eq!(parts.len(), 4, "{i}");
+        assert_eq!(hdr(&parts[2]).len(), count(i, "ops.total.count"));
         let cpu = f(i, "client_cpu_s");
         assert!(cpu > 0.0 && cpu <= 3.0 * 1.5 * f(i, "duration_s"), "{i}");
     }

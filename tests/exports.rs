@@ -170,7 +170,15 @@ print(json.dumps({
             "p99_lower_us",
             "p99_upper_us",
             "p99.9_lower_us",
-            "p99.9_upper_us"
+            "p99.9_upper_us",
+            "client_queue_mean_us",
+            "client_queue_p99_us",
+            "send_path_mean_us",
+            "send_path_p99_us",
+            "network_server_mean_us",
+            "network_server_p99_us",
+            "client_receive_mean_us",
+            "client_receive_p99_us",
         ]
     );
     assert_eq!(f(&py, "count"), f(&j, "total.count"));

@@ -318,23 +318,25 @@ fn depth_keeps_that_many_in_flight_and_refill_batch_lets_it_drain() {
 }
 
 /// From `--save`'s samples: each request's send lag (intended send to
-/// actual send, µs, as latency minus service time), sorted; how many
-/// separate instants the requests went out at (sends under 20 µs apart
-/// are one); and the coefficient of variation of the gaps between sends.
+/// its transmit stamp, µs: client queue plus send path; unstamped,
+/// intended send to the send call, latency minus service time), sorted;
+/// how many separate instants the requests went out at (sends under
+/// 20 µs apart are one); and the coefficient of variation of the gaps
+/// between sends.
 fn sends(samples: &Path) -> (Vec<f64>, usize, f64) {
     let text = std::fs::read_to_string(samples).unwrap();
     let mut lags = Vec::new();
     let mut sent = Vec::new();
     for line in text.lines().skip(1) {
-        let v: Vec<i64> = line
-            .split('\t')
-            .enumerate()
-            .filter(|(i, _)| [0, 2, 3].contains(i))
-            .map(|(_, x)| x.parse().unwrap())
-            .collect();
-        let (intended, latency, service) = (v[0], v[1], v[2]);
-        lags.push((latency - service) as f64 / 1e3);
-        sent.push(intended + latency - service);
+        let cols: Vec<&str> = line.split('\t').collect();
+        let num = |i: usize| cols[i].parse::<i64>().ok();
+        let (intended, latency, service) = (num(0).unwrap(), num(2).unwrap(), num(3).unwrap());
+        let lag = match (num(5), num(6)) {
+            (Some(queue), Some(send_path)) => queue + send_path,
+            _ => latency - service,
+        };
+        lags.push(lag as f64 / 1e3);
+        sent.push(intended + lag);
     }
     lags.sort_by(f64::total_cmp);
     sent.sort();

@@ -68,6 +68,30 @@ fn assert_well_made(page: &Path, probe: &Value, runs: &[&Value]) {
         probe["headline_bottom"]
     );
     assert_eq!(sections.last(), Some(&"settings"), "{sections:?}");
+    let spectrum = sections.iter().position(|s| *s == "spectrum");
+    assert_eq!(
+        sections.get(spectrum.unwrap() + 1),
+        Some(&"parts"),
+        "{sections:?}"
+    );
+    // Each latency-parts bar is split as its figures are, edge to edge.
+    for stack in probe["stacks"].as_array().unwrap() {
+        let width = num(&stack["width"]);
+        let parts: Vec<f64> = stack["parts"].as_array().unwrap().iter().map(num).collect();
+        let values: Vec<f64> = stack["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(num)
+            .collect();
+        let (drawn, sum) = (parts.iter().sum::<f64>(), values.iter().sum::<f64>());
+        assert!(width > 50.0 && (drawn - width).abs() <= 1.5, "{stack}");
+        for (p, v) in parts.iter().zip(&values) {
+            // Figures print to 0.1 µs; bars are laid out to the pixel.
+            let share = v / sum * width;
+            assert!((p - share).abs() <= 1.5 + 0.05 / sum * width, "{stack}");
+        }
+    }
     for chart in probe["charts"].as_array().unwrap() {
         let title = chart["title"].as_str().unwrap();
         let lines = chart["lines"].as_array().unwrap();
@@ -231,6 +255,15 @@ fn an_open_loop_run_with_server_stats_answers_first() {
     let probe = probe_page(&html, 1280);
     assert_well_made(&html, &probe, &[&j]);
     assert_spectra(&probe, 1);
+    // A bar per op type and total, per percentile the JSON took apart.
+    let taken_apart = |k: &str| j[k]["latency_parts"]["at"].as_array().unwrap().len();
+    let bars = taken_apart("total")
+        + ["get", "set"]
+            .map(|op| j["ops"][op].clone())
+            .iter()
+            .map(|o| o["latency_parts"]["at"].as_array().map_or(0, Vec::len))
+            .sum::<usize>();
+    assert_eq!(probe["stacks"].as_array().unwrap().len(), bars);
     let figures = &probe["figures"];
     assert_printed(
         figures["ok_rate"][0].as_str().unwrap(),

@@ -191,7 +191,7 @@ fn figures_no_run_records_are_refused() {
         serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
     assert!(!j["intervals"].as_array().unwrap().is_empty());
     type Spoil = fn(&mut serde_json::Value);
-    let hostile: [(&str, Spoil); 4] = [
+    let hostile: [(&str, Spoil); 6] = [
         ("CPU time", |j| {
             j["intervals"][0]["client_cpu_s"] = (-1.0).into()
         }),
@@ -203,6 +203,14 @@ fn figures_no_run_records_are_refused() {
             |j| j["spec"]["decide"] = serde_json::json!({"percentile": 99.0, "bound_us": 1e308}),
         ),
         ("--label", |j| j["spec"]["label"] = "\u{1b}[2Jgone".into()),
+        // Parts whose sums no latency in their band could make.
+        ("latency parts: band", |j| {
+            j["total"]["latency_parts"]["bands"][0]["sums_ns"][0] = u64::MAX.into()
+        }),
+        ("latency parts: 1 histograms", |j| {
+            let ops = &mut j["intervals"][0]["ops"]["total"];
+            ops["parts_hdr"] = serde_json::json!([ops["latency_hdr"].clone()])
+        }),
     ];
     let html = path_in(d, "out.html");
     for (needle, spoil) in hostile {

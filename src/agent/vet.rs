@@ -56,6 +56,11 @@ fn op(name: &str, o: &OpSummary, limit_s: f64) -> Result<(), String> {
     if o.count as f64 > MAX_RATE * limit_s {
         return Err(format!("{name}: {} requests in {limit_s:.1} s", o.count));
     }
+    if let Some(parts) = &o.latency_parts {
+        parts
+            .recorder(o.count)
+            .map_err(|e| format!("{name}: {e}"))?;
+    }
     answered_keys(name, o.hits, o.misses, o.count)
 }
 

@@ -23,6 +23,7 @@ pub fn interval(s: &IntervalSummary) -> pb::Interval {
                 errors: o.errors,
                 latency_hdr: o.latency_hdr.bytes().to_vec(),
                 service_time_hdr: o.service_time_hdr.bytes().to_vec(),
+                parts_hdr: o.parts_hdr.iter().map(|h| h.bytes().to_vec()).collect(),
             })
             .collect(),
         hits: s.hits,
@@ -59,8 +60,16 @@ pub fn summary(i: pb::Interval) -> Result<IntervalSummary, String> {
             misses: o.misses,
             errors: o.errors,
             left_out: 0,
+            parts: None,
         };
-        ops.insert(o.op, IntervalOp::new(&r, secs));
+        let mut op = IntervalOp::new(&r, secs);
+        op.parts_hdr = (o.parts_hdr.into_iter())
+            .map(Hdr::from_bytes)
+            .collect::<Result<_, _>>()?;
+        // Four histograms of as many requests, at most the count.
+        op.parts()
+            .map_err(|e| format!("interval {}: {}: {e}", i.index, o.op))?;
+        ops.insert(o.op, op);
     }
     let summary = IntervalSummary {
         index: i.index,

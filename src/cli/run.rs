@@ -689,6 +689,23 @@ pub struct RunArgs {
     #[arg(help_heading = "Load and schedule", long)]
     pub busy_poll: bool,
 
+    /// Take each latency apart by the kernel's own stamps (on), or not (off).
+    ///
+    /// Take each latency apart by the kernel's own stamps (on, the default), or
+    /// not (off). The kernel stamps when each request's last byte was
+    /// transmitted (`SO_TIMESTAMPING`, software, numbered by byte) and when
+    /// each answer's last byte was received, and every output splits each
+    /// op's latency into client queue (intended send to the send call), send
+    /// path (to the transmit stamp), network and server (to the receive stamp)
+    /// and client receive (to the answer parsed; nothing where answers are
+    /// timed by their stamp); the four add up to each request's latency. The
+    /// open loop's send lag is then the transmit stamp less the intended time,
+    /// so it holds the client's own send path. TCP without TLS only: over
+    /// TLS, UDP, unix sockets and `--num-conns` the parts are left out and
+    /// the report says why.
+    #[arg(help_heading = "Output", hide_short_help = true, long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    pub kernel_stamps: bool,
+
     /// Open loop: let one wake-up send the arrivals due within W (less CPU,
     /// measured wait).
     ///
@@ -1394,6 +1411,7 @@ impl RunArgs {
             facebook: self.facebook,
             conn_sock: self.conn_sock,
             busy_poll: self.busy_poll,
+            kernel_stamps: self.kernel_stamps,
             read_answers: self.read_answers,
             schedule: ScheduleFlags {
                 rate: self.rate,

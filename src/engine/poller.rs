@@ -16,6 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub const READABLE: u32 = EventFlags::IN.bits();
 pub const WRITABLE: u32 = EventFlags::OUT.bits();
+/// The socket's error queue holds something (a transmit stamp), or it
+/// failed.
+pub const ERROR: u32 = EventFlags::ERR.bits();
 pub const HANGUP: u32 = EventFlags::HUP.bits() | EventFlags::ERR.bits() | EventFlags::RDHUP.bits();
 
 /// Set once `epoll_pwait2` is found missing (kernels before 5.11); waits

@@ -10,6 +10,7 @@
 use super::Exporter;
 use crate::result::{percentile_label, percentile_us, Curve, RunResult};
 use crate::stats::max_us;
+use crate::stats::parts::PART_NAMES;
 
 pub struct CsvExporter;
 
@@ -49,6 +50,16 @@ fn interval_cells(h: &hdrhistogram::Histogram<u64>, percentiles: &[f64]) -> Vec<
         .collect()
 }
 
+/// Each part's mean and p99 over an interval, µs; empty where unstamped.
+fn part_cells(op: &crate::stats::IntervalOp) -> Result<Vec<String>, String> {
+    Ok(match op.parts()? {
+        Some(p) => (p.hists.iter())
+            .flat_map(|h| [h.mean() / 1e3, percentile_us(h, 99.0)].map(|v| format!("{v:.3}")))
+            .collect(),
+        None => vec![String::new(); 2 * PART_NAMES.len()],
+    })
+}
+
 impl Exporter for CsvExporter {
     fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
         let r = &runs[0];
@@ -69,6 +80,12 @@ impl Exporter for CsvExporter {
             header.push(format!("{label}_lower_us"));
             header.push(format!("{label}_upper_us"));
         }
+        // The latency's parts over the interval (`stats::parts`): empty
+        // cells where the kernel stamped nothing.
+        for part in PART_NAMES {
+            header.push(format!("{part}_mean_us"));
+            header.push(format!("{part}_p99_us"));
+        }
         w.write_record(&header).map_err(|e| e.to_string())?;
         for s in &r.intervals {
             for (name, op) in &s.ops {
@@ -88,6 +105,7 @@ impl Exporter for CsvExporter {
                 row.push(format!("{:.3}", max_us(&h)));
                 row.extend([op.hits, op.misses, op.errors].map(|n| n.to_string()));
                 row.extend(interval_cells(&h, &r.percentiles));
+                row.extend(part_cells(op)?);
                 w.write_record(&row).map_err(|e| e.to_string())?;
             }
         }

@@ -17,6 +17,7 @@ mod text;
 mod text_agents;
 mod text_conns;
 pub mod text_curve;
+mod text_parts;
 pub mod text_runs;
 mod text_server_stats;
 mod text_servers;

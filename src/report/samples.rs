@@ -8,7 +8,8 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// The column names, the file's first line.
-pub const SAMPLES_HEADER: &str = "intended_ns\top\tlatency_ns\tservice_ns\treply\n";
+pub const SAMPLES_HEADER: &str = "intended_ns\top\tlatency_ns\tservice_ns\treply\t\
+     client_queue_ns\tsend_path_ns\tnetwork_server_ns\tclient_receive_ns\n";
 
 pub struct SampleWriter {
     staged: StagedFile,
@@ -40,7 +41,7 @@ impl SampleWriter {
             return;
         }
         for s in samples {
-            let row = writeln!(
+            let row = write!(
                 self.out,
                 "{}\t{}\t{}\t{}\t{}",
                 s.intended_ns.saturating_sub(start_ns),
@@ -48,7 +49,8 @@ impl SampleWriter {
                 s.latency_ns.max(1),
                 s.service_ns.max(1),
                 s.reply.name()
-            );
+            )
+            .and_then(|()| write_parts(&mut self.out, s.parts));
             if let Err(e) = row {
                 self.error = Some(e);
                 return;
@@ -69,5 +71,15 @@ impl SampleWriter {
                 .map_err(|e| format!("--save {path}: {e}")),
             Err(e) => Err(format!("--save {path}: {e}")),
         }
+    }
+}
+
+/// The latency's four parts, ns, ending the row: empty cells where the
+/// kernel stamped nothing. They add up to `latency_ns` (which is at least
+/// 1: a latency of 0 shows as 1 beside parts of 0).
+fn write_parts(out: &mut impl Write, parts: Option<[u64; 4]>) -> std::io::Result<()> {
+    match parts {
+        Some([q, s, n, r]) => writeln!(out, "\t{q}\t{s}\t{n}\t{r}"),
+        None => writeln!(out, "\t\t\t\t"),
     }
 }

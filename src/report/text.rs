@@ -54,6 +54,7 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
     intervals_table(out, &r.percentiles, (&r.ops, &r.total), |s| {
         &s.service_time_ci
     });
+    super::text_parts::write(out, r);
     measure_group(out, r)?;
     if let Some(t) = &r.trace {
         let _ = writeln!(out, "{}\n", t.describe());
@@ -429,9 +430,13 @@ fn counters(out: &mut String, r: &RunResult) {
     );
     match c.open_loop.then_some(&c.send_lag_us) {
         Some(l) => {
+            let to = match r.total.latency_parts {
+                Some(_) => " (to the kernel's transmit stamp)",
+                None => "",
+            };
             let _ = writeln!(
                 out,
-                "send lag: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection",
+                "send lag{to}: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection",
                 l.p50, l.p99, l.max, c.waits
             );
             if let Some(cv) = c.send_gap_cv {

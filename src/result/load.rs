@@ -37,6 +37,18 @@ impl RunResult {
         for s in &r.intervals {
             s.check()?;
         }
+        for (name, op) in r
+            .ops
+            .iter()
+            .map(|(n, o)| (n.as_str(), o))
+            .chain([("total", &r.total)])
+        {
+            if let Some(parts) = &op.latency_parts {
+                parts
+                    .recorder(op.count)
+                    .map_err(|e| format!("{name}: {e}"))?;
+            }
+        }
         Ok(r)
     }
 }

@@ -182,6 +182,10 @@ pub(super) fn merge_op(parts: &[&OpSummary], secs: f64) -> Result<OpSummary, Str
         errors: parts.iter().map(|p| p.errors).sum(),
         // Summaries' errors hold any left out already.
         left_out: 0,
+        parts: merged_parts(parts.iter().filter_map(|p| {
+            let kept = p.latency_parts.as_ref()?;
+            Some(kept.recorder(p.count))
+        }))?,
     };
     let secs = secs.max(1e-9);
     let ok: u64 = parts.iter().map(|p| p.ok).sum();
@@ -326,7 +330,20 @@ fn added<'a>(parts: impl Iterator<Item = &'a IntervalOp>) -> Result<OpRecorder, 
         misses: ps.iter().map(|p| p.misses).sum(),
         errors: ps.iter().map(|p| p.errors).sum(),
         left_out: 0,
+        parts: merged_parts(ps.iter().filter_map(|p| p.parts().transpose()))?,
     })
+}
+
+/// The latency parts of several runs or intervals added (none where none
+/// was stamped); the first that does not check refuses them all.
+fn merged_parts(
+    parts: impl Iterator<Item = Result<crate::stats::parts::PartsRecorder, String>>,
+) -> Result<Option<Box<crate::stats::parts::PartsRecorder>>, String> {
+    let mut all: Option<Box<crate::stats::parts::PartsRecorder>> = None;
+    for p in parts {
+        all.get_or_insert_with(Box::default).merge(&p?);
+    }
+    Ok(all)
 }
 
 /// Per-server rows of the same servers, added row by row.

@@ -9,6 +9,7 @@ pub mod curve;
 mod load;
 mod measure;
 mod merge;
+pub mod parts;
 mod precision;
 mod replication;
 mod run_set;
@@ -32,6 +33,7 @@ pub use connections::{Connections, SizeSummary};
 pub use curve::{decide, Curve, CurveKind, CurvePoint, Slo, Verdict};
 pub use measure::MeasureSummary;
 pub use merge::{add_intervals, merge, merge_interval, ops_of_intervals, start_spread_s};
+pub use parts::LatencyParts;
 pub use precision::{PercentileCheck, PrecisionVerdict, RateHeld};
 pub use replication::{ReplicationLag, ReplicationSummary};
 pub use run_set::{differences, spreads, Difference, Metric, RunSet, Spread, RUN_SET_SCHEMA};
@@ -163,6 +165,10 @@ pub struct OpSummary {
     pub latency_ci: Vec<crate::precision::Estimate>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub service_time_ci: Vec<crate::precision::Estimate>,
+    /// The latency taken apart by the kernel's stamps (none where it
+    /// stamped no request: `RunSpec::latency_parts_blocker`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_parts: Option<LatencyParts>,
 }
 
 /// Summary of one histogram, µs.
@@ -393,6 +399,9 @@ pub(crate) fn op_summary_table(
         let r = t.op(op).unwrap_or(&empty);
         all.latency.add(&r.latency).expect("same bounds");
         all.service.add(&r.service).expect("same bounds");
+        if let Some(p) = r.stamped_parts() {
+            all.parts.get_or_insert_with(Box::default).merge(p);
+        }
         if r.count() > 0 || spec.mix.share_of(op) > 0.0 {
             ops.insert(op.name().to_string(), op_summary(r, secs));
         }
@@ -439,6 +448,7 @@ fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {
         service_time_hdr: Hdr::encode(&r.service),
         latency_ci: Vec::new(),
         service_time_ci: Vec::new(),
+        latency_parts: r.stamped_parts().and_then(LatencyParts::of),
     }
 }
 

@@ -101,6 +101,9 @@ fn fill(
 ) -> Result<(), String> {
     let series = |pick: fn(&crate::stats::IntervalOp) -> &Hdr| series_of(full, op, pick);
     let lat = s.latency_hdr.decode()?;
+    if let Some(parts) = s.latency_parts.as_mut() {
+        parts.at = parts.at_percentiles(&lat, pcts);
+    }
     let lat_parts = series(|o| &o.latency_hdr)?;
     s.latency_ci = estimates(&lat, &lat_parts, pcts, (censored, timeout_ns));
     let svc = s.service_time_hdr.decode()?;

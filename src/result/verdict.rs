@@ -113,6 +113,7 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             send_lag_p99_us: lag.p99,
         });
     }
+    w.extend(client_tail(t));
     // The measurement group keeps its own schedule: late to it, its
     // latency (what an SLO reads) is the client's too.
     if let Some(m) = &out.measure {
@@ -229,6 +230,36 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
     w
 }
 
+/// The requests at p99 of every op together: a warning when more than
+/// half their latency, and more than the late-schedule limit, was the
+/// client's own queue and receive (`stats::parts`).
+fn client_tail(t: &crate::stats::Recorder) -> Option<Warning> {
+    const P: f64 = 99.0;
+    let mut latency = crate::stats::new_histogram();
+    let mut parts = crate::stats::parts::PartsRecorder::default();
+    for (_, op) in t.ops() {
+        latency.add(&op.latency).expect("same bounds");
+        if let Some(p) = op.stamped_parts() {
+            parts.merge(p);
+        }
+    }
+    if latency.is_empty() {
+        return None;
+    }
+    let at = parts.at(latency.value_at_quantile(P / 100.0))?;
+    let [queue, _, _, receive] = at.mean_ns.map(|ns| ns / 1e3);
+    let latency_us = at.mean_ns.iter().sum::<f64>() / 1e3;
+    // A wait for a free connection is the server's pace, not the client's.
+    let queue = queue - at.waited_ns / 1e3;
+    let client = queue + receive;
+    (client > 0.5 * latency_us && client > LAG_P99_LIMIT_US).then_some(Warning::ClientTail {
+        percentile: P,
+        latency_us,
+        client_queue_us: queue,
+        client_receive_us: receive,
+    })
+}
+
 /// Open loop: the rate answered missed the target by more than 1 % and
 /// by more than the Poisson count's own noise (3 standard deviations of
 /// the requests expected over the run).
@@ -310,6 +341,40 @@ mod tests {
         };
         assert!(!behind(1) && !behind(MAX_INTERVALS_BEHIND));
         assert!(behind(MAX_INTERVALS_BEHIND + 1));
+    }
+
+    /// Latencies of 2 ms at p99: client-bound when the stamps say most of
+    /// them was mcbench's own queue or receive, not when it was the
+    /// network and server, nor when the client's share is under 1 ms.
+    #[test]
+    fn a_tail_made_in_the_client_is_client_bound() {
+        let tail = |parts: [u64; 4], waited: u64| {
+            let mut out = outcome(1000, 0, 0.1);
+            let op = out.total.record_op(OpKind::Get, 2_000_000, 1_000);
+            for _ in 0..1000 {
+                op.record_parts([0, 0, 1_000_000, 0], 0);
+            }
+            for _ in 0..20 {
+                op.record_parts(parts, waited);
+            }
+            for _ in 0..19 {
+                out.total.record_op(OpKind::Get, 2_000_000, 1_000);
+            }
+            let (bound, w) = verdict(&out, true);
+            let said = w.iter().any(|w| matches!(w, Warning::ClientTail { .. }));
+            assert_eq!(bound, said, "{w:?}");
+            said
+        };
+        assert!(tail([1_200_000, 0, 700_000, 100_000], 0));
+        assert!(tail([100_000, 0, 700_000, 1_200_000], 0));
+        assert!(!tail([100_000, 0, 1_800_000, 100_000], 0));
+        // Queued for a free connection: every one was at its depth.
+        assert!(!tail([1_200_000, 0, 700_000, 100_000], 1_000_000));
+        // Mostly the client's, but under a millisecond of it.
+        let mut out = outcome(1000, 0, 0.1);
+        let op = out.total.record_op(OpKind::Get, 900_000, 1_000);
+        op.record_parts([800_000, 0, 100_000, 0], 0);
+        assert!(verdict(&out, true).1.is_empty());
     }
 
     #[test]

@@ -219,6 +219,11 @@ pub struct RunSpec {
     /// default; their `-B` blocks): no wake-up latency, a CPU per worker.
     #[serde(default)]
     pub busy_poll: bool,
+    /// `--kernel-stamps`: the kernel stamps each request as transmitted and
+    /// each answer as received, to take every latency apart and time the
+    /// send lag (where it can: `latency_parts_blocker`).
+    #[serde(default = "yes")]
+    pub kernel_stamps: bool,
     /// `--read-answers`: when an open loop's workers read answers (`None`:
     /// late wherever the run allows, `reads_late()`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,6 +282,10 @@ pub struct RunSpec {
 
 fn one() -> usize {
     1
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// libmemcached's default: modula with one-at-a-time.

@@ -38,6 +38,30 @@ impl RunSpec {
         self.reads_late() || (!self.read_delay.is_zero() && self.tcp_only())
     }
 
+    /// Why the kernel cannot take this run's latencies apart, if it
+    /// cannot (`kernel_stamps`).
+    pub fn latency_parts_blocker(&self) -> Option<&'static str> {
+        let blockers = [
+            (!self.kernel_stamps, "--kernel-stamps off"),
+            (
+                !self.tcp_only() || self.facebook,
+                "the kernel stamps TCP only, not UDP or unix sockets",
+            ),
+            (
+                self.tls.is_some(),
+                "over TLS the kernel stamps records, not requests",
+            ),
+            (
+                self.churn().is_some(),
+                "--num-conns opens connections as it goes",
+            ),
+        ];
+        blockers
+            .iter()
+            .find(|(given, _)| *given)
+            .map(|(_, why)| *why)
+    }
+
     fn tcp_only(&self) -> bool {
         self.servers.iter().all(ServerAddr::is_tcp)
     }

@@ -96,6 +96,10 @@ impl IntervalSummary {
                 self.index
             ));
         }
+        for (name, op) in &self.ops {
+            op.parts()
+                .map_err(|e| format!("interval {}: {name}: {e}", self.index))?;
+        }
         Ok(())
     }
 }
@@ -149,6 +153,10 @@ pub struct IntervalOp {
     /// Latency and service time, ns, HdrHistogram V2 compressed.
     pub latency_hdr: Hdr,
     pub service_time_hdr: Hdr,
+    /// The latency's parts (`stats::parts::PART_NAMES` order), ns, where
+    /// the kernel stamped requests; empty where it stamped none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts_hdr: Vec<Hdr>,
 }
 
 struct Pending {
@@ -257,6 +265,9 @@ fn summarise(
     for (op, rec) in r.ops().filter(|(_, rec)| rec.count() > 0) {
         all.latency.add(&rec.latency).expect("same bounds");
         all.service.add(&rec.service).expect("same bounds");
+        if let Some(p) = rec.stamped_parts() {
+            all.parts.get_or_insert_with(Box::default).merge(p);
+        }
         ops.insert(op.name().to_string(), interval_op(rec, secs));
     }
     all.hits = r.hits;
@@ -304,7 +315,19 @@ impl IntervalOp {
             errors: r.error_replies(),
             latency_hdr: Hdr::encode(h),
             service_time_hdr: Hdr::encode(&r.service),
+            parts_hdr: r
+                .stamped_parts()
+                .map_or(Vec::new(), |p| p.hists.iter().map(Hdr::encode).collect()),
         }
+    }
+
+    /// The parts' histograms as a recorder (without bands), checked: four
+    /// of them, each of as many requests, at most `count`.
+    pub fn parts(&self) -> Result<Option<super::parts::PartsRecorder>, String> {
+        if self.parts_hdr.is_empty() {
+            return Ok(None);
+        }
+        super::parts::PartsRecorder::of_hdrs(&self.parts_hdr, self.count).map(Some)
     }
 }
 

@@ -6,6 +6,7 @@ mod collector;
 mod connections;
 pub mod cpu;
 mod hdr;
+pub mod parts;
 mod recorder;
 mod send_gaps;
 mod servers;

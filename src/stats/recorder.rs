@@ -1,6 +1,7 @@
 //! Per-worker, per-interval recording: histograms and counters. Recording is
 //! a few array increments; nothing allocates after construction.
 
+use super::parts::PartsRecorder;
 use crate::workload::OpKind;
 use hdrhistogram::Histogram;
 use mcbench_proto::ResponseClass;
@@ -183,6 +184,8 @@ pub struct OpRecorder {
     /// `--successful`: error replies to this op left out of its histograms
     /// (and so of its count and `errors`).
     pub left_out: u64,
+    /// The latencies the kernel's stamps took apart (none: no stamps).
+    pub parts: Option<Box<PartsRecorder>>,
 }
 
 impl Default for OpRecorder {
@@ -200,6 +203,7 @@ impl OpRecorder {
             misses: 0,
             errors: 0,
             left_out: 0,
+            parts: None,
         }
     }
 
@@ -214,6 +218,9 @@ impl OpRecorder {
         self.misses = 0;
         self.errors = 0;
         self.left_out = 0;
+        if let Some(p) = self.parts.as_deref_mut() {
+            p.reset();
+        }
     }
 
     fn merge(&mut self, other: &OpRecorder) {
@@ -223,6 +230,22 @@ impl OpRecorder {
         self.misses += other.misses;
         self.errors += other.errors;
         self.left_out += other.left_out;
+        if let Some(b) = other.parts.as_deref() {
+            self.parts.get_or_insert_with(Box::default).merge(b);
+        }
+    }
+
+    /// Records one request's latency parts (`stats::parts::split`), of
+    /// whose client queue it `waited` ns for a free connection.
+    pub fn record_parts(&mut self, parts: [u64; 4], waited: u64) {
+        self.parts
+            .get_or_insert_with(Box::default)
+            .record(parts, waited);
+    }
+
+    /// The parts recorded, if any request had them.
+    pub fn stamped_parts(&self) -> Option<&PartsRecorder> {
+        self.parts.as_deref().filter(|p| p.requests() > 0)
     }
 
     /// Error replies, whether or not their latency was kept.
@@ -240,6 +263,8 @@ pub struct Sample {
     pub latency_ns: u64,
     pub service_ns: u64,
     pub reply: ResponseClass,
+    /// The latency's four parts, where the kernel stamped the request.
+    pub parts: Option<[u64; 4]>,
 }
 
 /// Everything one worker measured over one interval.

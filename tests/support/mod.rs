@@ -672,12 +672,15 @@ pub fn sample_latencies(path: &Path) -> Vec<u64> {
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("intended_ns\top\tlatency_ns\tservice_ns\treply")
+        Some(
+            "intended_ns\top\tlatency_ns\tservice_ns\treply\t\
+             client_queue_ns\tsend_path_ns\tnetwork_server_ns\tclient_receive_ns"
+        )
     );
     lines
         .map(|l| {
             let cols: Vec<&str> = l.split('\t').collect();
-            assert_eq!(cols.len(), 5, "{l}");
+            assert_eq!(cols.len(), 9, "{l}");
             let latency: u64 = cols[2].parse().unwrap();
             let service: u64 = cols[3].parse().unwrap();
             assert!(latency >= service, "{l}");
@@ -921,7 +924,8 @@ pub fn screenshot(page: &Path, name: &str) -> PathBuf {
 /// What Chromium laid out of an HTML report at `width` CSS pixels: the
 /// sections in order; per chart its title, data lines (stroke, dash, and
 /// how many of their points fall inside the legend's box), legend
-/// entries and width; the headline's figures and where they end; every
+/// entries and width; the headline's figures and where they end; each
+/// latency-parts bar's width, its parts' widths and the figures beside it; every
 /// settings cell; and the page's own width against the window's.
 pub fn probe_page(page: &Path, width: u32) -> Value {
     let probe = r#"<script>
@@ -961,6 +965,12 @@ const out = {
     .map(tr => [...tr.querySelectorAll('td')].map(td => td.firstChild ? td.firstChild.textContent : '')),
   settings: [...document.querySelectorAll('table.settings td')].map(e => e.textContent),
   changed: [...document.querySelectorAll('table.settings.changed td.words')].map(e => e.textContent),
+  stacks: [...document.querySelectorAll('table.parts tr')].filter(tr => tr.querySelector('div.stack')).map(tr => {
+    const d = tr.querySelector('div.stack');
+    return { width: d.getBoundingClientRect().width,
+             parts: [...d.children].map(s => s.getBoundingClientRect().width),
+             values: [...tr.querySelectorAll('td')].slice(3, 7).map(t => Number(t.textContent)) };
+  }),
   headline_bottom: (h => h ? box(h)[3] : null)(document.querySelector('#answer .figures, #answer table.headline')),
   scroll_width: document.documentElement.scrollWidth,
   client_width: document.documentElement.clientWidth,

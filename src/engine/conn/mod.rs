@@ -4,9 +4,12 @@
 
 mod asked;
 mod datagram;
+mod kernel_stamps;
 mod rx_stamp;
+mod tx_stamp;
 
 pub use datagram::{UdpState, UDP_TIMEOUT_NS};
+pub use kernel_stamps::StampedSend;
 
 use crate::net::tls::Session;
 use crate::net::Link;
@@ -27,8 +30,17 @@ pub struct InFlight {
     pub expect: Expect,
     /// When the schedule wanted it sent, ns on the worker clock.
     pub intended_ns: u64,
+    /// How long it waited in the client for a free connection, ns (every
+    /// one was at its depth: the server's pace, not the client's).
+    pub waited_ns: u64,
     /// When its bytes were handed to the kernel, ns; set at flush.
     pub sent_ns: u64,
+    /// When the kernel transmitted its last byte (`tx_stamp`), ns on the
+    /// worker clock; 0 until stamped.
+    pub tx_ns: u64,
+    /// When the kernel received its answer's last byte, ns on the worker
+    /// clock; 0 where unstamped. Set as the answer is handed over.
+    pub rx_ns: u64,
     /// Whether it counts (sent after warm-up, within the phase).
     pub measured: bool,
     /// What its answer is checked for (`--verify`, `--exp-verify`).
@@ -38,6 +50,17 @@ pub struct InFlight {
     pub end_byte: u64,
     /// Where the connection keeps the keys it asked for (set by `queued`).
     pub asked: u32,
+}
+
+impl InFlight {
+    /// The client's own lateness in sending, ns: intended send to `sent`
+    /// (the transmit stamp, else the send call), less any wait for a free
+    /// connection. A client late to notice an arrival is late however
+    /// long the arrival then waits.
+    pub fn send_lag(&self, sent: u64) -> u64 {
+        sent.saturating_sub(self.intended_ns)
+            .saturating_sub(self.waited_ns)
+    }
 }
 
 /// How a read ended.
@@ -99,6 +122,15 @@ pub struct Conn {
     rx_stamped: bool,
     /// The stamp of the last read (`CLOCK_REALTIME` ns), if it had one.
     last_stamp: Option<u64>,
+    /// The kernel stamps what the socket sends and receives
+    /// (`stamp_kernel`), to take each latency apart.
+    kernel_stamped: bool,
+    /// Widens the transmit stamps' ids into bytes written.
+    tx_offsets: tx_stamp::Offsets,
+    /// Requests newly stamped as transmitted, for the worker to take
+    /// (`take_tx_stamps`): intended and transmitted, ns, and whether
+    /// measured.
+    pub stamped_sends: Vec<StampedSend>,
     /// A stamping worker's bound on this read: what it reads was not
     /// readable before this instant (ns; 0: no bound). A stamp earlier
     /// than it is wrong (TCP gives a reordered read the stamp of a later
@@ -143,6 +175,9 @@ impl Conn {
             quiet_until: 0,
             rx_stamped: false,
             last_stamp: None,
+            kernel_stamped: false,
+            tx_offsets: tx_stamp::Offsets::default(),
+            stamped_sends: Vec::new(),
             arrived_after: 0,
             read_at: 0,
         }
@@ -313,7 +348,7 @@ impl Conn {
         *bytes_rx += n as u64;
         // A read without a stamp (none asked for, or the kernel gave none)
         // is timed when it is read.
-        let (read_at, stamped) = match self.last_stamp {
+        let (read_at, came) = match self.last_stamp {
             Some(stamp) => {
                 let (came, now) = rx_stamp::arrival(stamp, &clock);
                 (now, Some(came.max(self.arrived_after)))
@@ -321,6 +356,14 @@ impl Conn {
             None => (clock(), None),
         };
         self.read_at = read_at;
+        // Answers are timed by the stamp only where reads wait on purpose;
+        // a kernel-stamped connection keeps it for the latency's parts.
+        let stamped = came.filter(|_| self.rx_stamped);
+        let rx_ns = came.filter(|_| self.kernel_stamped).unwrap_or(0);
+        if self.kernel_stamped && self.in_flight.front().is_some_and(|r| r.tx_ns == 0) {
+            // A stamp that came after the last flush's look.
+            let _ = self.take_tx_stamps(&clock);
+        }
         let buf: &[u8] = if self.partial.is_empty() {
             &scratch[..n]
         } else {
@@ -340,9 +383,12 @@ impl Conn {
                 .parse(&buf[used..], &mut self.progress, req.expect, asked)
             {
                 Ok(Some((resp, len))) => {
-                    self.in_flight.pop_front();
+                    let Some(mut req) = self.in_flight.pop_front() else {
+                        break ReadOutcome::Broken;
+                    };
                     self.asked.release(req.asked);
                     let at = answered_at(stamped, read_at, req.sent_ns);
+                    req.rx_ns = rx_ns;
                     done(req, resp, &buf[used..used + len], at);
                     used += len;
                 }
@@ -372,7 +418,7 @@ impl Conn {
         let Some(stream) = self.stream.as_ref() else {
             return Ok(0);
         };
-        let stamped = self.rx_stamped;
+        let stamped = self.rx_stamped || self.kernel_stamped;
         if self.tls.is_some() {
             return self.read_sealed(scratch);
         }
@@ -477,6 +523,11 @@ impl Conn {
     pub fn reopen(&mut self, link: Link) -> io::Result<()> {
         if self.rx_stamped {
             rx_stamp::enable(&link.socket)?;
+        }
+        if self.kernel_stamped {
+            rx_stamp::enable(&link.socket)?;
+            tx_stamp::enable(&link.socket)?;
+            self.tx_offsets = tx_stamp::Offsets::new(self.written_bytes);
         }
         self.stream = Some(link.socket);
         // A new session counts its bytes from 0.

@@ -7,6 +7,7 @@
 
 use super::sampler::Sampler;
 use crate::engine::conn::InFlight;
+use crate::stats::parts::{split, Moments};
 use crate::stats::{ErrorClass, Recorder, Sample};
 use crate::workload::{Check, Cursor, OpKind, Workload};
 use mcbench_proto::{Protocol, Response, ResponseClass};
@@ -32,6 +33,9 @@ pub(super) struct Answers<'a> {
     pub(super) getset: bool,
     /// A replay's keys are its own: every miss of one is filled.
     pub(super) replaying: bool,
+    /// An open loop's send lag comes from transmit stamps: a request
+    /// answered without one takes its lag from its send call.
+    pub(super) lag_unstamped: bool,
     /// When the last answer came, ns (0: none yet).
     pub(super) last_now: u64,
 }
@@ -43,6 +47,9 @@ impl Answers<'_> {
         let rec = &mut *self.rec;
         let keys = &self.workload.keys;
         rec.conns.response_size.record(reply.len() as u64);
+        if req.measured && self.lag_unstamped && req.tx_ns == 0 {
+            rec.record_lag(req.send_lag(req.sent_ns));
+        }
         if req.measured {
             record_response(
                 rec,
@@ -205,6 +212,19 @@ fn record_response(
         return;
     }
     let op = rec.record_op(req.op, latency_ns, service_ns);
+    // Taken apart where the kernel stamped both ends.
+    let parts = (req.tx_ns != 0 && req.rx_ns != 0).then(|| {
+        split(Moments {
+            intended: req.intended_ns,
+            send_call: req.sent_ns,
+            tx: req.tx_ns,
+            rx: req.rx_ns,
+            answered: now,
+        })
+    });
+    if let Some(p) = parts {
+        op.record_parts(p, req.waited_ns);
+    }
     let (hits, misses) = lookups(&req, resp);
     op.hits += hits;
     op.misses += misses;
@@ -223,6 +243,7 @@ fn record_response(
             latency_ns,
             service_ns,
             reply: resp.class,
+            parts,
         });
     }
 }
@@ -316,7 +337,10 @@ mod tests {
                 hash: false,
             },
             intended_ns: 1_000,
+            waited_ns: 0,
             sent_ns: 3_000,
+            tx_ns: 0,
+            rx_ns: 0,
             measured,
             check: Check::Nothing,
             end_byte: 0,
@@ -354,6 +378,7 @@ mod tests {
             successful,
             getset: w.getset,
             replaying: false,
+            lag_unstamped: true,
             last_now: 0,
         };
         for &(req, resp) in answers {
@@ -372,6 +397,29 @@ mod tests {
         assert!(get.latency.equivalent(get.latency.max(), 4_000));
         assert!(get.service.equivalent(get.service.max(), 2_000));
         assert_eq!((get.hits, get.misses, rec.hits), (1, 0, 1));
+    }
+
+    /// Stamped at both ends, an answer's latency is taken apart (4 µs:
+    /// 2 queued, 0.5 on the send path, 1 away, 0.5 received); unstamped,
+    /// it is not, and its send lag comes from its send call.
+    #[test]
+    fn stamped_answers_are_taken_apart_and_unstamped_ones_lag_from_the_send() {
+        let w = workload(&[]);
+        let stamped = InFlight {
+            tx_ns: 3_500,
+            rx_ns: 4_500,
+            ..asked(OpKind::Get, 1, true)
+        };
+        let (rec, _) = take(&w, false, &[(stamped, hit())]);
+        let parts = rec.op(OpKind::Get).unwrap().stamped_parts().unwrap();
+        assert_eq!(
+            parts.hists.each_ref().map(|h| h.max()),
+            [2_000, 500, 1_000, 500]
+        );
+        assert_eq!(rec.send_lag.len(), 0);
+        let (rec, _) = take(&w, false, &[(asked(OpKind::Get, 1, true), hit())]);
+        assert!(rec.op(OpKind::Get).unwrap().stamped_parts().is_none());
+        assert_eq!((rec.send_lag.len(), rec.send_lag.max()), (1, 2_000));
     }
 
     #[test]

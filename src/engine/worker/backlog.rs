@@ -160,6 +160,7 @@ mod tests {
             req: None,
             intended_ns,
             measured,
+            queued_at: 0,
         }
     }
 

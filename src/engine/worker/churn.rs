@@ -394,6 +394,7 @@ impl Worker {
                 req: None,
                 intended_ns,
                 measured,
+                queued_at: 0,
             },
         );
         let gap = self.schedule().call_gaps.next_ns(&mut self.rng);

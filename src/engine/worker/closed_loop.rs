@@ -72,6 +72,7 @@ impl Worker {
                 req: Some(req),
                 intended_ns: now,
                 measured,
+                queued_at: 0,
             });
         }
         let req = match &self.requests.source {
@@ -86,6 +87,7 @@ impl Worker {
             req,
             intended_ns: now,
             measured,
+            queued_at: 0,
         })
     }
 }

@@ -34,6 +34,7 @@ mod setup;
 mod skeleton;
 mod source;
 mod stall;
+mod stamps;
 mod timeouts;
 mod wait;
 
@@ -97,6 +98,9 @@ struct Due {
     req: Option<Request>,
     intended_ns: u64,
     measured: bool,
+    /// When it began to wait in the client for a free connection (0: it
+    /// did not wait).
+    queued_at: u64,
 }
 
 pub struct Worker {
@@ -150,6 +154,9 @@ pub struct Worker {
     reads: read_policy::ReadPolicy,
     /// Requests written or queued on connections, not yet answered.
     in_flight: usize,
+    /// Every connection is stamped by the kernel: an open loop's send lag
+    /// and gaps come from transmit stamps (`stamps`).
+    tx_stamped: bool,
     /// Open loop: the arrivals' schedule, free slots and waiting requests.
     arrivals: open_loop::OpenLoop,
     /// `--trace`: the records to replay, and the keys they carry.
@@ -204,6 +211,7 @@ impl Worker {
             requests: source::Requests::new(plan.load, plan.deletes, plan.quota),
             router: setup::router(spec, nservers, conns.len()),
             has_udp: conns.iter().any(|c| c.udp.is_some()),
+            tx_stamped: !conns.is_empty() && conns.iter().all(Conn::kernel_stamped),
             reopening: reconnect::Reopening::new(conns.len()),
             conns,
             alive_on,
@@ -375,7 +383,7 @@ impl Worker {
                 self.arrivals.backlog.pop(server)
             };
             if let Some(due) = waiting {
-                self.issue(c, due);
+                self.issue_waited(c, due);
             } else {
                 self.arrivals.ready[server].push_back(c);
                 self.conns[c].listed += 1;
@@ -508,7 +516,10 @@ impl Worker {
                 key: req.key,
                 expect,
                 intended_ns: due.intended_ns,
+                waited_ns: 0,
                 sent_ns: due.intended_ns,
+                tx_ns: 0,
+                rx_ns: 0,
                 measured: due.measured,
                 check: req.check,
                 end_byte: 0,
@@ -547,7 +558,11 @@ impl Worker {
             Ok(n) => {
                 self.recorder.bytes_tx += n as u64;
                 let sent = unsent - conn.unsent();
-                if timed && sent > 0 {
+                if conn.kernel_stamped() && n > 0 {
+                    self.take_tx_stamps(c);
+                }
+                let conn = &mut self.conns[c];
+                if timed && sent > 0 && !conn.kernel_stamped() {
                     // The first send of the phase has no gap before it.
                     let (gap, count) = self.arrivals.sent(now, sent);
                     self.recorder.send_gaps.record(gap, count);

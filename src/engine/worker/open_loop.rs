@@ -116,6 +116,7 @@ impl Worker {
                 req: Some(req),
                 intended_ns: intended,
                 measured,
+                queued_at: 0,
             };
             may_harvest = self.place(due, server, now, may_harvest);
         }
@@ -139,7 +140,10 @@ impl Worker {
         let measured = intended >= self.progress.record_from;
         if measured {
             self.requests.spend();
-            self.recorder.record_lag(now - intended);
+            // Else taken from the request's transmit stamp (`stamps`).
+            if !self.lag_from_tx() {
+                self.recorder.record_lag(now - intended);
+            }
         }
         Some((intended, measured))
     }
@@ -175,7 +179,13 @@ impl Worker {
             None if self.arrivals.backlog.full(server) => self.overloaded(measured),
             None if self.alive_on[server] > 0 => {
                 self.recorder.client_waits += u64::from(measured);
-                self.arrivals.backlog.push(server, due);
+                self.arrivals.backlog.push(
+                    server,
+                    Due {
+                        queued_at: now,
+                        ..due
+                    },
+                );
             }
             None if measured => {
                 self.recorder
@@ -322,7 +332,7 @@ impl Worker {
                     break;
                 };
                 let due = self.arrivals.backlog.pop(server).expect("waits");
-                self.issue(c, due);
+                self.issue_waited(c, due);
             }
         }
     }

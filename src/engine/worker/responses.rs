@@ -20,6 +20,7 @@ impl Worker {
             return;
         }
         let (answered, last_now, outcome) = self.read_answers(c);
+        self.note_stamped_sends(c);
         self.in_flight -= answered;
         if answered > 0 {
             self.answered_on(c, last_now);
@@ -49,6 +50,7 @@ impl Worker {
     fn read_answers(&mut self, c: usize) -> (usize, u64, ReadOutcome) {
         // A group draws (and so remembers) with its lead's cursor.
         let ci = self.cursor_index(c);
+        let lag_unstamped = self.tx_stamped && self.open_loop();
         let spec = &self.shared.spec;
         let conn = &mut self.conns[c];
         let mut answers = Answers {
@@ -65,6 +67,7 @@ impl Worker {
             getset: self.shared.workload.getset && self.progress.sending,
             // A replay's keys are its own: every miss of one is filled.
             replaying: self.replay.is_some(),
+            lag_unstamped,
             last_now: 0,
         };
         let before = conn.in_flight.len();
@@ -109,6 +112,7 @@ impl Worker {
                     req: Some(Request::new(OpKind::Fill, key)),
                     intended_ns: seen,
                     measured: seen >= self.progress.record_from,
+                    queued_at: 0,
                 };
                 self.issue(c, due);
             }

@@ -49,6 +49,10 @@ pub(super) fn conns(
             c.stamp_arrivals()
                 .map_err(|e| format!("receive timestamps (SO_TIMESTAMPNS): {e}"))?;
         }
+        if spec.latency_parts_blocker().is_none() && c.udp.is_none() {
+            c.stamp_kernel()
+                .map_err(|e| format!("kernel timestamps (SO_TIMESTAMPING): {e}"))?;
+        }
         poller
             .add(c.fd(), i as u64, READABLE)
             .map_err(|e| format!("epoll: {e}"))?;

@@ -5,7 +5,7 @@
 
 use super::read_policy::Wait;
 use super::{Worker, EVENTS};
-use crate::engine::poller::{HANGUP, READABLE, WRITABLE};
+use crate::engine::poller::{ERROR, HANGUP, READABLE, WRITABLE};
 use crate::net::clock_ns;
 
 impl Worker {
@@ -86,6 +86,11 @@ impl Worker {
             }
             if flags & WRITABLE != 0 {
                 self.flush(c, clock_ns());
+            }
+            // A transmit stamp waits in the error queue (level-triggered:
+            // it wakes every poll until read).
+            if flags & ERROR != 0 && self.conns[c].kernel_stamped() {
+                self.take_tx_stamps(c);
             }
             if flags & (READABLE | HANGUP) != 0 {
                 self.conns[c].arrived_after = self.reads.arrived_after(self.conns[c].unread);

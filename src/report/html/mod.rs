@@ -1,6 +1,7 @@
 //! `--html`: one self-contained page (no script, font or style from the
 //! network), read top to bottom: the answer (throughput, tail, the
-//! verdict), the percentile spectrum, the run over time, the servers' own
+//! verdict), the percentile spectrum, the latency taken apart, the run
+//! over time, the servers' own
 //! view, the tables, and the settings that differ from the defaults.
 //! Several runs (`report A.json B.json --html F`, `run --each`) share one
 //! set of charts, a colour per run, and a headline side by side.
@@ -8,6 +9,7 @@
 mod answer;
 mod charts;
 mod curve;
+mod parts;
 mod servers;
 mod settings;
 mod spectrum;
@@ -28,6 +30,7 @@ impl Exporter for HtmlExporter {
         section(&mut page, "spectrum", "Latency by percentile");
         spectrum::write(&mut page, runs)?;
         page.push_str("</section>\n");
+        parts::write(&mut page, runs);
         let t_end = time::axis_end(runs);
         section(&mut page, "time", "Over time");
         time::write(&mut page, runs, t_end)?;
@@ -78,6 +81,10 @@ svg.plot { width: 100%; height: auto; display: block; }\n\
 ul.legend { list-style: none; padding: 0; margin: 0.2em 0; display: flex; flex-wrap: wrap; gap: 0.2em 1.4em; font-size: 0.9em; }\n\
 ul.legend svg { vertical-align: middle; margin-right: 0.3em; }\n\
 .warn { color: #a00; }\n\
+td.stack { width: 40%; min-width: 10em; }\n\
+div.stack { display: flex; height: 1em; -webkit-print-color-adjust: exact; print-color-adjust: exact; }\n\
+div.stack span { display: block; height: 100%; }\n\
+p.note { color: #555; font-size: 0.9em; margin-top: -0.6em; }\n\
 @media print { body { max-width: none; } .verdict { border: 1px solid #999; } }\n";
 
 fn head(title: &str) -> String {

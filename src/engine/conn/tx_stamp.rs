@@ -1,0 +1,229 @@
+//! Kernel transmit timestamps (`SO_TIMESTAMPING`, software, `OPT_ID`):
+//! when each write's last byte left the socket layer for the device,
+//! read back from the socket's error queue.
+//!
+//! Over `libc` because neither rustix nor socket2 wraps the option, the
+//! error queue or its control messages.
+//!
+//! What a stamp is: `CLOCK_REALTIME` when the device (loopback, veth or a
+//! NIC's driver) took the segment holding the last byte of one `send`.
+//! On TCP, `OPT_ID` numbers it by that byte: the bytes sent on the socket
+//! since stamping began, less one, in 32 bits (`Offsets` widens them).
+//! `OPT_TSONLY` keeps the sent bytes out of the queue: a stamp costs a
+//! few dozen bytes of the receive buffer until read.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// `SCM_TSTAMP_SND`: the stamp of a segment handed to the device
+/// (`linux/errqueue.h`; not in `libc`).
+const SCM_TSTAMP_SND: u32 = 0;
+
+/// Asks the kernel to stamp each write on `socket` as it is transmitted.
+/// Call it before the socket's first byte is written: offsets count from
+/// the bytes written by then (`OPT_ID_TCP`, Linux 6.2; before it, from
+/// the bytes acknowledged, the same on a socket that has sent nothing).
+pub fn enable(socket: &OwnedFd) -> io::Result<()> {
+    let base = libc::SOF_TIMESTAMPING_TX_SOFTWARE
+        | libc::SOF_TIMESTAMPING_SOFTWARE
+        | libc::SOF_TIMESTAMPING_OPT_ID
+        | libc::SOF_TIMESTAMPING_OPT_TSONLY;
+    match set_flags(socket, base | libc::SOF_TIMESTAMPING_OPT_ID_TCP) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => set_flags(socket, base),
+        done => done,
+    }
+}
+
+fn set_flags(socket: &OwnedFd, flags: libc::c_uint) -> io::Result<()> {
+    // SAFETY: a valid socket and an int option of the right size.
+    let r = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPING,
+            std::ptr::addr_of!(flags).cast(),
+            std::mem::size_of::<libc::c_uint>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Reads every transmit stamp waiting on `socket`: `each(id, stamp)` with
+/// the `OPT_ID` of the write and its stamp (`CLOCK_REALTIME` ns), oldest
+/// first. Returns how many were read.
+pub fn drain(socket: &OwnedFd, mut each: impl FnMut(u32, u64)) -> io::Result<usize> {
+    let mut read = 0;
+    loop {
+        // SAFETY: `socket` is a valid socket.
+        match unsafe { next(socket) } {
+            Ok(Some(Some((id, stamp)))) => {
+                read += 1;
+                each(id, stamp);
+            }
+            // A message that is not a transmit stamp: skipped.
+            Ok(Some(None)) => {}
+            Ok(None) => return Ok(read),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// One message of the error queue: `None` when it is empty, `Some(None)`
+/// for a message that carries no transmit stamp.
+///
+/// # Safety
+/// `socket` must be a valid socket.
+unsafe fn next(socket: &OwnedFd) -> io::Result<Option<Option<(u32, u64)>>> {
+    // Room for SCM_TIMESTAMPING (3 timespecs) and IP(V6)_RECVERR (the
+    // extended error and the offender's address); u64s keep it aligned.
+    let mut control = [0u64; 32];
+    // SAFETY: an all-zero msghdr is a valid empty one.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: no data buffer; the control buffer lives on this frame.
+    let n = unsafe {
+        libc::recvmsg(
+            socket.as_raw_fd(),
+            &mut msg,
+            libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return match e.kind() {
+            io::ErrorKind::WouldBlock => Ok(None),
+            _ => Err(e),
+        };
+    }
+    // SAFETY: `msg` is the header the kernel just filled in.
+    Ok(Some(unsafe { stamp_of(&msg) }))
+}
+
+/// The software stamp and `OPT_ID` of an error-queue message, if it is a
+/// transmit stamp.
+///
+/// # Safety
+/// `msg` must be a header `recvmsg` filled in, its control buffer alive.
+unsafe fn stamp_of(msg: &libc::msghdr) -> Option<(u32, u64)> {
+    let mut stamp = None;
+    let mut id = None;
+    // SAFETY (whole loop): the CMSG_* walk stays within msg_controllen;
+    // SCM_TIMESTAMPING holds three timespecs (software first), and
+    // IP(V6)_RECVERR starts with a sock_extended_err.
+    let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(msg) };
+    while !cmsg.is_null() {
+        let header = unsafe { &*cmsg };
+        let data = unsafe { libc::CMSG_DATA(cmsg) };
+        match (header.cmsg_level, header.cmsg_type) {
+            (libc::SOL_SOCKET, libc::SCM_TIMESTAMPING) => {
+                let ts: libc::timespec = unsafe { std::ptr::read_unaligned(data.cast()) };
+                stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            (libc::SOL_IP, libc::IP_RECVERR) | (libc::SOL_IPV6, libc::IPV6_RECVERR) => {
+                let err: libc::sock_extended_err = unsafe { std::ptr::read_unaligned(data.cast()) };
+                let is_stamp = err.ee_errno == libc::ENOMSG as u32
+                    && err.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING
+                    && err.ee_info == SCM_TSTAMP_SND;
+                id = is_stamp.then_some(err.ee_data);
+            }
+            _ => {}
+        }
+        cmsg = unsafe { libc::CMSG_NXTHDR(msg, cmsg) };
+    }
+    Some((id?, stamp.filter(|&s| s > 0)?))
+}
+
+/// Widens a socket's 32-bit stamp ids into byte counts on the
+/// connection's own count of bytes written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offsets {
+    /// The connection's bytes written when stamping began on this socket.
+    base: u64,
+    /// The bytes through the newest stamp, counted from `base`.
+    through: u64,
+}
+
+impl Offsets {
+    /// Stamping begins on a socket when `written` bytes were written on
+    /// the connection before it.
+    pub fn new(written: u64) -> Offsets {
+        Offsets {
+            base: written,
+            through: 0,
+        }
+    }
+
+    /// The connection's bytes written through the write stamped `id`: a
+    /// request is sent by it when its last byte is within them. Ids grow
+    /// (wrapping at 2^32) and stamps come in order, so the nearest count
+    /// at or after the last is the one.
+    pub fn through(&mut self, id: u32) -> u64 {
+        let last_id = self.through.wrapping_sub(1) as u32;
+        let step = id.wrapping_sub(last_id);
+        // The first stamp of a socket: ids start at 0. An id behind the
+        // last (a segment sent again) moves nothing.
+        if self.through == 0 {
+            self.through = u64::from(id) + 1;
+        } else if step < 1 << 31 {
+            self.through += u64::from(step);
+        }
+        self.base + self.through
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn ids_widen_past_four_gibibytes() {
+        let mut o = Offsets::new(1_000);
+        assert_eq!(o.through(99), 1_100);
+        assert_eq!(o.through(199), 1_200);
+        // Writes of 1 GiB: past 4 GiB the id has wrapped.
+        let mut last = 199u64;
+        for _ in 0..5 {
+            last += 1 << 30;
+            assert_eq!(o.through(last as u32), 1_000 + last + 1);
+        }
+        let far = last;
+        assert!(far > 1 << 32);
+        assert_eq!(o.through((far + 100) as u32), 1_000 + far + 101);
+        // A retransmitted write's stamp, behind the newest.
+        assert_eq!(o.through((far + 50) as u32), 1_000 + far + 101);
+    }
+
+    /// Two writes on a loopback connection come back as two stamps, ids
+    /// at their last bytes, each after the write began.
+    #[test]
+    fn each_write_is_stamped_at_its_last_byte() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_server, _) = listener.accept().unwrap();
+        let socket = OwnedFd::from(client.try_clone().unwrap());
+        enable(&socket).unwrap();
+        let before = crate::net::clock_of(libc::CLOCK_REALTIME);
+        client.write_all(b"get a\r\n").unwrap();
+        client.write_all(b"get bb\r\n").unwrap();
+        let mut stamps = Vec::new();
+        for _ in 0..100 {
+            drain(&socket, |id, at| stamps.push((id, at))).unwrap();
+            if stamps.len() == 2 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let ids: Vec<u32> = stamps.iter().map(|s| s.0).collect();
+        assert_eq!(ids, [6, 14]);
+        assert!(stamps.iter().all(|s| s.1 >= before), "{stamps:?} {before}");
+        let mut o = Offsets::new(0);
+        assert_eq!((o.through(6), o.through(14)), (7, 15));
+    }
+}
