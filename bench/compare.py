@@ -338,6 +338,10 @@ def run_once(tool, workload, seconds):
             j = json.loads(out)
             row["lag_p99_us"] = j["client"]["send_lag_us"]["p99"]
             row["p99_us"] = j["total"]["latency_us"]["p99"]
+            # The dispersion of the gaps between sends as they went out
+            # (from transmit stamps where the kernel stamps): Poisson's is 1.
+            cv = j["client"].get("send_gap_cv")
+            row["gap_cv"] = cv if cv is not None else float("nan")
         return row
     finally:
         m.stop()
@@ -393,6 +397,15 @@ WORKLOADS = {
                       ["mcbench", "mcbench+read-delay=50us", "mcbench+read-delay=100us",
                        "floor:epoll", "floor:epoll:50"]),
     # w1-w3 against the parse-free floor client with each I/O back end.
+    # The kernel's stamps (latency parts, send lag from transmit stamps)
+    # against the same build without them, and the floor client.
+    # (A closed loop at depth 1 takes none unless asked: this row is why.)
+    "stamps-w1": ("closed loop, 50 conns, depth 1: kernel stamps on and off", {},
+                  ["mcbench", "mcbench+kernel-stamps=on"]),
+    "stamps-w2": ("open loop 20,000 ops/s, 50 conns: kernel stamps on and off", {"extra": ["-q", "20000"]},
+                  ["mcbench", "mcbench+kernel-stamps=off", "floor:timer"]),
+    "stamps-w3": ("closed loop, 50 conns, depth 16: kernel stamps on and off", {"depth": 16},
+                  ["mcbench", "mcbench+kernel-stamps=off", "mcbench+read-delay=100us"]),
     "floor-w1": ("closed loop, 50 conns, depth 1, against the floor", {},
                  ["mcbench", "floor:epoll", "floor:uring"]),
     "floor-w2": ("open loop 20,000 ops/s, 50 conns, against the floor", {"extra": ["-q", "20000"]},
@@ -426,7 +439,7 @@ def main():
             tools = args.tools.split(",")
         print(f"\n## {name}: {title} ({args.runs} runs x {args.seconds} s, medians)")
         print(f"{'tool':<36}{'ops/s':>10}{'ns/op':>9}{'user':>8}{'sys':>8}{'RSS MiB':>9}{'hits':>6}"
-              f"{'p99 us':>9}{'lag p99':>9}{'conns/cpu-s':>12}{'ns/op / mcbench':>16}")
+              f"{'p99 us':>9}{'lag p99':>9}{'gap CV':>8}{'conns/cpu-s':>12}{'ns/op / mcbench':>16}")
         # Runs alternate between tools so that a noisy stretch of the host
         # hits both alike.
         rows = {tool: [] for tool in tools}
@@ -440,7 +453,7 @@ def main():
             print(f"{tool:<36}{med['ops_s']:>10.0f}{med['ns_op']:>9.0f}{med['user_ns_op']:>8.0f}"
                   f"{med['sys_ns_op']:>8.0f}{med['rss_mib']:>9.1f}{med['hit_ratio']:>6.2f}"
                   f"{med.get('p99_us', float('nan')):>9.1f}{med.get('lag_p99_us', float('nan')):>9.1f}"
-                  f"{med['conns_per_cpu_s']:>12.0f}{ratio}")
+                  f"{med.get('gap_cv', float('nan')):>8.2f}{med['conns_per_cpu_s']:>12.0f}{ratio}")
         if args.json:
             with open(args.json, "a") as out:
                 # NaN (a hit ratio without gets) is no JSON: null instead.

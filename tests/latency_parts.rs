@@ -14,6 +14,7 @@ use support::*;
 struct Row {
     latency: u64,
     parts: Option<[u64; 4]>,
+    line: String,
 }
 
 fn rows(path: &Path) -> Vec<Row> {
@@ -32,6 +33,7 @@ fn rows(path: &Path) -> Vec<Row> {
             Row {
                 latency: cols[2].parse().unwrap(),
                 parts,
+                line: l.to_string(),
             }
         })
         .collect()
@@ -55,10 +57,8 @@ fn a_server_delay_is_the_network_and_server_part() {
     let delay = Duration::from_millis(20);
     let server = fake_server(Misbehaviour::AnswersAfter(delay));
     let dir = tempfile::tempdir().unwrap();
-    for (name, load) in [
-        ("closed", &["-c", "2"][..]),
-        ("open", &["-c", "4", "-q", "60"]),
-    ] {
+    let closed = ["-c", "2", "--kernel-stamps", "on"];
+    for (name, load) in [("closed", &closed[..]), ("open", &["-c", "4", "-q", "60"])] {
         let save = path_in(dir.path(), &format!("{name}.tsv"));
         let mut args = vec!["-t", "1s", "--no-load", "--save", &save];
         args.extend(load);
@@ -67,9 +67,7 @@ fn a_server_delay_is_the_network_and_server_part() {
         assert!(rows.len() > 10, "{name}: {}", stderr(&out));
         assert_eq!(rows.len() as u64, count(&v, "total.count"), "{name}");
         for r in &rows {
-            let p = r
-                .parts
-                .unwrap_or_else(|| panic!("{name}: a row without parts"));
+            let p = (r.parts).unwrap_or_else(|| panic!("{name}: a row without parts: {}", r.line));
             assert_eq!(p.iter().sum::<u64>(), r.latency, "{name}: {p:?}");
             assert!(p[2] >= delay.as_nanos() as u64, "{name}: {p:?}");
             if name == "open" {
@@ -108,6 +106,22 @@ fn a_server_delay_is_the_network_and_server_part() {
         let text = stdout(&out) + &stderr(&out);
         assert!(text.contains("Latency taken apart"), "{text}");
     }
+    // Unasked, a closed loop at depth 1 takes none (each request would
+    // cost a read of the error queue), and says so; at depth 2 it does.
+    let (out, v) = run_to(
+        dir.path(),
+        "d1",
+        &server,
+        &["-t", "1s", "--no-load", "-c", "2"],
+    );
+    assert!(v["total"].get("latency_parts").is_none());
+    assert!(stdout(&out).contains("not measured (a closed loop at depth 1"));
+    let d2 = ["-t", "1s", "--no-load", "-c", "2", "-d", "2"];
+    let (_, v) = run_to(dir.path(), "d2", &server, &d2);
+    assert_eq!(
+        count(&v, "total.latency_parts.requests"),
+        count(&v, "total.count")
+    );
 }
 
 /// Against memcached, the judge of the count: every request it saw was

@@ -186,7 +186,7 @@ fn devices_fifos_and_huge_files_are_refused_without_reading() {
 fn figures_no_run_records_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let good = quick_result(d, "good.json", &[]);
+    let good = quick_result(d, "good.json", &["--kernel-stamps", "on"]);
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
     assert!(!j["intervals"].as_array().unwrap().is_empty());

@@ -324,6 +324,8 @@ fn every_kind_of_setting_round_trips() {
             "1s",
         ],
         &["-s", "127.0.0.1:1", "--timeout", "2s"],
+        &["-s", "127.0.0.1:1", "--kernel-stamps", "off"],
+        &["-s", "127.0.0.1:1", "--kernel-stamps", "on"],
         &["-s", "127.0.0.1:1", "--request-timeout", "250ms"],
         &[
             "--key-popularity",

@@ -691,20 +691,24 @@ pub struct RunArgs {
 
     /// Take each latency apart by the kernel's own stamps (on), or not (off).
     ///
-    /// Take each latency apart by the kernel's own stamps (on, the default), or
-    /// not (off). The kernel stamps when each request's last byte was
-    /// transmitted (`SO_TIMESTAMPING`, software, numbered by byte) and when
-    /// each answer's last byte was received, and every output splits each
-    /// op's latency into client queue (intended send to the send call), send
-    /// path (to the transmit stamp), network and server (to the receive stamp)
-    /// and client receive (to the answer parsed; nothing where answers are
-    /// timed by their stamp); the four add up to each request's latency. The
-    /// open loop's send lag is then the transmit stamp less the intended time,
-    /// so it holds the client's own send path. TCP without TLS only: over
-    /// TLS, UDP, unix sockets and `--num-conns` the parts are left out and
-    /// the report says why.
-    #[arg(help_heading = "Output", hide_short_help = true, long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
-    pub kernel_stamps: bool,
+    /// Take each latency apart by the kernel's own stamps (on), or not (off).
+    /// By default on, except in a closed loop at depth 1, where reading a
+    /// transmit stamp back after every request costs 16-24 % more client
+    /// CPU per request, and as much throughput with one thread (at depth
+    /// 16, 5-12 % more; at 20k ops/s open loop, 8-10 % more: two runs in
+    /// `bench/README.md`). The kernel stamps when each request's last byte
+    /// was transmitted (`SO_TIMESTAMPING`, software, numbered by byte) and
+    /// when each answer's last byte was received, and every output splits
+    /// each op's latency into client queue (intended send to the send call),
+    /// send path (to the transmit stamp), network and server (to the receive
+    /// stamp) and client receive (to the answer parsed; nothing where answers
+    /// are timed by their stamp); the four add up to each request's latency.
+    /// The open loop's send lag is then the transmit stamp less the intended
+    /// time (less any wait for a free connection), so it holds the client's
+    /// own send path. TCP without TLS only: over TLS, UDP, unix sockets and
+    /// `--num-conns` the parts are left out and the report says why.
+    #[arg(help_heading = "Output", hide_short_help = true, long, value_name = "on|off", value_parser = parse_on_off)]
+    pub kernel_stamps: Option<bool>,
 
     /// Open loop: let one wake-up send the arrivals due within W (less CPU,
     /// measured wait).

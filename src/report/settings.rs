@@ -130,6 +130,7 @@ fn words(key: &str, v: &Value, spec: &Map<String, Value>) -> Option<String> {
         "precision" => precision(v),
         "decide" => decide(v),
         "save_rate" => save(v),
+        "kernel_stamps" => on_off(&flag_named, v),
         "coalesce" | "time_limit" | "read_delay" => seconds(&flag_named, v),
         "trace_speed" | "refill_batch" | "miss_ratio" | "window" | "max_value_size" | "seed"
         | "expiry" | "delta" | "cas_unique" | "verify" | "exp_verify" | "exp_verify_ttl"
@@ -140,6 +141,12 @@ fn words(key: &str, v: &Value, spec: &Map<String, Value>) -> Option<String> {
         _ if v.is_boolean() => flag(&flag_named, v),
         _ => spelled(key, v),
     }
+}
+
+/// `--FLAG on` or `--FLAG off`, for a setting that is neither by default.
+fn on_off(flag: &str, v: &Value) -> Option<String> {
+    let on = v.as_bool()?;
+    Some(format!("{flag} {}", if on { "on" } else { "off" }))
 }
 
 /// `-s a:11211,b:11211`, with `:WEIGHT` where any weight is not 1.

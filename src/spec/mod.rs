@@ -221,9 +221,10 @@ pub struct RunSpec {
     pub busy_poll: bool,
     /// `--kernel-stamps`: the kernel stamps each request as transmitted and
     /// each answer as received, to take every latency apart and time the
-    /// send lag (where it can: `latency_parts_blocker`).
-    #[serde(default = "yes")]
-    pub kernel_stamps: bool,
+    /// send lag (where it can: `latency_parts_blocker`). `None`: wherever
+    /// it is cheap (all but a closed loop at depth 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_stamps: Option<bool>,
     /// `--read-answers`: when an open loop's workers read answers (`None`:
     /// late wherever the run allows, `reads_late()`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -282,10 +283,6 @@ pub struct RunSpec {
 
 fn one() -> usize {
     1
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// libmemcached's default: modula with one-at-a-time.

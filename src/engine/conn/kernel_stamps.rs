@@ -42,10 +42,11 @@ impl Conn {
         let Some(stream) = self.stream.as_ref().filter(|_| self.kernel_stamped) else {
             return Ok(());
         };
-        let (offsets, in_flight, sends) = (
+        let (offsets, in_flight, sends, written) = (
             &mut self.tx_offsets,
             &mut self.in_flight,
             &mut self.stamped_sends,
+            self.written_bytes,
         );
         tx_stamp::drain(stream, |id, stamp| {
             let through = offsets.through(id);
@@ -65,6 +66,8 @@ impl Conn {
                     measured: req.measured,
                 });
             }
+            // Every byte written is stamped: the queue holds no more.
+            through < written
         })?;
         Ok(())
     }

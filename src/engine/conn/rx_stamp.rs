@@ -21,14 +21,22 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 /// Asks the kernel to stamp what `socket` receives.
 pub fn enable(socket: &OwnedFd) -> io::Result<()> {
-    let one: libc::c_int = 1;
+    set_socket_option(socket, libc::SO_TIMESTAMPNS, 1)
+}
+
+/// Sets the `SOL_SOCKET` option `name`, an int, to `value`.
+pub(super) fn set_socket_option(
+    socket: &OwnedFd,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: a valid socket and an int option of the right size.
     let r = unsafe {
         libc::setsockopt(
             socket.as_raw_fd(),
             libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            std::ptr::addr_of!(one).cast(),
+            name,
+            std::ptr::addr_of!(value).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };

@@ -35,34 +35,25 @@ pub fn enable(socket: &OwnedFd) -> io::Result<()> {
 }
 
 fn set_flags(socket: &OwnedFd, flags: libc::c_uint) -> io::Result<()> {
-    // SAFETY: a valid socket and an int option of the right size.
-    let r = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPING,
-            std::ptr::addr_of!(flags).cast(),
-            std::mem::size_of::<libc::c_uint>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    // The flags are bits under 2^17: an int as the option wants.
+    super::rx_stamp::set_socket_option(socket, libc::SO_TIMESTAMPING, flags as libc::c_int)
 }
 
-/// Reads every transmit stamp waiting on `socket`: `each(id, stamp)` with
-/// the `OPT_ID` of the write and its stamp (`CLOCK_REALTIME` ns), oldest
-/// first. Returns how many were read.
-pub fn drain(socket: &OwnedFd, mut each: impl FnMut(u32, u64)) -> io::Result<usize> {
+/// Reads the transmit stamps waiting on `socket`, oldest first:
+/// `each(id, stamp)` with the `OPT_ID` of the write and its stamp
+/// (`CLOCK_REALTIME` ns), until the queue is empty or `each` says every
+/// write is covered (`false`): that spares the syscall that would find
+/// the queue empty. Returns how many were read.
+pub fn drain(socket: &OwnedFd, mut each: impl FnMut(u32, u64) -> bool) -> io::Result<usize> {
     let mut read = 0;
     loop {
         // SAFETY: `socket` is a valid socket.
         match unsafe { next(socket) } {
             Ok(Some(Some((id, stamp)))) => {
                 read += 1;
-                each(id, stamp);
+                if !each(id, stamp) {
+                    return Ok(read);
+                }
             }
             // A message that is not a transmit stamp: skipped.
             Ok(Some(None)) => {}
@@ -214,7 +205,11 @@ mod tests {
         client.write_all(b"get bb\r\n").unwrap();
         let mut stamps = Vec::new();
         for _ in 0..100 {
-            drain(&socket, |id, at| stamps.push((id, at))).unwrap();
+            drain(&socket, |id, at| {
+                stamps.push((id, at));
+                true
+            })
+            .unwrap();
             if stamps.len() == 2 {
                 break;
             }

@@ -37,10 +37,11 @@ mod stall;
 mod stamps;
 mod timeouts;
 mod wait;
+mod writes;
 
 use super::conn::{Conn, InFlight};
 use super::pacer::Pacer;
-use super::poller::{Poller, READABLE, WRITABLE};
+use super::poller::Poller;
 use super::request::Encoder;
 use super::{Message, PhaseEnd, PhaseKind, Shared};
 use crate::net::clock_ns;
@@ -530,57 +531,6 @@ impl Worker {
         if !conn.dirty {
             conn.dirty = true;
             self.dirty.push(c);
-        }
-    }
-
-    /// Writes every connection that has output: one write per connection
-    /// per loop turn, however many requests it holds.
-    fn flush_dirty(&mut self, now: u64) {
-        let mut i = 0;
-        while i < self.dirty.len() {
-            let c = self.dirty[i];
-            i += 1;
-            self.flush(c, now);
-        }
-        self.dirty.clear();
-    }
-
-    fn flush(&mut self, c: usize, now: u64) {
-        // Open loop: measured sends' gaps, as they go out.
-        let timed = self.open_loop() && now >= self.progress.record_from;
-        let conn = &mut self.conns[c];
-        conn.dirty = false;
-        if !conn.alive {
-            return;
-        }
-        let unsent = conn.unsent();
-        match conn.flush(now) {
-            Ok(n) => {
-                self.recorder.bytes_tx += n as u64;
-                let sent = unsent - conn.unsent();
-                if conn.kernel_stamped() && n > 0 {
-                    self.take_tx_stamps(c);
-                }
-                let conn = &mut self.conns[c];
-                if timed && sent > 0 && !conn.kernel_stamped() {
-                    // The first send of the phase has no gap before it.
-                    let (gap, count) = self.arrivals.sent(now, sent);
-                    self.recorder.send_gaps.record(gap, count);
-                }
-                let want_write = conn.has_output();
-                if want_write != conn.write_armed {
-                    let interest = if want_write {
-                        READABLE | WRITABLE
-                    } else {
-                        READABLE
-                    };
-                    conn.write_armed = want_write;
-                    if self.poller.modify(conn.fd(), c as u64, interest).is_err() {
-                        self.lose(c);
-                    }
-                }
-            }
-            Err(_) => self.lose(c),
         }
     }
 

@@ -1,0 +1,86 @@
+//! The writing half of a worker: each connection's encoded requests
+//! written, one write per connection per loop turn, and where the kernel
+//! stamps them, their transmit stamps read back once the turn's writes
+//! are out (so that the turn's sends go out back to back).
+
+use super::Worker;
+use crate::engine::poller::{READABLE, WRITABLE};
+use crate::net::clock_ns;
+
+impl Worker {
+    /// Writes every connection that has output: one write per connection
+    /// per loop turn, however many requests it holds; then reads back the
+    /// transmit stamps of those that wrote.
+    pub(super) fn flush_dirty(&mut self, now: u64) {
+        let mut i = 0;
+        while i < self.dirty.len() {
+            let c = self.dirty[i];
+            i += 1;
+            if !self.write_out(c, now) {
+                // Not stamped, or nothing went out: nothing to read back.
+                self.dirty[i - 1] = usize::MAX;
+            }
+        }
+        for i in 0..self.dirty.len() {
+            let c = self.dirty[i];
+            if c != usize::MAX {
+                self.take_tx_stamps(c);
+            }
+        }
+        self.dirty.clear();
+    }
+
+    /// Writes connection `c`'s output now, and reads back its transmit
+    /// stamps.
+    pub(super) fn flush(&mut self, c: usize, now: u64) {
+        if self.write_out(c, now) {
+            self.take_tx_stamps(c);
+        }
+    }
+
+    /// One write of connection `c`'s output. Whether it is stamped by the
+    /// kernel and wrote something (its stamps are then to be read).
+    fn write_out(&mut self, c: usize, now: u64) -> bool {
+        // Open loop: measured sends' gaps, as they go out.
+        let timed = self.open_loop() && now >= self.progress.record_from;
+        let conn = &mut self.conns[c];
+        conn.dirty = false;
+        if !conn.alive {
+            return false;
+        }
+        let unsent = conn.unsent();
+        let stamped = conn.kernel_stamped();
+        // Stamped, a request's send path starts at the send call itself,
+        // not at the turn's clock: the turn's other work is the client's.
+        let send_call = if stamped { clock_ns() } else { now };
+        let n = match conn.flush(send_call) {
+            Ok(n) => n,
+            Err(_) => {
+                self.lose(c);
+                return false;
+            }
+        };
+        self.recorder.bytes_tx += n as u64;
+        let sent = unsent - conn.unsent();
+        // Stamped, the gaps come from the transmit stamps (`stamps`).
+        if timed && sent > 0 && !stamped {
+            // The first send of the phase has no gap before it.
+            let (gap, count) = self.arrivals.sent(now, sent);
+            self.recorder.send_gaps.record(gap, count);
+        }
+        let want_write = conn.has_output();
+        if want_write != conn.write_armed {
+            let interest = if want_write {
+                READABLE | WRITABLE
+            } else {
+                READABLE
+            };
+            conn.write_armed = want_write;
+            if self.poller.modify(conn.fd(), c as u64, interest).is_err() {
+                self.lose(c);
+                return false;
+            }
+        }
+        stamped && n > 0
+    }
+}
