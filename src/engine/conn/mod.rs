@@ -127,8 +127,8 @@ pub struct Conn {
     kernel_stamped: bool,
     /// Widens the transmit stamps' ids into bytes written.
     tx_offsets: tx_stamp::Offsets,
-    /// Requests newly stamped as transmitted, for the worker to take
-    /// (`take_tx_stamps`): intended and transmitted, ns, and whether
+    /// Requests newly stamped as transmitted (`take_tx_stamps`), for the
+    /// worker to record: their send lag, transmit time and whether
     /// measured.
     pub stamped_sends: Vec<StampedSend>,
     /// A stamping worker's bound on this read: what it reads was not

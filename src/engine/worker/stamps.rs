@@ -3,9 +3,9 @@
 //! loop, the send lag and the gaps between sends as they left the socket
 //! layer rather than as the send call began.
 //!
-//! Stamps are read right after each write (on loopback and most drivers
-//! the stamp is queued before `send` returns), when a socket's error
-//! queue wakes the poll, and before answers are parsed.
+//! Stamps are read once a turn's writes are out (on loopback and most
+//! drivers the stamp is queued before `send` returns: `writes`), when a
+//! socket's error queue wakes the poll, and before answers are parsed.
 
 use super::Worker;
 use crate::net::clock_ns;
