@@ -174,6 +174,7 @@ fn each_refusal_names_the_flag_and_what_to_do() {
         &["--assoc", "10"],
         &["--delete90"],
         &["--read-answers", "late"],
+        &["--kernel-stamps", "on", "--num-conns", "5"],
         &["--timeout", "0s"],
         &["--drain-timeout", "0s"],
         &["-q", "10", "--arrival", "normal:1,2"],

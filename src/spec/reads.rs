@@ -102,6 +102,9 @@ impl RunSpec {
     }
 
     pub(super) fn validate_read_answers(&self) -> Result<(), String> {
+        if let (Some(true), Some(why)) = (self.kernel_stamps, self.latency_parts_blocker()) {
+            return Err(format!("--kernel-stamps on: {why}; drop --kernel-stamps"));
+        }
         match (self.read_answers, self.late_reads_blocker()) {
             (Some(ReadAnswers::Late), Some(why)) => Err(format!("--read-answers late: {why}")),
             _ => Ok(()),
