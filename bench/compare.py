@@ -405,7 +405,7 @@ WORKLOADS = {
     "stamps-w2": ("open loop 20,000 ops/s, 50 conns: kernel stamps on and off", {"extra": ["-q", "20000"]},
                   ["mcbench", "mcbench+kernel-stamps=off", "floor:timer"]),
     "stamps-w3": ("closed loop, 50 conns, depth 16: kernel stamps on and off", {"depth": 16},
-                  ["mcbench", "mcbench+kernel-stamps=off", "mcbench+read-delay=100us"]),
+                  ["mcbench+read-delay=0s", "mcbench+read-delay=0s+kernel-stamps=off", "mcbench"]),
     "floor-w1": ("closed loop, 50 conns, depth 1, against the floor", {},
                  ["mcbench", "floor:epoll", "floor:uring"]),
     "floor-w2": ("open loop 20,000 ops/s, 50 conns, against the floor", {"extra": ["-q", "20000"]},
@@ -413,6 +413,15 @@ WORKLOADS = {
     "floor-w3": ("closed loop, 50 conns, depth 16, against the floor", {"depth": 16},
                  ["mcbench", "floor:epoll", "floor:uring"]),
 }
+
+# Read policy by connections and depth (issue 37, item 3: the depth
+# default): reads at once against pauses of 50 and 100 µs, and the
+# default. `--only reads` runs them all.
+READS_SHAPES = [(50, 1), (50, 2), (50, 4), (50, 8), (50, 16), (8, 8), (4, 16), (1, 16), (1, 64)]
+for _conns, _depth in READS_SHAPES:
+    WORKLOADS[f"reads-c{_conns}-d{_depth}"] = (
+        f"closed loop, {_conns} conns, depth {_depth}: read policy", {"conns": _conns, "depth": _depth},
+        ["mcbench+read-delay=0s", "mcbench+read-delay=50us", "mcbench+read-delay=100us", "mcbench"])
 
 
 def median_row(rows):
@@ -429,7 +438,9 @@ def main():
     ap.add_argument("--json", help="append each row's runs and medians to this file (JSON lines)")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, max(20000, resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
-    names = args.only.replace("floors", "floor-w1,floor-w2,floor-w3").split(",")
+    groups = {"floors": ["floor-w1", "floor-w2", "floor-w3"],
+              "reads": [f"reads-c{c}-d{d}" for c, d in READS_SHAPES]}
+    names = [n for token in args.only.split(",") for n in groups.get(token, [token])]
     build_launcher()
     if any(t.startswith("floor") for n in names for t in WORKLOADS[n][2]):
         build_floor()

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The truth oracle for open-loop latency: mcbench against a server whose
-service times are known, each printed percentile against the simulated
-truth of the run's own schedule.
+"""The truth oracle for latency: mcbench against a server whose service
+times are known, each printed percentile against the truth: for an open
+loop the simulated truth of the run's own schedule, for a closed loop
+(`-d N`, N > 1) each request's time held at the server.
 
 The server is bench/oracle/delay_line.c (built here into target/oracle/),
 pinned to core 0; mcbench runs pinned to core 1, one worker, depth 1, and
@@ -14,11 +15,19 @@ came). With `stall`, the stall is recomputed at the simulated times. The
 simulation has no network and no client: its latencies are what a client
 that adds nothing would have measured.
 
-Usage: bench/oracle.py [--runs 3] [--seconds 5] [--rate 2000] [-c 8]
+A closed loop (`-d 16 -c 16`, no rate) has no schedule to simulate: each
+request's truth is how long the server held it (its drawn time, or longer
+behind the connection's previous reply) plus how late the server wrote
+it, from the server's log. Its policies are the default read policy
+(`default`: at this depth a pause before reads, answers timed by their
+kernel receive stamps) and reading at once (`--read-delay 0`).
+
+Usage: bench/oracle.py [--runs 3] [--seconds 5] [--rate 2000] [-c 8] [-d 1]
                        [--cases fixed,normal,pareto,stall]
-                       [--policies late,at-once,coalesce,busy-poll]
+                       [--policies late,at-once,coalesce,busy-poll | default,read-at-once]
 Prints, per case and policy, the medians over the runs of measured/simulated
-per percentile and of the share of requests that waited for a connection.
+per percentile and of the share of requests that waited for a connection
+(open loop only).
 Needs gcc, taskset and a release build (cargo build --release), or $MCBENCH.
 """
 import argparse, csv, heapq, json, os, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -38,6 +47,10 @@ POLICIES = {
     "at-once": ["--read-answers", "at-once"],
     "coalesce": ["--coalesce", "200us"],
     "busy-poll": ["--busy-poll"],
+}
+CLOSED_POLICIES = {
+    "default": [],
+    "read-at-once": ["--read-delay", "0"],
 }
 STALL_PERIOD_NS, STALL_NS = 1_000_000_000, 100_000_000
 # The JSON's keys and the percentiles they stand for.
@@ -79,7 +92,7 @@ def simulate(intended, service, conns, stall):
     free = [0] * conns
     latencies, waits = [], 0
     origin = intended[0] if intended else 0
-    for t, (drawn, late) in zip(intended, service):
+    for t, (drawn, late, _held) in zip(intended, service):
         first_free = heapq.heappop(free)
         start = max(t, first_free)
         waits += first_free > t
@@ -104,9 +117,11 @@ def one_run(case, policy, args, workdir):
         wait_listening(port)
         save = os.path.join(workdir, "samples.tsv")
         out = os.path.join(workdir, "r.json")
+        load = ["-d", str(args.d)] + CLOSED_POLICIES[policy] if closed(args) \
+            else ["-q", str(args.rate)] + POLICIES[policy]
         cmd = ["taskset", "-c", "1", MCBENCH, "run", "-s", f"127.0.0.1:{port}", "--no-load",
-               "--mix", "get=1", "-q", str(args.rate), "-c", str(args.c), "-T", "1",
-               "-t", f"{args.seconds}s", "--save", save, "--json", out] + POLICIES[policy]
+               "--mix", "get=1", "-c", str(args.c), "-T", "1",
+               "-t", f"{args.seconds}s", "--save", save, "--json", out] + load
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     finally:
         server.send_signal(signal.SIGTERM)
@@ -129,12 +144,20 @@ def one_run(case, policy, args, workdir):
     if n != len(service) or total["errors"] != 0:
         sys.exit(f"{case}/{policy}: {n} saved, {len(service)} read by the server, "
                  f"{total['errors']} errors: the pairing would not hold")
-    sim, waits = simulate(intended, service, args.c, case == "stall")
-    sim.sort()
+    if closed(args):
+        sim, waits = sorted(held + late for _, late, held in service), 0
+    else:
+        sim, waits = simulate(intended, service, args.c, case == "stall")
+        sim.sort()
     ratios = {p: total["latency_us"][p] * 1000 / max(1, percentile(sim, q))
               for p, q in PERCENTILES.items()}
     got_waits = result["client"]["waits"] / max(1, total["count"])
     return ratios, waits / n, got_waits, n
+
+
+def closed(args):
+    """A closed loop: pipelined connections, no rate."""
+    return args.d > 1
 
 
 def main():
@@ -143,12 +166,15 @@ def main():
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--rate", type=int, default=2000)
     ap.add_argument("-c", type=int, default=8)
+    ap.add_argument("-d", type=int, default=1, help="depth; above 1, a closed loop")
     ap.add_argument("--cases", default=",".join(CASES))
-    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--policies")
     args = ap.parse_args()
+    args.policies = args.policies or ",".join(CLOSED_POLICIES if closed(args) else POLICIES)
     build_server()
     cases, policies = args.cases.split(","), args.policies.split(",")
-    print(f"rate {args.rate}/s, {args.c} connections, {args.seconds} s, median of {args.runs} runs;"
+    load = f"closed loop, depth {args.d}" if closed(args) else f"rate {args.rate}/s"
+    print(f"{load}, {args.c} connections, {args.seconds} s, median of {args.runs} runs;"
           " measured/simulated")
     print(f"{'case':8} {'policy':10} " + " ".join(f"{p:>7}" for p in PERCENTILES)
           + f" {'waits':>14} {'n':>7}")

@@ -205,3 +205,49 @@ fn memcached_counts_every_request_taken_apart() {
         stdout(&out)
     );
 }
+
+/// A deep closed loop pauses before its reads by default (64 in flight:
+/// 50 µs), and the kernel's receive stamps keep the pause out of every
+/// latency: each saved answer is timed by its stamp (nothing after it,
+/// the client receive part 0) and its four parts still add up. With
+/// `--read-delay 0` it reads at once, and each answer is timed when
+/// parsed, after its stamp. memcached counts every request either way.
+#[test]
+fn a_deep_closed_loop_pauses_by_default_timed_by_the_kernel() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "-x",
+        "4000",
+        "-c",
+        "8",
+        "-d",
+        "8",
+        "--no-load",
+        "--mix",
+        "get=1",
+    ];
+    let policies: [(&str, &[&str], bool); 2] = [
+        ("default", &[], true),
+        ("at-once", &["--read-delay", "0"], false),
+    ];
+    for (name, extra, pauses) in policies {
+        let save = path_in(dir.path(), &format!("{name}.tsv"));
+        let before = m.stat("cmd_get");
+        let all = [&args[..], extra, &["--save", &save]].concat();
+        let (out, v) = run_to(dir.path(), name, &m.addr(), &all);
+        assert_eq!(count(&v, "total.count"), m.stat("cmd_get") - before);
+        let text = stdout(&out);
+        let said = text.contains("reads delayed 50 µs by default at this depth");
+        assert_eq!(said, pauses, "{name}: {text}");
+        assert_eq!(v["spec"].get("read_delay").is_some(), !extra.is_empty());
+        let rows = rows(Path::new(&save));
+        assert_eq!(rows.len() as u64, count(&v, "total.count"), "{name}");
+        for r in &rows {
+            let p = (r.parts).unwrap_or_else(|| panic!("{name}: no parts: {}", r.line));
+            assert_eq!(p.iter().sum::<u64>(), r.latency, "{name}: {}", r.line);
+            assert_eq!(p[3] == 0, pauses, "{name}: {}", r.line);
+        }
+    }
+}

@@ -13,9 +13,12 @@
  *                      then goes out at the stall's end
  *
  * For each request it appends a line to LOG, in the order requests were
- * read: "drawn_ns late_ns", the service time drawn and how late past its
- * due time the reply was written (the server's own wake-up lateness), so
- * that a simulation can give each request the service time it really had.
+ * read: "drawn_ns late_ns held_ns", the service time drawn, how late past
+ * its due time the reply was written (the server's own wake-up lateness),
+ * and how long after the read it was due (the drawn time, or more behind
+ * a stall or the connection's previous reply), so that a simulation can
+ * give each request the service time it really had, and a closed loop's
+ * truth is held + late.
  * The log is flushed on SIGTERM/SIGINT and at exit.
  *
  * Usage: delay_line PORT DIST LOG [SEED]
@@ -152,7 +155,7 @@ struct conn {
 static struct conn *conns[MAX_FD];
 
 static FILE *log_file;
-static uint64_t *log_drawn, *log_late; /* by arrival number */
+static uint64_t *log_drawn, *log_late, *log_held; /* by arrival number */
 static uint64_t seq;
 static volatile sig_atomic_t stop;
 
@@ -165,8 +168,8 @@ static void on_signal(int sig)
 static void write_log(void)
 {
     for (uint64_t i = 0; i < seq && i < MAX_PENDING * 16ULL; i++)
-        fprintf(log_file, "%llu %llu\n", (unsigned long long)log_drawn[i],
-                (unsigned long long)log_late[i]);
+        fprintf(log_file, "%llu %llu %llu\n", (unsigned long long)log_drawn[i],
+                (unsigned long long)log_late[i], (unsigned long long)log_held[i]);
     fclose(log_file);
 }
 
@@ -219,6 +222,7 @@ static void take_requests(int fd, uint64_t t)
                 due = c->last_due;
             c->last_due = due;
             log_drawn[seq] = drawn;
+            log_held[seq] = due - t;
             heap_push((struct reply){ .due = due, .fd = fd, .stored = is_set, .seq = seq });
             seq++;
             c->pending++;
@@ -254,7 +258,8 @@ int main(int argc, char **argv)
     heap = malloc(sizeof(*heap) * MAX_PENDING);
     log_drawn = malloc(sizeof(uint64_t) * MAX_PENDING * 16);
     log_late = calloc(MAX_PENDING * 16, sizeof(uint64_t));
-    if (!log_file || !heap || !log_drawn || !log_late) {
+    log_held = malloc(sizeof(uint64_t) * MAX_PENDING * 16);
+    if (!log_file || !heap || !log_drawn || !log_late || !log_held) {
         perror("delay_line");
         return 1;
     }
@@ -322,7 +327,8 @@ int main(int argc, char **argv)
                 c->closing = 1;
             } else if (r > 0) {
                 c->len += r;
-                take_requests(fd, t);
+                /* Its own read time: a batch's later reads come later. */
+                take_requests(fd, now_ns());
                 if (c->len == sizeof(c->buf))
                     c->closing = 1; /* a line longer than the buffer */
             }
@@ -335,7 +341,8 @@ int main(int argc, char **argv)
         t = now_ns();
         while (heap_len && heap[0].due <= t) {
             struct reply r = heap_pop();
-            log_late[r.seq] = t - r.due;
+            /* Each reply's own lateness: a batch's writes take their turn. */
+            log_late[r.seq] = now_ns() - r.due;
             struct conn *c = conns[r.fd];
             if (!c)
                 continue;

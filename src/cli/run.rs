@@ -77,7 +77,8 @@ pub struct RunArgs {
     /// Closed loop: a connection is refilled, in one write, once `B` of its
     /// `--depth` requests are answered (1 to `--depth`, default 1). At 1, `-d
     /// N` keeps `N` in flight, as memtier's `--pipeline` and mutilate's `-d`
-    /// do; a larger `B` sends bigger writes for less client CPU per request,
+    /// do, less the answers that come during a `--read-delay` pause (the
+    /// default where a worker keeps 64 or more in flight); a larger `B` sends bigger writes for less client CPU per request,
     /// but keeps only `N-B+1` to `N` in flight, so the server sees a shallower
     /// queue (`bench/README.md` measures both). Refused with an open loop.
     #[arg(
@@ -1128,36 +1129,41 @@ pub struct RunArgs {
     #[arg(help_heading = "Connections", short = 'R', long)]
     pub reconnect: bool,
 
-    /// Closed loop over TCP or unix sockets: after each wake-up wait this long
-    /// (e.g. 50us) before reading, so that answers are read in batches: fewer
-    /// reads, ACKs and wake-ups for client and server, for peak-throughput
-    /// runs.
+    /// Closed loop: after each wake-up wait this long (e.g. 50us) before
+    /// reading, so that answers are read in batches. By default 50us where a
+    /// worker keeps 64 or more requests in flight at depth 4 or more (100us
+    /// from 256), over TCP; `0` reads each answer at once.
     ///
     /// Closed loops over TCP or unix sockets only (refused with `--rate`, UDP
     /// or `--load-only`), at most 10ms; never during the preload: after each
-    /// wake-up, wait `D` (e.g. `50us`) before reading, so that answers are read
-    /// in batches. Fewer reads, ACKs and wake-ups for client and server, as
-    /// with mc-crusher's lazy reads: at depth 16 the client's CPU per op fell
-    /// to 0.56-0.62× at `50us` and 0.47-0.49× at `100us` of reading at once,
-    /// and memcached answered 9-21 % more (two rounds of 5 runs,
-    /// `bench/README.md`). Over TCP each answer is timed by when the kernel
-    /// received it (`SO_TIMESTAMPNS`, with the bounds of `--read-answers`
-    /// below), not when it was read, so the pause is not in the latency;
-    /// answers that one read takes together are timed by the last of them (up
-    /// to about one pause late). Early only after a loss: a retransmitted
-    /// segment read with later ones that had waited carries their stamp,
-    /// bounded below by the worker's previous poll and the request's send (none
-    /// on loopback). A freed slot is refilled when its answer is read, and that
-    /// request is timed from then, as every closed-loop request is from when it
-    /// is made. A unix stream carries no stamps: there every answer is timed up
-    /// to one pause late, and the report says which. Bytes a turn leaves
-    /// unread, and the rest of an answer already begun, are read at once, not
-    /// after another pause. The pause is time a connection sits answered and
-    /// idle: at depth 1 it costs throughput (50 connections: 0.75× the ops/s at
-    /// `50us`), at depth 16 the server's queue covers it. Off by default, so
-    /// that `-d N` keeps N in flight.
-    #[arg(help_heading = "Load and schedule", hide_short_help = true, long, value_parser = parse_duration, default_value = "0s", value_name = "D")]
-    pub read_delay: Duration,
+    /// wake-up, wait `D` before reading, so that answers are read in batches.
+    /// Fewer reads, ACKs and wake-ups for client and server, as with
+    /// mc-crusher's lazy reads. Over TCP each answer is timed by when the
+    /// kernel received it (`SO_TIMESTAMPNS`, with the bounds of
+    /// `--read-answers` below), not when it was read, so the pause is not in
+    /// the latency; answers that one read takes together are timed by the
+    /// last of them. A freed slot is refilled when its answer is read, and
+    /// that request is timed from then, as every closed-loop request is from
+    /// when it is made. A unix stream carries no stamps: there every answer
+    /// is timed up to one pause late, and the report says which. Bytes a turn
+    /// leaves unread, and the rest of an answer already begun, are read at
+    /// once, not after another pause.
+    ///
+    /// The default, measured against reading at once (50 memcached
+    /// connections on one worker, `bench/README.md`, "The depth default"):
+    /// the pause is time a connection sits answered and idle, so it pays only
+    /// where the requests still in flight keep the server busy through it. At
+    /// depth 1 and 2 it lost 8-27 % of the ops/s for no CPU saved, and one
+    /// connection at depth 16 lost half; from depth 4 with 64 in flight the
+    /// ops/s rose and the client's CPU per op fell to 0.36-0.67×. At depth 16
+    /// (800 in flight) the tail rises with the bursts it sends (p99 8.3 ms
+    /// against 6.3-6.9 ms reading at once), while the truth oracle's server
+    /// (`bench/oracle.py -d 16`) is measured as closely as reading at once,
+    /// or more. The default pauses only over TCP with kernel stamps (not with
+    /// `--kernel-stamps off`, unix sockets, `--busy-poll`, `--num-conns` or
+    /// `--measure-connections`); the report says when it did.
+    #[arg(help_heading = "Load and schedule", hide_short_help = true, long, value_parser = parse_duration, value_name = "D")]
+    pub read_delay: Option<Duration>,
 
     /// Meta protocol: extra flags on retrievals, comma-separated: k (return the
     /// key), t (the TTL), s (the size), b (base64 keys), N<ttl> (vivify misses

@@ -135,9 +135,9 @@ fn config(out: &mut String, r: &RunResult) {
             arrival_name(gaps)
         ),
         _ if s.open_loop() => "open loop, at the trace's timestamps".into(),
-        _ if s.read_delay.is_zero() => "closed loop".into(),
+        _ if s.read_pause().is_zero() => "closed loop".into(),
         _ => {
-            let d = match s.read_delay.as_nanos() {
+            let d = match s.read_pause().as_nanos() {
                 ns if ns < 1_000 => format!("{ns} ns"),
                 ns => format!("{:.0} µs", ns as f64 / 1e3),
             };
@@ -146,7 +146,11 @@ fn config(out: &mut String, r: &RunResult) {
             } else {
                 format!("up to {d} late")
             };
-            format!("closed loop, reads delayed {d} (answers timed {timed})")
+            let chosen = match s.pauses_by_default() {
+                true => " by default at this depth (--read-delay 0 reads at once)",
+                false => "",
+            };
+            format!("closed loop, reads delayed {d}{chosen} (answers timed {timed})")
         }
     };
     let pace = if s.reads_late() {

@@ -246,7 +246,7 @@ impl super::RunSpec {
                 "a connection's window would last only its calls",
             );
         }
-        if !self.read_delay.is_zero() {
+        if self.read_delay_given() {
             return refuse("--read-delay", "it batches the reads of held connections");
         }
         if self.user.is_some() {

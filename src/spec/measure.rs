@@ -57,7 +57,7 @@ impl RunSpec {
                 "--save (its samples would mix the groups)",
             ),
             (
-                !self.read_delay.is_zero(),
+                self.read_delay_given(),
                 "--read-delay (it would delay the group's reads)",
             ),
         ];

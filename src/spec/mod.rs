@@ -170,9 +170,14 @@ pub struct RunSpec {
     /// Open lost connections again.
     pub reconnect: bool,
     /// Closed loop: how long a worker waits after a wake-up before it
-    /// reads, so that answers pile up (zero: read at once).
-    #[serde(default, with = "units::seconds")]
-    pub read_delay: Duration,
+    /// reads, so that answers pile up (`--read-delay`; zero: read at once;
+    /// `None`: the default, `RunSpec::read_pause`).
+    #[serde(
+        default,
+        with = "units::seconds_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub read_delay: Option<Duration>,
     /// `--save`: the share of measured requests whose samples are kept
     /// (`--save-rate`); `None` keeps none.
     #[serde(default)]
@@ -779,7 +784,7 @@ impl RunSpec {
         if self.reconnect {
             return refuse("--reconnect: a group that lost its sockets is done");
         }
-        if !self.read_delay.is_zero() {
+        if self.read_delay_given() {
             return refuse("--read-delay: UDP replies are read as they come");
         }
         self.validate_udp(false)

@@ -1,5 +1,6 @@
 //! When a worker reads answers: `--read-delay` (a closed loop's batched
-//! reads) and `--read-answers` (an open loop's reads at its next wake-up).
+//! reads, by default where deep pipelines cover the pause) and
+//! `--read-answers` (an open loop's reads at its next wake-up).
 
 use super::{LoadMode, RunSpec, ServerAddr};
 use serde::{Deserialize, Serialize};
@@ -8,6 +9,23 @@ use std::time::Duration;
 /// The longest `--read-delay`: beyond it the delay would dominate the
 /// latencies of any server worth measuring.
 const MAX_READ_DELAY: Duration = Duration::from_millis(10);
+
+/// The default pause of a closed loop without `--read-delay` (`read_pause`),
+/// as measured in bench/README.md ("The depth default", issue 37), against
+/// reading at once, 50 memcached connections of one worker:
+/// - depth 1 and 2 lose 8-27 % of the ops/s for no CPU saved: a
+///   connection's few requests are answered within the pause, and it idles;
+/// - from depth 4 with 64 or more in flight per worker, ops/s rise and the
+///   CPU per op falls to 0.36-0.67×; one connection at depth 16 (16 in
+///   flight) lost half its ops/s;
+/// - 100 µs did better than 50 from 200 in flight, 50 µs better at 64.
+const PAUSE_MIN_DEPTH: usize = 4;
+/// Requests in flight per worker, from which the default pauses: 50 µs,
+/// and 100 µs from `LONG_PAUSE_IN_FLIGHT`.
+const PAUSE_MIN_IN_FLIGHT: usize = 64;
+const SHORT_PAUSE: Duration = Duration::from_micros(50);
+const LONG_PAUSE_IN_FLIGHT: usize = 256;
+const LONG_PAUSE: Duration = Duration::from_micros(100);
 
 /// When an open loop's worker reads answers (`--read-answers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -31,11 +49,53 @@ impl RunSpec {
 
     /// Whether the kernel stamps each answer as it comes and the engine
     /// times it by that stamp, not by when it is read: wherever reads wait
-    /// on purpose (late reads, `--read-delay`) and the servers are reached
-    /// over TCP. A unix stream carries no stamps: delayed reads there are
-    /// timed when read, up to the delay late, and the report says so.
+    /// on purpose (late reads, a pause) and the servers are reached over
+    /// TCP. A unix stream carries no stamps: delayed reads there are timed
+    /// when read, up to the delay late, and the report says so.
     pub fn stamps_answers(&self) -> bool {
-        self.reads_late() || (!self.read_delay.is_zero() && self.tcp_only())
+        self.reads_late() || (!self.read_pause().is_zero() && self.tcp_only())
+    }
+
+    /// The pause a closed loop's worker takes after a wake-up before it
+    /// reads: `--read-delay` if given, else the default's where the run's
+    /// pipelines cover it (`pauses_by_default`), else none.
+    pub fn read_pause(&self) -> Duration {
+        match self.read_delay {
+            Some(given) => given,
+            None if !self.pauses_by_default() => Duration::ZERO,
+            None if self.in_flight_per_worker() >= LONG_PAUSE_IN_FLIGHT => LONG_PAUSE,
+            None => SHORT_PAUSE,
+        }
+    }
+
+    /// Requests a closed loop keeps in flight per worker (its fewest, when
+    /// the connections do not divide evenly).
+    fn in_flight_per_worker(&self) -> usize {
+        let conns = self.connections * self.servers.len().max(1);
+        conns / self.threads.max(1) * self.depth
+    }
+
+    /// Whether `--read-delay` was given and asks for a pause.
+    pub(super) fn read_delay_given(&self) -> bool {
+        self.read_delay.is_some_and(|d| !d.is_zero())
+    }
+
+    /// Whether a closed loop pauses before its reads without being asked:
+    /// only where the kernel's receive stamps keep the pause out of every
+    /// latency (TCP, stamps not turned off), nothing refuses a pause, and
+    /// the requests in flight keep the server busy through it.
+    pub fn pauses_by_default(&self) -> bool {
+        let covered =
+            self.depth >= PAUSE_MIN_DEPTH && self.in_flight_per_worker() >= PAUSE_MIN_IN_FLIGHT;
+        let refused = self.open_loop()
+            || self.load == LoadMode::LoadOnly
+            || !self.tcp_only()
+            || self.facebook
+            || self.busy_poll
+            || self.kernel_stamps == Some(false)
+            || self.churn().is_some()
+            || self.measure.is_some();
+        self.read_delay.is_none() && covered && !refused
     }
 
     /// Why the kernel cannot take this run's latencies apart, if it
@@ -116,9 +176,9 @@ impl RunSpec {
     /// a closed loop's connections sit answered and idle. Over UDP each
     /// datagram is a wake-up of its own: there is nothing to batch.
     pub(super) fn validate_read_delay(&self) -> Result<(), String> {
-        if self.read_delay.is_zero() {
+        let Some(read_delay) = self.read_delay.filter(|d| !d.is_zero()) else {
             return Ok(());
-        }
+        };
         if self.open_loop() {
             return Err("--read-delay is for closed loops: with --rate answers are read as they arrive, so that each is timed against its schedule".into());
         }
@@ -128,10 +188,9 @@ impl RunSpec {
         if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
             return Err("--read-delay is for streams (TCP, unix sockets): a UDP socket is read one datagram per wake-up".into());
         }
-        if self.read_delay > MAX_READ_DELAY {
+        if read_delay > MAX_READ_DELAY {
             return Err(format!(
-                "--read-delay must be at most 10ms, got {:?}",
-                self.read_delay
+                "--read-delay must be at most 10ms, got {read_delay:?}"
             ));
         }
         Ok(())

@@ -68,7 +68,7 @@ impl ReadPolicy {
     /// no arrival to wake for).
     pub(super) fn begin_phase(&mut self, spec: &RunSpec, measured: bool, open: bool) {
         self.delay = match measured {
-            true => spec.read_delay,
+            true => spec.read_pause(),
             false => Duration::ZERO,
         };
         self.late = measured && open && spec.reads_late();
@@ -190,6 +190,47 @@ mod tests {
         let mut p = ReadPolicy::new(&s);
         p.begin_phase(&s, true, true);
         assert_eq!(p.wait(1_000, true, false), Wait::Sleep);
+    }
+
+    /// The measured phase's pause of a closed loop given `args`, µs.
+    fn pause_us(args: &[&str]) -> u128 {
+        let s = spec(args);
+        let mut p = ReadPolicy::new(&s);
+        p.begin_phase(&s, true, false);
+        p.delay().as_micros()
+    }
+
+    #[test]
+    fn deep_pipelines_pause_by_default_and_shallow_ones_read_at_once() {
+        // 800 and 256 in flight per worker: the long pause; 64: the short.
+        assert_eq!(pause_us(&["-c", "50", "-d", "16"]), 100);
+        assert_eq!(pause_us(&["-c", "16", "-d", "16"]), 100);
+        assert_eq!(pause_us(&["-c", "8", "-d", "8"]), 50);
+        assert_eq!(pause_us(&["-c", "50", "-d", "4"]), 50);
+        // Per worker: 50 connections over 4 workers keep 12 × 16 each.
+        assert_eq!(pause_us(&["-c", "50", "-d", "16", "-T", "4"]), 50);
+        // Too shallow, or too few in flight: at once.
+        assert_eq!(pause_us(&["-c", "50", "-d", "2"]), 0);
+        assert_eq!(pause_us(&["-c", "1", "-d", "16"]), 0);
+        assert_eq!(pause_us(&["-c", "7", "-d", "8"]), 0);
+        assert_eq!(pause_us(&[]), 0);
+        // Asked for, or not stamped: as asked, or at once.
+        assert_eq!(pause_us(&["-c", "50", "-d", "16", "--read-delay", "0"]), 0);
+        assert_eq!(pause_us(&["-c", "1", "--read-delay", "30us"]), 30);
+        let unstamped: [&[&str]; 3] = [
+            &["--kernel-stamps", "off"],
+            &["-s", "unix:/tmp/mc.sock"],
+            &["--busy-poll"],
+        ];
+        for extra in unstamped {
+            let args = [&["-c", "50", "-d", "16"][..], extra].concat();
+            assert_eq!(pause_us(&args), 0, "{extra:?}");
+        }
+        // Never while preloading.
+        let s = spec(&["-c", "50", "-d", "16"]);
+        let mut p = ReadPolicy::new(&s);
+        p.begin_phase(&s, false, false);
+        assert!(p.delay().is_zero());
     }
 
     #[test]
