@@ -138,9 +138,10 @@ fn memcached_counts_every_request_taken_apart() {
     let save = path_in(dir.path(), "s.tsv");
     let csv = path_in(dir.path(), "r.csv");
     let before = m.stat("cmd_get") + m.stat("cmd_set");
-    // 64 slots: no arrival waits for a free connection (a wait is out of
-    // the send lag, not out of the client queue).
-    let args = ["-t", "1s", "-q", "2000", "-c", "8", "-d", "8", "--no-load"];
+    // 256 slots: no arrival waits for a free connection (a wait is out of
+    // the send lag, not out of the client queue) unless this host stalls
+    // the client or memcached for 128 ms.
+    let args = ["-t", "1s", "-q", "2000", "-c", "32", "-d", "8", "--no-load"];
     let (_, v) = run_to(
         dir.path(),
         "on",

@@ -30,7 +30,7 @@ use crate::spec::{RunSpec, StopAfter};
 use crate::stats::{IntervalSummary, Sample};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// Runs the benchmark and returns the process exit code.
@@ -225,6 +225,7 @@ fn measure(
 /// `mcbench agent`: serves until stopped; the exit code.
 #[cfg(feature = "agents")]
 pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
+    use std::sync::atomic::Ordering::Relaxed;
     let signal = match install_signal_flag() {
         Ok(flag) => flag,
         Err(f) => {
@@ -248,8 +249,8 @@ pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
         },
     };
     match crate::agent::serve(&how) {
-        Ok(()) if signal.load(Ordering::Relaxed) == libc::SIGTERM as usize => exit::SIGTERM,
-        Ok(()) if signal.load(Ordering::Relaxed) != 0 => exit::SIGINT,
+        Ok(()) if signal.load(Relaxed) == libc::SIGTERM as usize => exit::SIGTERM,
+        Ok(()) if signal.load(Relaxed) != 0 => exit::SIGINT,
         Ok(()) => exit::OK,
         Err(f) => {
             crate::stderr_line!("mcbench agent: error: {f}");
