@@ -156,12 +156,7 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     fn due(intended_ns: u64, measured: bool) -> Due {
-        Due {
-            req: None,
-            intended_ns,
-            measured,
-            queued_at: 0,
-        }
+        Due::new(None, intended_ns, measured)
     }
 
     fn intended(b: &mut Backlog, server: usize) -> Vec<u64> {

@@ -388,15 +388,7 @@ impl Worker {
             self.recorder
                 .record_lag(reached_ns.saturating_sub(intended_ns));
         }
-        self.issue(
-            c,
-            Due {
-                req: None,
-                intended_ns,
-                measured,
-                queued_at: 0,
-            },
-        );
+        self.issue(c, Due::new(None, intended_ns, measured));
         let gap = self.schedule().call_gaps.next_ns(&mut self.rng);
         let s = self.schedule();
         let life = &mut s.lives[c];

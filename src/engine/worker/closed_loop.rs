@@ -68,12 +68,7 @@ impl Worker {
         }
         let measured = now >= self.progress.record_from;
         if let Some(req) = self.requests.next_delete(server, measured) {
-            return Some(Due {
-                req: Some(req),
-                intended_ns: now,
-                measured,
-                queued_at: 0,
-            });
+            return Some(Due::new(Some(req), now, measured));
         }
         let req = match &self.requests.source {
             Source::Load(_) => Some(self.requests.next_preload(server)?),
@@ -83,11 +78,6 @@ impl Worker {
         if measured {
             self.requests.spend();
         }
-        Some(Due {
-            req,
-            intended_ns: now,
-            measured,
-            queued_at: 0,
-        })
+        Some(Due::new(req, now, measured))
     }
 }

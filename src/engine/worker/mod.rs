@@ -100,8 +100,28 @@ struct Due {
     intended_ns: u64,
     measured: bool,
     /// When it began to wait in the client for a free connection (0: it
-    /// did not wait).
+    /// did not wait; `queued` sets it).
     queued_at: u64,
+}
+
+impl Due {
+    /// A request intended at `intended_ns` that has not waited.
+    fn new(req: Option<Request>, intended_ns: u64, measured: bool) -> Due {
+        Due {
+            req,
+            intended_ns,
+            measured,
+            queued_at: 0,
+        }
+    }
+
+    /// The same, waiting for a free connection since `now`.
+    fn queued(self, now: u64) -> Due {
+        Due {
+            queued_at: now,
+            ..self
+        }
+    }
 }
 
 pub struct Worker {

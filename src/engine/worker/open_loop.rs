@@ -112,12 +112,7 @@ impl Worker {
                 self.overloaded(measured);
                 continue;
             };
-            let due = Due {
-                req: Some(req),
-                intended_ns: intended,
-                measured,
-                queued_at: 0,
-            };
+            let due = Due::new(Some(req), intended, measured);
             may_harvest = self.place(due, server, now, may_harvest);
         }
     }
@@ -179,13 +174,7 @@ impl Worker {
             None if self.arrivals.backlog.full(server) => self.overloaded(measured),
             None if self.alive_on[server] > 0 => {
                 self.recorder.client_waits += u64::from(measured);
-                self.arrivals.backlog.push(
-                    server,
-                    Due {
-                        queued_at: now,
-                        ..due
-                    },
-                );
+                self.arrivals.backlog.push(server, due.queued(now));
             }
             None if measured => {
                 self.recorder

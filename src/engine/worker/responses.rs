@@ -108,12 +108,8 @@ impl Worker {
         if self.conns[c].alive {
             let seen = self.conns[c].read_at;
             for &key in &fills {
-                let due = Due {
-                    req: Some(Request::new(OpKind::Fill, key)),
-                    intended_ns: seen,
-                    measured: seen >= self.progress.record_from,
-                    queued_at: 0,
-                };
+                let fill = Some(Request::new(OpKind::Fill, key));
+                let due = Due::new(fill, seen, seen >= self.progress.record_from);
                 self.issue(c, due);
             }
         }
