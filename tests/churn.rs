@@ -243,6 +243,13 @@ fn a_crashed_and_restarted_server_is_reconnected() {
     assert_eq!(j["completed"], true);
     assert_eq!(f(&j, "connections.lost"), 3.0, "{}", j["connections"]);
     assert_eq!(f(&j, "connections.reopened"), 3.0, "{}", j["connections"]);
+    // The first tries, 0.1 s after the loss, found the server still down
+    // (it is restarted 0.4 s after the crash).
+    assert!(
+        f(&j, "connections.reopen_failed") >= 3.0,
+        "{}",
+        j["connections"]
+    );
     assert!(f(&j, "connections.connect_time_us.max") > 0.0);
     // The new server was worked by the reopened connections.
     assert!(m.stat("cmd_get") + m.stat("cmd_set") > 100);

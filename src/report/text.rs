@@ -406,9 +406,14 @@ fn counters(out: &mut String, r: &RunResult) {
     let held = if r.spec.churn().is_some() {
         String::new()
     } else {
+        let c = &r.connections;
+        let failed = match c.reopen_failed {
+            0 => String::new(),
+            n => format!(" ({n} reopenings failed)"),
+        };
         format!(
-            "; connections {} opened, {} lost, {} reopened",
-            r.connections.opened, r.connections.lost, r.connections.reopened
+            "; connections {} opened, {} lost, {} reopened{failed}",
+            c.opened, c.lost, c.reopened
         )
     };
     let _ = writeln!(

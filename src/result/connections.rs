@@ -16,6 +16,9 @@ pub struct Connections {
     pub lost: u64,
     /// Lost or timed-out connections opened again.
     pub reopened: u64,
+    /// Attempts to reopen a lost connection that failed.
+    #[serde(default)]
+    pub reopen_failed: u64,
     /// Connects completed while measuring (`--num-conns` connections).
     #[serde(default)]
     pub connects: u64,
@@ -120,6 +123,7 @@ impl Connections {
             opened: out.connections,
             lost: t.connections_lost,
             reopened: t.connections_reopened,
+            reopen_failed: t.reopen_failures,
             connects: c.opened,
             closed: c.closed,
             rate: c.opened as f64 / secs,
@@ -156,6 +160,7 @@ impl Connections {
             opened: runs.iter().map(|c| c.opened).sum(),
             lost: sum(|c| c.lost),
             reopened: sum(|c| c.reopened),
+            reopen_failed: sum(|c| c.reopen_failed),
             connects,
             closed: sum(|c| c.closed),
             rate: connects as f64 / secs.max(1e-9),

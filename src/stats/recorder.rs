@@ -293,6 +293,9 @@ pub struct Recorder {
     pub connections_lost: u64,
     /// Lost connections opened again (`--reconnect`).
     pub connections_reopened: u64,
+    /// Attempts to reopen a lost connection that failed (its server still
+    /// down, or refusing).
+    pub reopen_failures: u64,
     /// Connects, lifetimes, connection failures, request sizes.
     pub conns: super::ConnStats,
     /// `--verify`, `--exp-verify`.
@@ -339,6 +342,7 @@ impl Default for Recorder {
             skips: 0,
             connections_lost: 0,
             connections_reopened: 0,
+            reopen_failures: 0,
             conns: super::ConnStats::default(),
             checks: super::CheckCounts::default(),
             servers: Vec::new(),
@@ -522,6 +526,7 @@ impl Recorder {
         self.skips = 0;
         self.connections_lost = 0;
         self.connections_reopened = 0;
+        self.reopen_failures = 0;
         self.conns.reset();
         self.checks.reset();
         for s in &mut self.servers {
@@ -552,6 +557,7 @@ impl Recorder {
         self.skips += other.skips;
         self.connections_lost += other.connections_lost;
         self.connections_reopened += other.connections_reopened;
+        self.reopen_failures += other.reopen_failures;
         self.conns.merge(&other.conns);
         self.checks.merge(&other.checks);
         self.replica.merge(&other.replica);

@@ -168,7 +168,11 @@ pub struct Worker {
     next_timeout_check: u64,
     recorder: Box<Recorder>,
     scratch: Box<[u8]>,
+    /// Connections with output to write this turn.
     dirty: Vec<usize>,
+    /// Connections of this turn's writes whose transmit stamps are to be
+    /// read once every write is out (`writes`).
+    stamped_writes: Vec<usize>,
     /// Readiness events of the current wait: (connection, flags).
     events: Vec<(usize, u32)>,
     /// When answers are read: at once, after a pause, late, or spinning.
@@ -253,6 +257,7 @@ impl Worker {
             recorder: Box::default(),
             scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
             dirty: Vec::new(),
+            stamped_writes: Vec::new(),
             events: Vec::with_capacity(EVENTS),
             reads: read_policy::ReadPolicy::new(spec),
             in_flight: 0,

@@ -156,6 +156,7 @@ impl Worker {
             // (the attempt itself may have taken a while). A preload cannot
             // wait for it: that server's keys are given up on, as when its
             // last connection is lost.
+            self.recorder.reopen_failures += 1;
             self.reopening.schedule(c, clock_ns());
             if self.alive_on[server] == 0 && self.requests.preloading() {
                 self.strand(server, crate::stats::ErrorClass::NoConnection);

@@ -12,22 +12,23 @@ impl Worker {
     /// per loop turn, however many requests it holds; then reads back the
     /// transmit stamps of those that wrote.
     pub(super) fn flush_dirty(&mut self, now: u64) {
+        // By index: a write that loses its connection refills its group,
+        // which may mark more connections dirty.
         let mut i = 0;
         while i < self.dirty.len() {
             let c = self.dirty[i];
             i += 1;
-            if !self.write_out(c, now) {
-                // Not stamped, or nothing went out: nothing to read back.
-                self.dirty[i - 1] = usize::MAX;
-            }
-        }
-        for i in 0..self.dirty.len() {
-            let c = self.dirty[i];
-            if c != usize::MAX {
-                self.take_tx_stamps(c);
+            if self.write_out(c, now) {
+                self.stamped_writes.push(c);
             }
         }
         self.dirty.clear();
+        let mut stamped = std::mem::take(&mut self.stamped_writes);
+        for &c in &stamped {
+            self.take_tx_stamps(c);
+        }
+        stamped.clear();
+        self.stamped_writes = stamped;
     }
 
     /// Writes connection `c`'s output now, and reads back its transmit
