@@ -407,6 +407,30 @@ fn a_tls_prefix_and_an_insecure_run_say_what_they_checked() {
     assert!(page.contains("NOT CHECKED"), "the page says it too");
 }
 
+/// Over TLS a paused read is timed as over TCP: by the kernel's receive
+/// stamp of the answer's bytes, not when rustls hands the answer over
+/// after the pause. One request in flight and a 2 ms pause before each
+/// read: memcached answers well within it, so an answer timed when read
+/// would take the whole pause. (The default pause of a deep closed loop
+/// applies over TLS too: `read_policy`'s unit test.)
+#[test]
+fn paused_reads_over_tls_are_timed_by_the_kernel_stamps() {
+    let _m = shared_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = server_cert(dir.path());
+    let m = Memcached::start_tls(&cert, &key, "");
+    let before = load(&m);
+    let more = ["-c", "1", "-x", "300", "--no-load", "--read-delay", "2ms"];
+    let (out, j) = run_tls(&m.tls_addr(), &cert, &more);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(f(&j, "total.count"), 300.0);
+    assert_eq!(load(&m) - before, 300, "the server's count");
+    let p50 = f(&j, "total.latency_us.p50");
+    assert!(p50 < 1500.0, "stamped p50 {p50} µs");
+    let rate = f(&j, "total.ok_rate");
+    assert!(rate < 510.0, "one answer per 2 ms pause, at most: {rate}/s");
+}
+
 #[test]
 fn tls_flags_out_of_place_are_refused_before_any_traffic() {
     let _m = shared_machine();

@@ -214,6 +214,9 @@ mod tests {
         assert_eq!(pause_us(&["-c", "1", "-d", "16"]), 0);
         assert_eq!(pause_us(&["-c", "7", "-d", "8"]), 0);
         assert_eq!(pause_us(&[]), 0);
+        // TLS goes over TCP, whose reads the kernel stamps: as over TCP.
+        let tls = ["-s", "127.0.0.1:11211", "--tls", "-c", "50", "-d", "16"];
+        assert_eq!(pause_us(&tls), 100);
         // Asked for, or not stamped: as asked, or at once.
         assert_eq!(pause_us(&["-c", "50", "-d", "16", "--read-delay", "0"]), 0);
         assert_eq!(pause_us(&["-c", "1", "--read-delay", "30us"]), 30);
