@@ -8,7 +8,11 @@ its key space preloaded; tcpdump (core 0) captures every TCP segment to
 memcached's port that carries a request (PSH set), stamped by the kernel
 in ns as it crosses the loopback device; the command runs on core 1.
 Gaps are taken between consecutive captured requests, after the first
---skip seconds and before the last 0.2 s. Commands alternate per run.
+--skip seconds and before the last 0.2 s; each run prints their CV and
+their Kolmogorov-Smirnov distance to the exponential of the same mean (a
+few stalls of the host inflate the CV but barely move the distance; for
+Poisson sends at 65k gaps it is under 0.006 in 95 % of runs). Commands
+alternate per run.
 
 Usage: bench/gaps.py [--runs 3] [--skip 0.5] LABEL COMMAND [LABEL COMMAND ...]
   (COMMAND is one string; PORT in it is memcached's port), e.g.
@@ -18,7 +22,7 @@ Usage: bench/gaps.py [--runs 3] [--skip 0.5] LABEL COMMAND [LABEL COMMAND ...]
 Needs tcpdump (apt-get install tcpdump), memcached and taskset; the floor
 client is built by bench/compare.py --only floors.
 """
-import argparse, os, shlex, statistics, struct, subprocess, sys, tempfile, time
+import argparse, math, os, shlex, statistics, struct, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import FLOOR, Memcached, preload  # noqa: E402
@@ -43,25 +47,38 @@ def pcap_times(path):
     return times
 
 
-def cv_of_gaps(times, skip_ns, tail_ns=200_000_000):
-    """(gaps, mean µs, CV) between consecutive times inside the window."""
-    if len(times) < 3:
-        return 0, 0.0, float("nan")
+def exp_distance(gaps, mean):
+    """Kolmogorov-Smirnov distance between the gaps and the exponential
+    of their mean: 0 for Poisson sends. Unlike the CV, a few long gaps (a
+    host's stall) barely move it; bunched sends (too many short gaps and
+    long ones) do."""
+    d, n = 0.0, len(gaps)
+    for i, g in enumerate(sorted(gaps)):
+        model = 1.0 - math.exp(-g / mean)
+        d = max(d, abs((i + 1) / n - model), abs(i / n - model))
+    return d
+
+
+def gap_stats(times, skip_ns, tail_ns=200_000_000):
+    """(gaps, mean µs, CV, KS distance to the exponential) of the gaps
+    between consecutive times inside the window."""
     lo, hi = times[0] + skip_ns, times[-1] - tail_ns
     kept = [t for t in times if lo <= t <= hi]
     gaps = [b - a for a, b in zip(kept, kept[1:])]
     if len(gaps) < 2:
-        return len(gaps), 0.0, float("nan")
+        return len(gaps), 0.0, float("nan"), float("nan")
     mean = statistics.fmean(gaps)
-    return len(gaps), mean / 1000, statistics.pstdev(gaps) / mean
+    return len(gaps), mean / 1000, statistics.pstdev(gaps) / mean, exp_distance(gaps, mean)
 
 
 def run_once(label, command, skip_s):
     m = Memcached()
     pcap = tempfile.NamedTemporaryFile(suffix=".pcap", delete=False).name
     try:
-        preload("floor" if command.startswith(FLOOR) or "floor" in label else "mcbench", m,
-                "ascii", 8, 0, "0")
+        # The floor client reads its own key format; any other command
+        # is taken to read mcbench's.
+        floor = os.path.basename(shlex.split(command)[0]) == os.path.basename(FLOOR)
+        preload("floor" if floor else "mcbench", m, "ascii", 8, 0, "0")
         dump = subprocess.Popen(
             ["taskset", "-c", "0", "tcpdump", "-i", "lo", "-nn", "-B", "65536", "-s", "80",
              "--time-stamp-precision=nano", "-w", pcap,
@@ -80,8 +97,10 @@ def run_once(label, command, skip_s):
         m.stop()
     times = pcap_times(pcap)
     os.unlink(pcap)
-    n, mean_us, cv = cv_of_gaps(times, int(skip_s * 1e9))
-    return {"requests": ops, "segments": len(times), "gaps": n, "mean_us": mean_us, "cv": cv}
+    if len(times) < 3:
+        raise SystemExit(f"{label}: {len(times)} requests captured")
+    n, mean_us, cv, ks = gap_stats(times, int(skip_s * 1e9))
+    return {"requests": ops, "segments": len(times), "gaps": n, "mean_us": mean_us, "cv": cv, "ks": ks}
 
 
 def main():
@@ -99,11 +118,13 @@ def main():
             r = run_once(label, command, args.skip)
             results[label].append(r)
             print(f"run {i + 1} {label:12} requests {r['requests']:7} segments {r['segments']:7} "
-                  f"gaps {r['gaps']:7} mean {r['mean_us']:6.1f} µs  CV {r['cv']:.3f}", flush=True)
+                  f"gaps {r['gaps']:7} mean {r['mean_us']:6.1f} µs  CV {r['cv']:.3f}  "
+                  f"KS {r['ks']:.4f}", flush=True)
     for label, runs in results.items():
-        cvs = [r["cv"] for r in runs]
-        each = ", ".join(f"{cv:.3f}" for cv in cvs)
-        print(f"{label:12} median CV {statistics.median(cvs):.3f} (runs: {each})")
+        for key in ["cv", "ks"]:
+            values = [r[key] for r in runs]
+            each = ", ".join(f"{v:.3f}" for v in values)
+            print(f"{label:12} median {key.upper():2} {statistics.median(values):.3f} (runs: {each})")
 
 
 if __name__ == "__main__":
