@@ -172,6 +172,25 @@ fn an_open_loop_or_a_long_delay_is_refused() {
             "--read-delay is for streams",
         ),
         (&["run", "--read-delay", "soon"], "invalid duration"),
+        (
+            &["run", "--num-conns", "10", "--read-delay", "1ms"],
+            "--read-delay does not go with --num-conns",
+        ),
+        (
+            &["run", "--measure-connections", "1", "--read-delay", "1ms"],
+            "--read-delay does not go with --measure-connections",
+        ),
+        (
+            &[
+                "run",
+                "-s",
+                "127.0.0.1:9",
+                "--facebook",
+                "--read-delay",
+                "1ms",
+            ],
+            "--read-delay does not go with --facebook",
+        ),
     ];
     for (args, needle) in cases {
         let out = mcbench(args);

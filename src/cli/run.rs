@@ -77,10 +77,12 @@ pub struct RunArgs {
     /// Closed loop: a connection is refilled, in one write, once `B` of its
     /// `--depth` requests are answered (1 to `--depth`, default 1). At 1, `-d
     /// N` keeps `N` in flight, as memtier's `--pipeline` and mutilate's `-d`
-    /// do, less the answers that come during a `--read-delay` pause (the
-    /// default where a worker keeps 64 or more in flight); a larger `B` sends bigger writes for less client CPU per request,
-    /// but keeps only `N-B+1` to `N` in flight, so the server sees a shallower
-    /// queue (`bench/README.md` measures both). Refused with an open loop.
+    /// do, less the answers that come during a `--read-delay` pause (by
+    /// default at depth 4 or more where a worker keeps 64 or more in
+    /// flight); a larger `B` sends bigger writes for less client CPU per
+    /// request, but keeps only `N-B+1` to `N` in flight, so the server sees a
+    /// shallower queue (`bench/README.md` measures both). Refused with an
+    /// open loop.
     #[arg(
         help_heading = "Load and schedule",
         hide_short_help = true,
@@ -1134,8 +1136,9 @@ pub struct RunArgs {
     /// worker keeps 64 or more requests in flight at depth 4 or more (100us
     /// from 256), over TCP; `0` reads each answer at once.
     ///
-    /// Closed loops over TCP or unix sockets only (refused with `--rate`, UDP
-    /// or `--load-only`), at most 10ms; never during the preload: after each
+    /// Closed loops over TCP or unix sockets only (refused with `--rate`, UDP,
+    /// `--facebook`, `--num-conns`, `--measure-connections` or `--load-only`),
+    /// at most 10ms; never during the preload: after each
     /// wake-up, wait `D` before reading, so that answers are read in batches.
     /// Fewer reads, ACKs and wake-ups for client and server, as with
     /// mc-crusher's lazy reads. Over TCP each answer is timed by when the

@@ -129,15 +129,16 @@ fn config(out: &mut String, r: &RunResult) {
         Some(v) => format!("{} (embedded {v})", r.servers.join(", ")),
         None => r.servers.join(", "),
     };
+    let pause = s.read_pause();
     let pace = match (s.rate(), s.schedule.gaps()) {
         (Some(rate), Some(gaps)) => format!(
             "open loop, {rate} ops/s target, gaps shaped {}",
             arrival_name(gaps)
         ),
         _ if s.open_loop() => "open loop, at the trace's timestamps".into(),
-        _ if s.read_pause().is_zero() => "closed loop".into(),
+        _ if pause.is_zero() => "closed loop".into(),
         _ => {
-            let d = match s.read_pause().as_nanos() {
+            let d = match pause.as_nanos() {
                 ns if ns < 1_000 => format!("{ns} ns"),
                 ns => format!("{:.0} µs", ns as f64 / 1e3),
             };

@@ -246,9 +246,6 @@ impl super::RunSpec {
                 "a connection's window would last only its calls",
             );
         }
-        if self.read_delay_given() {
-            return refuse("--read-delay", "it batches the reads of held connections");
-        }
         if self.user.is_some() {
             return refuse("--user", "churned connections are not authenticated");
         }

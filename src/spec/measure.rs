@@ -56,10 +56,6 @@ impl RunSpec {
                 self.save_rate.is_some(),
                 "--save (its samples would mix the groups)",
             ),
-            (
-                self.read_delay_given(),
-                "--read-delay (it would delay the group's reads)",
-            ),
         ];
         match refused.iter().find(|(given, _)| *given) {
             Some((_, what)) => Err(format!(

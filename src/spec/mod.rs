@@ -784,9 +784,6 @@ impl RunSpec {
         if self.reconnect {
             return refuse("--reconnect: a group that lost its sockets is done");
         }
-        if self.read_delay_given() {
-            return refuse("--read-delay: UDP replies are read as they come");
-        }
         self.validate_udp(false)
     }
 }

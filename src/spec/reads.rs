@@ -75,27 +75,43 @@ impl RunSpec {
         conns / self.threads.max(1) * self.depth
     }
 
-    /// Whether `--read-delay` was given and asks for a pause.
-    pub(super) fn read_delay_given(&self) -> bool {
-        self.read_delay.is_some_and(|d| !d.is_zero())
-    }
-
     /// Whether a closed loop pauses before its reads without being asked:
-    /// only where the kernel's receive stamps keep the pause out of every
-    /// latency (TCP, stamps not turned off), nothing refuses a pause, and
-    /// the requests in flight keep the server busy through it.
+    /// only where nothing refuses a pause (`pause_refusal`), the kernel's
+    /// receive stamps keep it out of every latency (TCP, stamps not turned
+    /// off; a busy-polling worker spins for its answers instead), and the
+    /// requests in flight keep the server busy through it.
     pub fn pauses_by_default(&self) -> bool {
         let covered =
             self.depth >= PAUSE_MIN_DEPTH && self.in_flight_per_worker() >= PAUSE_MIN_IN_FLIGHT;
-        let refused = self.open_loop()
-            || self.load == LoadMode::LoadOnly
-            || !self.tcp_only()
-            || self.facebook
-            || self.busy_poll
-            || self.kernel_stamps == Some(false)
-            || self.churn().is_some()
-            || self.measure.is_some();
-        self.read_delay.is_none() && covered && !refused
+        let stamped = self.tcp_only() && !self.busy_poll && self.kernel_stamps != Some(false);
+        self.read_delay.is_none() && covered && stamped && self.pause_refusal().is_none()
+    }
+
+    /// Why no pause before reads can apply to this run, if none can: every
+    /// mode that refuses `--read-delay`, in one list, so that the default
+    /// never pauses where a given delay would be refused.
+    fn pause_refusal(&self) -> Option<&'static str> {
+        if self.open_loop() {
+            return Some("--read-delay is for closed loops: with --rate answers are read as they arrive, so that each is timed against its schedule");
+        }
+        if self.load == LoadMode::LoadOnly {
+            return Some("--read-delay applies to measured reads: --load-only measures the preload, which reads at once");
+        }
+        if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
+            return Some("--read-delay is for streams (TCP, unix sockets): a UDP socket is read one datagram per wake-up");
+        }
+        if self.facebook {
+            return Some(
+                "--read-delay does not go with --facebook: its UDP replies are read as they come",
+            );
+        }
+        if self.churn().is_some() {
+            return Some("--read-delay does not go with --num-conns: it batches the reads of held connections (drop one of them)");
+        }
+        if self.measure.is_some() {
+            return Some("--read-delay does not go with --measure-connections: it would delay the group's reads (drop one of them)");
+        }
+        None
     }
 
     /// Why the kernel cannot take this run's latencies apart, if it
@@ -179,14 +195,8 @@ impl RunSpec {
         let Some(read_delay) = self.read_delay.filter(|d| !d.is_zero()) else {
             return Ok(());
         };
-        if self.open_loop() {
-            return Err("--read-delay is for closed loops: with --rate answers are read as they arrive, so that each is timed against its schedule".into());
-        }
-        if self.load == LoadMode::LoadOnly {
-            return Err("--read-delay applies to measured reads: --load-only measures the preload, which reads at once".into());
-        }
-        if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
-            return Err("--read-delay is for streams (TCP, unix sockets): a UDP socket is read one datagram per wake-up".into());
+        if let Some(why) = self.pause_refusal() {
+            return Err(why.into());
         }
         if read_delay > MAX_READ_DELAY {
             return Err(format!(

@@ -229,6 +229,20 @@ mod tests {
             let args = [&["-c", "50", "-d", "16"][..], extra].concat();
             assert_eq!(pause_us(&args), 0, "{extra:?}");
         }
+        // Nor wherever a given --read-delay is refused.
+        let refusing: [&[&str]; 5] = [
+            &["-q", "1000"],
+            &["--load-only"],
+            &["-s", "udp:127.0.0.1:11211"],
+            &["-s", "127.0.0.1:11211", "--facebook"],
+            &["--measure-connections", "1"],
+        ];
+        for extra in refusing {
+            let args = [&["-c", "50", "-d", "16"][..], extra].concat();
+            assert_eq!(pause_us(&args), 0, "{extra:?}");
+            let asked = [&args[..], &["--read-delay", "50us"]].concat();
+            assert!(crate::cli::try_run_spec(&asked).is_err(), "{extra:?}");
+        }
         // Never while preloading.
         let s = spec(&["-c", "50", "-d", "16"]);
         let mut p = ReadPolicy::new(&s);
