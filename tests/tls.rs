@@ -410,9 +410,11 @@ fn a_tls_prefix_and_an_insecure_run_say_what_they_checked() {
 /// Over TLS a paused read is timed as over TCP: by the kernel's receive
 /// stamp of the answer's bytes, not when rustls hands the answer over
 /// after the pause. One request in flight and a 2 ms pause before each
-/// read: memcached answers well within it, so an answer timed when read
-/// would take the whole pause. (The default pause of a deep closed loop
-/// applies over TLS too: `read_policy`'s unit test.)
+/// read: timed when read, every answer would take at least the pause, so
+/// one answer under 1 ms is enough to tell, however slow the host (and
+/// each answer costs a pause, so the rate is at most 500/s). (The default
+/// pause of a deep closed loop applies over TLS too: `read_policy`'s unit
+/// test.)
 #[test]
 fn paused_reads_over_tls_are_timed_by_the_kernel_stamps() {
     let _m = shared_machine();
@@ -425,8 +427,8 @@ fn paused_reads_over_tls_are_timed_by_the_kernel_stamps() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(f(&j, "total.count"), 300.0);
     assert_eq!(load(&m) - before, 300, "the server's count");
-    let p50 = f(&j, "total.latency_us.p50");
-    assert!(p50 < 1500.0, "stamped p50 {p50} µs");
+    let min = f(&j, "total.latency_us.min");
+    assert!(min < 1000.0, "stamped, the fastest answer took {min} µs");
     let rate = f(&j, "total.ok_rate");
     assert!(rate < 510.0, "one answer per 2 ms pause, at most: {rate}/s");
 }
