@@ -257,6 +257,15 @@ def preload(tool, m, protocol, conns, seconds, rate):
                        check=True, stdout=subprocess.DEVNULL)
 
 
+def preload_any_command(m):
+    """The key space in both formats an arbitrary command line may read
+    (bench/syscalls.py, bench/gaps.py): mcbench's and, when it is built,
+    the floor client's."""
+    preload("mcbench", m, "ascii", 8, 0, "0")
+    if os.access(FLOOR, os.X_OK):
+        preload("floor", m, "ascii", 8, 0, "0")
+
+
 def twemperf_calls(rate, conns, seconds):
     return int(float(rate) * seconds / conns) if rate != "0" else 20000
 

@@ -25,8 +25,10 @@ client is built by bench/compare.py --only floors.
 import argparse, math, os, shlex, statistics, struct, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import FLOOR, Memcached, preload  # noqa: E402
+from compare import Memcached, preload_any_command  # noqa: E402
 
+# Read by hand: the standard library has no pcap reader, and only the
+# capture times are needed.
 # pcap: a 24-byte file header, then per packet a 16-byte record header
 # (seconds, fraction, captured length, length); magic a1b23c4d: ns.
 NANO_MAGIC = 0xA1B23C4D
@@ -75,16 +77,15 @@ def run_once(label, command, skip_s):
     m = Memcached()
     pcap = tempfile.NamedTemporaryFile(suffix=".pcap", delete=False).name
     try:
-        # The floor client reads its own key format; any other command
-        # is taken to read mcbench's.
-        floor = os.path.basename(shlex.split(command)[0]) == os.path.basename(FLOOR)
-        preload("floor" if floor else "mcbench", m, "ascii", 8, 0, "0")
+        preload_any_command(m)
         dump = subprocess.Popen(
             ["taskset", "-c", "0", "tcpdump", "-i", "lo", "-nn", "-B", "65536", "-s", "80",
              "--time-stamp-precision=nano", "-w", pcap,
              f"tcp dst port {m.port} and (tcp[tcpflags] & tcp-push != 0)"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        dump.stderr.readline()  # "listening on lo ...": capturing from here
+        said = dump.stderr.readline()  # "listening on lo ...": capturing from here
+        if dump.poll() is not None:
+            raise SystemExit(f"tcpdump did not start: {said.strip()}")
         before = m.ops()
         cmd = [a.replace("PORT", str(m.port)) for a in shlex.split(command)]
         subprocess.run(["taskset", "-c", "1", *cmd], stdout=subprocess.DEVNULL,

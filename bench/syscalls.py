@@ -16,7 +16,7 @@ writes /tmp/syscalls-LABEL.{perf,out}.
 import os, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import FLOOR, Memcached, preload  # noqa: E402
+from compare import Memcached, preload_any_command  # noqa: E402
 
 CALLS = ["sendto", "recvfrom", "recvmsg", "sendmsg", "read", "write", "epoll_pwait2", "epoll_wait",
          "clock_nanosleep", "io_uring_enter"]
@@ -28,9 +28,7 @@ def main():
     label, cmd = sys.argv[1], sys.argv[2:]
     m = Memcached()
     try:
-        preload("mcbench", m, "ascii", 8, 0, "0")
-        if os.access(FLOOR, os.X_OK):
-            preload("floor", m, "ascii", 8, 0, "0")
+        preload_any_command(m)
         events = ",".join(["task-clock", "context-switches", "raw_syscalls:sys_enter"]
                           + [f"syscalls:sys_enter_{c}" for c in CALLS])
         before = m.ops()
