@@ -9,21 +9,22 @@ mod support;
 
 use hdrhistogram::Histogram;
 use mcbench::precision::order::ranks;
-use mcbench::precision::{estimate, Estimate, Method, Samples};
+use mcbench::precision::{estimate, Batches, Estimate, Method, Samples};
+use mcbench::stats::batches::new_batch_histogram;
 use mcbench::stats::new_histogram;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Binomial, Distribution, Exp, LogNormal, Pareto, StandardNormal};
 use statrs::distribution::{ContinuousCDF, Normal};
+use std::time::Duration;
 
 const TRIALS: usize = 2000;
 const PERCENTS: [f64; 3] = [50.0, 99.0, 99.9];
 
-/// scipy's view of each (n, p): the equal-tailed ranks (l − 1 the largest
-/// k with B(k) ≤ 0.025, −1 when none; u − 1 the smallest with
-/// B(k) ≥ 0.975) and the least coverage ≥ 95 % of any pair within 4 ranks
-/// of them (Hahn and Meeker's tighter choice).
-fn scipy_ranks(cases: &[(u64, f64)]) -> Vec<(i64, i64, f64)> {
+/// scipy's view of each (n, p): the equal-tailed ranks, l − 1 the largest
+/// k with B(k) ≤ 0.025 (−1 when none) and u − 1 the smallest with
+/// B(k) ≥ 0.975.
+fn scipy_ranks(cases: &[(u64, f64)]) -> Vec<(i64, i64)> {
     let list: Vec<String> = cases.iter().map(|(n, p)| format!("({n},{p})")).collect();
     let script = format!(
         "from scipy.stats import binom\n\
@@ -32,13 +33,9 @@ fn scipy_ranks(cases: &[(u64, f64)]) -> Vec<(i64, i64, f64)> {
          \x20   while k >= 0 and binom.cdf(k, n, p) > 0.025: k -= 1\n\
          \x20   while binom.cdf(k + 1, n, p) <= 0.025: k += 1\n\
          \x20   u = int(binom.ppf(0.975, n, p))\n\
-         \x20   best = 1.0\n\
-         \x20   if k >= 0 and u < n:\n\
-         \x20       for a in range(max(k - 4, 0), k + 5):\n\
-         \x20           for b in range(max(u - 4, a + 1), min(u + 5, n)):\n\
-         \x20               c = binom.cdf(b, n, p) - binom.cdf(a, n, p)\n\
-         \x20               if c >= 0.95: best = min(best, c)\n\
-         \x20   print(k + 1, u + 1, best)\n",
+         \x20   while u > 0 and binom.cdf(u - 1, n, p) >= 0.975: u -= 1\n\
+         \x20   while binom.cdf(u, n, p) < 0.975: u += 1\n\
+         \x20   print(k + 1, u + 1)\n",
         list.join(",")
     );
     String::from_utf8(scipy(&script))
@@ -46,11 +43,7 @@ fn scipy_ranks(cases: &[(u64, f64)]) -> Vec<(i64, i64, f64)> {
         .lines()
         .map(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
-            (
-                w[0].parse().unwrap(),
-                w[1].parse().unwrap(),
-                w[2].parse().unwrap(),
-            )
+            (w[0].parse().unwrap(), w[1].parse().unwrap())
         })
         .collect()
 }
@@ -61,8 +54,9 @@ fn scipy(script: &str) -> Vec<u8> {
     support::python_at("/usr/bin/python3", script, &[])
 }
 
-/// B(u − 1) − B(l − 1) by scipy, for each (n, p, l, u).
-fn scipy_coverage(cases: &[(u64, f64, u64, u64)]) -> Vec<f64> {
+/// B(l − 1) and 1 − B(u − 1) by scipy, for each (n, p, l, u): how often
+/// the true quantile lies below the lower bound, and above the upper.
+fn scipy_misses(cases: &[(u64, f64, u64, u64)]) -> Vec<(f64, f64)> {
     let list: Vec<String> = cases
         .iter()
         .map(|(n, p, l, u)| format!("({n},{p},{l},{u})"))
@@ -70,21 +64,24 @@ fn scipy_coverage(cases: &[(u64, f64, u64, u64)]) -> Vec<f64> {
     let script = format!(
         "from scipy.stats import binom\n\
          for n, p, l, u in [{}]:\n\
-         \x20   print(repr(binom.cdf(u - 1, n, p) - binom.cdf(l - 1, n, p)))\n",
+         \x20   print(repr(binom.cdf(l - 1, n, p)), repr(binom.sf(u - 1, n, p)))\n",
         list.join(",")
     );
     String::from_utf8(scipy(&script))
         .unwrap()
         .lines()
-        .map(|l| l.parse().unwrap())
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[0].parse().unwrap(), w[1].parse().unwrap())
+        })
         .collect()
 }
 
 #[test]
-fn the_ranks_are_scipys_exact_binomial_ranks() {
+fn the_ranks_are_scipys_exact_equal_tailed_binomial_ranks() {
     let mut cases = Vec::new();
     for n in [
-        20, 100, 368, 1_000, 3_688, 10_000, 100_000, 1_000_000, 10_000_000,
+        20, 100, 368, 1_000, 3_688, 5_909, 10_000, 46_002, 100_000, 1_000_000, 10_000_000,
     ] {
         for p in [0.5, 0.9, 0.99, 0.999, 0.9999] {
             cases.push((n, p));
@@ -92,7 +89,7 @@ fn the_ranks_are_scipys_exact_binomial_ranks() {
     }
     let want = scipy_ranks(&cases);
     let mut bounded = Vec::new();
-    for ((n, p), (l, u, best)) in cases.iter().zip(want) {
+    for ((n, p), (l, u)) in cases.iter().zip(want) {
         let got = ranks(*n, *p, 0.95);
         let normal = (*n as f64) * p * (1.0 - p) > 1e6;
         // Whether there is a bound at all is the equal tails' call.
@@ -103,27 +100,27 @@ fn the_ranks_are_scipys_exact_binomial_ranks() {
             "n={n} p={p} upper {got:?}"
         );
         if let (Some(gl), Some(gu)) = (got.lower, got.upper) {
-            // Within the 4 ranks looked at (1 % of the width where the
-            // normal approximation is used).
-            let slack = if normal { ((u - l) / 100).max(4) } else { 4 };
-            assert!((gl as i64 - l).abs() <= slack && (gu as i64 - u).abs() <= slack);
-            bounded.push((*n, *p, gl, gu, best, normal));
+            if normal {
+                // The approximation: within 1 % of the width, outward.
+                let slack = ((u - l) / 100).max(2);
+                assert!((gl as i64 - l).abs() <= slack && (gu as i64 - u).abs() <= slack);
+            } else {
+                assert_eq!((gl as i64, gu as i64), (l, u), "n={n} p={p}");
+            }
+            bounded.push((*n, *p, gl, gu));
         }
     }
-    let cover = scipy_coverage(
-        &bounded
-            .iter()
-            .map(|(n, p, l, u, _, _)| (*n, *p, *l, *u))
-            .collect::<Vec<_>>(),
-    );
-    for ((n, p, l, u, best, normal), c) in bounded.iter().zip(cover) {
-        assert!(c >= 0.95 - 1e-9, "n={n} p={p} [{l}, {u}] covers {c}");
-        if !normal {
-            assert!(
-                c <= best + 1e-9,
-                "n={n} p={p} [{l}, {u}] covers {c}, scipy's best {best}"
-            );
-        }
+    // Each bound misses on its own side at most 2.5 % of the time: a
+    // central interval, not 5 % spent on one side.
+    for ((n, p, l, u), (low, high)) in bounded.iter().zip(scipy_misses(&bounded)) {
+        assert!(
+            low <= 0.025 + 1e-9,
+            "n={n} p={p} [{l}, {u}] misses low {low}"
+        );
+        assert!(
+            high <= 0.025 + 1e-9,
+            "n={n} p={p} [{l}, {u}] misses high {high}"
+        );
     }
 }
 
@@ -170,12 +167,7 @@ fn record(h: &mut Histogram<u64>, x: f64) {
 }
 
 fn alone(h: &Histogram<u64>) -> Samples<'_> {
-    Samples {
-        all: h,
-        intervals: &[],
-        censored: 0,
-        censored_at_ns: 0,
-    }
+    Samples::alone(h)
 }
 
 fn covers(e: &Estimate, truth_ns: f64) -> bool {
@@ -183,23 +175,56 @@ fn covers(e: &Estimate, truth_ns: f64) -> bool {
     e.lower_us <= t && e.upper_us.is_some_and(|u| t <= u)
 }
 
-/// Coverage out of TRIALS, for each n of `sizes` and each of PERCENTS;
-/// `None` where the interval had no upper bound in some trial.
-fn assert_coverage(what: &str, hits: &[[usize; 3]], sizes: &[u64], unbounded: &[[bool; 3]]) {
+/// Out of TRIALS, for one n and percentile: how often the truth lay below
+/// the interval, and above it (or it had no upper bound).
+#[derive(Clone, Copy, Default)]
+struct Misses {
+    low: usize,
+    high: usize,
+    unbounded: bool,
+}
+
+impl Misses {
+    fn count(&mut self, e: &Estimate, truth_ns: f64) {
+        let t = truth_ns / 1e3;
+        self.low += (t < e.lower_us) as usize;
+        self.high += e.upper_us.is_none_or(|u| t > u) as usize;
+        self.unbounded |= e.upper_us.is_none();
+    }
+}
+
+/// Each interval misses on each side at most 2.5 % (within 3 standard
+/// deviations of TRIALS), and covers as often as its exact ranks say
+/// (equal tails of a discrete binomial cover 95 % or a little more).
+fn assert_coverage(what: &str, misses: &[[Misses; 3]], sizes: &[u64]) {
+    let noise = |share: f64| 3.0 * (share * (1.0 - share) / TRIALS as f64).sqrt();
     for (i, n) in sizes.iter().enumerate() {
         for (j, pct) in PERCENTS.iter().enumerate() {
+            let m = misses[i][j];
             let expect_bounded = (*n as f64) >= (0.025f64).ln() / (pct / 100.0).ln();
             if !expect_bounded {
                 // Fewer samples than a finite bound needs: never a number.
-                assert!(unbounded[i][j], "{what} n={n} p{pct}: a finite upper bound");
+                assert!(m.unbounded, "{what} n={n} p{pct}: a finite upper bound");
                 continue;
             }
-            let share = hits[i][j] as f64 / TRIALS as f64;
+            let (low, high) = (m.low as f64 / TRIALS as f64, m.high as f64 / TRIALS as f64);
+            let share = 1.0 - low - high;
+            let p = pct / 100.0;
+            let r = ranks(*n, p, 0.95);
+            let b = statrs::distribution::Binomial::new(p, *n).unwrap();
+            use statrs::distribution::DiscreteCDF;
+            let exact = b.cdf(r.upper.unwrap() - 1) - r.lower.map_or(0.0, |l| b.cdf(l - 1));
             // Seen with --nocapture: the coverage the note quotes.
-            eprintln!("coverage {what} n={n} p{pct}: {share:.3}");
+            eprintln!(
+                "coverage {what} n={n} p{pct}: {share:.3} (exact {exact:.3}; low {low:.3}, high {high:.3})"
+            );
             assert!(
-                (0.93..=0.97).contains(&share),
-                "{what} n={n} p{pct}: coverage {share:.3} of {TRIALS}"
+                low <= 0.025 + noise(0.025) && high <= 0.025 + noise(0.025),
+                "{what} n={n} p{pct}: misses low {low:.3}, high {high:.3}"
+            );
+            assert!(
+                (share - exact).abs() <= noise(exact) + 0.005,
+                "{what} n={n} p{pct}: coverage {share:.3} of {TRIALS}, exact {exact:.3}"
             );
         }
     }
@@ -210,8 +235,7 @@ fn the_95_percent_intervals_cover_the_true_quantile_95_times_in_100() {
     let sizes = [1_000u64, 10_000, 100_000];
     for (d, known) in Known::ALL.iter().enumerate() {
         let mut rng = SmallRng::seed_from_u64(7 + d as u64);
-        let mut hits = [[0usize; 3]; 3];
-        let mut unbounded = [[false; 3]; 3];
+        let mut misses = [[Misses::default(); 3]; 3];
         for _ in 0..TRIALS {
             // One stream of samples per trial; each size looks at its prefix.
             let mut h = new_histogram();
@@ -224,12 +248,11 @@ fn the_95_percent_intervals_cover_the_true_quantile_95_times_in_100() {
                 for (j, pct) in PERCENTS.iter().enumerate() {
                     let e = estimate(&alone(&h), *pct);
                     assert_eq!(e.method, Method::Binomial);
-                    hits[i][j] += covers(&e, known.quantile(pct / 100.0)) as usize;
-                    unbounded[i][j] |= e.upper_us.is_none();
+                    misses[i][j].count(&e, known.quantile(pct / 100.0));
                 }
             }
         }
-        assert_coverage(&format!("{known:?}"), &hits, &sizes, &unbounded);
+        assert_coverage(&format!("{known:?}"), &misses, &sizes);
     }
 }
 
@@ -297,69 +320,161 @@ fn the_intervals_cover_at_a_million_samples_too() {
     for (d, known) in Known::ALL.iter().enumerate() {
         let cells = cells_of(*known);
         let mut rng = SmallRng::seed_from_u64(70 + d as u64);
-        let mut hits = [[0usize; 3]];
-        let mut unbounded = [[false; 3]];
+        let mut misses = [[Misses::default(); 3]];
         for _ in 0..TRIALS {
             let h = binned_million(&mut rng, &cells);
             for (j, pct) in PERCENTS.iter().enumerate() {
                 let e = estimate(&alone(&h), *pct);
-                hits[0][j] += covers(&e, known.quantile(pct / 100.0)) as usize;
-                unbounded[0][j] |= e.upper_us.is_none();
+                misses[0][j].count(&e, known.quantile(pct / 100.0));
             }
         }
-        assert_coverage(&format!("{known:?}"), &hits, &[1_000_000], &unbounded);
+        assert_coverage(&format!("{known:?}"), &misses, &[1_000_000]);
     }
+}
+
+/// How often the intervals of `trials` runs cover `truth` at each of
+/// `percents`, how often the binomial interval alone would, and how
+/// often the interval was widened: each run draws its samples in time
+/// order into batches (`run`).
+fn batch_coverage(
+    trials: usize,
+    percents: &[f64],
+    truth: impl Fn(f64) -> f64,
+    mut run: impl FnMut(&mut Vec<Histogram<u64>>, &mut Histogram<u64>),
+) -> Vec<(f64, f64, usize)> {
+    let mut hits = vec![(0usize, 0usize, 0usize); percents.len()];
+    for _ in 0..trials {
+        let mut all = new_histogram();
+        let mut batches = Vec::new();
+        run(&mut batches, &mut all);
+        let s = Samples {
+            batches: Some(Batches {
+                hists: &batches,
+                batch_s: 0.1,
+            }),
+            ..Samples::alone(&all)
+        };
+        for (j, pct) in percents.iter().enumerate() {
+            let q = truth(pct / 100.0);
+            let e = estimate(&s, *pct);
+            // `≥ X` covers whatever is at least X.
+            let upper = e.upper_us.unwrap_or(f64::INFINITY);
+            hits[j].0 += (e.lower_us <= q / 1e3 && q / 1e3 <= upper) as usize;
+            hits[j].1 += covers(&estimate(&alone(&all), *pct), q) as usize;
+            hits[j].2 += (e.method == Method::Effective) as usize;
+        }
+    }
+    hits.iter()
+        .map(|(h, b, m)| (*h as f64 / trials as f64, *b as f64 / trials as f64, *m))
+        .collect()
 }
 
 /// Latencies whose logarithm is an AR(1) series with ρ = 0.9: each sample
 /// is much like the one before, so the binomial interval alone is too
-/// narrow; the batch means over the run's intervals must restore ~95 %.
+/// narrow; the design effect from the batches must restore ~95 %.
 #[test]
-fn correlated_samples_still_get_95_percent_from_the_batch_means() {
-    let (rho, intervals, per) = (0.9f64, 20usize, 5_000usize);
+fn correlated_samples_still_get_95_percent_from_the_batches() {
+    let (rho, batches, per) = (0.9f64, 40usize, 2_500usize);
     let scale = 0.5;
     let truth = |p: f64| (100_000f64.ln() + scale * Normal::standard().inverse_cdf(p)).exp();
     let mut rng = SmallRng::seed_from_u64(11);
-    let mut hits = [0usize; 2];
-    let mut narrow = [0usize; 2];
-    for _ in 0..TRIALS {
+    let shares = batch_coverage(TRIALS / 2, &[50.0, 99.0], truth, |hs, all| {
         let mut x: f64 = rng.sample(StandardNormal);
-        let mut all = new_histogram();
-        let mut parts = Vec::with_capacity(intervals);
-        for _ in 0..intervals {
-            let mut h = new_histogram();
+        for _ in 0..batches {
+            let mut h = new_batch_histogram();
             for _ in 0..per {
                 let e: f64 = rng.sample(StandardNormal);
                 x = rho * x + (1.0 - rho * rho).sqrt() * e;
                 let v = (100_000f64.ln() + scale * x).exp();
                 record(&mut h, v);
-                record(&mut all, v);
+                record(all, v);
             }
-            parts.push(h);
+            hs.push(h);
         }
-        let s = Samples {
-            all: &all,
-            intervals: &parts,
-            censored: 0,
-            censored_at_ns: 0,
-        };
-        for (j, pct) in [50.0, 99.0].iter().enumerate() {
-            let q = truth(pct / 100.0);
-            hits[j] += covers(&estimate(&s, *pct), q) as usize;
-            narrow[j] += covers(&estimate(&alone(&all), *pct), q) as usize;
-        }
-    }
-    for (j, pct) in [50.0, 99.0].iter().enumerate() {
-        let share = hits[j] as f64 / TRIALS as f64;
-        let binomial_only = narrow[j] as f64 / TRIALS as f64;
+    });
+    for (pct, (share, binomial_only, _)) in [50.0, 99.0].iter().zip(shares) {
         eprintln!("coverage AR(1) p{pct}: {share:.3} (binomial alone {binomial_only:.3})");
         assert!(
-            (0.92..=0.98).contains(&share),
+            (0.92..=0.99).contains(&share),
             "p{pct}: coverage {share:.3} (binomial alone {binomial_only:.3})"
         );
         // Without the correction the interval would be far too narrow.
         assert!(
             binomial_only < 0.85,
+            "p{pct}: binomial alone {binomial_only:.3}"
+        );
+    }
+}
+
+/// A tail made of stalls: 100 µs exponential latencies, and episodes (5
+/// a run on average, Poisson) that each delay 50 consecutive requests by
+/// one stall's length, uniform in 5-30 ms. The truth is the mixture's
+/// quantile; the binomial interval, which takes the stalled requests for
+/// independent ones, covers it far less than 95 %.
+#[test]
+fn a_tail_of_a_few_stalls_gets_its_coverage_from_the_episodes() {
+    let (batches, per, victims, mean_stalls) = (40usize, 2_500usize, 50u64, 5.0f64);
+    let n = (batches * per) as f64;
+    let stalled_share = mean_stalls * victims as f64 / n;
+    let base = Exp::new(1.0 / 100_000.0).unwrap();
+    let cdf = |x: f64| {
+        let b = 1.0 - (-x / 100_000.0).exp();
+        // A stalled request waits out its stall (uniform 5-30 ms).
+        let st = ((x - 5e6) / 25e6).clamp(0.0, 1.0);
+        (1.0 - stalled_share) * b + stalled_share * st
+    };
+    let truth = |p: f64| {
+        let (mut lo, mut hi) = (0.0, 1e9);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if cdf(mid) < p {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    let mut rng = SmallRng::seed_from_u64(23);
+    let percents = [99.9, 99.95];
+    let shares = batch_coverage(TRIALS / 2, &percents, truth, |hs, all| {
+        let stalls = rand_distr::Poisson::new(mean_stalls)
+            .unwrap()
+            .sample(&mut rng) as usize;
+        let at: Vec<usize> = (0..stalls)
+            .map(|_| rng.gen_range(0..batches * per))
+            .collect();
+        let (mut left, mut stall_ns) = (0u64, 0.0);
+        for b in 0..batches {
+            let mut h = new_batch_histogram();
+            for i in 0..per {
+                if at.contains(&(b * per + i)) {
+                    left = victims;
+                    stall_ns = rng.gen_range(5e6..30e6);
+                }
+                let v = if left > 0 {
+                    left -= 1;
+                    stall_ns
+                } else {
+                    base.sample(&mut rng)
+                };
+                record(&mut h, v);
+                record(all, v);
+            }
+            hs.push(h);
+        }
+    });
+    for (pct, (share, binomial_only, widened)) in percents.iter().zip(shares) {
+        eprintln!(
+            "coverage stalls p{pct}: {share:.3} (binomial alone {binomial_only:.3}), \
+             widened {widened}"
+        );
+        assert!(
+            share >= 0.90,
+            "p{pct}: coverage {share:.3} (binomial alone {binomial_only:.3})"
+        );
+        assert!(
+            binomial_only < 0.6,
             "p{pct}: binomial alone {binomial_only:.3}"
         );
     }
@@ -415,6 +530,60 @@ fn ten_thousand_samples_are_not_enough_for_p99_99_and_the_verdict_says_so() {
         text.contains("NOT long enough for") && text.contains("p99.99"),
         "{text}"
     );
+}
+
+/// A server that stops answering four times, 200 ms each, under an open
+/// loop of 2,000 requests a second: each pause delays the ~400 requests
+/// that arrive during it, all answered when it ends. The 80 samples
+/// beyond p99 are the longest-waiting of those: four episodes, as many
+/// as the server's pauses, not 80 independent samples; the interval is
+/// widened by their clustering and p99 is not called met.
+#[test]
+fn a_tail_made_of_server_pauses_is_counted_in_episodes_one_per_pause() {
+    let ms = Duration::from_millis;
+    let pauses = [
+        (ms(550), ms(200)),
+        (ms(1_550), ms(200)),
+        (ms(2_550), ms(200)),
+        (ms(3_350), ms(200)),
+    ];
+    let server = support::PausingServer::start(&pauses);
+    let (_, json) = support::run_ok(
+        &server.addr,
+        &[
+            "--no-load",
+            "-q",
+            "2000",
+            "-c",
+            "8",
+            "-T",
+            "1",
+            "-t",
+            "4s",
+            "-w",
+            "0",
+        ],
+    );
+    // The server's own count: every pause held requests.
+    let held = server.held();
+    assert!(
+        held.iter().all(|h| *h > 0),
+        "requests held per pause: {held:?}"
+    );
+    let p99 = check_of(&json, 99.0);
+    // The tail is the pauses' victims: far beyond the server's answer.
+    assert!(f64_of(&p99, "value_us") > 100_000.0, "{p99}");
+    assert_eq!(p99["episodes"], pauses.len(), "{p99}");
+    assert_eq!(p99["method"], "effective", "{p99}");
+    assert!(f64_of(&p99, "design_effect") > 2.0, "{p99}");
+    assert_eq!(p99["met"], false, "{p99}");
+    let short: Vec<&str> = p99["short_of"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.as_str())
+        .collect();
+    assert!(short.contains(&"few_episodes"), "{p99}");
 }
 
 fn f64_of(v: &serde_json::Value, k: &str) -> f64 {

@@ -11,6 +11,16 @@
  *   stall:D            D µs, and nothing is answered for 100 ms of every
  *                      second counted from the first request: a reply due
  *                      then goes out at the stall's end
+ *   exp:M              exponential, mean M µs
+ *   lognormal:MED:S    lognormal, median MED µs, S the deviation of its log
+ *   bimodal:A:B:P      A µs, or B µs with probability P
+ *
+ * STALLS, optional (MIN:MAX:EVERY_MIN:EVERY_MAX, ms), adds stalls of the
+ * whole server at random: after a gap uniform in [EVERY_MIN, EVERY_MAX],
+ * nothing is answered for a time uniform in [MIN, MAX], counted from the
+ * first request; a reply due during one goes out at its end. They are
+ * drawn from a generator of their own, so that the service times drawn
+ * are those of the same SEED without them.
  *
  * For each request it appends a line to LOG, in the order requests were
  * read: "drawn_ns late_ns held_ns", the service time drawn, how late past
@@ -21,7 +31,7 @@
  * truth is held + late.
  * The log is flushed on SIGTERM/SIGINT and at exit.
  *
- * Usage: delay_line PORT DIST LOG [SEED]
+ * Usage: delay_line PORT DIST LOG [SEED [STALLS]]
  * Build: cc -O2 -o delay_line delay_line.c -lm
  *
  * Not a cache: it stores nothing. It is a server whose latency is known.
@@ -46,9 +56,9 @@
 #define STALL_PERIOD_NS 1000000000ULL
 #define STALL_NS 100000000ULL
 
-enum kind { FIXED, NORMAL, PARETO, STALL };
+enum kind { FIXED, NORMAL, PARETO, STALL, EXPONENTIAL, LOGNORMAL, BIMODAL };
 static enum kind dist;
-static double p1, p2; /* µs */
+static double p1, p2, p3; /* µs, or a share */
 
 struct reply {
     uint64_t due;
@@ -108,12 +118,16 @@ static uint64_t now_ns(void)
 
 /* xorshift64* and uniform (0, 1]. */
 static uint64_t rng_state = 88172645463325252ULL;
+static double uniform_of(uint64_t *state)
+{
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return ((*state * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0) + 1e-17;
+}
 static double uniform(void)
 {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return ((rng_state * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0) + 1e-17;
+    return uniform_of(&rng_state);
 }
 
 static uint64_t draw_ns(void)
@@ -129,20 +143,74 @@ static uint64_t draw_ns(void)
     case PARETO:
         us = p1 / pow(uniform(), 1.0 / p2);
         break;
+    case EXPONENTIAL:
+        us = -p1 * log(uniform());
+        break;
+    case LOGNORMAL: {
+        double z = sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
+        us = p1 * exp(p2 * z);
+        break;
+    }
+    case BIMODAL:
+        us = uniform() <= p3 ? p2 : p1;
+        break;
     default:
         us = p1;
     }
     return (uint64_t)(us * 1000);
 }
 
+/* Random stalls (STALLS): their windows from the first request, ns. */
+#define MAX_STALLS 100000
+static double stall_min, stall_max, gap_min, gap_max; /* ms */
+static uint64_t stall_rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t (*stall_windows)[2];
+static size_t stall_count;
+
+static void draw_stalls(uint64_t origin)
+{
+    uint64_t t = origin;
+    stall_windows = malloc(sizeof(*stall_windows) * MAX_STALLS);
+    if (!stall_windows)
+        return;
+    while (stall_count < MAX_STALLS && t < origin + 3600ULL * 1000000000ULL) {
+        t += (uint64_t)((gap_min + (gap_max - gap_min) * uniform_of(&stall_rng)) * 1e6);
+        uint64_t len = (uint64_t)((stall_min + (stall_max - stall_min) * uniform_of(&stall_rng)) * 1e6);
+        stall_windows[stall_count][0] = t;
+        stall_windows[stall_count][1] = t + len;
+        stall_count++;
+        t += len;
+    }
+}
+
+/* The end of the random stall `t` falls in, or `t`. */
+static uint64_t after_random_stall(uint64_t t)
+{
+    size_t lo = 0, hi = stall_count;
+    while (lo < hi) { /* the first window starting after t */
+        size_t mid = (lo + hi) / 2;
+        if (stall_windows[mid][0] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && t < stall_windows[lo - 1][1])
+        return stall_windows[lo - 1][1];
+    return t;
+}
+
 /* With stalls: when a reply due at `due` can go out. */
 static uint64_t stall_origin;
 static uint64_t release_at(uint64_t due)
 {
-    if (dist != STALL || due < stall_origin)
+    if (due < stall_origin)
         return due;
-    uint64_t into = (due - stall_origin) % STALL_PERIOD_NS;
-    return into < STALL_NS ? due + (STALL_NS - into) : due;
+    if (dist == STALL) {
+        uint64_t into = (due - stall_origin) % STALL_PERIOD_NS;
+        if (into < STALL_NS)
+            due += STALL_NS - into;
+    }
+    return stall_count ? after_random_stall(due) : due;
 }
 
 struct conn {
@@ -214,8 +282,11 @@ static void take_requests(int fd, uint64_t t)
                 c->closing = 1;
                 return;
             }
-            if (seq == 0)
+            if (seq == 0) {
                 stall_origin = t;
+                if (stall_max > 0)
+                    draw_stalls(t);
+            }
             uint64_t drawn = draw_ns();
             uint64_t due = release_at(t + drawn);
             if (due < c->last_due)
@@ -236,7 +307,8 @@ static void take_requests(int fd, uint64_t t)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: delay_line PORT fixed:D|normal:M:S|pareto:XM:A|stall:D LOG [SEED]\n");
+        fprintf(stderr, "usage: delay_line PORT fixed:D|normal:M:S|pareto:XM:A|stall:D|exp:M|"
+                        "lognormal:MED:S|bimodal:A:B:P LOG [SEED [MIN:MAX:EVERY_MIN:EVERY_MAX]]\n");
         return 2;
     }
     const char *d = argv[2];
@@ -248,12 +320,25 @@ int main(int argc, char **argv)
         dist = PARETO;
     else if (sscanf(d, "stall:%lf", &p1) == 1)
         dist = STALL;
+    else if (sscanf(d, "exp:%lf", &p1) == 1)
+        dist = EXPONENTIAL;
+    else if (sscanf(d, "lognormal:%lf:%lf", &p1, &p2) == 2)
+        dist = LOGNORMAL;
+    else if (sscanf(d, "bimodal:%lf:%lf:%lf", &p1, &p2, &p3) == 3)
+        dist = BIMODAL;
     else {
         fprintf(stderr, "delay_line: unknown distribution %s\n", d);
         return 2;
     }
-    if (argc > 4)
+    if (argc > 4) {
         rng_state = strtoull(argv[4], NULL, 10) | 1;
+        stall_rng ^= rng_state;
+    }
+    if (argc > 5 && (sscanf(argv[5], "%lf:%lf:%lf:%lf", &stall_min, &stall_max, &gap_min, &gap_max) != 4
+                     || stall_min < 0 || stall_max < stall_min || gap_min <= 0 || gap_max < gap_min)) {
+        fprintf(stderr, "delay_line: stalls are MIN:MAX:EVERY_MIN:EVERY_MAX in ms, got %s\n", argv[5]);
+        return 2;
+    }
     log_file = fopen(argv[3], "w");
     heap = malloc(sizeof(*heap) * MAX_PENDING);
     log_drawn = malloc(sizeof(uint64_t) * MAX_PENDING * 16);

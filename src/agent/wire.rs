@@ -3,6 +3,7 @@
 //! so nothing is rounded on the way.
 
 use super::pb;
+use crate::stats::batches::SlotHdrs;
 use crate::stats::{Hdr, IntervalOp, IntervalSummary, OpRecorder};
 use std::collections::BTreeMap;
 
@@ -24,6 +25,8 @@ pub fn interval(s: &IntervalSummary) -> pb::Interval {
                 latency_hdr: o.latency_hdr.bytes().to_vec(),
                 service_time_hdr: o.service_time_hdr.bytes().to_vec(),
                 parts_hdr: o.parts_hdr.iter().map(|h| h.bytes().to_vec()).collect(),
+                slot_latency_hdr: slot_bytes(o, |s| &s.latency),
+                slot_service_hdr: slot_bytes(o, |s| &s.service),
             })
             .collect(),
         hits: s.hits,
@@ -35,6 +38,34 @@ pub fn interval(s: &IntervalSummary) -> pb::Interval {
         error_classes: s.error_classes.clone().into_iter().collect(),
         client_cpu_s: s.client_cpu_s,
     }
+}
+
+/// One side of an op's slots as bytes (none without slots).
+fn slot_bytes(o: &IntervalOp, side: fn(&SlotHdrs) -> &Vec<Hdr>) -> Vec<Vec<u8>> {
+    o.slots.as_deref().map_or(Vec::new(), |s| {
+        side(s).iter().map(|h| h.bytes().to_vec()).collect()
+    })
+}
+
+/// Slots as an agent sent them: none, or `SLOTS` of each side adding up
+/// to the op's count.
+fn slots(
+    latency: Vec<Vec<u8>>,
+    service: Vec<Vec<u8>>,
+    count: u64,
+) -> Result<Option<Box<SlotHdrs>>, String> {
+    if latency.is_empty() && service.is_empty() {
+        return Ok(None);
+    }
+    let decode = |all: Vec<Vec<u8>>| -> Result<Vec<Hdr>, String> {
+        all.into_iter().map(Hdr::from_bytes).collect()
+    };
+    let s = SlotHdrs {
+        latency: decode(latency)?,
+        service: decode(service)?,
+    };
+    s.check(count)?;
+    Ok(Some(Box::new(s)))
 }
 
 /// An interval as the master keeps it. Refused when a histogram does not
@@ -61,6 +92,7 @@ pub fn summary(i: pb::Interval) -> Result<IntervalSummary, String> {
             errors: o.errors,
             left_out: 0,
             parts: None,
+            slots: None,
         };
         let mut op = IntervalOp::new(&r, secs);
         op.parts_hdr = (o.parts_hdr.into_iter())
@@ -68,6 +100,8 @@ pub fn summary(i: pb::Interval) -> Result<IntervalSummary, String> {
             .collect::<Result<_, _>>()?;
         // Four histograms of as many requests, at most the count.
         op.parts()
+            .map_err(|e| format!("interval {}: {}: {e}", i.index, o.op))?;
+        op.slots = slots(o.slot_latency_hdr, o.slot_service_hdr, op.count)
             .map_err(|e| format!("interval {}: {}: {e}", i.index, o.op))?;
         ops.insert(o.op, op);
     }
@@ -112,6 +146,50 @@ mod tests {
             })
             .unwrap();
         interval(&s)
+    }
+
+    /// An interval whose 100 gets were answered 10 ms apart, in slots.
+    fn slotted_interval() -> pb::Interval {
+        let mut r = Recorder::default();
+        r.prepare(&[OpKind::Get], 1);
+        r.slot_clock = crate::stats::batches::SlotClock::starting(0, 1_000_000_000);
+        for t in 0..100u64 {
+            r.answered_at(t * 10_000_000);
+            r.record_op(OpKind::Get, 1_000 + t, 500);
+        }
+        let mut c = crate::stats::Collector::new(1, 1_000_000_000, false);
+        let s = c
+            .add(&crate::stats::Snapshot {
+                worker: 0,
+                index: 0,
+                end_ns: 1_000_000_000,
+                cpu_ns: 1,
+                recorder: Box::new(r),
+            })
+            .unwrap();
+        interval(&s)
+    }
+
+    #[test]
+    fn slots_cross_the_wire_and_slots_that_do_not_add_up_are_refused() {
+        let s = summary(slotted_interval()).unwrap();
+        let slots = s.ops["get"].slots.as_deref().expect("slots");
+        let counts: Vec<u64> = slots
+            .latency
+            .iter()
+            .map(|h| h.decode_batch().unwrap().len())
+            .collect();
+        assert_eq!(counts, [10; 10]);
+        assert!(s.ops["total"].slots.is_some());
+        // One slot short, or a slot claiming more than the count.
+        let mut i = slotted_interval();
+        i.ops[0].slot_latency_hdr.pop();
+        assert!(summary(i).is_err());
+        let mut i = slotted_interval();
+        let mut fifty = crate::stats::batches::new_batch_histogram();
+        fifty.record_n(1_000, 50).unwrap();
+        i.ops[0].slot_latency_hdr[0] = Hdr::encode(&fifty).bytes().to_vec();
+        assert!(summary(i).unwrap_err().contains("slots hold 140"));
     }
 
     #[test]

@@ -20,12 +20,14 @@ mod worker;
 
 use crate::error::Failure;
 use crate::spec::{LoadMode, RunSpec};
+use crate::stats::batches::BatchSeries;
 use crate::stats::cpu::CpuTimes;
 use crate::stats::{IntervalSummary, Recorder, Sample, Snapshot};
 use crate::workload::Workload;
 use mcbench_proto::trace::TraceCommand;
 pub use plan::share;
 use plan::{plan_measure, plan_workers, start_feed};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -151,6 +153,8 @@ pub trait Observer {
 pub struct Outcome {
     pub total: Recorder,
     pub intervals: Vec<IntervalSummary>,
+    /// Per op type (and `total`), the run's latencies in short batches.
+    pub batches: BTreeMap<String, BatchSeries>,
     /// Length of the measured phase, s.
     pub duration_s: f64,
     /// Of it, the longest wait of a worker for answers after sending
@@ -178,6 +182,8 @@ pub struct Outcome {
     /// `--measure-connections`: what the measurement group recorded (the
     /// load group's is `total`).
     pub measure: Option<Recorder>,
+    /// Its batches, per op type and `total`.
+    pub measure_batches: Option<BTreeMap<String, BatchSeries>>,
     /// `--trace-commands`: the servers that refused them.
     pub trace_refusals: Vec<crate::warnings::Warning>,
     /// The most intervals whose snapshots waited for the statistics thread
@@ -427,15 +433,17 @@ fn outcome(
     }
     // After the last intervals are closed: that work is the client's too.
     let cpu = CpuTimes::process().since(g.cpu_start);
-    let (total, intervals) = collector.finish();
+    let collected = collector.finish();
+    let measured = measure.map(|m| m.finish());
     let ends: Vec<PhaseEnd> = g
         .ends
         .into_iter()
         .map(|e| e.unwrap_or_else(|| PhaseEnd::Failed("worker exited without a report".into())))
         .collect();
     Outcome {
-        total,
-        intervals,
+        total: collected.total,
+        intervals: collected.intervals,
+        batches: collected.batches,
         duration_s: g.duration_ns as f64 / 1e9,
         drain_s: g.longest_drain_ns as f64 / 1e9,
         started_unix_s: g.started_unix_s,
@@ -448,7 +456,8 @@ fn outcome(
         preload_failure: g.preload_failure,
         replication_lag: None,
         server_logs: None,
-        measure: measure.map(|m| m.finish().0),
+        measure_batches: measured.as_ref().map(|m| m.batches.clone()),
+        measure: measured.map(|m| m.total),
         trace_refusals: g.trace_refusals,
         intervals_behind,
         trace: None,

@@ -5,17 +5,17 @@
 //! with no trend), ends the sending of every worker (`Shared::precise`).
 //! `-t` stays the longest the run may take.
 
-use crate::precision::{estimate, stationarity, Samples};
+use crate::precision::{estimate, judge, stationarity, Batches, Samples};
 use crate::spec::precision::SloDecision;
 use crate::spec::{PrecisionTarget, RunSpec};
+use crate::stats::batches::{BatchSeries, SlotHdrs};
 use crate::stats::IntervalSummary;
 use hdrhistogram::Histogram;
 
 /// A run ends early no sooner than its tenth interval, and with 200
-/// samples beyond each named percentile: ten batches of 20 at least.
-/// With five (the fewest batch means use), the batches' spread is itself
-/// so uncertain that a run stopped at a ±4 % dip ended at ±10 %
-/// (tests/precision.rs, beside a full test suite).
+/// samples beyond each named percentile: checked interval after interval,
+/// a run stopped at the first dip under its target ends wider than it
+/// (optional stopping), and ten intervals let the trend test see one.
 const MIN_INTERVALS: usize = 10;
 const MIN_TAIL: u64 = 200;
 /// A search's or scan's probe is decided from its fifth interval: fewer
@@ -34,6 +34,9 @@ pub struct PrecisionWatch {
     /// The total latency of every closed interval, in order, ns.
     parts: Vec<Histogram<u64>>,
     all: Histogram<u64>,
+    /// The total latency's batches, as the verdict will read them; None
+    /// once an interval came without slots.
+    batches: Option<BatchSeries>,
 }
 
 impl PrecisionWatch {
@@ -41,28 +44,40 @@ impl PrecisionWatch {
     pub fn new(spec: &RunSpec) -> Option<Self> {
         // A measurement group's SLO is not the total's: no early decision.
         let decide = spec.decide.filter(|_| spec.measure.is_none());
+        let slot_s = spec.interval.as_secs_f64() / crate::stats::batches::SLOTS as f64;
         (!spec.precision.is_empty() || decide.is_some()).then(|| PrecisionWatch {
             targets: spec.precision.clone(),
             decide,
             parts: Vec::new(),
             all: crate::stats::new_histogram(),
+            batches: Some(BatchSeries::new(slot_s)),
         })
     }
 
     /// Adds a closed interval; whether the run is now precise enough.
     pub fn add(&mut self, summary: &IntervalSummary) -> bool {
-        let Some(Ok(h)) = summary.ops.get("total").map(|t| t.latency_hdr.decode()) else {
+        let Some(total) = summary.ops.get("total") else {
             return false;
         };
-        self.add_latencies(h)
+        let Ok(h) = total.latency_hdr.decode() else {
+            return false;
+        };
+        self.add_latencies(h, total.slots.as_deref())
     }
 
-    /// Adds one closed interval's total latency, ns.
-    fn add_latencies(&mut self, h: Histogram<u64>) -> bool {
+    /// Adds one closed interval's total latency, ns, and its slots.
+    fn add_latencies(&mut self, h: Histogram<u64>, slots: Option<&SlotHdrs>) -> bool {
         if self.all.add(&h).is_err() {
             return false;
         }
         self.parts.push(h);
+        let pushed = match (self.batches.as_mut(), slots) {
+            (Some(b), Some(s)) => b.push(Some(s)).is_ok(),
+            _ => false,
+        };
+        if !pushed {
+            self.batches = None;
+        }
         self.precise()
     }
 
@@ -78,18 +93,20 @@ impl PrecisionWatch {
         if self.parts.len() < least {
             return false;
         }
+        let Some(Ok(hists)) = self.batches.as_ref().map(BatchSeries::latency_hists) else {
+            return false;
+        };
+        let batch_s = self.batches.as_ref().map_or(0.0, |b| b.batch_s);
         let s = Samples {
-            all: &self.all,
-            intervals: &self.parts,
-            censored: 0,
-            censored_at_ns: 0,
+            batches: Some(Batches {
+                hists: &hists,
+                batch_s,
+            }),
+            ..Samples::alone(&self.all)
         };
         let met = self.targets.iter().all(|t| {
             let e = estimate(&s, t.percentile);
-            e.estimable
-                && e.tail_samples >= MIN_TAIL
-                && e.relative_half_width()
-                    .is_some_and(|h| h <= MARGIN * t.relative)
+            e.tail_samples >= MIN_TAIL && judge(&e, MARGIN * t.relative).is_empty()
         });
         if !met {
             return false;
@@ -123,30 +140,35 @@ mod tests {
             decide,
             parts: Vec::new(),
             all: crate::stats::new_histogram(),
+            batches: Some(BatchSeries::new(0.1)),
         }
     }
 
     /// An interval of `n` latencies drawn uniformly from 1..2 ms (the
-    /// draw seeded by `seed`), each scaled by `scale`.
-    fn interval(n: u64, scale: f64, seed: u64) -> Histogram<u64> {
+    /// draw seeded by `seed`), each scaled by `scale`, spread evenly
+    /// over its slots.
+    fn interval(n: u64, scale: f64, seed: u64) -> (Histogram<u64>, SlotHdrs) {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
         let mut h = crate::stats::new_histogram();
-        for _ in 0..n {
+        let mut slots = crate::stats::batches::Slots::default();
+        for i in 0..n {
             let ms: f64 = rng.gen_range(1.0..2.0);
-            h.record((ms * 1e6 * scale) as u64).unwrap();
+            let v = (ms * 1e6 * scale) as u64;
+            h.record(v).unwrap();
+            slots.record(i as usize % crate::stats::batches::SLOTS, v, v);
         }
-        h
+        (h, slots.encode())
     }
 
     /// The first interval after which the watch says enough, if any.
     fn stops_after(
         w: &mut PrecisionWatch,
-        intervals: impl Iterator<Item = Histogram<u64>>,
+        intervals: impl Iterator<Item = (Histogram<u64>, SlotHdrs)>,
     ) -> Option<usize> {
         intervals
             .enumerate()
-            .find_map(|(i, h)| w.add_latencies(h).then_some(i + 1))
+            .find_map(|(i, (h, s))| w.add_latencies(h, Some(&s)).then_some(i + 1))
     }
 
     #[test]

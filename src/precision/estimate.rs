@@ -1,27 +1,20 @@
-//! A percentile with its confidence interval: the order-statistic interval
-//! over every sample, the batch-means interval over the run's intervals,
-//! and the wider of the two; censored samples (timed out, cut off) counted
+//! A percentile with its confidence interval: the order-statistic
+//! interval over every sample, its ranks those of the samples' worth in
+//! independent ones where the run's batches show the tail clustered or
+//! drifting (`dispersion`); censored samples (timed out, cut off) counted
 //! above every recorded one.
 
-use super::order::{ranks, value_at_ranks};
+use super::dispersion::{dispersion, Batches, Dispersion};
+use super::order::{scaled_ranks, value_at_ranks};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The confidence of every interval mcbench prints.
 pub const CONFIDENCE: f64 = 0.95;
 
-/// Batch means need at least this many batches...
-const MIN_BATCHES: usize = 5;
-/// ...and use at most this many (research: 20-30).
-const MAX_BATCHES: usize = 30;
-/// Expected samples beyond the percentile in each batch, at least: with
-/// fewer, a batch's percentile is biased low and the spread says nothing.
-const MIN_TAIL_PER_BATCH: f64 = 20.0;
-/// The batch interval replaces the binomial one when it is this much
-/// wider: with 30 batches their spread is itself uncertain by ~13 %, and
-/// taking the wider of two equals would cover more than the 95 % said.
-const CORRELATED_RATIO: f64 = 1.25;
+/// A design effect from which the text marks an interval as widened for
+/// correlated samples: 1.25× the binomial interval's width, or more.
+pub const MARKED_EFFECT: f64 = 1.5625;
 
 /// Which interval a percentile carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,8 +22,12 @@ const CORRELATED_RATIO: f64 = 1.25;
 pub enum Method {
     /// Order statistics of every sample (exact binomial ranks).
     Binomial,
-    /// Batch means over the run's intervals: over 1.25× as wide as the
-    /// binomial one, so the samples were correlated in time.
+    /// The binomial ranks of the samples' worth in independent ones
+    /// (n / design effect), scaled back: the tail's samples varied from
+    /// batch to batch more than independent ones would.
+    Effective,
+    /// Batch means over the run's intervals (results saved before 0.1's
+    /// batches; read, never made).
     BatchMeans,
 }
 
@@ -52,6 +49,28 @@ pub struct Estimate {
     /// The percentile lies among requests that never got an answer: it is
     /// at least `lower_us` (the timeout), whatever was recorded.
     pub censored: bool,
+    /// The tail count's variance over the binomial's (`dispersion`): the
+    /// ranks are those of n / design_effect samples. 1 without batches.
+    #[serde(default = "one")]
+    pub design_effect: f64,
+    /// Batches the tail was judged over, at the length judged (0: none).
+    #[serde(default)]
+    pub batches: usize,
+    /// Their length, s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_s: Option<f64>,
+    /// At least 20 batches that look independent: drift within the run
+    /// would have shown. False: the run cannot tell.
+    #[serde(default)]
+    pub drift_judged: bool,
+    /// The episodes the tail came in, where its samples cluster in time
+    /// (a stall delays every request in flight at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub episodes: Option<u64>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Estimate {
@@ -60,12 +79,29 @@ impl Estimate {
     pub fn relative_half_width(&self) -> Option<f64> {
         let upper = self.upper_us?;
         let v = self.value_us.max(f64::MIN_POSITIVE);
-        Some(
-            (upper - self.value_us)
-                .max(self.value_us - self.lower_us)
-                .max(0.0)
-                / v,
-        )
+        Some(self.half_width_us(upper) / v)
+    }
+
+    /// The larger distance from the value to a bound, µs.
+    fn half_width_us(&self, upper: f64) -> f64 {
+        (upper - self.value_us)
+            .max(self.value_us - self.lower_us)
+            .max(0.0)
+    }
+
+    /// The larger distance from the value to a bound, µs; None without a
+    /// finite upper bound.
+    pub fn absolute_half_width(&self) -> Option<f64> {
+        self.upper_us.map(|u| self.half_width_us(u))
+    }
+
+    /// Independent events the tail holds: its episodes where counted,
+    /// else its samples over the design effect.
+    pub fn independent_tail(&self) -> f64 {
+        match self.episodes {
+            Some(e) => e as f64,
+            None => self.tail_samples as f64 / self.design_effect.max(1.0),
+        }
     }
 
     /// `[205.1, 221.3]`, or `≥ 205.1` without an upper bound.
@@ -73,6 +109,35 @@ impl Estimate {
         match self.upper_us {
             Some(u) => format!("[{}, {}]", us(self.lower_us), us(u)),
             None => format!("≥ {}", us(self.lower_us)),
+        }
+    }
+
+    fn empty(percent: f64) -> Estimate {
+        Estimate {
+            percentile: percent,
+            value_us: 0.0,
+            lower_us: 0.0,
+            upper_us: None,
+            method: Method::Binomial,
+            tail_samples: 0,
+            estimable: false,
+            censored: false,
+            design_effect: 1.0,
+            batches: 0,
+            batch_s: None,
+            drift_judged: false,
+            episodes: None,
+        }
+    }
+
+    fn judged_over(&mut self, d: &Dispersion) {
+        self.design_effect = d.design_effect;
+        self.batches = d.batches;
+        self.batch_s = Some(d.batch_s);
+        self.drift_judged = d.independent;
+        self.episodes = d.episodes;
+        if d.design_effect > 1.0 {
+            self.method = Method::Effective;
         }
     }
 }
@@ -90,14 +155,26 @@ pub fn us(v: f64) -> String {
 pub struct Samples<'a> {
     /// Every recorded sample, ns.
     pub all: &'a Histogram<u64>,
-    /// The same samples in time order, one histogram per interval (may be
-    /// empty: then only the binomial interval is given).
-    pub intervals: &'a [Histogram<u64>],
+    /// The same samples cut in time order into short batches (None: only
+    /// the binomial interval, and drift not judged).
+    pub batches: Option<Batches<'a>>,
     /// Requests with no latency, above every recorded one: timed out, cut
     /// off, lost.
     pub censored: u64,
     /// What a censored request is known to exceed, ns (the timeout).
     pub censored_at_ns: u64,
+}
+
+impl<'a> Samples<'a> {
+    /// `all` alone: no batches, nothing censored.
+    pub fn alone(all: &'a Histogram<u64>) -> Self {
+        Samples {
+            all,
+            batches: None,
+            censored: 0,
+            censored_at_ns: 0,
+        }
+    }
 }
 
 /// `percent` (0 < percent ≤ 100) of `s`, with its interval.
@@ -109,30 +186,18 @@ pub fn estimate(s: &Samples, percent: f64) -> Estimate {
     let us_of = |ns: u64| ns as f64 / 1e3;
     let value_rank = ((p * n as f64).ceil() as u64).max(1);
     if n == 0 {
-        return Estimate {
-            percentile: percent,
-            value_us: 0.0,
-            lower_us: 0.0,
-            upper_us: None,
-            method: Method::Binomial,
-            tail_samples: 0,
-            estimable: false,
-            censored: false,
-        };
+        return Estimate::empty(percent);
     }
     if value_rank > recorded {
         // Among the censored: at least the timeout, never the largest
         // finite latency.
         let at = s.censored_at_ns.max(s.all.max());
         return Estimate {
-            percentile: percent,
             value_us: us_of(at),
             lower_us: us_of(at),
-            upper_us: None,
-            method: Method::Binomial,
             tail_samples,
-            estimable: false,
             censored: true,
+            ..Estimate::empty(percent)
         };
     }
     // Ranks count the censored requests too: p of n, among the recorded.
@@ -141,32 +206,31 @@ pub fn estimate(s: &Samples, percent: f64) -> Estimate {
     } else {
         s.all.value_at_quantile(value_rank as f64 / recorded as f64)
     };
-    let binomial = binomial_interval(s, n, p, value);
+    let judged = s
+        .batches
+        .and_then(|b| dispersion(&b, s.all, s.all.highest_equivalent(value)));
+    let effect = judged.as_ref().map_or(1.0, |d| d.design_effect);
+    let (lower, upper) = interval(s, n, effect, p, value);
     let mut e = Estimate {
-        percentile: percent,
         value_us: us_of(value),
-        lower_us: binomial.0 / 1e3,
-        upper_us: binomial.1.map(|u| u / 1e3),
-        method: Method::Binomial,
+        lower_us: lower / 1e3,
+        upper_us: upper.map(|u| u / 1e3),
         tail_samples,
-        estimable: binomial.1.is_some(),
-        censored: false,
+        estimable: upper.is_some(),
+        ..Estimate::empty(percent)
     };
-    if let (Some(upper), Some((lo, hi))) = (binomial.1, batch_interval(s, p, value)) {
-        if (hi - lo) as f64 > CORRELATED_RATIO * (upper - binomial.0) {
-            e.lower_us = us_of(lo);
-            e.upper_us = Some(us_of(hi));
-            e.method = Method::BatchMeans;
-        }
+    if let Some(d) = &judged {
+        e.judged_over(d);
     }
     e
 }
 
 /// The order-statistic interval, ns: (lower, upper if finite), holding
-/// `value`. Ranks beyond the recorded samples fall among the censored
-/// ones: no finite upper bound.
-fn binomial_interval(s: &Samples, n: u64, p: f64, value: u64) -> (f64, Option<f64>) {
-    let r = ranks(n, p, CONFIDENCE);
+/// `value`, over the ranks of n / `effect` samples scaled to n. Ranks
+/// beyond the recorded samples fall among the censored ones: no finite
+/// upper bound.
+fn interval(s: &Samples, n: u64, effect: f64, p: f64, value: u64) -> (f64, Option<f64>) {
+    let r = scaled_ranks(n, n as f64 / effect, p, CONFIDENCE);
     let recorded = s.all.len();
     let wanted = [r.lower.unwrap_or(1), r.upper.unwrap_or(u64::MAX)];
     let at = value_at_ranks(s.all, &wanted);
@@ -181,66 +245,6 @@ fn binomial_interval(s: &Samples, n: u64, p: f64, value: u64) -> (f64, Option<f6
     };
     let value = value as f64;
     (lower.min(value), upper.map(|u| u.max(value)))
-}
-
-/// The batch-means interval, ns: the run's intervals grouped into 5-30
-/// batches of consecutive intervals, each holding enough samples beyond
-/// the percentile; centred on the run's own value (sectioning), its
-/// half-width t·s/√b from the batches' percentiles. None when the
-/// intervals cannot make 5 such batches, or when requests were censored
-/// (the batches would not see them).
-fn batch_interval(s: &Samples, p: f64, value: u64) -> Option<(u64, u64)> {
-    if s.censored > 0 || s.intervals.is_empty() {
-        return None;
-    }
-    let quantiles = batch_quantiles(s.intervals, p)?;
-    let b = quantiles.len() as f64;
-    let mean = quantiles.iter().sum::<f64>() / b;
-    let var = quantiles.iter().map(|q| (q - mean).powi(2)).sum::<f64>() / (b - 1.0);
-    let t = StudentsT::new(0.0, 1.0, b - 1.0)
-        .ok()?
-        .inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
-    let half = t * (var / b).sqrt();
-    let v = value as f64;
-    let lo = (v - half).max(0.0) as u64;
-    let hi = (v + half).ceil() as u64;
-    Some((s.all.lowest_equivalent(lo), s.all.highest_equivalent(hi)))
-}
-
-/// The percentile of each batch of `m` consecutive intervals (the last
-/// takes any left over), ns; None with fewer than 5 batches. `m` is the
-/// fewest intervals that hold 20 expected samples beyond the percentile
-/// and make at most 30 batches: fixed by the intervals' counts, so one
-/// more interval adds to the last batch rather than cutting every batch
-/// anew (a run that stops once precise must not see its batches reshuffled).
-fn batch_quantiles(intervals: &[Histogram<u64>], p: f64) -> Option<Vec<f64>> {
-    let k = intervals.len();
-    let n: u64 = intervals.iter().map(|h| h.len()).sum();
-    let tail_per_interval = n as f64 * (1.0 - p) / k.max(1) as f64;
-    if tail_per_interval <= 0.0 {
-        return None;
-    }
-    let m = k
-        .div_ceil(MAX_BATCHES)
-        .max((MIN_TAIL_PER_BATCH / tail_per_interval).ceil() as usize)
-        .max(1);
-    let b = k / m;
-    if b < MIN_BATCHES {
-        return None;
-    }
-    let mut out = Vec::with_capacity(b);
-    let mut batch = intervals.first()?.clone();
-    for i in 0..b {
-        let end = if i + 1 == b { k } else { (i + 1) * m };
-        batch.reset();
-        for h in &intervals[i * m..end] {
-            batch.add(h).ok()?;
-        }
-        if !batch.is_empty() {
-            out.push(batch.value_at_quantile(p) as f64);
-        }
-    }
-    (out.len() >= MIN_BATCHES).then_some(out)
 }
 
 #[cfg(test)]
@@ -258,10 +262,9 @@ mod tests {
             all.record(v * 1000).unwrap();
         }
         let s = Samples {
-            all: &all,
-            intervals: &[],
             censored: 10,
             censored_at_ns: 1_000_000_000,
+            ..Samples::alone(&all)
         };
         let p999 = estimate(&s, 99.9);
         assert!(p999.censored && !p999.estimable);
@@ -278,12 +281,7 @@ mod tests {
         for v in 1..=1000u64 {
             all.record(v * 1000).unwrap();
         }
-        let s = Samples {
-            all: &all,
-            intervals: &[],
-            censored: 0,
-            censored_at_ns: 0,
-        };
+        let s = Samples::alone(&all);
         let e = estimate(&s, 99.99);
         assert!(!e.estimable && e.upper_us.is_none() && !e.censored);
         assert_eq!(e.relative_half_width(), None);
@@ -292,27 +290,31 @@ mod tests {
 
     #[test]
     fn batches_that_disagree_widen_the_interval() {
-        // Ten intervals whose levels drift apart: the batch interval is the
-        // wider one.
-        let mut intervals = Vec::new();
+        // Forty batches whose levels drift apart: the tail beyond p50 is
+        // in the later ones, far more unevenly than independent samples.
+        let mut batches = Vec::new();
         let mut all = hist();
-        for i in 0..10u64 {
-            let mut h = hist();
-            for v in 0..10_000u64 {
-                let x = 100_000 + i * 20_000 + v % 1000;
+        for i in 0..40u64 {
+            let mut h = crate::stats::batches::new_batch_histogram();
+            for v in 0..2_000u64 {
+                let x = 100_000 + i * 5_000 + v % 1000;
                 h.record(x).unwrap();
                 all.record(x).unwrap();
             }
-            intervals.push(h);
+            batches.push(h);
         }
+        let plain = estimate(&Samples::alone(&all), 50.0);
         let s = Samples {
-            all: &all,
-            intervals: &intervals,
-            censored: 0,
-            censored_at_ns: 0,
+            batches: Some(Batches {
+                hists: &batches,
+                batch_s: 0.1,
+            }),
+            ..Samples::alone(&all)
         };
         let e = estimate(&s, 50.0);
-        assert_eq!(e.method, Method::BatchMeans);
-        assert!(e.upper_us.unwrap() - e.lower_us > 50.0, "{e:?}");
+        assert_eq!(e.method, Method::Effective);
+        assert!(e.design_effect > 10.0 && !e.drift_judged, "{e:?}");
+        let width = |e: &Estimate| e.upper_us.unwrap() - e.lower_us;
+        assert!(width(&e) > 3.0 * width(&plain), "{e:?} {plain:?}");
     }
 }

@@ -48,11 +48,35 @@ pub fn ranks(n: u64, p: f64, confidence: f64) -> Ranks {
     }
 }
 
-/// Ranks k_l = l − 1 and k_u = u − 1 as tight as the binomial allows:
-/// starting from the equal tails (at most α/2 each), the pair nearby whose
-/// coverage B(k_u) − B(k_l) is the least at or above 1 − 2·tail (Hahn and
-/// Meeker's "about symmetric" choice; with few samples the equal tails
-/// alone cover up to 97.6 % where 95 % is asked).
+/// The ranks among `n` samples that bound the `p`-quantile when they are
+/// worth `n_eff` independent ones (n / design effect, ≤ n): the equal-tailed
+/// ranks of `n_eff` samples, scaled by n / n_eff, the lower one down and
+/// the upper one up. A tail of k samples beyond a rank of the effective
+/// sample stands for k · n / n_eff samples: clusters of that mean size.
+pub fn scaled_ranks(n: u64, n_eff: f64, p: f64, confidence: f64) -> Ranks {
+    let n_eff = n_eff.clamp(1.0, n.max(1) as f64);
+    let m = n_eff.floor() as u64;
+    if m >= n {
+        return ranks(n, p, confidence);
+    }
+    let r = ranks(m, p, confidence);
+    let scale = n as f64 / m as f64;
+    Ranks {
+        lower: r
+            .lower
+            .map(|l| ((l as f64 * scale).floor() as u64).clamp(1, n)),
+        upper: r
+            .upper
+            .map(|u| (u as f64 * scale).ceil() as u64)
+            .filter(|u| *u <= n),
+    }
+}
+
+/// Ranks k_l = l − 1 and k_u = u − 1 with equal tails: k_l the largest
+/// with B(k_l) ≤ `tail`, k_u the smallest with B(k_u) ≥ 1 − `tail`. Each
+/// bound then misses with at most `tail` on its own side (a central
+/// interval): a tighter pair that spent the two tails' sum unevenly
+/// missed low 3.9 % of the time at p99.9 with n = 5,909.
 fn exact_ranks(n: u64, p: f64, tail: f64) -> (Option<u64>, Option<u64>) {
     let b = match Binomial::new(p, n) {
         Ok(b) => b,
@@ -60,47 +84,18 @@ fn exact_ranks(n: u64, p: f64, tail: f64) -> (Option<u64>, Option<u64>) {
     };
     let below = first_k(n, |k| b.cdf(k) > tail).checked_sub(1);
     let above = first_k(n, |k| b.cdf(k) >= 1.0 - tail);
-    let Some(below) = below.filter(|_| above < n) else {
-        return (below, Some(above));
-    };
-    let cdf = |k: i64| if k < 0 { 0.0 } else { b.cdf(k as u64) };
-    let lows: Vec<(i64, f64)> = (-SHIFT..=SHIFT)
-        .map(|d| below as i64 + d)
-        .filter(|k| *k >= 0)
-        .map(|k| (k, cdf(k)))
-        .collect();
-    let highs: Vec<(i64, f64)> = (-SHIFT..=SHIFT)
-        .map(|d| above as i64 + d)
-        .filter(|k| *k < n as i64 && *k > below as i64 - SHIFT)
-        .map(|k| (k, cdf(k)))
-        .collect();
-    let mut best = (
-        below as i64,
-        above as i64,
-        cdf(above as i64) - cdf(below as i64),
-    );
-    for (kl, bl) in &lows {
-        for (ku, bu) in highs.iter().filter(|(ku, _)| ku > kl) {
-            let cover = bu - bl;
-            if cover >= 1.0 - 2.0 * tail && cover < best.2 {
-                best = (*kl, *ku, cover);
-            }
-        }
-    }
-    (Some(best.0 as u64), Some(best.1 as u64))
+    (below, Some(above))
 }
 
-/// How far from the equal tails the tighter pair is looked for, in ranks.
-const SHIFT: i64 = 4;
-
-/// Lancet's approximation, one rank wider on each side than the exact
-/// search would be on average.
+/// The normal approximation with a continuity correction, one rank
+/// wider on each side than it gives, so that neither tail exceeds
+/// `tail` where the exact ranks would sit a rank further out.
 fn normal_ranks(n: u64, p: f64, tail: f64) -> (Option<u64>, Option<u64>) {
     let z = Normal::standard().inverse_cdf(1.0 - tail);
     let mean = n as f64 * p;
     let spread = z * (n as f64 * p * (1.0 - p)).sqrt();
-    let lower = (mean - spread).floor() - 1.0;
-    let upper = (mean + spread).ceil();
+    let lower = (mean - spread - 0.5).floor() - 1.0;
+    let upper = (mean + spread - 0.5).ceil() + 1.0;
     let lower = (lower >= 0.0).then_some(lower as u64);
     (lower, Some(upper.max(0.0) as u64))
 }
@@ -189,16 +184,35 @@ mod tests {
                 let below = r.lower.map_or(0.0, |l| b.cdf(l - 1));
                 let upto = r.upper.map_or(1.0, |u| b.cdf(u - 1));
                 assert!(upto - below >= 0.95 - 1e-12, "n={n} p={p} {r:?}");
+                // Central: each bound misses on its own side at most 2.5 %.
+                assert!(
+                    below <= 0.025 + 1e-12,
+                    "n={n} p={p} {r:?} misses low {below}"
+                );
+                assert!(1.0 - upto <= 0.025 + 1e-12, "n={n} p={p} {r:?} misses high");
             }
         }
         // A finite 97.5 % upper bound needs n ≥ ln(0.025)/ln(p): 368 for p99.
         assert!(ranks(367, 0.99, 0.95).upper.is_none());
-        // The tighter pair: n = 1000, p99 covers 95.2 %, not 97.6 %.
-        let r = ranks(1000, 0.99, 0.95);
-        let b = Binomial::new(0.99, 1000).unwrap();
-        let cover = b.cdf(r.upper.unwrap() - 1) - b.cdf(r.lower.unwrap() - 1);
-        assert!((0.95..0.955).contains(&cover), "{cover}");
         assert!(ranks(368, 0.99, 0.95).upper.is_some());
+    }
+
+    #[test]
+    fn scaled_ranks_widen_by_the_design_effect_and_keep_the_plain_ones_at_one() {
+        assert_eq!(
+            scaled_ranks(10_000, 10_000.0, 0.99, 0.95),
+            ranks(10_000, 0.99, 0.95)
+        );
+        // Clusters of 10: the tail of 100 is 10 events; the ranks lie as
+        // far out, in samples, as 1,000 samples' ranks times 10.
+        let r = scaled_ranks(10_000, 1_000.0, 0.99, 0.95);
+        let e = ranks(1_000, 0.99, 0.95);
+        assert_eq!(r.lower, e.lower.map(|l| l * 10));
+        assert_eq!(r.upper, e.upper.map(|u| u * 10));
+        let plain = ranks(10_000, 0.99, 0.95);
+        assert!(r.lower < plain.lower && r.upper > plain.upper);
+        // Worth too few samples for an upper bound: none.
+        assert_eq!(scaled_ranks(100_000, 300.0, 0.99, 0.95).upper, None);
     }
 
     #[test]

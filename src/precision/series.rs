@@ -48,13 +48,7 @@ fn halves_agree(parts: &[&Histogram<u64>]) -> Option<bool> {
         for h in &part[1..] {
             all.add(*h).ok()?;
         }
-        let s = Samples {
-            all: &all,
-            intervals: &[],
-            censored: 0,
-            censored_at_ns: 0,
-        };
-        let e = estimate(&s, 99.0);
+        let e = estimate(&Samples::alone(&all), 99.0);
         Some((e.lower_us, e.upper_us?))
     };
     let ((al, au), (bl, bu)) = (p99(first)?, p99(second)?);

@@ -34,12 +34,7 @@ fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, String> {
 
 /// Lower and upper bound of each percentile's 95 % interval, µs.
 fn interval_cells(h: &hdrhistogram::Histogram<u64>, percentiles: &[f64]) -> Vec<String> {
-    let s = crate::precision::Samples {
-        all: h,
-        intervals: &[],
-        censored: 0,
-        censored_at_ns: 0,
-    };
+    let s = crate::precision::Samples::alone(h);
     percentiles
         .iter()
         .flat_map(|p| {

@@ -1,13 +1,15 @@
 //! The text report's precision: each table's 95 % intervals under it, and
 //! the verdict printed last (long enough? stationary? rate held?).
 
-use crate::precision::{us, Estimate, Method};
-use crate::result::{percent_text, percentile_label, OpSummary, PrecisionVerdict, RunResult};
+use crate::precision::{us, Estimate, Method, MARKED_EFFECT, MIN_BATCHES};
+use crate::result::{
+    percent_text, percentile_label, OpSummary, PercentileCheck, PrecisionVerdict, RunResult,
+};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// One row per op type with samples, then `total`: each percentile's
-/// interval; `*` marks a batch-means interval (correlated samples).
+/// interval; `*` marks one widened for correlated samples.
 pub fn intervals_table(
     out: &mut String,
     percentiles: &[f64],
@@ -31,7 +33,9 @@ pub fn intervals_table(
     for (name, s) in rows {
         let _ = write!(out, "  {name:<16}");
         for e in pick(s) {
-            let mark = if e.method == Method::BatchMeans {
+            let widened = e.method == Method::BatchMeans
+                || (e.method == Method::Effective && e.design_effect >= MARKED_EFFECT);
+            let mark = if widened {
                 batch = true;
                 "*"
             } else {
@@ -42,7 +46,10 @@ pub fn intervals_table(
         out.push('\n');
     }
     if batch {
-        out.push_str("  * batch means over the intervals: the samples were correlated in time\n");
+        out.push_str(
+            "  * widened: the samples beyond varied from batch to batch more than independent \
+             ones (correlated in time)\n",
+        );
     }
     out.push('\n');
 }
@@ -61,29 +68,10 @@ pub fn write(out: &mut String, r: &RunResult) {
         v.confidence * 100.0
     );
     for c in &v.checks {
-        let e = &c.estimate;
-        let width = match c.relative_half_width {
-            Some(h) => format!("±{:.1} %", h * 100.0),
-            None if e.censored => "censored".to_string(),
-            None => "no upper bound".to_string(),
-        };
-        let judged = if c.met {
-            "met".to_string()
-        } else {
-            format!("NOT met: run ~{}× longer", c.longer.unwrap_or(1.0))
-        };
-        let _ = writeln!(
-            out,
-            "  {:<8}{:>9} {:<20}{:<15} target ±{:.0} %{}  {judged}; {} samples beyond",
-            percentile_label(e.percentile),
-            us(e.value_us),
-            e.interval_text(),
-            width,
-            c.target * 100.0,
-            if c.named { " (named)" } else { "" },
-            e.tail_samples
-        );
+        check_line(out, c);
     }
+    batches_line(out, &v.checks);
+    client_share_line(out, &v.checks);
     stationarity_line(out, v);
     if let Some(cut) = v.warmup_cut_s {
         let _ = writeln!(
@@ -93,6 +81,127 @@ pub fn write(out: &mut String, r: &RunResult) {
     }
     rate_line(out, v);
     let _ = writeln!(out, "  → {}", conclusion(v));
+}
+
+fn check_line(out: &mut String, c: &PercentileCheck) {
+    let e = &c.estimate;
+    let width = match c.relative_half_width {
+        Some(h) => format!("±{:.1} %", h * 100.0),
+        None if e.censored => "censored".to_string(),
+        None => "no upper bound".to_string(),
+    };
+    let judged = if c.met {
+        "met".to_string()
+    } else {
+        let why: Vec<&str> = c.short_of.iter().map(|s| s.text()).collect();
+        format!(
+            "NOT met ({}): run ~{}× longer",
+            why.join(", "),
+            c.longer.unwrap_or(1.0)
+        )
+    };
+    let _ = writeln!(
+        out,
+        "  {:<8}{:>9} {:<20}{:<15} target ±{:.0} %{}  {judged}; {}",
+        percentile_label(e.percentile),
+        us(e.value_us),
+        e.interval_text(),
+        width,
+        c.target * 100.0,
+        if c.named { " (named)" } else { "" },
+        tail_text(e)
+    );
+}
+
+/// `1,234 samples beyond`, with the episodes they came in where counted,
+/// or the design effect where it widened the interval.
+fn tail_text(e: &Estimate) -> String {
+    let mut t = format!("{} samples beyond", e.tail_samples);
+    match e.episodes {
+        Some(1) => t.push_str(" in 1 episode"),
+        Some(n) => t.push_str(&format!(" in {n} episodes")),
+        None if e.design_effect >= MARKED_EFFECT => {
+            t.push_str(&format!(" (worth {:.0} independent)", e.independent_tail()))
+        }
+        None => {}
+    }
+    t
+}
+
+/// Whether the batches could show drift within the run.
+fn batches_line(out: &mut String, checks: &[PercentileCheck]) {
+    let blind: Vec<&PercentileCheck> = checks
+        .iter()
+        .filter(|c| !c.estimate.drift_judged && !c.estimate.censored)
+        .collect();
+    let seconds = |e: &Estimate| e.batch_s.map_or(String::new(), |s| format!(" of {s:.2} s"));
+    if blind.is_empty() {
+        if let Some(c) = checks.first() {
+            let e = &c.estimate;
+            let _ = writeln!(
+                out,
+                "  batches: {}{}, independent at lag 1: drift within the run would show",
+                e.batches,
+                seconds(e)
+            );
+        }
+        return;
+    }
+    let names: Vec<String> = blind
+        .iter()
+        .map(|c| format!("p{}", percent_text(c.estimate.percentile)))
+        .collect();
+    let e = &blind[0].estimate;
+    let why = if e.batches == 0 {
+        "no batches kept".to_string()
+    } else if e.batches < MIN_BATCHES {
+        format!("{} batches{}", e.batches, seconds(e))
+    } else {
+        format!("{} batches{}, correlated at lag 1", e.batches, seconds(e))
+    };
+    let _ = writeln!(
+        out,
+        "  batches: CANNOT TELL drift within the run for {} ({why}; {MIN_BATCHES} independent \
+         ones needed)",
+        names.join(", ")
+    );
+}
+
+/// mcbench's own share of the latency at each percentile, beside the
+/// intervals' half-widths.
+fn client_share_line(out: &mut String, checks: &[PercentileCheck]) {
+    if checks.iter().all(|c| c.client_share_us.is_none()) {
+        out.push_str(
+            "  mcbench's own share of each latency: not measured (no request was stamped by \
+             the kernel)\n",
+        );
+        return;
+    }
+    let over: Vec<String> = checks
+        .iter()
+        .filter(|c| c.client_share_exceeds_interval())
+        .map(|c| {
+            format!(
+                "p{} {} µs (±{})",
+                percent_text(c.estimate.percentile),
+                us(c.client_share_us.unwrap_or(0.0)),
+                us(c.estimate.absolute_half_width().unwrap_or(0.0))
+            )
+        })
+        .collect();
+    if over.is_empty() {
+        out.push_str(
+            "  mcbench's own share (its queue and receive, kernel stamps): within every \
+             interval's half-width\n",
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  mcbench's own share (its queue and receive, kernel stamps) exceeds the \
+             half-width at {}: those intervals are of the server and mcbench together",
+            over.join(", ")
+        );
+    }
 }
 
 fn stationarity_line(out: &mut String, v: &PrecisionVerdict) {

@@ -271,6 +271,11 @@ pub struct Curve {
     /// was undecided).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_range: Option<[f64; 2]>,
+    /// search: the client, not the server, stopped the search; the SLO
+    /// held up to this rate, the most the client delivered with it met
+    /// (`answer` is the same): the server may take more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_ceiling: Option<f64>,
     /// scan --updown: rates whose SLO (else p99) intervals going up and
     /// coming down do not meet: the server kept a state from the load.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -291,6 +296,7 @@ impl Curve {
             points: Vec::new(),
             answer: None,
             answer_range: None,
+            client_ceiling: None,
             hysteresis: Vec::new(),
             outcome: String::new(),
             runs: Vec::new(),

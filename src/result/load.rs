@@ -37,16 +37,23 @@ impl RunResult {
         for s in &r.intervals {
             s.check()?;
         }
+        let measured = r.measure.iter().flat_map(|m| {
+            (m.ops.iter().map(|(n, o)| (n.as_str(), o))).chain([("measure total", &m.total)])
+        });
         for (name, op) in r
             .ops
             .iter()
             .map(|(n, o)| (n.as_str(), o))
             .chain([("total", &r.total)])
+            .chain(measured)
         {
             if let Some(parts) = &op.latency_parts {
                 parts
                     .recorder(op.count)
                     .map_err(|e| format!("{name}: {e}"))?;
+            }
+            if let Some(b) = &op.batches {
+                b.check(op.count).map_err(|e| format!("{name}: {e}"))?;
             }
         }
         Ok(r)

@@ -5,6 +5,7 @@
 use super::merge::merge_op;
 use super::{op_summary_table, LagSummary, OpSummary};
 use crate::spec::{MeasureGroup, RunSpec};
+use crate::stats::batches::BatchSeries;
 use crate::stats::{quantile_us, Recorder};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -24,8 +25,14 @@ pub struct MeasureSummary {
 }
 
 impl MeasureSummary {
-    pub fn build(spec: &RunSpec, group: MeasureGroup, r: &Recorder, secs: f64) -> Self {
-        let (ops, total) = op_summary_table(spec, r, secs);
+    /// The group's recorder and batches (`r`) over `secs`.
+    pub fn build(
+        spec: &RunSpec,
+        group: MeasureGroup,
+        (r, batches): (&Recorder, &BTreeMap<String, BatchSeries>),
+        secs: f64,
+    ) -> Self {
+        let (ops, total) = op_summary_table(spec, r, batches, secs);
         MeasureSummary {
             connections: group.connections,
             rate: group.rate,

@@ -3,6 +3,7 @@
 //! merged percentiles are those of one run that recorded every request.
 
 use super::{Bytes, Client, Connections, Gets, LagSummary, OpSummary, RunResult};
+use crate::stats::batches::{BatchSeries, SlotHdrs};
 use crate::stats::{Hdr, IntervalOp, IntervalSummary, OpRecorder};
 use std::collections::BTreeMap;
 
@@ -186,12 +187,24 @@ pub(super) fn merge_op(parts: &[&OpSummary], secs: f64) -> Result<OpSummary, Str
             let kept = p.latency_parts.as_ref()?;
             Some(kept.recorder(p.count))
         }))?,
+        slots: None,
     };
     let secs = secs.max(1e-9);
     let ok: u64 = parts.iter().map(|p| p.ok).sum();
+    // Batches only where every part has them: else they would not add up
+    // to the merged count.
+    let batches = match parts
+        .iter()
+        .map(|p| p.batches.as_ref())
+        .collect::<Option<Vec<_>>>()
+    {
+        Some(all) => BatchSeries::merge(&all)?,
+        None => None,
+    };
     Ok(OpSummary {
         ok,
         ok_rate: ok as f64 / secs,
+        batches,
         ..super::op_summary(&all, secs)
     })
 }
@@ -286,7 +299,9 @@ fn merge_interval_rows(
     let mut ops = BTreeMap::new();
     for name in names {
         let merged = added(parts.iter().filter_map(|p| p.ops.get(name)))?;
-        ops.insert(name.clone(), IntervalOp::new(&merged, secs.max(1e-9)));
+        let mut op = IntervalOp::new(&merged, secs.max(1e-9));
+        op.slots = added_slots(parts.iter().filter_map(|p| p.ops.get(name)))?;
+        ops.insert(name.clone(), op);
     }
     Ok(IntervalSummary {
         index,
@@ -319,6 +334,19 @@ fn merge_interval_rows(
     })
 }
 
+/// The parts' slots added slot by slot, where every part has them.
+fn added_slots<'a>(
+    parts: impl Iterator<Item = &'a IntervalOp>,
+) -> Result<Option<Box<SlotHdrs>>, String> {
+    let Some(all) = parts
+        .map(|p| p.slots.as_deref())
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Box::new(SlotHdrs::add(&all)?)))
+}
+
 /// One op type's interval parts as one recorder: histograms and counts
 /// added.
 fn added<'a>(parts: impl Iterator<Item = &'a IntervalOp>) -> Result<OpRecorder, String> {
@@ -331,6 +359,7 @@ fn added<'a>(parts: impl Iterator<Item = &'a IntervalOp>) -> Result<OpRecorder, 
         errors: ps.iter().map(|p| p.errors).sum(),
         left_out: 0,
         parts: merged_parts(ps.iter().filter_map(|p| p.parts().transpose()))?,
+        slots: None,
     })
 }
 

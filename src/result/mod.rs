@@ -20,6 +20,7 @@ mod verdict;
 
 use crate::engine::{Outcome, PhaseEnd};
 use crate::spec::RunSpec;
+use crate::stats::batches::BatchSeries;
 use crate::stats::{cpu, quantile_us, ErrorClass, Hdr, IntervalSummary, OpRecorder};
 use crate::warnings::Warning;
 use crate::workload::OpKind;
@@ -169,6 +170,10 @@ pub struct OpSummary {
     /// stamped no request: `RunSpec::latency_parts_blocker`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_parts: Option<LatencyParts>,
+    /// The latencies and service times in short batches, in time order:
+    /// what the intervals' design effect and episodes are read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batches: Option<BatchSeries>,
 }
 
 /// Summary of one histogram, µs.
@@ -287,7 +292,7 @@ impl RunResult {
     pub fn build(spec: &RunSpec, out: &Outcome, ctx: RunContext) -> Self {
         let secs = out.duration_s.max(1e-9);
         let t = &out.total;
-        let (ops, total) = op_summary_table(spec, t, secs);
+        let (ops, total) = op_summary_table(spec, t, &out.batches, secs);
         let open_loop = spec.has_schedule();
         let send_lag_us = LagSummary {
             p50: quantile_us(&t.send_lag, 0.5),
@@ -339,11 +344,10 @@ impl RunResult {
                 .trace
                 .as_ref()
                 .and_then(|f| TraceSummary::build(spec, f, t.hits, t.misses)),
-            measure: out
-                .measure
-                .as_ref()
-                .zip(spec.measure)
-                .map(|(r, group)| MeasureSummary::build(spec, group, r, secs)),
+            measure: out.measure.as_ref().zip(spec.measure).map(|(r, group)| {
+                let batches = out.measure_batches.clone().unwrap_or_default();
+                MeasureSummary::build(spec, group, (r, &batches), secs)
+            }),
             gets: Gets {
                 hits: t.hits,
                 misses: t.misses,
@@ -386,10 +390,12 @@ impl RunResult {
     }
 }
 
-/// Per op type sent (or in the mix), and every op together, over `secs`.
+/// Per op type sent (or in the mix), and every op together, over `secs`,
+/// each with its batches.
 pub(crate) fn op_summary_table(
     spec: &RunSpec,
     t: &crate::stats::Recorder,
+    batches: &BTreeMap<String, BatchSeries>,
     secs: f64,
 ) -> (BTreeMap<String, OpSummary>, OpSummary) {
     let mut ops = BTreeMap::new();
@@ -403,7 +409,14 @@ pub(crate) fn op_summary_table(
             all.parts.get_or_insert_with(Box::default).merge(p);
         }
         if r.count() > 0 || spec.mix.share_of(op) > 0.0 {
-            ops.insert(op.name().to_string(), op_summary(r, secs));
+            let batches = batches.get(op.name()).cloned();
+            ops.insert(
+                op.name().to_string(),
+                OpSummary {
+                    batches,
+                    ..op_summary(r, secs)
+                },
+            );
         }
     }
     all.hits = t.hits;
@@ -418,6 +431,7 @@ pub(crate) fn op_summary_table(
     let total = OpSummary {
         ok,
         ok_rate: ok as f64 / secs,
+        batches: batches.get("total").cloned(),
         ..op_summary(&all, secs)
     };
     (ops, total)
@@ -449,6 +463,7 @@ fn op_summary(r: &OpRecorder, secs: f64) -> OpSummary {
         latency_ci: Vec::new(),
         service_time_ci: Vec::new(),
         latency_parts: r.stamped_parts().and_then(LatencyParts::of),
+        batches: None,
     }
 }
 

@@ -3,9 +3,12 @@
 //! the run long enough, did its intervals look alike, was the rate held).
 
 use super::{OpSummary, RunResult};
-use crate::precision::{estimate, trend, Estimate, Samples, Stationarity, CONFIDENCE};
+use crate::precision::{
+    estimate, judge, trend, Batches, Estimate, Samples, Shortfall, Stationarity, CONFIDENCE,
+    MIN_BATCHES, MIN_INDEPENDENT_TAIL,
+};
 use crate::spec::precision::DEFAULT_TARGET;
-use crate::stats::{ErrorClass, Hdr, IntervalSummary};
+use crate::stats::{ErrorClass, IntervalSummary};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -40,8 +43,28 @@ pub struct PercentileCheck {
     /// Named with `--precision` (else the default for printed ones).
     pub named: bool,
     pub met: bool,
+    /// Why not met: each way it falls short (`precision::judge`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub short_of: Vec<Shortfall>,
     /// How many times longer the run would need to be, about, when not met.
     pub longer: Option<f64>,
+    /// mcbench's own share of the latency at the percentile, µs: the
+    /// client queue (less any wait for a free connection) and the client
+    /// receive of the requests there, from the kernel's stamps. Null
+    /// where no request was stamped: the share was not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_share_us: Option<f64>,
+}
+
+impl PercentileCheck {
+    /// Whether mcbench's own share exceeds the interval's half-width: the
+    /// interval is then about the server and mcbench together.
+    pub fn client_share_exceeds_interval(&self) -> bool {
+        match (self.client_share_us, self.estimate.absolute_half_width()) {
+            (Some(share), Some(half)) => share > half,
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -60,22 +83,15 @@ impl RunResult {
         let censored = censored(self);
         let timeout_ns = timeout_ns(self);
         let pcts = self.percentiles.clone();
-        let full = full_intervals(&self.intervals, self.spec.interval);
-        for (name, s) in self.ops.iter_mut() {
-            fill(s, &pcts, &full, name, (0, timeout_ns))?;
+        for s in self.ops.values_mut() {
+            fill(s, &pcts, (0, timeout_ns))?;
         }
-        fill(
-            &mut self.total,
-            &pcts,
-            &full,
-            "total",
-            (censored, timeout_ns),
-        )?;
+        fill(&mut self.total, &pcts, (censored, timeout_ns))?;
         if let Some(m) = &mut self.measure {
             for s in m.ops.values_mut() {
-                fill(s, &pcts, &[], "", (0, timeout_ns))?;
+                fill(s, &pcts, (0, timeout_ns))?;
             }
-            fill(&mut m.total, &pcts, &[], "", (0, timeout_ns))?;
+            fill(&mut m.total, &pcts, (0, timeout_ns))?;
         }
         self.verdict = Some(verdict(self)?);
         Ok(())
@@ -92,36 +108,40 @@ fn censored(r: &RunResult) -> u64 {
 }
 
 /// The intervals of one op's latency and service time.
-fn fill(
-    s: &mut OpSummary,
-    pcts: &[f64],
-    full: &[&IntervalSummary],
-    op: &str,
-    (censored, timeout_ns): (u64, u64),
-) -> Result<(), String> {
-    let series = |pick: fn(&crate::stats::IntervalOp) -> &Hdr| series_of(full, op, pick);
+fn fill(s: &mut OpSummary, pcts: &[f64], (censored, timeout_ns): (u64, u64)) -> Result<(), String> {
     let lat = s.latency_hdr.decode()?;
     if let Some(parts) = s.latency_parts.as_mut() {
         parts.at = parts.at_percentiles(&lat, pcts);
     }
-    let lat_parts = series(|o| &o.latency_hdr)?;
-    s.latency_ci = estimates(&lat, &lat_parts, pcts, (censored, timeout_ns));
+    let batch_s = s.batches.as_ref().map_or(0.0, |b| b.batch_s);
+    let lat_batches = s.batches.as_ref().map(|b| b.latency_hists()).transpose()?;
+    s.latency_ci = estimates(
+        &lat,
+        (lat_batches.as_deref(), batch_s),
+        pcts,
+        (censored, timeout_ns),
+    );
     let svc = s.service_time_hdr.decode()?;
-    let svc_parts = series(|o| &o.service_time_hdr)?;
+    let svc_batches = s.batches.as_ref().map(|b| b.service_hists()).transpose()?;
     // A service time is censored just as its latency is.
-    s.service_time_ci = estimates(&svc, &svc_parts, pcts, (censored, timeout_ns));
+    s.service_time_ci = estimates(
+        &svc,
+        (svc_batches.as_deref(), batch_s),
+        pcts,
+        (censored, timeout_ns),
+    );
     Ok(())
 }
 
 fn estimates(
     all: &Histogram<u64>,
-    parts: &[Histogram<u64>],
+    (batches, batch_s): (Option<&[Histogram<u64>]>, f64),
     pcts: &[f64],
     (censored, censored_at_ns): (u64, u64),
 ) -> Vec<Estimate> {
     let s = Samples {
         all,
-        intervals: parts,
+        batches: batches.map(|hists| Batches { hists, batch_s }),
         censored,
         censored_at_ns,
     };
@@ -132,9 +152,8 @@ fn estimates(
 /// `--interval`, give or take 10 %.
 ///
 /// The last interval, cut short where sending stopped, is left out: it
-/// holds the drain, another regime than the run's, and merged into the
-/// last batch it moved a p99 interval from ±4 % to ±12 % (the samples
-/// stay in the whole-run histogram all the same).
+/// holds the drain, another regime than the run's (the samples stay in
+/// the whole-run histogram all the same).
 fn full_intervals(intervals: &[IntervalSummary], interval: Duration) -> Vec<&IntervalSummary> {
     let want = interval.as_secs_f64();
     intervals
@@ -143,44 +162,35 @@ fn full_intervals(intervals: &[IntervalSummary], interval: Duration) -> Vec<&Int
         .collect()
 }
 
-/// One op's histograms over the full intervals (empty when the op is
-/// not in them).
-fn series_of(
-    full: &[&IntervalSummary],
-    op: &str,
-    pick: fn(&crate::stats::IntervalOp) -> &Hdr,
-) -> Result<Vec<Histogram<u64>>, String> {
-    full.iter()
-        .filter_map(|s| s.ops.get(op))
-        .map(|o| pick(o).decode())
-        .collect()
-}
-
 impl RunResult {
     /// A percentile of the SLO latency (the measurement group's, else
-    /// every request's, with its intervals and censored requests) with
-    /// its 95 % interval.
+    /// every request's, with its batches and censored requests) with its
+    /// 95 % interval.
     pub fn slo_estimate(&self, percent: f64) -> Result<Estimate, String> {
         Ok(self.slo_estimates(&[percent])?.remove(0))
     }
 
     fn slo_estimates(&self, percents: &[f64]) -> Result<Vec<Estimate>, String> {
-        let (whose, hdr) = self.slo_latency();
-        let all = hdr.decode()?;
-        let load = whose == "load";
-        let parts = if load {
-            let full = full_intervals(&self.intervals, self.spec.interval);
-            series_of(&full, "total", |o| &o.latency_hdr)?
-        } else {
-            Vec::new()
-        };
-        let samples = Samples {
-            all: &all,
-            intervals: &parts,
-            censored: if load { censored(self) } else { 0 },
-            censored_at_ns: timeout_ns(self),
-        };
-        Ok(percents.iter().map(|p| estimate(&samples, *p)).collect())
+        let (whose, op) = self.slo_op();
+        let all = op.latency_hdr.decode()?;
+        let batches = op.batches.as_ref().map(|b| b.latency_hists()).transpose()?;
+        let batch_s = op.batches.as_ref().map_or(0.0, |b| b.batch_s);
+        let censored = if whose == "load" { censored(self) } else { 0 };
+        Ok(estimates(
+            &all,
+            (batches.as_deref(), batch_s),
+            percents,
+            (censored, timeout_ns(self)),
+        ))
+    }
+
+    /// The op summary an SLO reads: the measurement group's total when
+    /// there is one, else the run's.
+    fn slo_op(&self) -> (&'static str, &OpSummary) {
+        match &self.measure {
+            Some(m) => ("measure", &m.total),
+            None => ("load", &self.total),
+        }
     }
 }
 
@@ -193,11 +203,15 @@ fn timeout_ns(r: &RunResult) -> u64 {
 fn verdict(r: &RunResult) -> Result<PrecisionVerdict, String> {
     let wanted = targets(r);
     let percents: Vec<f64> = wanted.iter().map(|(p, _, _)| *p).collect();
+    let (_, slo) = r.slo_op();
     let checks = r
         .slo_estimates(&percents)?
         .into_iter()
         .zip(wanted)
-        .map(|(e, (_, target, named))| check(e, target, named))
+        .map(|(e, (_, target, named))| {
+            let share = client_share_us(slo, e.percentile);
+            check(e, target, named, share)
+        })
         .collect::<Vec<_>>();
     let stationarity = stationarity(r)?;
     let judged: Vec<&PercentileCheck> = if checks.iter().any(|c| c.named) {
@@ -214,6 +228,21 @@ fn verdict(r: &RunResult) -> Result<PrecisionVerdict, String> {
         stationarity,
         long_enough,
     })
+}
+
+/// mcbench's own share of the latency at `percentile` of `op`, µs: its
+/// queue (less waits for a free connection, the server's pace) and its
+/// receive, where the kernel stamped requests there.
+fn client_share_us(op: &OpSummary, percentile: f64) -> Option<f64> {
+    let at = op
+        .latency_parts
+        .as_ref()?
+        .at
+        .iter()
+        .find(|a| a.percentile == percentile)
+        .filter(|a| a.requests > 0)?;
+    let m = &at.mean_us;
+    Some(((m.client_queue - at.waited_us).max(0.0) + m.client_receive).max(0.0))
 }
 
 /// (percentile, target, named): the `--precision` targets, then the
@@ -234,31 +263,44 @@ fn targets(r: &RunResult) -> Vec<(f64, f64, bool)> {
     out
 }
 
-fn check(e: Estimate, target: f64, named: bool) -> PercentileCheck {
+fn check(e: Estimate, target: f64, named: bool, client_share_us: Option<f64>) -> PercentileCheck {
     let half = e.relative_half_width();
-    let met = e.estimable && half.is_some_and(|h| h <= target);
+    let short_of = judge(&e, target);
+    let met = short_of.is_empty();
     PercentileCheck {
-        longer: (!met).then(|| longer(&e, half, target)),
+        longer: (!met).then(|| longer(&e, half, target, &short_of)),
         relative_half_width: half,
         target,
         named,
         met,
+        short_of,
+        client_share_us,
         estimate: e,
     }
 }
 
-/// About how many times longer the run must be for `e` to meet `target`:
-/// a half-width shrinks as 1/√n; without a bound, the rule of thumb of
-/// (1.96/target)² samples beyond the percentile.
-fn longer(e: &Estimate, half: Option<f64>, target: f64) -> f64 {
-    let n = (e.tail_samples as f64 / (1.0 - e.percentile / 100.0)).max(1.0);
-    let need_tail = (1.96 / target).powi(2);
-    let by_tail = need_tail / (n * (1.0 - e.percentile / 100.0)).max(1.0);
-    let factor = match half {
-        Some(h) if e.estimable => (h / target).powi(2),
-        _ => by_tail,
+/// About how many times longer the run must be for `e` to meet `target`,
+/// the most any shortfall asks: a half-width shrinks as 1/√n; without a
+/// bound, the rule of thumb of (1.96/target)² independent samples beyond
+/// the percentile; episodes and batches grow with the run.
+fn longer(e: &Estimate, half: Option<f64>, target: f64, short_of: &[Shortfall]) -> f64 {
+    let tail = e.independent_tail().max(1.0);
+    let by_tail = (1.96 / target).powi(2) / tail;
+    let factor = |s: &Shortfall| match s {
+        // An interval that reaches the largest sample does not shrink as
+        // 1/√n at first: no more than the independent tail asks.
+        Shortfall::TooWide => half.map_or(1.0, |h| (h / target).powi(2).min(by_tail.max(1.0))),
+        Shortfall::NoBound => by_tail,
+        Shortfall::FewEpisodes => MIN_INDEPENDENT_TAIL / tail,
+        // Batches correlated at a length that leaves 20 to 39 need
+        // twice as many; too few need 20.
+        Shortfall::CannotTellDrift if e.batches >= MIN_BATCHES => {
+            2.0 * MIN_BATCHES as f64 / e.batches as f64
+        }
+        Shortfall::CannotTellDrift => MIN_BATCHES as f64 / e.batches.max(1) as f64,
     };
-    (factor.max(1.0) * 10.0).ceil() / 10.0
+    let most = short_of.iter().map(factor).fold(1.0, f64::max);
+    (most * 10.0).ceil() / 10.0
 }
 
 /// The full intervals that carried requests, with their total's p99, µs,

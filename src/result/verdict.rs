@@ -300,6 +300,7 @@ mod tests {
         Outcome {
             total,
             intervals: Vec::new(),
+            batches: Default::default(),
             duration_s: 1.0,
             drain_s: 0.0,
             started_unix_s: 0.0,
@@ -313,6 +314,7 @@ mod tests {
             replication_lag: None,
             server_logs: None,
             measure: None,
+            measure_batches: None,
             trace_refusals: Vec::new(),
             intervals_behind: 0,
             trace: None,

@@ -1,5 +1,6 @@
 //! Merges the workers' interval snapshots into a time series and a total.
 
+use super::batches::{BatchSeries, SlotHdrs, SLOTS};
 use super::hdr::Hdr;
 use super::recorder::{max_us, quantile_us, ErrorClass, OpRecorder, Recorder};
 use serde::{Deserialize, Serialize};
@@ -157,6 +158,10 @@ pub struct IntervalOp {
     /// the kernel stamped requests; empty where it stamped none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts_hdr: Vec<Hdr>,
+    /// The interval cut in `SLOTS` by answer time: in memory and on the
+    /// agents' wire, not in JSON (the run keeps them as its batches).
+    #[serde(skip)]
+    pub slots: Option<Box<SlotHdrs>>,
 }
 
 struct Pending {
@@ -182,6 +187,19 @@ pub struct Collector {
     /// may hold a CPU a worker waits for.
     spare: Vec<Recorder>,
     all: OpRecorder,
+    /// Per op type (and `total`), the run's slots as batches...
+    batches: BTreeMap<String, BatchSeries>,
+    /// ...but for those an interval answered without slots (snapshots
+    /// made by hand): their batches would not add up.
+    slotless: std::collections::BTreeSet<String>,
+}
+
+/// What a collector ends with: the run's total, its intervals, and each
+/// op type's batches.
+pub struct Collected {
+    pub total: Recorder,
+    pub intervals: Vec<IntervalSummary>,
+    pub batches: BTreeMap<String, BatchSeries>,
 }
 
 impl Collector {
@@ -197,6 +215,8 @@ impl Collector {
             series: Vec::new(),
             spare: Vec::new(),
             all: OpRecorder::new(),
+            batches: BTreeMap::new(),
+            slotless: Default::default(),
         }
     }
 
@@ -212,7 +232,7 @@ impl Collector {
         entry.reported += 1;
         entry.end_ns = entry.end_ns.max(snap.end_ns);
         entry.cpu_ns += snap.cpu_ns;
-        entry.recorder.merge(&snap.recorder);
+        entry.recorder.merge_interval(&snap.recorder);
         if entry.reported < self.workers {
             return None;
         }
@@ -232,21 +252,56 @@ impl Collector {
         );
         summary.client_cpu_s = done.cpu_ns as f64 / 1e9;
         self.total.merge(&done.recorder);
-        self.series.push(summary.clone());
+        self.add_batches(&summary);
+        let mut kept = summary.clone();
+        for op in kept.ops.values_mut() {
+            op.slots = None;
+        }
+        self.series.push(kept);
         done.recorder.reset();
         self.spare.push(done.recorder);
         summary
     }
 
+    /// Appends the interval's slots to each op's batches; an op first
+    /// seen now starts with empty batches for the intervals before.
+    fn add_batches(&mut self, summary: &IntervalSummary) {
+        let slot_s = self.interval_ns as f64 / SLOTS as f64 / 1e9;
+        for name in summary.ops.keys() {
+            self.batches.entry(name.clone()).or_insert_with(|| {
+                let mut series = BatchSeries::new(slot_s);
+                for _ in 0..summary.index {
+                    series.push(None).expect("empty slots add up");
+                }
+                series
+            });
+        }
+        for (name, series) in self.batches.iter_mut() {
+            let op = summary.ops.get(name);
+            if op.is_some_and(|o| o.count > 0 && o.slots.is_none()) {
+                self.slotless.insert(name.clone());
+            }
+            let slots = op.and_then(|o| o.slots.as_deref());
+            // Slots the collector encoded itself always decode.
+            series.push(slots).expect("the collector's own slots");
+        }
+    }
+
     /// Closes what is still open (intervals not every worker reached) and
-    /// returns the total and the time series.
-    pub fn finish(mut self) -> (Recorder, Vec<IntervalSummary>) {
+    /// returns the total, the time series and the batches.
+    pub fn finish(mut self) -> Collected {
         let rest = std::mem::take(&mut self.pending);
         for (index, p) in rest {
             self.close(index, p);
         }
         self.series.sort_by_key(|s| s.index);
-        (self.total, self.series)
+        let slotless = self.slotless;
+        self.batches.retain(|name, _| !slotless.contains(name));
+        Collected {
+            total: self.total,
+            intervals: self.series,
+            batches: self.batches,
+        }
     }
 }
 
@@ -267,6 +322,9 @@ fn summarise(
         all.service.add(&rec.service).expect("same bounds");
         if let Some(p) = rec.stamped_parts() {
             all.parts.get_or_insert_with(Box::default).merge(p);
+        }
+        if let Some(slots) = rec.slots.as_deref() {
+            all.slots.get_or_insert_with(Box::default).merge(slots);
         }
         ops.insert(op.name().to_string(), interval_op(rec, secs));
     }
@@ -318,6 +376,7 @@ impl IntervalOp {
             parts_hdr: r
                 .stamped_parts()
                 .map_or(Vec::new(), |p| p.hists.iter().map(Hdr::encode).collect()),
+            slots: r.slots.as_deref().map(|s| Box::new(s.encode())),
         }
     }
 
@@ -362,7 +421,13 @@ mod tests {
         let mut failing = snap(0, 1, 7);
         failing.recorder.error(ErrorClass::ConnectionLost, 3);
         assert!(c.add(&failing).is_none());
-        let (total, series) = c.finish();
+        let Collected {
+            total,
+            intervals: series,
+            batches,
+        } = c.finish();
+        // No slots in snapshots made by hand: no batches either.
+        assert!(batches.is_empty());
         assert_eq!(total.total_ops(), 22);
         assert_eq!(series.len(), 2);
         assert_eq!(series[1].error_classes.get("connection_lost"), Some(&3));

@@ -39,16 +39,34 @@ impl Hdr {
     /// The histogram, with the recorder's range so that it merges with
     /// any other of the run.
     pub fn decode(&self) -> Result<Histogram<u64>, String> {
+        self.decode_into(new_histogram())
+    }
+
+    /// A batch's histogram (`batches::new_batch_histogram`'s layout,
+    /// whatever the layout it was written in).
+    pub fn decode_batch(&self) -> Result<Histogram<u64>, String> {
+        self.decode_into(super::batches::new_batch_histogram())
+    }
+
+    /// The histogram added into `into` (empty, of the layout wanted).
+    fn decode_into(&self, mut into: Histogram<u64>) -> Result<Histogram<u64>, String> {
         // Checked (and inflated) first: the bytes may come from a file or
         // an agent.
         let raw = crate::untrusted::inflate_v2(&self.0)?;
         let h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut raw.as_slice())
             .map_err(|e| format!("a kept histogram does not decode: {e:?}"))?;
-        let mut full = new_histogram();
-        full.add(&h)
+        into.add(&h)
             .map_err(|e| format!("a kept histogram is out of range: {e:?}"))?;
-        Ok(full)
+        Ok(into)
+    }
+
+    /// The empty batch histogram.
+    pub fn empty_batch() -> Hdr {
+        thread_local! {
+            static EMPTY: Hdr = Hdr::encode(&super::batches::new_batch_histogram());
+        }
+        EMPTY.with(Hdr::clone)
     }
 
     /// The empty histogram.

@@ -1,6 +1,7 @@
 //! Measurement: recorders on the hot path, snapshots per interval, their
 //! lossless merge, and the client's own CPU use.
 
+pub mod batches;
 mod checks;
 mod collector;
 mod connections;
@@ -12,7 +13,7 @@ mod send_gaps;
 mod servers;
 
 pub use checks::CheckCounts;
-pub use collector::{Collector, IntervalOp, IntervalServer, IntervalSummary, Snapshot};
+pub use collector::{Collected, Collector, IntervalOp, IntervalServer, IntervalSummary, Snapshot};
 pub use connections::{ConnError, ConnStats, Sizes};
 pub use hdr::Hdr;
 pub use recorder::{

@@ -1,6 +1,7 @@
 //! Per-worker, per-interval recording: histograms and counters. Recording is
 //! a few array increments; nothing allocates after construction.
 
+use super::batches::{SlotClock, Slots};
 use super::parts::PartsRecorder;
 use crate::workload::OpKind;
 use hdrhistogram::Histogram;
@@ -186,6 +187,9 @@ pub struct OpRecorder {
     pub left_out: u64,
     /// The latencies the kernel's stamps took apart (none: no stamps).
     pub parts: Option<Box<PartsRecorder>>,
+    /// The interval's latencies and service times by slot (a worker's
+    /// interval recorder; none in totals).
+    pub slots: Option<Box<Slots>>,
 }
 
 impl Default for OpRecorder {
@@ -204,6 +208,7 @@ impl OpRecorder {
             errors: 0,
             left_out: 0,
             parts: None,
+            slots: None,
         }
     }
 
@@ -221,9 +226,14 @@ impl OpRecorder {
         if let Some(p) = self.parts.as_deref_mut() {
             p.reset();
         }
+        if let Some(s) = self.slots.as_deref_mut() {
+            s.reset();
+        }
     }
 
-    fn merge(&mut self, other: &OpRecorder) {
+    /// Adds `other`; its slots too when `slots` (one interval's
+    /// snapshots), not into a total.
+    fn merge(&mut self, other: &OpRecorder, slots: bool) {
         self.latency.add(&other.latency).expect("same bounds");
         self.service.add(&other.service).expect("same bounds");
         self.hits += other.hits;
@@ -232,6 +242,9 @@ impl OpRecorder {
         self.left_out += other.left_out;
         if let Some(b) = other.parts.as_deref() {
             self.parts.get_or_insert_with(Box::default).merge(b);
+        }
+        if let (true, Some(b)) = (slots, other.slots.as_deref()) {
+            self.slots.get_or_insert_with(Box::default).merge(b);
         }
     }
 
@@ -308,6 +321,8 @@ pub struct Recorder {
     pub samples: Vec<Sample>,
     /// `--miss-window`: the windows this interval closed.
     pub miss_windows: Vec<MissWindow>,
+    /// Which slot of the interval an answer recorded now falls in.
+    pub slot_clock: SlotClock,
 }
 
 /// `--miss-window`: one window of a worker's measured answers.
@@ -349,18 +364,31 @@ impl Default for Recorder {
             replica: super::ReplicaReads::default(),
             samples: Vec::new(),
             miss_windows: Vec::new(),
+            slot_clock: SlotClock::default(),
         }
     }
 }
 
 impl Recorder {
-    /// Records one completed request. Times in ns.
+    /// Records one completed request, in the slot of the last
+    /// `answered_at`. Times in ns.
     #[inline]
     pub fn record_op(&mut self, op: OpKind, latency_ns: u64, service_ns: u64) -> &mut OpRecorder {
+        let slot = self.slot_clock.slot();
         let r = self.ops[op.index()].get_or_insert_with(|| Box::new(OpRecorder::new()));
         r.latency.saturating_record(latency_ns.max(1));
         r.service.saturating_record(service_ns.max(1));
+        if let Some(s) = r.slots.as_deref_mut() {
+            s.record(slot, latency_ns, service_ns);
+        }
         r
+    }
+
+    /// An answer came at `now` (worker clock, ns): the slot what is
+    /// recorded next falls in.
+    #[inline]
+    pub fn answered_at(&mut self, now: u64) {
+        self.slot_clock.at(now);
     }
 
     /// `--successful`: an error reply to `op`, kept out of its histograms.
@@ -479,7 +507,8 @@ impl Recorder {
     /// Makes room for `ops`, and per-server counts when `servers` > 1.
     pub fn prepare(&mut self, ops: &[OpKind], servers: usize) {
         for op in ops {
-            self.ops[op.index()].get_or_insert_with(|| Box::new(OpRecorder::new()));
+            let r = self.ops[op.index()].get_or_insert_with(|| Box::new(OpRecorder::new()));
+            r.slots.get_or_insert_with(Box::default);
         }
         if servers > 1 {
             self.servers.resize_with(servers, Default::default);
@@ -535,15 +564,31 @@ impl Recorder {
         self.replica = super::ReplicaReads::default();
         self.samples.clear();
         self.miss_windows.clear();
+        self.slot_clock = SlotClock::default();
     }
 
-    /// Adds `other` into `self`, losslessly.
+    /// Adds `other` into `self`, losslessly (but for slots: a total has
+    /// none).
     pub fn merge(&mut self, other: &Recorder) {
+        self.merge_ops(other, false);
+        self.merge_rest(other);
+    }
+
+    /// Adds another worker's snapshot of the same interval, slots too.
+    pub fn merge_interval(&mut self, other: &Recorder) {
+        self.merge_ops(other, true);
+        self.merge_rest(other);
+    }
+
+    fn merge_ops(&mut self, other: &Recorder, slots: bool) {
         for (a, b) in self.ops.iter_mut().zip(&other.ops) {
             let Some(b) = b else { continue };
             a.get_or_insert_with(|| Box::new(OpRecorder::new()))
-                .merge(b);
+                .merge(b, slots);
         }
+    }
+
+    fn merge_rest(&mut self, other: &Recorder) {
         self.send_lag.add(&other.send_lag).expect("same bounds");
         self.send_gaps.merge(&other.send_gaps);
         self.op_queue.add(&other.op_queue).expect("same bounds");

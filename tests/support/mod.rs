@@ -497,6 +497,74 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
     }
 }
 
+/// A server that answers every get (a miss) and set at once, but for
+/// the pauses it was given: (start, length) after the first request it
+/// reads, during which it answers nothing (a stall of the whole server,
+/// every connection at once). It counts, per pause, the requests it held.
+pub struct PausingServer {
+    pub addr: String,
+    held: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+}
+
+impl PausingServer {
+    pub fn start(pauses: &[(Duration, Duration)]) -> PausingServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let held = std::sync::Arc::new(std::sync::Mutex::new(vec![0u64; pauses.len()]));
+        let first = std::sync::Arc::new(std::sync::OnceLock::<Instant>::new());
+        let pauses = pauses.to_vec();
+        let counts = held.clone();
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (first, pauses, counts) = (first.clone(), pauses.clone(), counts.clone());
+                thread::spawn(move || serve_pausing(stream, &first, &pauses, &counts));
+            }
+        });
+        PausingServer { addr, held }
+    }
+
+    /// Requests each pause held, in the order the pauses were given.
+    pub fn held(&self) -> Vec<u64> {
+        self.held.lock().unwrap().clone()
+    }
+}
+
+fn serve_pausing(
+    mut s: TcpStream,
+    first: &std::sync::OnceLock<Instant>,
+    pauses: &[(Duration, Duration)],
+    held: &std::sync::Mutex<Vec<u64>>,
+) {
+    let _ = s.set_nodelay(true);
+    let mut buf = [0u8; 65536];
+    loop {
+        let n = match s.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let start = *first.get_or_init(Instant::now);
+        let mut reply = Vec::new();
+        for line in String::from_utf8_lossy(&buf[..n]).split("\r\n") {
+            if line.starts_with("get ") {
+                reply.extend_from_slice(b"END\r\n");
+            } else if line.starts_with("set ") {
+                reply.extend_from_slice(b"STORED\r\n");
+            }
+        }
+        let now = start.elapsed();
+        if let Some(i) = pauses
+            .iter()
+            .position(|(at, len)| now >= *at && now < *at + *len)
+        {
+            held.lock().unwrap()[i] += 1;
+            thread::sleep(pauses[i].0 + pauses[i].1 - now);
+        }
+        if s.write_all(&reply).is_err() {
+            return;
+        }
+    }
+}
+
 /// A scripted server that serves exactly `ops_per_s` gets and sets a
 /// second, whatever the machine's speed: one queue across its
 /// connections, each request done a fixed service time after the later of

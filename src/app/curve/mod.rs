@@ -110,12 +110,8 @@ fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i3
         }
         match verdict {
             Some(Verdict::ClientBound) => {
-                let outcome = format!(
-                    "the client, not the server, limits this run at {rate:.0} ops/s (twice); \
-                     add threads or agents. The best rate before it: {}",
-                    rate_text(search.best())
-                );
-                return Ok(series.end((outcome, exit::FAILED)));
+                let end = client_ceiling(&mut series.curve, rate, search.best(), slo);
+                return Ok(series.end(end));
             }
             verdict => search.record(rate, verdict.unwrap_or(Verdict::Undecided), repeat),
         }
@@ -154,6 +150,63 @@ fn search_outcome(next: Next, slo: Slo) -> (String, i32) {
         ),
         Next::Probe { .. } => unreachable!("a probe is not an end"),
     }
+}
+
+/// The search met the client's ceiling at `rate` (client-bound twice):
+/// the SLO holds at least up to the most the client delivered with it
+/// met (the best passing rate, or the client-bound probe's own delivered
+/// rate where its interval lies wholly under the bound). An answer, not
+/// a failure; a failure only when no rate met the SLO at all.
+fn client_ceiling(curve: &mut Curve, rate: f64, best: Option<f64>, slo: Slo) -> (String, i32) {
+    let last = curve.points.last();
+    let delivered = last
+        .filter(|p| {
+            crate::result::decide(p.slo_lower_us.unwrap_or(0.0), p.slo_upper_us, slo.bound_us)
+                == Verdict::Pass
+        })
+        .map(|p| p.achieved_rate);
+    let why = last.and_then(|p| p.why.clone()).unwrap_or_default();
+    let further = curve.runs.last().map(further).unwrap_or_default();
+    let Some(ceiling) = best.into_iter().chain(delivered).reduce(f64::max) else {
+        return (
+            format!(
+                "the client, not the server, limits the first rate, {rate:.0} ops/s (twice): \
+                 no rate was measured. {why}. To go further: {further}"
+            ),
+            exit::FAILED,
+        );
+    };
+    curve.answer = Some(ceiling);
+    curve.client_ceiling = Some(ceiling);
+    (
+        format!(
+            "{slo} holds at least up to {ceiling:.0} ops/s, the most this client delivered with \
+             it met: the CLIENT's ceiling, not the server's (at {rate:.0} ops/s offered, twice: \
+             {why}). To go further: {further}"
+        ),
+        exit::OK,
+    )
+}
+
+/// What to add to a client-bound run: threads while the machine has
+/// CPUs to spare, connections where a worker waited for them, else
+/// agents on other machines.
+fn further(run: &crate::result::RunResult) -> String {
+    let cpus = crate::os::allowed_cpus().len().max(1);
+    let threads = run.spec.threads;
+    let saturated = run
+        .warnings
+        .iter()
+        .any(|w| matches!(w, crate::warnings::Warning::WorkerSaturated { .. }));
+    let mut ways = Vec::new();
+    if threads < cpus {
+        ways.push(format!("threads (-T, now {threads}; {cpus} CPUs here)"));
+    }
+    if !saturated {
+        ways.push(format!("connections (-c, now {})", run.spec.connections));
+    }
+    ways.push("agents on other machines (--agent)".into());
+    ways.join(", or ")
 }
 
 fn rate_text(rate: Option<f64>) -> String {

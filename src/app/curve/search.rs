@@ -241,12 +241,7 @@ mod tests {
                     // Overloaded: the queue only grows.
                     h.record_n(1_000_000_000, (rate * 2.0) as u64).unwrap();
                 }
-                let samples = Samples {
-                    all: &h,
-                    intervals: &[],
-                    censored: 0,
-                    censored_at_ns: 0,
-                };
+                let samples = Samples::alone(&h);
                 let e = estimate(&samples, 99.0);
                 let verdict = crate::result::decide(e.lower_us, e.upper_us, bound_us);
                 s.record(rate, verdict, repeat);

@@ -203,6 +203,7 @@ fn record_response(
     let latency_ns = now.saturating_sub(req.intended_ns);
     let service_ns = now.saturating_sub(req.sent_ns);
     let err = ErrorClass::of_reply(resp.class);
+    rec.answered_at(now);
     // `--successful` (the mutilate fork's): an error reply is counted as
     // an error only, outside every latency and every throughput.
     if let (true, Some(err)) = (successful, err) {

@@ -335,6 +335,7 @@ impl Worker {
     /// of the warm-up (bytes, errors, CPU) is reported.
     fn start_measuring(&mut self) {
         self.recorder = self.shared.empty_recorder();
+        self.start_slots(self.progress.record_from);
         self.progress.cpu_start = cpu::thread_cpu_ns();
         self.progress.interval_cpu_start = self.progress.cpu_start;
         // Windows count measured answers only: not the preload's, nor the
@@ -559,9 +560,17 @@ impl Worker {
         }
     }
 
+    /// The current recorder's interval starts at `start` (worker clock):
+    /// its answers go to slots by when they come.
+    fn start_slots(&mut self, start: u64) {
+        let length = self.shared.spec.interval.as_nanos() as u64;
+        self.recorder.slot_clock = crate::stats::batches::SlotClock::starting(start, length);
+    }
+
     /// Sends the current recorder as interval `index` and starts a new one.
     fn emit(&mut self, index: u64, end_ns: u64) {
         let recorder = std::mem::replace(&mut self.recorder, self.shared.empty_recorder());
+        self.start_slots(self.progress.record_from.saturating_add(end_ns));
         let cpu_now = cpu::thread_cpu_ns();
         let cpu_ns = cpu_now.saturating_sub(self.progress.interval_cpu_start);
         self.progress.interval_cpu_start = cpu_now;

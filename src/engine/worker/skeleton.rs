@@ -61,6 +61,7 @@ impl Worker {
         let bounds = phase::Bounds::new(&self.shared.spec, kind, start, self.has_udp);
         let measured = bounds.measured;
         self.progress.begin(start, bounds.record_from);
+        self.start_slots(bounds.record_from);
         self.requests.begin_phase(measured, self.replay.is_some());
         if let (true, Some(replay)) = (measured, &mut self.replay) {
             replay.start_ns = start;

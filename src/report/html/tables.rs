@@ -69,7 +69,8 @@ fn summary(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
     }
     page.push_str(
         "</table></div>\n<p><small>Under each percentile: its 95 % interval (order statistics, \
-         or batch means over the intervals where wider); ≥ X: no finite upper bound.</small></p>\n",
+         their ranks those of the samples' worth in independent ones where the run's batches \
+         show the tail clustered or drifting); ≥ X: no finite upper bound.</small></p>\n",
     );
     Ok(())
 }
@@ -115,21 +116,36 @@ fn verdict(page: &mut String, run: &str, r: &RunResult) {
     let Some(v) = &r.verdict else { return };
     let _ = writeln!(
         page,
-        "<h3>{}: verdict on precision</h3>\n<div class=\"scroll\"><table>\n<tr><th>percentile</th><th>µs</th><th>95 % interval</th><th>± share</th><th>target</th><th>met</th></tr>",
+        "<h3>{}: verdict on precision</h3>\n<div class=\"scroll\"><table>\n<tr><th>percentile</th><th>µs</th><th>95 % interval</th><th>± share</th><th>target</th><th>tail</th><th>met</th></tr>",
         esc(run)
     );
     for c in &v.checks {
         let e = &c.estimate;
+        let met = if c.met {
+            "yes".to_string()
+        } else {
+            let why: Vec<&str> = c.short_of.iter().map(|s| s.text()).collect();
+            format!("NO ({})", why.join(", "))
+        };
+        let tail = match e.episodes {
+            Some(n) => format!("{} samples in {n} episodes", e.tail_samples),
+            None => format!(
+                "{} samples, worth {:.0} independent",
+                e.tail_samples,
+                e.independent_tail()
+            ),
+        };
         let _ = writeln!(
             page,
-            "<tr><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>±{:.0} %</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>±{:.0} %</td><td>{}</td><td>{}</td></tr>",
             percentile_label(e.percentile),
             e.value_us,
             esc(&e.interval_text()),
             c.relative_half_width
                 .map_or("—".to_string(), |h| format!("{:.1} %", h * 100.0)),
             c.target * 100.0,
-            if c.met { "yes" } else { "NO" }
+            esc(&tail),
+            esc(&met)
         );
     }
     page.push_str("</table></div>\n");
