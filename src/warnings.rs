@@ -263,7 +263,7 @@ impl fmt::Display for Warning {
                 f,
                 "intervals were closed up to {intervals} behind the workers: every CPU was busy, and in an open \
                  loop that work yields to theirs. The live lines came late, and each waiting interval held its \
-                 histograms (~2.4 MB per worker) in memory. The results are whole."
+                 histograms (~4 MB per worker) in memory. The results are whole."
             ),
             Warning::BusyPollOversubscribed { threads, cpus } => write!(
                 f,

@@ -46,7 +46,7 @@ pub struct Shared {
     pub addrs: Vec<crate::net::Target>,
     /// 0 while running; the signal number once asked to stop.
     pub stop: Arc<AtomicUsize>,
-    /// Empty recorders for the next interval. Creating one zeroes ~2.4 MB,
+    /// Empty recorders for the next interval. Creating one zeroes ~4 MB,
     /// which would stall a worker's loop for a millisecond: the statistics
     /// thread (`summariser`) empties used ones, and the main thread puts
     /// them back here, or fresh ones when that thread falls behind.

@@ -100,7 +100,7 @@ impl Summariser {
     /// Hands over one worker's snapshot of an interval. A thread that
     /// falls behind (every CPU busy) leaves the pool empty: the main thread
     /// then adds a recorder of its own, so that no worker has to make one
-    /// (zeroing ~2.4 MB on its own time).
+    /// (zeroing ~4 MB on its own time).
     pub fn add(&self, snap: Snapshot) {
         // The thread ends only once this sender is dropped.
         let _ = self.snapshots.send(snap);

@@ -392,7 +392,8 @@ impl RunSpec {
         self.validate_churn()?;
         self.validate_checks()?;
         self.validate_counters()?;
-        // Each interval closes a set of histograms per worker (~2.4 MB);
+        // Each interval closes a set of histograms per worker (~4 MB with
+        // two op types and their slots);
         // ten a second is the most that stays cheap.
         if self.interval < Duration::from_millis(100) {
             return Err("--interval must be at least 100ms".into());

@@ -284,7 +284,8 @@ pub struct Sample {
 #[derive(Debug, Clone)]
 pub struct Recorder {
     /// Per op type, created at its first request: a run uses a few of the
-    /// sixteen op types, and each pair of histograms is ~0.5 MB.
+    /// sixteen op types, and each pair of histograms is ~0.5 MB (1.2 MB with
+    /// an interval recorder's slots).
     ops: [Option<Box<OpRecorder>>; OpKind::COUNT],
     /// Open loop: intended send → the worker got to it, ns.
     pub send_lag: Histogram<u64>,
