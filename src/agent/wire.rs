@@ -131,21 +131,26 @@ mod tests {
     use crate::stats::{ErrorClass, Recorder};
     use crate::workload::OpKind;
 
-    fn agent_interval() -> pb::Interval {
-        let mut r = Recorder::default();
-        r.record_op(OpKind::Get, 1_000, 500);
-        r.error(ErrorClass::Timeout, 2);
+    /// `r` as the one worker's first interval of 1 s, on the wire.
+    fn on_the_wire(r: Recorder, cpu_ns: u64) -> pb::Interval {
         let mut c = crate::stats::Collector::new(1, 1_000_000_000, false);
         let s = c
             .add(&crate::stats::Snapshot {
                 worker: 0,
                 index: 0,
                 end_ns: 1_000_000_000,
-                cpu_ns: 250_000_000,
+                cpu_ns,
                 recorder: Box::new(r),
             })
             .unwrap();
         interval(&s)
+    }
+
+    fn agent_interval() -> pb::Interval {
+        let mut r = Recorder::default();
+        r.record_op(OpKind::Get, 1_000, 500);
+        r.error(ErrorClass::Timeout, 2);
+        on_the_wire(r, 250_000_000)
     }
 
     /// An interval whose 100 gets were answered 10 ms apart, in slots.
@@ -157,17 +162,7 @@ mod tests {
             r.answered_at(t * 10_000_000);
             r.record_op(OpKind::Get, 1_000 + t, 500);
         }
-        let mut c = crate::stats::Collector::new(1, 1_000_000_000, false);
-        let s = c
-            .add(&crate::stats::Snapshot {
-                worker: 0,
-                index: 0,
-                end_ns: 1_000_000_000,
-                cpu_ns: 1,
-                recorder: Box::new(r),
-            })
-            .unwrap();
-        interval(&s)
+        on_the_wire(r, 1)
     }
 
     #[test]

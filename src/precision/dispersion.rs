@@ -205,6 +205,15 @@ mod tests {
             .collect()
     }
 
+    /// The dispersion of `hs` (100 ms batches) beyond `t`.
+    fn judged(hs: &[Histogram<u64>], t: u64) -> Dispersion {
+        let b = Batches {
+            hists: hs,
+            batch_s: 0.1,
+        };
+        dispersion(&b, &all_of(hs), t).unwrap()
+    }
+
     fn all_of(hs: &[Histogram<u64>]) -> Histogram<u64> {
         let mut all = crate::stats::new_histogram();
         for h in hs {
@@ -217,12 +226,7 @@ mod tests {
     fn a_tail_of_stalls_is_counted_in_episodes_and_its_variance_is_theirs() {
         // 50 batches; 5 stalls of 40 victims each.
         let hs = stalled(50, 1_000, 10, 40);
-        let all = all_of(&hs);
-        let b = Batches {
-            hists: &hs,
-            batch_s: 0.1,
-        };
-        let d = dispersion(&b, &all, all.highest_equivalent(100_000)).unwrap();
+        let d = judged(&hs, all_of(&hs).highest_equivalent(100_000));
         assert_eq!(d.episodes, Some(5), "{d:?}");
         // The tail count is 40 × Poisson-like(5): its variance ~40× the
         // binomial's of 200 independent samples.
@@ -246,15 +250,7 @@ mod tests {
         let all = all_of(&hs);
         for q in [0.5, 0.99] {
             let t = all.highest_equivalent(all.value_at_quantile(q));
-            let d = dispersion(
-                &Batches {
-                    hists: &hs,
-                    batch_s: 0.1,
-                },
-                &all,
-                t,
-            )
-            .unwrap();
+            let d = judged(&hs, t);
             assert!(d.design_effect < 1.6, "p{q}: {d:?}");
             assert_eq!(d.episodes, None, "p{q}: {d:?}");
         }
@@ -275,28 +271,12 @@ mod tests {
             .collect();
         let all = all_of(&hs);
         let t = all.highest_equivalent(all.value_at_quantile(0.5));
-        let d = dispersion(
-            &Batches {
-                hists: &hs,
-                batch_s: 0.1,
-            },
-            &all,
-            t,
-        )
-        .unwrap();
+        let d = judged(&hs, t);
         assert!(!d.independent, "{d:?}");
         assert!(d.batches >= MIN_BATCHES && d.batches < 40, "{d:?}");
         assert!(d.design_effect > 10.0, "{d:?}");
         // Too few batches at all: not independent, whatever they say.
-        let d = dispersion(
-            &Batches {
-                hists: &hs[..10],
-                batch_s: 0.1,
-            },
-            &all_of(&hs[..10]),
-            t,
-        )
-        .unwrap();
+        let d = judged(&hs[..10], t);
         assert!(!d.independent && d.batches == 10, "{d:?}");
     }
 
