@@ -14,6 +14,45 @@ pub mod exit {
     pub const SIGINT: i32 = 130;
     /// Stopped by SIGTERM (128 + 15).
     pub const SIGTERM: i32 = 143;
+    /// Stopped by SIGHUP (128 + 1): the terminal went away.
+    pub const SIGHUP: i32 = 129;
+
+    /// The exit code of a command stopped by the signal `sig` (its number,
+    /// as the stop flag holds it).
+    pub fn of_signal(sig: usize) -> i32 {
+        match super::signal_name(sig) {
+            "SIGTERM" => SIGTERM,
+            "SIGHUP" => SIGHUP,
+            _ => SIGINT,
+        }
+    }
+
+    /// The exit code of a result stopped by the signal named `name`.
+    pub fn of_signal_name(name: &str) -> i32 {
+        match name {
+            "SIGTERM" => SIGTERM,
+            "SIGHUP" => SIGHUP,
+            _ => SIGINT,
+        }
+    }
+}
+
+/// The stop signals' names, as results and messages give them: SIGINT,
+/// SIGTERM or SIGHUP (any other number reads as SIGINT).
+pub fn signal_name(sig: usize) -> &'static str {
+    match sig as i32 {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "SIGINT",
+    }
+}
+
+/// The signal a stop flag holds, by name; None while it holds none.
+pub fn stopped_by(stop: &std::sync::atomic::AtomicUsize) -> Option<String> {
+    match stop.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        sig => Some(signal_name(sig).to_string()),
+    }
 }
 
 /// An error that ends the program with a message and an exit code.
@@ -23,6 +62,9 @@ pub enum Failure {
     Usage(String),
     /// The run could not be done or could not finish.
     Run(String),
+    /// A signal (its number) stopped the command: what it had was
+    /// written, what it had not was dropped whole.
+    Stopped(usize),
 }
 
 impl Failure {
@@ -38,6 +80,7 @@ impl Failure {
         match self {
             Failure::Usage(_) => exit::USAGE,
             Failure::Run(_) => exit::FAILED,
+            Failure::Stopped(sig) => exit::of_signal(*sig),
         }
     }
 }
@@ -46,6 +89,7 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Usage(m) | Failure::Run(m) => f.write_str(m),
+            Failure::Stopped(sig) => write!(f, "stopped by {}", signal_name(*sig)),
         }
     }
 }

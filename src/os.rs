@@ -134,3 +134,31 @@ pub fn ephemeral_ports() -> Option<u32> {
         _ => None,
     }
 }
+
+/// The process's stop flag: 0, or the number of the signal (SIGINT,
+/// SIGTERM or SIGHUP) that asked it to stop. The handlers that set it,
+/// instead of killing the process, are installed on first use, once: every
+/// wait of every command looks at this one flag, so that a signal ends
+/// any of them within a moment, its results so far written and no
+/// temporary file left.
+pub fn stop_flag() -> io::Result<std::sync::Arc<std::sync::atomic::AtomicUsize>> {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::{Arc, OnceLock};
+    static FLAG: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+    static INSTALLED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let flag = FLAG.get_or_init(|| Arc::new(AtomicUsize::new(0))).clone();
+    let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
+    if !*installed {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            signal_hook::flag::register_usize(sig, flag.clone(), sig as usize)?;
+        }
+        *installed = true;
+    }
+    Ok(flag)
+}
+
+/// The signal that asked the process to stop (0: none, or no handler was
+/// ever installed).
+pub fn stop_requested() -> usize {
+    stop_flag().map_or(0, |f| f.load(std::sync::atomic::Ordering::Relaxed))
+}

@@ -431,3 +431,60 @@ fn agent_flags_are_checked_before_any_traffic() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--agent"), "{}", stderr(&out));
 }
+
+/// An agent stopped on its own host (SIGINT there) part way into its
+/// share is a lost agent, not a finished one: the master's run fails
+/// (exit 1) naming it, its intervals so far kept and marked lost. It was
+/// exit 0, INCOMPLETE, with no failure and the agent "ok".
+#[test]
+fn an_agent_stopped_on_its_host_fails_the_run_with_its_share_kept() {
+    let _m = shared_machine();
+    let server = fake_server(Misbehaviour::AnswersAfter(Duration::from_millis(1)));
+    let dir = tempfile::tempdir().unwrap();
+    let tf = token_file(dir.path(), TOKEN);
+    let agents: Vec<AgentProc> = (0..2).map(|_| AgentProc::start(&tf, &[])).collect();
+    let json = path_in(dir.path(), "r.json");
+    let mut args = vec![
+        "run",
+        "-s",
+        &server,
+        "--no-load",
+        "-c",
+        "4",
+        "-t",
+        "6s",
+        "--interval",
+        "500ms",
+        "--token-file",
+        &tf,
+        "--json",
+        &json,
+    ];
+    for a in &agents {
+        args.extend(["--agent", &a.addr[..]]);
+    }
+    let master = spawn_mcbench(&args, &[]);
+    std::thread::sleep(Duration::from_millis(3_500));
+    // SAFETY: an agent this test started and has not reaped.
+    unsafe { libc::kill(agents[1].pid() as i32, libc::SIGINT) };
+    let out = wait_bounded(master, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v = read_json(std::path::Path::new(&json));
+    let failure = v["failure"].as_str().unwrap_or_default();
+    assert!(
+        failure.contains(&agents[1].addr) && failure.contains("stopped"),
+        "{}",
+        v["failure"]
+    );
+    let rows = v["agents"].as_array().unwrap();
+    assert_eq!(rows[0]["finished"], true, "{}", rows[0]);
+    assert_eq!(rows[1]["finished"], false, "{}", rows[1]);
+    assert!(rows[1]["lost_at_s"].as_f64().is_some(), "{}", rows[1]);
+    // What it sent before it stopped is counted.
+    assert!(rows[1]["count"].as_u64().unwrap() > 0, "{}", rows[1]);
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "agent_lost"));
+}

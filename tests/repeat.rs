@@ -163,3 +163,33 @@ fn compare_of_two_sets_reports_each_change_with_its_interval() {
     let out = mcbench(&["compare", &a, &single]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+/// `ab` whose report cannot be written (stdout is `/dev/full`) fails with
+/// exit 1 and writes its JSON all the same (it panicked with 101 and
+/// wrote nothing).
+#[test]
+fn ab_into_a_full_stdout_fails_with_its_json_written() {
+    let fast = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_file(dir.path(), "a.toml", &fast);
+    let b = run_file(dir.path(), "b.toml", &fast);
+    let json = path_in(dir.path(), "ab.json");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["ab", &a, &b, "--repeat", "2", "--json", &json])
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write to stdout"),
+        "{}",
+        stderr(&out)
+    );
+    let j = read_json(std::path::Path::new(&json));
+    assert_eq!(j["schema"], "mcbench.ab/1");
+}

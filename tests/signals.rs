@@ -342,4 +342,210 @@ fn a_signal_during_the_preload_is_no_client_verdict() {
         "{}",
         stdout(&out)
     );
+    // Nothing measured: no verdict on the client, no CPU per request.
+    let text = stdout(&out);
+    assert!(!text.contains("the client kept up"), "{text}");
+    assert!(!text.contains("ns/op"), "{text}");
+    assert!(
+        text.contains("stopped by SIGINT before any request was measured"),
+        "{text}"
+    );
+}
+
+/// A server that answers a TLS client's hello with one byte a second:
+/// the handshake never ends, and no single read ever waits long.
+fn dribbling_tls_server() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut s = stream;
+                // A handshake record's header, then its body, a byte at a time.
+                for b in [0x16u8, 0x03, 0x03, 0x40, 0x00]
+                    .iter()
+                    .chain([0u8; 64].iter())
+                {
+                    if s.write_all(&[*b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// A TLS handshake is bounded by the connect timeout in all, not read by
+/// read: a server that sends a byte a second fails the run at 2 s (it was
+/// still running at 30 s, deaf to signals), with no temporary file left.
+#[test]
+fn a_tls_handshake_a_byte_a_second_is_bounded_by_the_connect_timeout() {
+    let _machine = shared_machine();
+    let addr = dribbling_tls_server();
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "r.json");
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "--tls",
+            "-s",
+            &addr,
+            "-c",
+            "1",
+            "-t",
+            "2s",
+            "--timeout",
+            "2s",
+            "--connect-timeout",
+            "2s",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    let out = wait_bounded(child, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("did not finish within the connect timeout"),
+        "{}",
+        stderr(&out)
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert!(
+        left.iter()
+            .all(|e| !e.file_name().to_string_lossy().ends_with(".tmp")),
+        "{left:?}"
+    );
+}
+
+/// A signal during that handshake ends the run at once (it waited out the
+/// connect timeout), its result written.
+#[test]
+fn sigint_during_a_tls_handshake_stops_at_once_with_the_results_written() {
+    let _machine = shared_machine();
+    let addr = dribbling_tls_server();
+    let j = interrupted_run(
+        &["--tls", "-s", &addr, "-c", "1", "--connect-timeout", "60s"],
+        Duration::from_millis(500),
+    );
+    assert_eq!(f(&j, "total.count"), 0.0);
+}
+
+/// SIGHUP (the terminal closed) stops a run as SIGINT does: exit 129, the
+/// results so far written, no temporary file left.
+#[test]
+fn sighup_stops_a_run_with_its_results_written() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::AnswersAfter(Duration::from_millis(1)));
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "r.json");
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &addr,
+            "--no-load",
+            "-t",
+            "60s",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    wait_for_sigint_handler(child.id());
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: a process this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let out = wait_bounded(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(129), "{}", stderr(&out));
+    let j = read_json(std::path::Path::new(&json));
+    assert_eq!(j["stopped_by"], "SIGHUP", "{j}");
+    assert!(f(&j, "total.count") > 0.0);
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+}
+
+/// `--between` runs in a process group of its own: a signal stops it (a
+/// 20 s sleep here) at once, and the set ends with the runs it has.
+#[test]
+fn sigint_during_between_stops_the_command_and_writes_the_runs_so_far() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "set.json");
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &addr,
+            "--no-load",
+            "-t",
+            "1s",
+            "--repeat",
+            "3",
+            "--between",
+            "sleep 20",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    let pid = child.id();
+    // The first run is over once its line is printed; the sleep then runs.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while children(pid, "sh").is_empty() {
+        assert!(std::time::Instant::now() < deadline, "--between never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sleeper = children(pid, "sh");
+    // SAFETY: a process this test started and has not reaped.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = wait_bounded(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    // One run written: as a run (a set of several would be a run set).
+    let j = read_json(std::path::Path::new(&json));
+    assert_eq!(j["schema"], "mcbench.run/2");
+    assert!(f(&j, "total.count") > 0.0);
+    // The shell (and its sleep) is gone.
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(sleeper.iter().all(|p| !alive(*p)), "{sleeper:?}");
+}
+
+/// A rate no machine holds is refused before any traffic; a rate far past
+/// this one's still ends at `-t` (it counted its unsent arrivals one by
+/// one for seconds, and above 10^10 a second never ended).
+#[test]
+fn an_impossible_rate_is_refused_and_a_huge_one_ends_at_its_time() {
+    let _machine = shared_machine();
+    let addr = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
+    let out = mcbench(&["run", "-s", &addr, "--no-load", "-q", "1e10", "-t", "1s"]);
+    assert_usage_error(&out, "beyond any client");
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "r.json");
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &addr,
+            "--no-load",
+            "-q",
+            "9e8",
+            "-t",
+            "1s",
+            "-c",
+            "4",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    let out = wait_bounded(child, Duration::from_secs(30));
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let j = read_json(std::path::Path::new(&json));
+    let dropped = f(&j, "errors.client_overload") + f(&j, "errors.unsent");
+    // Close to 9e8 arrivals in the second, nearly all never sent.
+    assert!(dropped > 1e8, "{}", j["errors"]);
 }

@@ -233,3 +233,109 @@ fn figures_no_run_records_are_refused() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(kib < MAX_RSS_KIB, "{kib} KiB");
 }
+
+/// A kept histogram's count in base64, as a result keeps it.
+fn encoded(h: &hdrhistogram::Histogram<u64>) -> String {
+    let hdr = mcbench::stats::Hdr::encode(h);
+    base64::engine::general_purpose::STANDARD.encode(hdr.bytes())
+}
+
+/// Results whose figures do not add up: counts no histogram holds, a
+/// histogram of 2^64 values, figures edited by hand, keys no request
+/// asked for. Each is refused (exit 2, naming the field and the rule) by
+/// every command that reads results; the result they were made from
+/// still loads.
+#[test]
+fn results_that_do_not_add_up_are_refused_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = quick_result(d, "good.json", &[]);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    // Four counts of 2^62: the decoder's own total saturates, and every
+    // percentile read from it would be 0.
+    let mut wrapping = mcbench::stats::new_histogram();
+    for v in [10_000, 20_000, 40_000, 80_000] {
+        wrapping.record_n(v, 1 << 62).unwrap();
+    }
+    let wrapping = encoded(&wrapping);
+    type Spoil = Box<dyn Fn(&mut serde_json::Value)>;
+    let hostile: Vec<(&str, Spoil)> = vec![
+        (
+            "past 2^64",
+            Box::new(move |j| j["total"]["latency_hdr"] = wrapping.clone().into()),
+        ),
+        (
+            "get: latency_hdr holds",
+            Box::new(|j| {
+                // One more get, in the total too: only its histogram says no.
+                for path in ["/ops/get/count", "/total/count"] {
+                    let at = j.pointer_mut(path).unwrap();
+                    *at = (at.as_u64().unwrap() + 1).into();
+                }
+            }),
+        ),
+        (
+            "latency_us.p99 says",
+            Box::new(|j| j["total"]["latency_us"]["p99"] = 0.5.into()),
+        ),
+        (
+            "rate says",
+            Box::new(|j| j["ops"]["get"]["rate"] = 1e12.into()),
+        ),
+        (
+            "hits and",
+            Box::new(|j| j["intervals"][0]["hits"] = 1_000_000_000_000_000u64.into()),
+        ),
+        (
+            "where its ops count",
+            Box::new(|j| {
+                let n = j["ops"]["get"]["count"].as_u64().unwrap();
+                // The get histogram and count agree, the total no longer.
+                j["ops"]["get"]["latency_hdr"] = j["ops"]["set"]["latency_hdr"].clone();
+                j["ops"]["get"]["service_time_hdr"] = j["ops"]["set"]["service_time_hdr"].clone();
+                j["ops"]["get"]["count"] = j["ops"]["set"]["count"].clone();
+                assert_ne!(n, j["ops"]["set"]["count"].as_u64().unwrap());
+            }),
+        ),
+    ];
+    let (html, csv) = (path_in(d, "out.html"), path_in(d, "out.csv"));
+    for (needle, spoil) in &hostile {
+        let mut bad = j.clone();
+        spoil(&mut bad);
+        let path = path_in(d, "bad.json");
+        std::fs::write(&path, bad.to_string()).unwrap();
+        refused(d, &["report", &path], 2, needle);
+        refused(d, &["report", &path, "--html", &html], 2, needle);
+        refused(d, &["report", &path, "--csv", &csv], 2, needle);
+        refused(d, &["report", "--merge", &good, &path], 2, needle);
+        refused(d, &["compare", &good, &path], 2, needle);
+    }
+    for args in [
+        vec!["report", good.as_str(), "--html", html.as_str()],
+        vec!["report", "--merge", good.as_str(), good.as_str()],
+        vec!["compare", good.as_str(), good.as_str()],
+    ] {
+        let (out, _) = probe(d, &args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+}
+
+/// A result that is mostly one field mcbench does not know is read within
+/// the memory bound: the field is skipped, never built as a document tree.
+#[test]
+fn an_unknown_field_of_a_large_result_costs_no_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = quick_result(d, "good.json", &[]);
+    let mut j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    let filler: Vec<u32> = (0..4_000_000).collect();
+    j["made_up"] = serde_json::json!(filler);
+    let path = path_in(d, "big.json");
+    std::fs::write(&path, j.to_string()).unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() > 20 << 20);
+    let (out, kib) = probe(d, &["report", &path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(kib < MAX_RSS_KIB, "{kib} KiB");
+}

@@ -140,16 +140,8 @@ fn since(start_ns: i64) -> f64 {
 pub fn stopped_before_start(spec: &RunSpec, stop: &AtomicUsize) -> RunResult {
     let mut r = empty(spec);
     r.completed = false;
-    r.stopped_by = signal_name(stop);
+    r.stopped_by = crate::error::stopped_by(stop);
     r
-}
-
-fn signal_name(stop: &AtomicUsize) -> Option<String> {
-    match stop.load(Ordering::Relaxed) {
-        0 => None,
-        sig if sig == libc::SIGTERM as usize => Some("SIGTERM".into()),
-        _ => Some("SIGINT".into()),
-    }
 }
 
 /// The master's probe connections as a run of their own: the measurement
@@ -244,12 +236,19 @@ async fn read_stream(
             Ok(Ok(Some(ev))) => match ev.event {
                 Some(run_event::Event::Final(f)) => {
                     break match serde_json::from_str::<RunResult>(&f.result_json) {
+                        // Stopped on its own host (a signal there), not by
+                        // the master: its share was not run to its end.
+                        Ok(r) if !told_to_stop && r.stopped_by.is_some() => lost(format!(
+                            "it was stopped ({}) {:.1} s into its share",
+                            r.stopped_by.as_deref().unwrap_or("a signal"),
+                            r.duration_s
+                        )),
                         Ok(r) => match super::vet::result(&r, since(start)) {
                             Ok(()) => End::Done(Box::new(r)),
                             Err(e) => lost(format!("its result does not add up: {e}")),
                         },
                         Err(e) => lost(format!("its result does not parse: {e}")),
-                    }
+                    };
                 }
                 Some(run_event::Event::Interval(i)) => match super::wire::summary(i)
                     .and_then(|s| super::vet::interval(&s, since(start)).map(|()| s))
@@ -345,7 +344,7 @@ fn merge(
         merged.preloaded = Some(true);
     }
     merged.agents = rows;
-    merged.stopped_by = signal_name(stop);
+    merged.stopped_by = crate::error::stopped_by(stop);
     if !cut.is_empty() {
         merged.completed = false;
     }

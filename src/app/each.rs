@@ -125,7 +125,7 @@ fn numbered(path: &Path, i: usize) -> PathBuf {
 /// The exit code that says more: a signal over a failure over success.
 fn worse(a: i32, b: i32) -> i32 {
     let rank = |c: i32| match c {
-        exit::SIGINT | exit::SIGTERM => 3,
+        exit::SIGINT | exit::SIGTERM | exit::SIGHUP => 3,
         exit::FAILED => 2,
         exit::OK => 0,
         _ => 1,

@@ -81,11 +81,20 @@ fn each_server(
             return exit::USAGE;
         }
     };
+    // A signal cuts every wait short and ends the command with its code.
+    let stop = super::install_signal_flag().ok();
+    let signalled = || {
+        stop.as_deref()
+            .map_or(0, |s| s.load(std::sync::atomic::Ordering::Relaxed))
+    };
     let mut failed = false;
     let mut blocks = Vec::new();
     for name in &names {
+        if signalled() != 0 {
+            return exit::of_signal(signalled());
+        }
         let shown = Address::resolve(name)
-            .and_then(|a| StatsConn::connect(&a, args.timeout))
+            .and_then(|a| StatsConn::connect(&a, args.timeout, stop.clone()))
             .and_then(|mut c| show(name, &mut c));
         match shown {
             Ok(text) => blocks.push((name, text)),
@@ -94,6 +103,9 @@ fn each_server(
                 failed = true;
             }
         }
+    }
+    if signalled() != 0 {
+        return exit::of_signal(signalled());
     }
     let text = if json {
         let fields: Vec<String> = blocks

@@ -249,8 +249,7 @@ pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
         },
     };
     match crate::agent::serve(&how) {
-        Ok(()) if signal.load(Relaxed) == libc::SIGTERM as usize => exit::SIGTERM,
-        Ok(()) if signal.load(Relaxed) != 0 => exit::SIGINT,
+        Ok(()) if signal.load(Relaxed) != 0 => exit::of_signal(signal.load(Relaxed)),
         Ok(()) => exit::OK,
         Err(f) => {
             crate::stderr_line!("mcbench agent: error: {f}");
@@ -262,10 +261,8 @@ pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
 /// 130/143 after a signal (results so far written), 1 for a failed run,
 /// 0 otherwise.
 pub(crate) fn exit_code(result: &RunResult) -> i32 {
-    match result.stopped_by.as_deref() {
-        Some("SIGTERM") => return exit::SIGTERM,
-        Some(_) => return exit::SIGINT,
-        None => {}
+    if let Some(name) = result.stopped_by.as_deref() {
+        return exit::of_signal_name(name);
     }
     match &result.failure {
         Some(why) => {
@@ -276,15 +273,12 @@ pub(crate) fn exit_code(result: &RunResult) -> i32 {
     }
 }
 
-/// SIGINT and SIGTERM set the flag (to the signal number) instead of
-/// killing the process, so that the results so far are still written.
+/// SIGINT, SIGTERM and SIGHUP set the process's stop flag (to the signal
+/// number) instead of killing the process, so that the results so far
+/// are still written (`os::stop_flag`).
 pub(crate) fn install_signal_flag() -> Result<Arc<AtomicUsize>, Failure> {
-    let stop = Arc::new(AtomicUsize::new(0));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_usize(sig, stop.clone(), sig as usize)
-            .map_err(|e| Failure::run(format!("cannot install a signal handler: {e}")))?;
-    }
-    Ok(stop)
+    crate::os::stop_flag()
+        .map_err(|e| Failure::run(format!("cannot install a signal handler: {e}")))
 }
 
 fn is_ops_bound(spec: &RunSpec) -> bool {

@@ -31,9 +31,13 @@ pub(super) fn run_repeated(
     let runs = runs.into_iter().next().unwrap_or_default();
     if !runs.is_empty() {
         let table = spreads(&runs).map_err(Failure::run)?;
-        print!("{}", text_runs::spreads(runs.len(), &table));
+        let printed = crate::error::to_stdout(&text_runs::spreads(runs.len(), &table));
         if let Err(f) = outputs.write(&runs) {
             crate::stderr_line!("mcbench: error: {f}");
+            return Ok(exit::FAILED);
+        }
+        if let Err(e) = printed {
+            crate::stderr_line!("mcbench: error: {e}");
             return Ok(exit::FAILED);
         }
     }
@@ -79,9 +83,13 @@ fn run_in_turn(
     for round in 0..n {
         for (k, (spec, name)) in configs.iter().enumerate() {
             if round + k as u32 > 0 {
-                if let Err(why) = run_between(between) {
-                    crate::stderr_line!("mcbench: error: {why}");
-                    return (runs, exit::FAILED);
+                match run_between(between, stop) {
+                    Ok(()) => {}
+                    Err(Between::Stopped(sig)) => return (runs, exit::of_signal(sig)),
+                    Err(Between::Failed(why)) => {
+                        crate::stderr_line!("mcbench: error: {why}");
+                        return (runs, exit::FAILED);
+                    }
                 }
             }
             let r = match measure(spec, percentiles.to_vec(), stop, None, None) {
@@ -111,19 +119,48 @@ fn run_line(name: &str, i: u32, n: u32, r: &RunResult) -> String {
     )
 }
 
-/// Runs the `--between` command, if any, through the shell.
-fn run_between(between: Option<&str>) -> Result<(), String> {
+/// Why the `--between` command did not let the set go on.
+enum Between {
+    Failed(String),
+    /// A signal (its number) came while it ran: it was stopped.
+    Stopped(usize),
+}
+
+/// How often the wait for `--between` looks at the stop flag.
+const BETWEEN_STEP: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Runs the `--between` command, if any, through the shell, in a process
+/// group of its own: a signal to mcbench stops it (the whole group: the
+/// shell and what it started) within a moment, and the set ends with
+/// what it has.
+fn run_between(between: Option<&str>, stop: &AtomicUsize) -> Result<(), Between> {
+    use std::os::unix::process::CommandExt;
     let Some(cmd) = between else { return Ok(()) };
-    let status = std::process::Command::new("sh")
+    let mut child = std::process::Command::new("sh")
         .args(["-c", cmd])
-        .status()
-        .map_err(|e| format!("--between '{cmd}': cannot run it: {e}"))?;
+        .process_group(0)
+        .spawn()
+        .map_err(|e| Between::Failed(format!("--between '{cmd}': cannot run it: {e}")))?;
+    let status = loop {
+        let sig = stop.load(std::sync::atomic::Ordering::Relaxed);
+        if sig != 0 {
+            // SAFETY: a signal to the process group this function made.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+            let _ = child.wait();
+            return Err(Between::Stopped(sig));
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => std::thread::sleep(BETWEEN_STEP),
+            Err(e) => return Err(Between::Failed(format!("--between '{cmd}': {e}"))),
+        }
+    };
     if status.success() {
         Ok(())
     } else {
-        Err(format!(
+        Err(Between::Failed(format!(
             "--between '{cmd}' failed ({status}): the set stops here"
-        ))
+        )))
     }
 }
 
@@ -177,10 +214,14 @@ fn ab_inner(args: &AbArgs) -> Result<i32, Failure> {
         "differences": diffs,
     });
     let to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
+    // A report that cannot be written (a full disk, a closed pipe) is a
+    // failed run: its JSON is still written.
+    let mut failed = false;
     if to_stdout {
-        eprint!("{text}");
-    } else {
-        print!("{text}");
+        crate::stderr_line!("{}", text.trim_end());
+    } else if let Err(e) = crate::error::to_stdout(&text) {
+        crate::stderr_line!("mcbench: error: {e}");
+        failed = true;
     }
     if let Some(file) = json {
         let mut bytes =
@@ -188,10 +229,14 @@ fn ab_inner(args: &AbArgs) -> Result<i32, Failure> {
         bytes.push(b'\n');
         if let Err(e) = file.write(&bytes) {
             crate::stderr_line!("mcbench: error: {e}");
-            return Ok(exit::FAILED);
+            failed = true;
         }
     }
-    Ok(end)
+    Ok(if failed && end == exit::OK {
+        exit::FAILED
+    } else {
+        end
+    })
 }
 
 /// The spec a run file makes, as `run --config FILE` would.

@@ -9,12 +9,13 @@ use std::path::PathBuf;
 
 /// `mcbench report RUN.json [...]`: returns the exit code.
 pub fn report(args: &ReportArgs) -> i32 {
-    finish(report_inner(args))
+    // A signal drops the outputs not yet written (`dropped_on_signal`).
+    finish(super::install_signal_flag().and_then(|_| report_inner(args)))
 }
 
 /// `mcbench compare A.json B.json [...]`: returns the exit code.
 pub fn compare(args: &CompareArgs) -> i32 {
-    finish(compare_inner(args))
+    finish(super::install_signal_flag().and_then(|_| compare_inner(args)))
 }
 
 /// The exit code; a failure's message is printed unless the exporters
@@ -66,7 +67,7 @@ fn report_inner(args: &ReportArgs) -> Result<(), Failure> {
         }
         runs = vec![result::merge(&runs).map_err(Failure::usage)?];
     }
-    let mut outputs = ExportManager::create(&files, several)?;
+    let mut outputs = ExportManager::create(&files, several)?.dropped_on_signal();
     if let Some(p) = &args.outputs.percentiles {
         for r in &mut runs {
             r.percentiles = p.0.clone();
@@ -141,7 +142,9 @@ fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
         })
         .collect();
     let table = report::compare(&runs, &labels).map_err(Failure::run)?;
-    let mut page = ExportManager::create(&html, true)?.without_text();
+    let mut page = ExportManager::create(&html, true)?
+        .without_text()
+        .dropped_on_signal();
     write_stdout(&table)?;
     page.write(&runs)
 }

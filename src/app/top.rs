@@ -50,7 +50,7 @@ pub fn top(args: &TopArgs) -> i32 {
     } else {
         None
     };
-    let mut watch = Watch::new(names, args.target.timeout);
+    let mut watch = Watch::new(names, args.target.timeout, stop.clone());
     let mut frames = 0;
     loop {
         let frame = format!(
@@ -82,8 +82,7 @@ fn wait(interval: Duration, keys: bool, stop: &AtomicUsize) -> Option<i32> {
     loop {
         match stop.load(Ordering::Relaxed) {
             0 => {}
-            sig if sig == libc::SIGTERM as usize => return Some(exit::SIGTERM),
-            _ => return Some(exit::SIGINT),
+            sig => return Some(exit::of_signal(sig)),
         }
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -119,17 +118,20 @@ fn quits(key: KeyEvent) -> Option<i32> {
 struct Watch {
     names: Vec<String>,
     timeout: Duration,
+    /// The signal flag: a stats exchange waits a moment more once it is set.
+    stop: std::sync::Arc<AtomicUsize>,
     conns: Vec<Option<StatsConn>>,
     last: Vec<Option<Reading>>,
     began: Instant,
 }
 
 impl Watch {
-    fn new(names: Vec<String>, timeout: Duration) -> Self {
+    fn new(names: Vec<String>, timeout: Duration, stop: std::sync::Arc<AtomicUsize>) -> Self {
         let n = names.len();
         Watch {
             names,
             timeout,
+            stop,
             conns: (0..n).map(|_| None).collect(),
             last: vec![None; n],
             began: Instant::now(),
@@ -144,7 +146,9 @@ impl Watch {
     fn row(&mut self, s: usize) -> Row {
         let name = self.names[s].clone();
         if self.conns[s].is_none() {
-            let opened = Address::resolve(&name).and_then(|a| StatsConn::connect(&a, self.timeout));
+            let stop = Some(self.stop.clone());
+            let opened =
+                Address::resolve(&name).and_then(|a| StatsConn::connect(&a, self.timeout, stop));
             match opened {
                 Ok(c) => self.conns[s] = Some(c),
                 Err(e) => return Row::failed(&name, e),

@@ -140,8 +140,9 @@ pub fn read_more(link: &mut Link, reply: &mut Vec<u8>) -> Result<(), Broken> {
 
 /// Sends `request` and reads until `complete` finds a whole reply at the
 /// front of what came (`Ok(Some(len))`), or says it cannot be one
-/// (`Err`); at most `limit` bytes are read, each read waited for within
-/// `wait`. The reply stays in `reply`.
+/// (`Err`); at most `limit` bytes are read, the whole reply waited for
+/// within `wait` (a server that sends a byte now and then is not waited
+/// for byte by byte). The reply stays in `reply`.
 pub fn exchange(
     link: &mut Link,
     request: &[u8],
@@ -151,6 +152,7 @@ pub fn exchange(
     mut complete: impl FnMut(&[u8]) -> Result<Option<usize>, String>,
 ) -> Result<usize, String> {
     reply.clear();
+    let deadline = Instant::now() + wait.timeout;
     send_all(link, request).map_err(|e| e.to_string())?;
     loop {
         if let Some(len) = complete(reply)? {
@@ -159,7 +161,11 @@ pub fn exchange(
         if reply.len() > limit {
             return Err(format!("a reply longer than {limit} bytes"));
         }
-        ready(&link.socket, PollFlags::IN, wait).map_err(|e| e.to_string())?;
+        let left = Wait {
+            timeout: deadline.saturating_duration_since(Instant::now()),
+            ..wait
+        };
+        ready(&link.socket, PollFlags::IN, left).map_err(|e| e.to_string())?;
         read_more(link, reply).map_err(|e| e.to_string())?;
     }
 }

@@ -109,7 +109,8 @@ pub fn connect_blocking(
     let mut link = Link::plain(socket);
     if let Some(mut tls) = addr.session().map_err(|e| format!("{addr}: {e}"))? {
         let began = super::clock_ns();
-        handshake_blocking(&link.socket, &mut tls).map_err(|e| format!("{addr}: {e}"))?;
+        handshake_blocking(&link.socket, &mut tls, timeout, stop)
+            .map_err(|e| format!("{addr}: {e}"))?;
         link.handshake_ns = super::clock_ns() - began;
         link.tls = Some(tls);
     }
@@ -120,18 +121,61 @@ pub fn connect_blocking(
     Ok(link)
 }
 
-/// A TLS handshake on a blocking socket, bounded by its timeouts.
-fn handshake_blocking(socket: &OwnedFd, tls: &mut super::tls::Session) -> Result<(), String> {
+/// A TLS handshake on a connected socket, within `timeout` in all: a
+/// server that sends its records a byte at a time is not waited for byte
+/// by byte. A signal (`stop`) ends it within a moment. The socket is left
+/// blocking.
+fn handshake_blocking(
+    socket: &OwnedFd,
+    tls: &mut super::tls::Session,
+    timeout: Duration,
+    stop: Option<&AtomicUsize>,
+) -> Result<(), String> {
+    set_nonblocking(socket).map_err(|e| e.to_string())?;
+    let deadline = std::time::Instant::now() + timeout;
     let mut scratch = vec![0u8; 16 << 10];
-    match tls.handshake(socket, &mut scratch) {
-        Ok(true) => {}
-        Ok(false) => return Err("no TLS handshake reply within the connect timeout".into()),
-        Err(e) => return Err(e.to_string()),
+    while !tls
+        .handshake(socket, &mut scratch)
+        .map_err(|e| e.to_string())?
+    {
+        wait_handshake(socket, tls.has_output(), deadline, stop)?;
     }
     while tls.has_output() {
         tls.send(socket).map_err(|e| e.to_string())?;
+        if tls.has_output() {
+            wait_handshake(socket, true, deadline, stop)?;
+        }
     }
+    socket2::SockRef::from(socket)
+        .set_nonblocking(false)
+        .map_err(|e| e.to_string())?;
     tls.confirm(socket, CONFIRM_WAIT).map_err(|e| e.to_string())
+}
+
+/// Waits until the handshake can go on (`send`: its records wait to go
+/// out), within what is left before `deadline`.
+fn wait_handshake(
+    socket: &OwnedFd,
+    send: bool,
+    deadline: std::time::Instant,
+    stop: Option<&AtomicUsize>,
+) -> Result<(), String> {
+    use super::blocking::{ready, Broken, Wait};
+    use rustix::event::PollFlags;
+    let timeout = deadline.saturating_duration_since(std::time::Instant::now());
+    let events = if send {
+        PollFlags::IN | PollFlags::OUT
+    } else {
+        PollFlags::IN
+    };
+    match ready(socket, events, Wait { timeout, stop }) {
+        Ok(()) => Ok(()),
+        Err(Broken::Stopped) => Err(STOPPED.into()),
+        Err(Broken::TimedOut) => {
+            Err("the TLS handshake did not finish within the connect timeout".into())
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// How long a TLS 1.3 connect waits for the server's verdict on the
@@ -142,12 +186,16 @@ const CONFIRM_WAIT: Duration = Duration::from_millis(50);
 
 /// A blocking TCP or unix connection to `addr` with default socket
 /// options and `timeout` on the connect, reads and writes; nothing sent
-/// (the stats tools).
-pub fn connect_plain(addr: &Address, timeout: Duration) -> Result<OwnedFd, String> {
+/// (the stats tools). A signal (`stop` set) ends the connect's wait.
+pub fn connect_plain(
+    addr: &Address,
+    timeout: Duration,
+    stop: Option<&AtomicUsize>,
+) -> Result<OwnedFd, String> {
     if matches!(addr, Address::Udp(_)) {
         return Err(format!("{addr}: a TCP or unix socket is needed"));
     }
-    connect(addr, &SocketOptions::default(), timeout, 0, None)
+    connect(addr, &SocketOptions::default(), timeout, 0, stop)
         .map_err(|e| format!("cannot connect to {addr}: {}", describe(&e)))
 }
 

@@ -105,6 +105,10 @@ struct Target {
 /// when `-` sends another format to stdout) and each file asked for.
 pub struct ExportManager {
     targets: Vec<Target>,
+    /// Rendering saved results (`report`, `compare`): a signal drops what
+    /// is not yet written, its temporary files removed. A run's outputs
+    /// are written after a signal (the results so far).
+    drop_on_signal: bool,
 }
 
 impl ExportManager {
@@ -171,7 +175,17 @@ impl ExportManager {
                 dest,
             });
         }
-        Ok(ExportManager { targets })
+        Ok(ExportManager {
+            targets,
+            drop_on_signal: false,
+        })
+    }
+
+    /// The same outputs, dropped (not written) once a signal asks the
+    /// process to stop.
+    pub fn dropped_on_signal(mut self) -> Self {
+        self.drop_on_signal = true;
+        self
     }
 
     /// The same outputs with `text` rendering the text report (a seed
@@ -211,11 +225,17 @@ impl ExportManager {
         &mut self,
         render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, String>,
     ) -> Result<(), Failure> {
-        let failed: Vec<String> = self
-            .targets
-            .iter_mut()
-            .filter_map(|t| write_one(t, &render).err())
-            .collect();
+        let drop_on_signal = self.drop_on_signal;
+        let mut failed = Vec::new();
+        for t in self.targets.iter_mut() {
+            let sig = crate::os::stop_requested();
+            if drop_on_signal && sig != 0 {
+                return Err(Failure::Stopped(sig));
+            }
+            if let Err(e) = write_one(t, &render) {
+                failed.push(e);
+            }
+        }
         if failed.is_empty() {
             Ok(())
         } else {

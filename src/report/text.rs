@@ -429,12 +429,17 @@ fn counters(out: &mut String, r: &RunResult) {
         // A saved result may say anything: a share is 0..100 %.
         .map(|b| format!("{:.0}%", b.clamp(0.0, 1.0) * 100.0))
         .collect();
+    // Per op only where an op was measured: else no such figure exists.
+    let per_op = if r.total.count > 0 {
+        format!("{:.0} ns/op", c.cpu_ns_per_op)
+    } else {
+        "no request measured".to_string()
+    };
     let _ = writeln!(
         out,
-        "client: cpu user {:.3} s, sys {:.3} s ({:.0} ns/op); worker busy {}; peak RSS {:.1} MiB",
+        "client: cpu user {:.3} s, sys {:.3} s ({per_op}); worker busy {}; peak RSS {:.1} MiB",
         c.cpu_user_s,
         c.cpu_sys_s,
-        c.cpu_ns_per_op,
         busy.join(" "),
         c.peak_rss_bytes as f64 / (1 << 20) as f64
     );
@@ -465,6 +470,10 @@ fn counters(out: &mut String, r: &RunResult) {
     }
     let verdict = match &r.failure {
         Some(why) => format!("the run FAILED ({why}); these numbers measure no server's capacity"),
+        None if r.total.count == 0 => match &r.stopped_by {
+            Some(sig) => format!("stopped by {sig} before any request was measured"),
+            None => "no request was measured".into(),
+        },
         None if c.client_bound => {
             "CLIENT-BOUND — these numbers measure mcbench, not the server".into()
         }

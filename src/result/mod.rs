@@ -4,6 +4,7 @@
 //! a comparison or a merge can be made again from it.
 
 mod agents;
+pub mod checked;
 mod connections;
 pub mod curve;
 mod load;

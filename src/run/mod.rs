@@ -123,14 +123,7 @@ impl Observer for Until<'_, '_> {
     }
 }
 
-/// The signal that stopped the run, by name, if one did.
-fn stopped_by(stop: &AtomicUsize) -> Option<String> {
-    match stop.load(Ordering::Relaxed) {
-        0 => None,
-        sig if sig == libc::SIGTERM as usize => Some("SIGTERM".to_string()),
-        _ => Some("SIGINT".to_string()),
-    }
-}
+use crate::error::stopped_by;
 
 /// What the embedded memcached must hold: every connection, the key space
 /// (mean item size plus ~64 bytes of item header), the largest value.

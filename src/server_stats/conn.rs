@@ -29,12 +29,16 @@ pub struct StatsConn {
 
 impl StatsConn {
     /// Connects to `addr` (TCP or unix) with `timeout` on the connect and
-    /// on every later read and write.
-    pub fn connect(addr: &Address, timeout: Duration) -> Result<Self, String> {
+    /// on every later exchange; a signal (`stop` set) cuts every wait short.
+    pub fn connect(
+        addr: &Address,
+        timeout: Duration,
+        stop: Option<Arc<AtomicUsize>>,
+    ) -> Result<Self, String> {
         let began = Instant::now();
-        let socket = crate::net::connect_plain(addr, timeout)?;
+        let socket = crate::net::connect_plain(addr, timeout, stop.as_deref())?;
         let link = crate::net::Link::plain(socket);
-        Ok(StatsConn::over(link, began.elapsed(), timeout, None))
+        Ok(StatsConn::over(link, began.elapsed(), timeout, stop))
     }
 
     /// A connection already open (and authenticated), which took
@@ -84,11 +88,12 @@ impl StatsConn {
         if let Some(class) = refused {
             return Err(format!("{REFUSED} '{what}' ({})", class.name()));
         }
+        // A server's names and values reach a terminal: escaped.
         let stats = wire::pairs(&self.reply[..len])
             .map(|(k, v)| {
                 (
-                    String::from_utf8_lossy(k).into_owned(),
-                    String::from_utf8_lossy(v).into_owned(),
+                    crate::untrusted::shown(&String::from_utf8_lossy(k)),
+                    crate::untrusted::shown(&String::from_utf8_lossy(v)),
                 )
             })
             .collect();

@@ -90,6 +90,13 @@ pub fn number(s: &Stats, name: &str) -> Option<f64> {
     s.get(name)?.trim().parse().ok()
 }
 
+/// A counter as a whole number, if it is one that fits 64 bits: a
+/// larger one is no count (as a float its last digits would be lost, and
+/// a delta between two of them read as 0).
+pub fn counter(s: &Stats, name: &str) -> Option<u64> {
+    s.get(name)?.trim().parse().ok()
+}
+
 /// Whether `b` comes from another life of the server than `a`.
 fn restarted(a: &Stats, b: &Stats) -> bool {
     let pid_changed = matches!((a.get("pid"), b.get("pid")), (Some(x), Some(y)) if x != y);
@@ -109,18 +116,25 @@ impl Figures {
         // A counter's change: none where the server does not report it, or
         // where either value is not a number (never a count from 0). A
         // server that restarted counts from 0.
-        let delta = |name: &str| {
+        // A counter that went back without a restart has no change either.
+        let count = |name: &str| {
+            let end = counter(b, name)?;
+            let start = if restarted { 0 } else { counter(a, name)? };
+            end.checked_sub(start)
+        };
+        // Seconds of CPU are not counts: fractions, as floats.
+        let seconds = |name: &str| {
             let end = number(b, name)?;
             let start = if restarted { 0.0 } else { number(a, name)? };
             Some((end - start).max(0.0))
         };
-        let count = |name: &str| delta(name).map(|d| d as u64);
-        let end = |name: &str| number(b, name).map(|v| v as u64);
-        let counted: Vec<f64> = COMMANDS.iter().filter_map(|c| delta(c)).collect();
-        let commands = (!counted.is_empty()).then(|| counted.iter().sum::<f64>());
-        let (hits, misses) = (delta("get_hits"), delta("get_misses"));
-        let cpu_s = delta("rusage_user")
-            .zip(delta("rusage_system"))
+        let end = |name: &str| counter(b, name);
+        let counted: Vec<u64> = COMMANDS.iter().filter_map(|c| count(c)).collect();
+        let commands = (!counted.is_empty())
+            .then(|| counted.iter().fold(0u64, |s, c| s.saturating_add(*c)) as f64);
+        let (hits, misses) = (count("get_hits"), count("get_misses"));
+        let cpu_s = seconds("rusage_user")
+            .zip(seconds("rusage_system"))
             .map(|(u, s)| u + s);
         Figures {
             duration_s: secs,
@@ -128,17 +142,18 @@ impl Figures {
             cmd_get: count("cmd_get"),
             cmd_set: count("cmd_set"),
             ops_per_s: commands.filter(|_| secs > 0.0).map(|c| c / secs),
-            get_hits: hits.map(|h| h as u64),
-            get_misses: misses.map(|m| m as u64),
+            get_hits: hits,
+            get_misses: misses,
             hit_ratio: hits
                 .zip(misses)
+                .map(|(h, m)| (h as f64, m as f64))
                 .filter(|(h, m)| h + m > 0.0)
                 .map(|(h, m)| h / (h + m)),
             evictions: count("evictions"),
             reclaimed: count("reclaimed"),
             curr_connections: end("curr_connections"),
             peak_connections: end("curr_connections")
-                .map(|e| number(a, "curr_connections").map_or(e, |start| e.max(start as u64))),
+                .map(|e| counter(a, "curr_connections").map_or(e, |start| e.max(start))),
             total_connections: count("total_connections"),
             rejected_connections: count("rejected_connections"),
             bytes_read: count("bytes_read"),
@@ -186,6 +201,19 @@ mod tests {
         // After a restart the server counts from 0.
         let c = stats(&[("pid", "8"), ("cmd_get", "30")]);
         assert_eq!(Figures::between(&a, &c, 2.0).cmd_get, Some(30));
+    }
+
+    #[test]
+    fn a_counter_past_64_bits_is_no_count_and_one_that_went_back_no_change() {
+        let a = stats(&[("pid", "7"), ("cmd_get", "18446744073709551615")]);
+        let b = stats(&[("pid", "7"), ("cmd_get", "18446744073709551616")]);
+        assert_eq!(Figures::between(&a, &b, 1.0).cmd_get, None);
+        let c = stats(&[("pid", "7"), ("cmd_get", "10")]);
+        assert_eq!(Figures::between(&a, &c, 1.0).cmd_get, None);
+        // Large but whole: exact, where floats would say 0.
+        let d = stats(&[("pid", "7"), ("cmd_get", "18446744073709551000")]);
+        let e = stats(&[("pid", "7"), ("cmd_get", "18446744073709551015")]);
+        assert_eq!(Figures::between(&d, &e, 1.0).cmd_get, Some(15));
     }
 
     #[test]

@@ -36,6 +36,13 @@ impl RunSpec {
                 m.rate
             ));
         }
+        if m.rate > super::schedule::MAX_RATE {
+            return Err(format!(
+                "--measure-rate {} ops/s is beyond any client: at most {:e} a second",
+                m.rate,
+                super::schedule::MAX_RATE
+            ));
+        }
         let refused = [
             (
                 !matches!(self.stop, StopAfter::Duration(_)),

@@ -297,6 +297,10 @@ impl super::RunSpec {
             Arrivals::Rate { rate, .. } if !(rate.is_finite() && *rate > 0.0) => Err(format!(
                 "--rate must be a positive number of ops/s, got {rate}"
             )),
+            Arrivals::Rate { rate, .. } if *rate > MAX_RATE => Err(format!(
+                "--rate {rate} ops/s is beyond any client: at most {MAX_RATE:e} a second \
+                 (arrivals a nanosecond apart)"
+            )),
             Arrivals::Rate { gaps, .. } => check_gaps(gaps),
             Arrivals::Trace { .. } if self.trace.is_none() => {
                 Err("a replay at a trace's timestamps needs --trace".into())
@@ -305,6 +309,10 @@ impl super::RunSpec {
         }
     }
 }
+
+/// The highest rate a schedule may ask: arrivals a nanosecond apart, the
+/// worker clock's own step. Rates beyond are no load any client offers.
+pub const MAX_RATE: f64 = 1e9;
 
 /// A gap shape that can be scaled to a rate: non-negative gaps of a
 /// finite positive mean.

@@ -61,6 +61,12 @@ impl Hdr {
         Ok(into)
     }
 
+    /// How many values it holds, read from its bytes (checked: no sum
+    /// past `u64::MAX`), without decoding it.
+    pub fn count(&self) -> Result<u64, String> {
+        crate::untrusted::count_v2(&self.0)
+    }
+
     /// The empty batch histogram.
     pub fn empty_batch() -> Hdr {
         thread_local! {

@@ -43,6 +43,44 @@ pub fn inflate_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
     Ok(raw)
 }
 
+/// How many values the V2 compressed histogram `bytes` holds: its counts
+/// summed from the encoding itself (ZigZag LEB128 varints, a negative one a
+/// run of empty counts), without building the histogram. A sum past
+/// `u64::MAX`, or a varint that runs off the payload, is refused: no
+/// histogram of ours holds one (the decoder would wrap it silently).
+pub fn count_v2(bytes: &[u8]) -> Result<u64, String> {
+    let raw = inflate_v2(bytes)?;
+    let mut payload = &raw[V2_HEADER..];
+    let mut total = 0u64;
+    while !payload.is_empty() {
+        let (value, used) = varint(payload)?;
+        payload = &payload[used..];
+        // ZigZag: even values are counts, odd ones runs of zeros.
+        if value & 1 == 0 {
+            total = total
+                .checked_add(value >> 1)
+                .ok_or("a histogram whose counts add up past 2^64")?;
+        }
+    }
+    Ok(total)
+}
+
+/// One LEB128 varint of at most 9 bytes (the ninth holds 8 bits whole),
+/// and the bytes it took.
+fn varint(bytes: &[u8]) -> Result<(u64, usize), String> {
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(9) {
+        if i == 8 {
+            return Ok((value | u64::from(b) << 56, 9));
+        }
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok((value, i + 1));
+        }
+    }
+    Err("a histogram's counts end inside a number".into())
+}
+
 /// Inflates the zlib `stream` into at most `max` bytes; refuses a stream
 /// that inflates to more or that does not end.
 fn inflate_bounded(stream: &[u8], max: usize) -> Result<Vec<u8>, String> {
@@ -122,5 +160,25 @@ mod tests {
         }
         let hdr = crate::stats::Hdr::encode(&full);
         assert_eq!(hdr.decode().unwrap(), full);
+        // Its counts add up past 2^64 (the crate saturates its total): no
+        // result holds it.
+        assert!(count_v2(hdr.bytes()).is_err());
+    }
+
+    #[test]
+    fn counts_are_summed_from_the_bytes_and_an_overflow_is_refused() {
+        let mut h = crate::stats::new_histogram();
+        for (v, n) in [(1u64, 3u64), (1_000, 70_000), (3_000_000, 1 << 40)] {
+            h.record_n(v, n).unwrap();
+        }
+        assert_eq!(count_v2(crate::stats::Hdr::encode(&h).bytes()), Ok(h.len()));
+        // Four counts of 2^62: their sum is 2^64 (the crate's own total
+        // saturates, and its quantiles are then nonsense).
+        let mut big = crate::stats::new_histogram();
+        for v in [10, 1_000, 100_000, 10_000_000] {
+            big.record_n(v, 1 << 62).unwrap();
+        }
+        let err = count_v2(crate::stats::Hdr::encode(&big).bytes()).unwrap_err();
+        assert!(err.contains("past 2^64"), "{err}");
     }
 }

@@ -377,11 +377,7 @@ impl Series {
     /// After a signal: what was run is written, then 130 or 143.
     fn end_stopped(mut self) -> i32 {
         let sig = self.stop.load(Ordering::Relaxed);
-        let (name, code) = if sig == libc::SIGTERM as usize {
-            ("SIGTERM", exit::SIGTERM)
-        } else {
-            ("SIGINT", exit::SIGINT)
-        };
+        let (name, code) = (crate::error::signal_name(sig), exit::of_signal(sig));
         let outcome = format!("stopped by {name} after {} runs", self.curve.runs.len());
         self.write(&outcome);
         code

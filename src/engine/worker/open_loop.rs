@@ -191,10 +191,9 @@ impl Worker {
     pub(super) fn drop_unsent(&mut self, send_until: u64) {
         let mut unsent = self.arrivals.backlog.take_all();
         if let Some(p) = self.arrivals.pacer.as_mut() {
-            while p.next() < send_until {
-                unsent += u64::from(p.next() >= self.progress.record_from);
-                p.advance(&mut self.rng);
-            }
+            // The warm-up's are not counted.
+            p.skip_to(self.progress.record_from, &mut self.rng);
+            unsent += p.skip_to(send_until, &mut self.rng);
         }
         self.recorder.error(ErrorClass::Unsent, unsent);
     }
