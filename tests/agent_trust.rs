@@ -261,6 +261,8 @@ enum AgentLie {
     Hits,
     /// Its result is true but for its rates: 61 M ops/s.
     Rate,
+    /// It takes the run, and never sends a word.
+    Silent,
 }
 
 /// A fake agent: says hello as `hostname`, takes any share, and answers
@@ -318,6 +320,15 @@ impl mcbench::agent::pb::agent_server::Agent for FakeAgent {
         use mcbench::agent::pb::{run_event::Event, Final, Interval, OpInterval, RunEvent};
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let mut result: serde_json::Value = serde_json::from_str(&self.result).unwrap();
+        if self.lie == AgentLie::Silent {
+            tokio::spawn(async move {
+                let _held = tx;
+                tokio::time::sleep(Duration::from_secs(120)).await;
+            });
+            return Ok(tonic::Response::new(
+                tokio_stream::wrappers::ReceiverStream::new(rx),
+            ));
+        }
         let event = match self.lie {
             AgentLie::Count => {
                 let count = result["ops"]["get"]["count"].as_u64().unwrap();
@@ -337,6 +348,7 @@ impl mcbench::agent::pb::agent_server::Agent for FakeAgent {
                     result_json: result.to_string(),
                 })
             }
+            AgentLie::Silent => unreachable!("answered above"),
             AgentLie::OpName => Event::Interval(Interval {
                 index: 0,
                 time_s: 0.5,
@@ -431,6 +443,7 @@ fn an_agent_that_does_not_add_up_is_lost_and_loses_nothing_else() {
         AgentLie::OpName,
         AgentLie::Hits,
         AgentLie::Rate,
+        AgentLie::Silent,
     ] {
         let fake = serve_fake(FakeAgent {
             hostname: "evil\u{1b}]0;owned\u{7}\u{1b}[2J".into(),
@@ -456,23 +469,14 @@ fn an_agent_that_does_not_add_up_is_lost_and_loses_nothing_else() {
         let liar = rows.iter().find(|r| r["name"] == fake.as_str()).unwrap();
         let served = m.stat("cmd_get") + m.stat("cmd_set") - before;
         let why = match lie {
-            AgentLie::Count => "its result does not add up: get: a count of",
-            AgentLie::OpName => "which mcbench does not send",
+            AgentLie::Count => "its result does not add up: total: a count of",
+            AgentLie::OpName => "mcbench does not send",
             AgentLie::Hits => "total: 4611686018427387904 hits and",
-            AgentLie::Rate => {
-                // Believed for its counts, which add up (they are the
-                // sample run's), but its rate is the master's own sum.
-                let want = f(&sample, "total.ok") / f(&sample, "duration_s");
-                let rate = liar["rate"].as_f64().unwrap();
-                assert!((rate - want).abs() <= want * 1e-9, "{liar}, want {want}");
-                let ok_rate = f(&j, "total.ok") / f(&j, "duration_s");
-                assert!((f(&j, "total.ok_rate") - ok_rate).abs() <= ok_rate * 1e-9);
-                assert_eq!(
-                    f(&j, "total.count") as u64,
-                    served + f(&sample, "total.count") as u64
-                );
-                continue;
-            }
+            // Its counts add up (they are the sample run's), but a rate
+            // is not its count over its time.
+            AgentLie::Rate => "total: rate says 61000000",
+            // Given up on after three intervals, the timeout and 2 s.
+            AgentLie::Silent => "nothing for",
         };
         assert!(liar["lost_why"].as_str().unwrap().contains(why), "{liar}");
         // Only the real agent's requests count, as the server saw them.

@@ -311,10 +311,12 @@ fn results_that_do_not_add_up_are_refused_by_every_reader() {
         refused(d, &["report", "--merge", &good, &path], 2, needle);
         refused(d, &["compare", &good, &path], 2, needle);
     }
+    let twin = path_in(d, "twin.json");
+    std::fs::copy(&good, &twin).unwrap();
     for args in [
         vec!["report", good.as_str(), "--html", html.as_str()],
-        vec!["report", "--merge", good.as_str(), good.as_str()],
-        vec!["compare", good.as_str(), good.as_str()],
+        vec!["report", "--merge", good.as_str(), twin.as_str()],
+        vec!["compare", good.as_str(), twin.as_str()],
     ] {
         let (out, _) = probe(d, &args);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
@@ -338,4 +340,39 @@ fn an_unknown_field_of_a_large_result_costs_no_memory() {
     let (out, kib) = probe(d, &["report", &path]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(kib < MAX_RSS_KIB, "{kib} KiB");
+}
+
+/// A private key others may read is refused, as a token file is: for the
+/// agent's control plane and for a client certificate to the cache.
+#[test]
+fn a_private_key_others_may_read_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cert, key) = self_signed(d);
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let token = secret_file(d, "token", "an-agent-token-of-enough-length-0123456789\n");
+    let agent = [
+        "agent",
+        "--token-file",
+        &token,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+    ];
+    refused(d, &agent, 2, "chmod 600");
+    let run = [
+        "run",
+        "-s",
+        "localhost:1",
+        "--tls",
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+        "-t",
+        "1s",
+    ];
+    refused(d, &run, 2, "chmod 600");
 }

@@ -43,6 +43,9 @@ struct Patience {
     stopping: Duration,
 }
 
+/// Beyond its own intervals, how long an agent's stream may be silent.
+const STREAM_SLACK: Duration = Duration::from_secs(2);
+
 /// Starts every agent (and the master's probe connections) at one instant
 /// and merges what they measured. `stopped` turns true on a signal.
 pub async fn run_all(
@@ -54,7 +57,10 @@ pub async fn run_all(
 ) -> Result<RunResult, Failure> {
     let slowest = agents.iter().map(|a| a.rtt_ns).max().unwrap_or(0);
     let start = unix_ns() + 300_000_000 + 4 * slowest;
-    let then = spec.interval * 3 + spec.longest_timeout() + Duration::from_secs(10);
+    // An agent sends an interval each --interval: three missed, and a
+    // request's timeout, and it is silent (it was 10 s more: an agent that
+    // took the run and said nothing held the master for tens of seconds).
+    let then = spec.interval * 3 + spec.longest_timeout() + STREAM_SLACK;
     let patience = Patience {
         first: Duration::from_nanos((start - unix_ns()).max(0) as u64)
             + spec.wait

@@ -247,6 +247,21 @@ fn refusal(addr: &str, s: &tonic::Status) -> Failure {
     }
 }
 
+/// The slowest preload an agent may take: this many sets a second, plus
+/// `PREPARE_SLACK`. An agent that accepted Prepare and went silent is
+/// given up on then, not held for ever.
+const PREPARE_MIN_RATE: f64 = 10_000.0;
+const PREPARE_SLACK: Duration = Duration::from_secs(10);
+
+/// How long an agent's Prepare of `spec` may take.
+fn prepare_patience(spec: &RunSpec) -> Duration {
+    let preload = match spec.load {
+        crate::spec::LoadMode::NoLoad => 0.0,
+        _ => spec.keys as f64 / PREPARE_MIN_RATE,
+    };
+    PREPARE_SLACK + Duration::from_secs_f64(preload.min(86_400.0))
+}
+
 /// Every agent checks (and preloads) its share; all before any starts.
 async fn prepare(agents: &mut [Agent], shares: &[RunSpec]) -> Result<(), Failure> {
     let mut tasks = Vec::new();
@@ -255,21 +270,20 @@ async fn prepare(agents: &mut [Agent], shares: &[RunSpec]) -> Result<(), Failure
         let name = a.name.clone();
         let json = serde_json::to_string(spec).map_err(|e| Failure::run(e.to_string()))?;
         let password = spec.password.clone().unwrap_or_default();
+        let mut request = tonic::Request::new(pb::PrepareRequest {
+            spec_json: json,
+            name: name.clone(),
+            password,
+        });
+        request.set_timeout(prepare_patience(spec));
         tasks.push(tokio::spawn(async move {
-            client
-                .prepare(pb::PrepareRequest {
-                    spec_json: json,
-                    name: name.clone(),
-                    password,
-                })
-                .await
-                .map_err(|s| match s.code() {
-                    tonic::Code::InvalidArgument => {
-                        let why = super::vet::shown(s.message());
-                        Failure::usage(format!("agent {name} refused its share: {why}"))
-                    }
-                    _ => refusal(&name, &s),
-                })
+            client.prepare(request).await.map_err(|s| match s.code() {
+                tonic::Code::InvalidArgument => {
+                    let why = super::vet::shown(s.message());
+                    Failure::usage(format!("agent {name} refused its share: {why}"))
+                }
+                _ => refusal(&name, &s),
+            })
         }));
     }
     for t in tasks {

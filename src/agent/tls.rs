@@ -6,10 +6,15 @@
 use std::path::Path;
 use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
 
-/// Reads a PEM file that must hold `what` (`CERTIFICATE`, `PRIVATE KEY`).
+/// Reads a PEM file that must hold `what` (`CERTIFICATE`, `PRIVATE KEY`);
+/// a private key must be its owner's alone, as a token file must.
 fn pem(path: &Path, flag: &str, what: &str) -> Result<Vec<u8>, String> {
-    let bytes = crate::untrusted::read_bytes(path, crate::untrusted::Bound::Secret, "a PEM file")
-        .map_err(|e| format!("{flag}: {e}"))?;
+    let bytes = if what == "PRIVATE KEY" {
+        crate::untrusted::read_private_bytes(path, "a private key")
+    } else {
+        crate::untrusted::read_bytes(path, crate::untrusted::Bound::Secret, "a PEM file")
+    }
+    .map_err(|e| format!("{flag}: {e}"))?;
     let text = String::from_utf8_lossy(&bytes);
     if !text.contains("-----BEGIN ") || !text.contains(what) {
         return Err(format!(

@@ -96,7 +96,8 @@ pub struct RunArgs {
     ///
     /// Target aggregate ops/s (`20000`, `20k`): open loop. Without it, closed
     /// loop. When the rate answered misses it by more than 1 % and the Poisson
-    /// noise of the count, the report warns (`rate_missed`)
+    /// noise of the count, the report warns (`rate_missed`). At most 1e9 (a
+    /// nanosecond apart)
     #[arg(value_name = "OPS", help_heading = "Load and schedule", short = 'q', long, value_parser = parse_rate)]
     pub rate: Option<f64>,
 

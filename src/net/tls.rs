@@ -104,7 +104,8 @@ impl Client {
         let mut config = match (&spec.cert, &spec.key) {
             (Some(cert), Some(key)) => {
                 let chain = certificates(cert, "--tls-cert")?;
-                let bytes = pem_file(key, "--tls-key")?;
+                let bytes = crate::untrusted::read_private_bytes(key, "a private key")
+                    .map_err(|e| format!("--tls-key: {e}"))?;
                 let key = PrivateKeyDer::from_pem_slice(&bytes)
                     .map_err(|e| format!("--tls-key {}: no private key: {e}", key.display()))?;
                 builder

@@ -64,6 +64,13 @@ pub fn read_bytes(path: &Path, bound: Bound, what: &str) -> Result<Vec<u8>, Stri
 /// a private key, its mode must give group and others no access, judged
 /// on the file opened (not on a path that may have changed since).
 pub fn read_private_text(path: &Path, what: &str) -> Result<String, String> {
+    let bytes = read_private_bytes(path, what)?;
+    String::from_utf8(bytes).map_err(|_| format!("{} is not text: not {what}", path.display()))
+}
+
+/// The bytes of a secret file (a private key): `read_private_text`'s rule
+/// on its mode.
+pub fn read_private_bytes(path: &Path, what: &str) -> Result<Vec<u8>, String> {
     use std::os::unix::fs::PermissionsExt;
     let (file, meta) = open_regular(path)?;
     let mode = meta.permissions().mode() & 0o777;
@@ -73,8 +80,7 @@ pub fn read_private_text(path: &Path, what: &str) -> Result<String, String> {
             "{name}: its mode {mode:04o} lets group or others read it; {what} must be the owner's alone: chmod 600 {name}"
         ));
     }
-    let bytes = read_opened(file, meta.len(), path, Bound::Secret, what)?;
-    String::from_utf8(bytes).map_err(|_| format!("{} is not text: not {what}", path.display()))
+    read_opened(file, meta.len(), path, Bound::Secret, what)
 }
 
 /// Reads `file` (`path`, `len` bytes when opened) within `bound`.

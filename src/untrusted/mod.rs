@@ -11,6 +11,6 @@ mod file;
 mod histogram;
 mod text;
 
-pub use file::{open_regular, read_bytes, read_private_text, read_text, Bound};
+pub use file::{open_regular, read_bytes, read_private_bytes, read_private_text, read_text, Bound};
 pub use histogram::{count_v2, inflate_v2, V2_COMPRESSED_COOKIE};
 pub use text::shown;
