@@ -105,6 +105,24 @@ fn a_server_delay_is_the_network_and_server_part() {
         assert!(f(mean, "network_server") >= 20_000.0, "{p50}");
         let text = stdout(&out) + &stderr(&out);
         assert!(text.contains("Latency taken apart"), "{text}");
+        // The verdict gives mcbench's own share at each percentile: its
+        // queue less the wait for a free connection, and its receive.
+        let share = |at: &Value| {
+            let m = &at["mean_us"];
+            (f(m, "client_queue") - f(at, "waited_us")).max(0.0) + f(m, "client_receive")
+        };
+        let check = v["verdict"]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["percentile"] == 50.0)
+            .unwrap();
+        let given = f(check, "client_share_us");
+        assert!((given - share(p50)).abs() < 1e-6, "{check} {p50}");
+        assert!(
+            text.contains("mcbench's own share (its queue and receive, kernel stamps), µs: p50 "),
+            "{text}"
+        );
     }
     // Unasked, a closed loop at depth 1 takes none (each request would
     // cost a read of the error queue), and says so; at depth 2 it does.
@@ -116,6 +134,7 @@ fn a_server_delay_is_the_network_and_server_part() {
     );
     assert!(v["total"].get("latency_parts").is_none());
     assert!(stdout(&out).contains("not measured (a closed loop at depth 1"));
+    assert!(stdout(&out).contains("mcbench's own share of each latency: not measured"));
     let d2 = ["-t", "1s", "--no-load", "-c", "2", "-d", "2"];
     let (_, v) = run_to(dir.path(), "d2", &server, &d2);
     assert_eq!(

@@ -167,8 +167,8 @@ fn batches_line(out: &mut String, checks: &[PercentileCheck]) {
     );
 }
 
-/// mcbench's own share of the latency at each percentile, beside the
-/// intervals' half-widths.
+/// mcbench's own share of the latency at each percentile, and where it
+/// exceeds the interval's half-width.
 fn client_share_line(out: &mut String, checks: &[PercentileCheck]) {
     if checks.iter().all(|c| c.client_share_us.is_none()) {
         out.push_str(
@@ -177,31 +177,29 @@ fn client_share_line(out: &mut String, checks: &[PercentileCheck]) {
         );
         return;
     }
+    let label = |c: &PercentileCheck| format!("p{}", percent_text(c.estimate.percentile));
+    let shares: Vec<String> = checks
+        .iter()
+        .filter_map(|c| Some(format!("{} {}", label(c), us(c.client_share_us?))))
+        .collect();
     let over: Vec<String> = checks
         .iter()
         .filter(|c| c.client_share_exceeds_interval())
-        .map(|c| {
-            format!(
-                "p{} {} µs (±{})",
-                percent_text(c.estimate.percentile),
-                us(c.client_share_us.unwrap_or(0.0)),
-                us(c.estimate.absolute_half_width().unwrap_or(0.0))
-            )
-        })
+        .map(label)
         .collect();
-    if over.is_empty() {
-        out.push_str(
-            "  mcbench's own share (its queue and receive, kernel stamps): within every \
-             interval's half-width\n",
-        );
+    let verdict = if over.is_empty() {
+        "within every interval's half-width".to_string()
     } else {
-        let _ = writeln!(
-            out,
-            "  mcbench's own share (its queue and receive, kernel stamps) exceeds the \
-             half-width at {}: those intervals are of the server and mcbench together",
+        format!(
+            "over the half-width at {}: those intervals are of the server and mcbench together",
             over.join(", ")
-        );
-    }
+        )
+    };
+    let _ = writeln!(
+        out,
+        "  mcbench's own share (its queue and receive, kernel stamps), µs: {}; {verdict}",
+        shares.join(", ")
+    );
 }
 
 fn stationarity_line(out: &mut String, v: &PrecisionVerdict) {
@@ -263,4 +261,54 @@ fn conclusion(v: &PrecisionVerdict) -> String {
         text.push_str("; the intervals are not stationary");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::precision::Estimate;
+
+    /// A check of `percentile` at 100 µs ± `half`, whose own share is
+    /// `share` µs.
+    fn check(percentile: f64, half: f64, share: Option<f64>) -> PercentileCheck {
+        PercentileCheck {
+            estimate: Estimate {
+                percentile,
+                value_us: 100.0,
+                lower_us: 100.0 - half,
+                upper_us: Some(100.0 + half),
+                method: Method::Binomial,
+                tail_samples: 1_000,
+                estimable: true,
+                censored: false,
+                design_effect: 1.0,
+                batches: 30,
+                batch_s: Some(0.1),
+                drift_judged: true,
+                episodes: None,
+            },
+            relative_half_width: Some(half / 100.0),
+            target: 0.1,
+            named: false,
+            met: true,
+            short_of: Vec::new(),
+            longer: None,
+            client_share_us: share,
+        }
+    }
+
+    #[test]
+    fn the_clients_share_is_given_and_called_out_over_the_half_width() {
+        let mut out = String::new();
+        client_share_line(
+            &mut out,
+            &[check(50.0, 2.0, Some(30.0)), check(99.0, 40.0, Some(30.0))],
+        );
+        assert!(out.contains("µs: p50 30.0, p99 30.0"), "{out}");
+        assert!(out.contains("over the half-width at p50:"), "{out}");
+        assert!(!out.contains("at p50, p99"), "{out}");
+        let mut out = String::new();
+        client_share_line(&mut out, &[check(50.0, 2.0, None)]);
+        assert!(out.contains("not measured"), "{out}");
+    }
 }
