@@ -210,10 +210,11 @@ fn a_wrong_ca_or_name_fails_before_any_traffic_and_says_why() {
     assert!(m.stat("total_connections") - conns >= 2 + 3);
 }
 
-/// memcached's `ssl_verify_mode=2`: no client certificate is refused with
-/// the server's alert named; the right one is taken. (Resumption off:
-/// memcached 1.6.18 fails resumed handshakes under client verification
-/// with an internal_error alert of its own.)
+/// memcached's `ssl_verify_mode=2`: no client certificate, or one it does
+/// not trust, is refused with the server's alert named; the right one is
+/// taken. memcached refuses resumed handshakes under client verification
+/// (an internal_error alert of its own): the refused connection is made
+/// again with a full handshake, and so is every later one.
 #[test]
 fn a_server_that_wants_a_client_certificate_gets_it_or_names_its_refusal() {
     let _m = shared_machine();
@@ -236,26 +237,51 @@ fn a_server_that_wants_a_client_certificate_gets_it_or_names_its_refusal() {
         "{}",
         stderr(&out)
     );
+    // The server's own certificate is no client certificate it trusts.
+    let wrong = ["--tls-cert", &cert, "--tls-key", &key, "-t", "1s"];
+    let out = mcbench(
+        &[
+            &["run", "-s", &addr, "--tls", "--tls-ca", &cert][..],
+            &wrong,
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "alert unknown_ca (the client certificate given, --tls-cert, is not one it trusts?)"
+        ),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(load(&m), before);
+    let errors = m.stat("ssl_handshake_errors");
+    let conns = m.stat("total_connections");
+    let right = ["--tls-cert", &ccert, "--tls-key", &ckey, "-x", "1000"];
     let (out, j) = run_tls(
         &addr,
         &cert,
-        &[
-            "--tls-cert",
-            &ccert,
-            "--tls-key",
-            &ckey,
-            "--tls-resume",
-            "off",
-            "-x",
-            "1000",
-            "--no-load",
-            "-c",
-            "2",
-        ],
+        &[&right[..], &["--no-load", "-c", "4"]].concat(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(load(&m) - before, f(&j, "total.count") as u64);
+    // The first connection offered nothing to resume; a later one's offer
+    // (the first ticket come) was refused and it was made again; the
+    // others made full ones.
+    assert_eq!(j["tls"]["resumption_refused"], "internal_error", "{j}");
+    assert_eq!((f(&j, "tls.handshakes"), f(&j, "tls.resumed")), (4.0, 0.0));
+    assert_eq!(f(&j, "tls.failed"), 1.0);
+    // The server saw five tries: memcached counts the refused one as a
+    // handshake error or as a connection, by the moment of the refusal.
+    // (Beside them, the test's own: load's two and these two.)
+    let refused = m.stat("ssl_handshake_errors") - errors;
+    let counted = m.stat("total_connections") - conns - 4;
+    assert_eq!(
+        counted + refused,
+        5,
+        "{counted} connections, {refused} refused"
+    );
+    assert!(stderr(&out).contains("the server refused resumption, alert internal_error"));
 }
 
 /// `--num-conns` over TLS: every connection's handshake is measured apart

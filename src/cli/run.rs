@@ -1276,7 +1276,9 @@ pub struct RunArgs {
     pub tls_insecure: bool,
 
     /// Resume TLS sessions on later connections (on), or make every
-    /// handshake a full one (off), to measure both.
+    /// handshake a full one (off), to measure both. A server that refuses
+    /// a resumed handshake (memcached under ssl_verify_mode=2) gets full
+    /// ones from then on, and the report says so.
     #[arg(help_heading = "Target", hide_short_help = true, long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     pub tls_resume: bool,
 }

@@ -104,19 +104,56 @@ pub fn connect_blocking(
     nth: usize,
     stop: Option<&AtomicUsize>,
 ) -> Result<Link, String> {
-    let socket = connect(addr, &spec.socket, timeout, nth, stop)
-        .map_err(|e| format!("cannot connect to the server at {addr}: {}", describe(&e)))?;
-    let mut link = Link::plain(socket);
-    if let Some(mut tls) = addr.session().map_err(|e| format!("{addr}: {e}"))? {
-        let began = super::clock_ns();
-        handshake_blocking(&link.socket, &mut tls, timeout, stop)
-            .map_err(|e| format!("{addr}: {e}"))?;
-        link.handshake_ns = super::clock_ns() - began;
-        link.tls = Some(tls);
+    let mut link = secured(addr, spec, timeout, nth, stop);
+    if matches!(&link, Err(Refused::Resumption)) {
+        // Once, on a new socket: the session now makes a full handshake.
+        link = secured(addr, spec, timeout, nth, stop);
     }
+    let mut link = link.map_err(|e| match e {
+        Refused::Resumption => format!("{addr}: the server refused resumed TLS handshakes"),
+        Refused::Other(why) => why,
+    })?;
     if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
         auth::authenticate(&mut link, spec.protocol, user, password)
             .map_err(|e| format!("{addr}: {e}"))?;
+    }
+    Ok(link)
+}
+
+/// Why `secured` has no link.
+enum Refused {
+    /// The server refused to resume a TLS session: worth a new try.
+    Resumption,
+    Other(String),
+}
+
+/// A blocking connection to `addr`, with its TLS handshake done if over
+/// TLS (the handshake's time kept).
+fn secured(
+    addr: &Target,
+    spec: &RunSpec,
+    timeout: Duration,
+    nth: usize,
+    stop: Option<&AtomicUsize>,
+) -> Result<Link, Refused> {
+    let socket = connect(addr, &spec.socket, timeout, nth, stop).map_err(|e| {
+        Refused::Other(format!(
+            "cannot connect to the server at {addr}: {}",
+            describe(&e)
+        ))
+    })?;
+    let mut link = Link::plain(socket);
+    let tls = addr.session();
+    if let Some(mut tls) = tls.map_err(|e| Refused::Other(format!("{addr}: {e}")))? {
+        let began = super::clock_ns();
+        if let Err(why) = handshake_blocking(&link.socket, &mut tls, timeout, stop) {
+            return Err(match tls.resumption_refused() {
+                true => Refused::Resumption,
+                false => Refused::Other(format!("{addr}: {why}")),
+            });
+        }
+        link.handshake_ns = super::clock_ns() - began;
+        link.tls = Some(tls);
     }
     Ok(link)
 }

@@ -29,6 +29,9 @@ use std::sync::{Arc, OnceLock};
 #[derive(Debug)]
 pub struct Client {
     config: Arc<ClientConfig>,
+    /// The same without resumption: every session once the server has
+    /// refused a resumed handshake.
+    fresh: Arc<ClientConfig>,
     spec: TlsSpec,
     handshakes: AtomicU64,
     resumed: AtomicU64,
@@ -38,6 +41,8 @@ pub struct Client {
     negotiated: OnceLock<(String, String)>,
     /// Why the first failed handshake failed.
     first_failure: OnceLock<String>,
+    /// The alert with which the server refused a resumed handshake.
+    resumption_refused: OnceLock<String>,
 }
 
 /// What the run's TLS came to, for the report's header.
@@ -54,6 +59,10 @@ pub struct TlsReport {
     /// Why the first failed handshake failed (the alert, the certificate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_failure: Option<String>,
+    /// The alert with which the server refused a resumed handshake, after
+    /// which every handshake was a full one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumption_refused: Option<String>,
     /// Client CPU per completed handshake, µs (thread time in rustls).
     pub cpu_per_handshake_us: f64,
     /// `--tls-resume`.
@@ -79,6 +88,7 @@ impl TlsReport {
             resumed: sum(|t| t.resumed),
             failed: sum(|t| t.failed),
             first_failure: parts.iter().find_map(|t| t.first_failure.clone()),
+            resumption_refused: parts.iter().find_map(|t| t.resumption_refused.clone()),
             cpu_per_handshake_us: cpu / handshakes.max(1) as f64,
             verified: parts.iter().all(|t| t.verified),
             ..first
@@ -114,11 +124,15 @@ impl Client {
             }
             _ => builder.with_no_client_auth(),
         };
-        if !spec.resume {
-            config.resumption = rustls::client::Resumption::disabled();
-        }
+        let mut fresh = config.clone();
+        fresh.resumption = rustls::client::Resumption::disabled();
+        config.resumption = match spec.resume {
+            true => rustls::client::Resumption::store(Arc::new(Sessions::default())),
+            false => rustls::client::Resumption::disabled(),
+        };
         Ok(Arc::new(Client {
             config: Arc::new(config),
+            fresh: Arc::new(fresh),
             spec: spec.clone(),
             handshakes: AtomicU64::new(0),
             resumed: AtomicU64::new(0),
@@ -126,6 +140,7 @@ impl Client {
             cpu_ns: AtomicU64::new(0),
             negotiated: OnceLock::new(),
             first_failure: OnceLock::new(),
+            resumption_refused: OnceLock::new(),
         }))
     }
 
@@ -142,12 +157,19 @@ impl Client {
         let _ = self.first_failure.get_or_init(|| why.to_string());
     }
 
-    /// A session to the server checked as `name`, its handshake not begun.
+    /// A session to the server checked as `name`, its handshake not begun
+    /// (its ClientHello made: a session to resume offered or not).
     pub fn session(self: &Arc<Self>, name: &ServerName<'static>) -> io::Result<Session> {
-        let conn = ClientConnection::new(self.config.clone(), name.clone())
+        let config = match self.resumption_refused.get() {
+            Some(_) => &self.fresh,
+            None => &self.config,
+        };
+        OFFERED.set(false);
+        let conn = ClientConnection::new(config.clone(), name.clone())
             .map_err(|e| io::Error::other(e.to_string()))?;
         Ok(Session {
             conn,
+            offered_resumption: OFFERED.replace(false),
             client: self.clone(),
             sealed: Vec::new(),
             sealed_pos: 0,
@@ -170,6 +192,7 @@ impl Client {
             resumed: self.resumed.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
             first_failure: self.first_failure.get().cloned(),
+            resumption_refused: self.resumption_refused.get().cloned(),
             cpu_per_handshake_us: self.cpu_ns.load(Ordering::Relaxed) as f64
                 / 1e3
                 / handshakes.max(1) as f64,
@@ -229,6 +252,8 @@ fn pem_file(path: &std::path::Path, flag: &str) -> Result<Vec<u8>, String> {
 /// with `send`; ciphertext read from the socket goes in with `open`.
 pub struct Session {
     conn: ClientConnection,
+    /// Its ClientHello offered a session to resume.
+    offered_resumption: bool,
     client: Arc<Client>,
     /// Sealed records not yet handed to the kernel, from `sealed_pos`.
     sealed: Vec<u8>,
@@ -334,13 +359,38 @@ impl Session {
             Err(e) => {
                 // The alert that says why goes out (best effort).
                 let _ = self.seal();
-                let why = describe(&e);
+                let why = match &e {
+                    rustls::Error::AlertReceived(alert)
+                        if self.offered_resumption && self.conn.is_handshaking() =>
+                    {
+                        self.refuse_resumption(alert)
+                    }
+                    _ => describe(&e, self.client.spec.cert.is_some()),
+                };
                 if self.conn.is_handshaking() {
                     self.client.failed(&why);
                 }
                 Err(io::Error::new(io::ErrorKind::InvalidData, why))
             }
         }
+    }
+
+    /// The server refused this resumed handshake with `alert` (memcached
+    /// does under `ssl_verify_mode=2`: OpenSSL has no session context to
+    /// resume in): later sessions to every server make full handshakes.
+    fn refuse_resumption(&self, alert: &rustls::AlertDescription) -> String {
+        let alert = alert_name(alert);
+        let _ = self.client.resumption_refused.get_or_init(|| alert.clone());
+        format!(
+            "the server refused a resumed TLS handshake with the alert {alert} \
+             (full handshakes from then on; --tls-resume off makes them so from the start)"
+        )
+    }
+
+    /// Whether the server refused this session's offer to resume, so
+    /// that a new connection, with a full handshake, may be tried.
+    pub fn resumption_refused(&self) -> bool {
+        self.offered_resumption && self.client.resumption_refused.get().is_some()
     }
 
     /// Every byte of plaintext rustls holds, into `plain`.
@@ -461,15 +511,80 @@ impl Session {
     }
 }
 
+thread_local! {
+    /// Set by `Sessions` when the ClientHello being made on this thread
+    /// offers a session (rustls makes it inside `ClientConnection::new`,
+    /// and says nowhere else whether it offered one).
+    static OFFERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The run's session cache (rustls's own, 256 server names), noting
+/// each session it hands out to resume.
+#[derive(Debug)]
+struct Sessions(rustls::client::ClientSessionMemoryCache);
+
+impl Default for Sessions {
+    fn default() -> Self {
+        Sessions(rustls::client::ClientSessionMemoryCache::new(256))
+    }
+}
+
+impl rustls::client::ClientSessionStore for Sessions {
+    fn set_kx_hint(&self, name: ServerName<'static>, group: rustls::NamedGroup) {
+        self.0.set_kx_hint(name, group)
+    }
+    fn kx_hint(&self, name: &ServerName<'_>) -> Option<rustls::NamedGroup> {
+        self.0.kx_hint(name)
+    }
+    fn set_tls12_session(
+        &self,
+        name: ServerName<'static>,
+        value: rustls::client::Tls12ClientSessionValue,
+    ) {
+        self.0.set_tls12_session(name, value)
+    }
+    fn tls12_session(
+        &self,
+        name: &ServerName<'_>,
+    ) -> Option<rustls::client::Tls12ClientSessionValue> {
+        let session = self.0.tls12_session(name);
+        OFFERED.set(OFFERED.get() || session.is_some());
+        session
+    }
+    fn remove_tls12_session(&self, name: &ServerName<'static>) {
+        self.0.remove_tls12_session(name)
+    }
+    fn insert_tls13_ticket(
+        &self,
+        name: ServerName<'static>,
+        value: rustls::client::Tls13ClientSessionValue,
+    ) {
+        self.0.insert_tls13_ticket(name, value)
+    }
+    fn take_tls13_ticket(
+        &self,
+        name: &ServerName<'static>,
+    ) -> Option<rustls::client::Tls13ClientSessionValue> {
+        let ticket = self.0.take_tls13_ticket(name);
+        OFFERED.set(OFFERED.get() || ticket.is_some());
+        ticket
+    }
+}
+
 /// `TLSv1_3` as OpenSSL and memcached write it, `TLSv1.3`.
 fn version_name(v: rustls::ProtocolVersion) -> String {
     format!("{v:?}").replace('_', ".")
 }
 
-/// Why a handshake or a record failed, in words, naming the alert.
-pub fn describe(e: &rustls::Error) -> String {
+/// Why a handshake or a record failed, in words, naming the alert;
+/// `with_cert`: the client offered a certificate (`--tls-cert`).
+pub fn describe(e: &rustls::Error, with_cert: bool) -> String {
     use rustls::{CertificateError, Error};
     match e {
+        Error::AlertReceived(alert) if with_cert => format!(
+            "the server refused the TLS handshake with the alert {} (the client certificate given, --tls-cert, is not one it trusts?)",
+            alert_name(alert)
+        ),
         Error::AlertReceived(alert) => format!(
             "the server refused the TLS handshake with the alert {} (a client certificate it wants? --tls-cert/--tls-key)",
             alert_name(alert)
@@ -493,10 +608,12 @@ pub fn describe(e: &rustls::Error) -> String {
 /// RFC 8446.
 pub fn alert_name(alert: &rustls::AlertDescription) -> String {
     let mut out = String::new();
-    for (i, ch) in format!("{alert:?}").chars().enumerate() {
-        if ch.is_ascii_uppercase() && i > 0 {
+    let mut after_lower = false;
+    for ch in format!("{alert:?}").chars() {
+        if ch.is_ascii_uppercase() && after_lower {
             out.push('_');
         }
+        after_lower = ch.is_ascii_lowercase();
         out.push(ch.to_ascii_lowercase());
     }
     out
@@ -592,6 +709,10 @@ mod tests {
         assert_eq!(
             alert_name(&rustls::AlertDescription::HandshakeFailure),
             "handshake_failure"
+        );
+        assert_eq!(
+            alert_name(&rustls::AlertDescription::UnknownCA),
+            "unknown_ca"
         );
         assert_eq!(version_name(rustls::ProtocolVersion::TLSv1_3), "TLSv1.3");
     }

@@ -102,10 +102,13 @@ pub(super) fn tls_line(r: &RunResult) -> Option<String> {
         (Some(v), Some(c)) => format!("over TLS: {v} {c}"),
         _ => "over TLS: no handshake completed".into(),
     };
-    let resumed = if t.resumption {
-        format!("{} resumed", t.resumed)
-    } else {
-        "resumption off".into()
+    let resumed = match (&t.resumption_refused, t.resumption) {
+        (Some(alert), _) => format!(
+            "{} resumed (then the server refused resumption, alert {alert}: full handshakes since)",
+            t.resumed
+        ),
+        (None, true) => format!("{} resumed", t.resumed),
+        (None, false) => "resumption off".into(),
     };
     let failed = match (t.failed, &t.first_failure) {
         (0, _) => String::new(),
