@@ -99,6 +99,12 @@ pub enum Warning {
         skips: u64,
         share: f64,
     },
+    /// `--rep-write`: a server could not be reached at the start; its
+    /// connections were opened once it was up, if it came up.
+    DownAtStart {
+        server: String,
+        why: String,
+    },
     /// `--trace-commands`: a server did not take `start_trace` or
     /// `stop_trace`.
     TraceRefused {
@@ -213,6 +219,11 @@ impl fmt::Display for Warning {
                 "{skips} transmissions ({:.1}%) were skipped while mcbench was behind its schedule \
                  (--skip): their latency is not measured, so the tail leaves out the worst moments",
                 share * 100.0
+            ),
+            Warning::DownAtStart { server, why } => write!(
+                f,
+                "{server} was down at the start ({why}): passed over (--rep-write), its connections \
+                 tried again after pauses and opened once it was up (connections.reopened)"
             ),
             Warning::TraceRefused {
                 server,

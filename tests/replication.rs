@@ -286,6 +286,80 @@ fn a_dead_server_passes_its_reads_to_the_rest_and_is_reconnected() {
     assert!(b.stat("cmd_get") + b.stat("cmd_set") > 100);
 }
 
+/// A server down when the run starts is passed over, as one that dies
+/// mid-run: the run goes on with the other, says so, and uses the server
+/// once it is up. Every server down is a failed run, at once.
+#[test]
+fn a_server_down_at_the_start_is_passed_over_until_it_comes_up() {
+    let _m = shared_machine();
+    let a = Memcached::start(&[]);
+    let mut b = Memcached::start(&[]);
+    b.crash();
+    let (a_addr, b_addr) = (a.addr(), b.addr());
+    let run = |servers: &[&str], seconds: &str| {
+        let mut args = vec!["run"];
+        for s in servers {
+            args.extend(["-s", s]);
+        }
+        args.extend(["--rep-write", "2", "-t", seconds, "-i", "250ms"]);
+        spawn_mcbench(
+            &[&args[..], &["--rep-lag-rate", "0", "--json", "-"]].concat(),
+            &[],
+        )
+    };
+    let child = run(&[&a_addr, &b_addr], "4s");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while a.try_stat("cmd_get").unwrap_or(0) < 1000 {
+        assert!(Instant::now() < deadline, "the run never started measuring");
+        thread::sleep(Duration::from_millis(20));
+    }
+    thread::sleep(Duration::from_millis(300));
+    b.restart();
+    let out = wait_bounded(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warning = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "down_at_start")
+        .unwrap_or_else(|| panic!("{}", j["warnings"]));
+    assert_eq!(warning["server"], b_addr.as_str(), "{warning}");
+    assert!(stderr(&out).contains("was down at the start"));
+    let rows = served(&j);
+    assert_eq!(rows[0][1], 0, "{rows:?}");
+    assert!(
+        rows.iter().any(|r| r[1] > 0),
+        "never used once up: {rows:?}"
+    );
+    assert!(
+        count(&j, "connections.reopened") >= 1,
+        "{}",
+        j["connections"]
+    );
+    // The server, up again, saw the run's requests.
+    assert!(b.stat("cmd_get") + b.stat("cmd_set") > 100);
+    // Both down: nothing to run against.
+    b.crash();
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &b_addr,
+        "-s",
+        "127.0.0.1:1",
+        "--rep-write",
+        "1",
+        "-t",
+        "1s",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("every server is down"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn yrmcds_master_fails_over_to_its_slave_in_a_network_namespace() {
     let _m = shared_machine();

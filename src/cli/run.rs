@@ -930,8 +930,8 @@ pub struct RunArgs {
     /// counts too, and so does a key written to another server while its writer
     /// was down. Only get and the storage commands and counters may be in the
     /// mix, without `--expiry`, `--verify`, `--exp-verify` or `--getset`, so
-    /// that nothing else can pass for one. A server that is down is passed
-    /// over: writes go to the next writer up, then any server; reads to another
+    /// that nothing else can pass for one. A server that is down (at the
+    /// start, or later) is passed over: writes go to the next writer up, then any server; reads to another
     /// server, then the key's own writer. Implies `--reconnect`: a server that
     /// returns is used again; when every server has been down for `--timeout`,
     /// the run fails. Needs `--load` (the default), single-key reads and held

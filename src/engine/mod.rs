@@ -70,6 +70,9 @@ pub struct Shared {
     /// `--precision`: set once the run is precise enough; the workers then
     /// stop sending as at the end of `-t`.
     pub precise: std::sync::atomic::AtomicBool,
+    /// What the run noticed before the workers began (servers down at the
+    /// start), for the outcome.
+    pub noticed: std::sync::Mutex<Vec<crate::warnings::Warning>>,
 }
 
 impl Shared {
@@ -184,8 +187,9 @@ pub struct Outcome {
     pub measure: Option<Recorder>,
     /// Its batches, per op type and `total`.
     pub measure_batches: Option<BTreeMap<String, BatchSeries>>,
-    /// `--trace-commands`: the servers that refused them.
-    pub trace_refusals: Vec<crate::warnings::Warning>,
+    /// What the engine noticed about the servers: those down at the start
+    /// (`--rep-write`), those that refused `--trace-commands`.
+    pub noticed: Vec<crate::warnings::Warning>,
     /// The most intervals whose snapshots waited for the statistics thread
     /// at once.
     pub intervals_behind: u64,
@@ -238,6 +242,7 @@ pub fn run(
         preload_sets: std::sync::atomic::AtomicU64::new(0),
         preload_failed: std::sync::atomic::AtomicU64::new(0),
         precise: std::sync::atomic::AtomicBool::new(false),
+        noticed: std::sync::Mutex::new(Vec::new()),
     });
     // A signal before any request: nothing measured, the outputs still
     // written (the caller reads the signal from the flag).
@@ -270,12 +275,22 @@ pub fn run(
 fn plan_all(shared: &Shared) -> Result<Option<Vec<WorkerPlan>>, Failure> {
     let (spec, addrs) = (&shared.spec, &shared.addrs);
     let stopped = || shared.stop.load(Ordering::Relaxed) != 0;
-    let conns = match connect::connect_all(addrs, spec, &shared.stop) {
-        Ok(conns) => conns,
+    let connected = match connect::connect_all(addrs, spec, &shared.stop) {
+        Ok(connected) => connected,
         Err(_) if stopped() => return Ok(None),
         Err(e) => return Err(Failure::run(e)),
     };
-    shared.open_now.store(conns.len(), Ordering::Relaxed);
+    let conns = connected.conns;
+    let open = conns.iter().filter(|o| o.link.is_some()).count();
+    shared.open_now.store(open, Ordering::Relaxed);
+    if let Ok(mut noticed) = shared.noticed.lock() {
+        noticed.extend(connected.down.into_iter().map(|(server, why)| {
+            crate::warnings::Warning::DownAtStart {
+                server: addrs[server].to_string(),
+                why,
+            }
+        }));
+    }
     let mut plans = plan_workers(spec, &shared.workload.keys, conns, addrs.len());
     let preload_sets = plans
         .iter()
@@ -406,7 +421,7 @@ fn collect(
         }
     }
     if spec.trace_commands && go.is_none() {
-        g.trace_refusals.extend(trace_commands::send(
+        g.noticed.extend(trace_commands::send(
             spec,
             &shared.addrs,
             TraceCommand::Stop,
@@ -458,7 +473,10 @@ fn outcome(
         server_logs: None,
         measure_batches: measured.as_ref().map(|m| m.batches.clone()),
         measure: measured.map(|m| m.total),
-        trace_refusals: g.trace_refusals,
+        noticed: (shared.noticed.lock().map(|n| n.clone()).unwrap_or_default())
+            .into_iter()
+            .chain(g.noticed)
+            .collect(),
         intervals_behind,
         trace: None,
     }
@@ -478,7 +496,7 @@ struct Gathered {
     preload_failure: Option<String>,
     /// Whether every worker finished its preload (not stopped by a signal).
     ran_preload: bool,
-    trace_refusals: Vec<crate::warnings::Warning>,
+    noticed: Vec<crate::warnings::Warning>,
     cpu_start: CpuTimes,
     /// When the warm-up ends: process CPU is counted from there, like
     /// everything else.
@@ -500,7 +518,7 @@ impl Gathered {
             preload: Recorder::default(),
             preload_failure: None,
             ran_preload: spec.load == LoadMode::Load && spec.window.is_none(),
-            trace_refusals: Vec::new(),
+            noticed: Vec::new(),
             cpu_start: CpuTimes::process(),
             baseline_at: None,
             start_ns: 0,
@@ -514,7 +532,7 @@ impl Gathered {
         self.cpu_start = CpuTimes::process();
         self.baseline_at = None;
         if spec.trace_commands && !spec.warmup.is_zero() {
-            self.trace_refusals.extend(trace_commands::send(
+            self.noticed.extend(trace_commands::send(
                 spec,
                 &shared.addrs,
                 TraceCommand::Start,
@@ -577,7 +595,7 @@ impl Gathered {
         // A signal during the wait ends it: the workers then stop at once.
         wait_before_measuring(spec.wait, &shared.stop);
         if spec.trace_commands && spec.warmup.is_zero() {
-            self.trace_refusals.extend(trace_commands::send(
+            self.noticed.extend(trace_commands::send(
                 spec,
                 &shared.addrs,
                 TraceCommand::Start,

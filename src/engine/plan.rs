@@ -113,7 +113,7 @@ pub(super) fn plan_measure(
         connections: m.connections,
         ..spec.clone()
     };
-    let conns = connect::connect_all(addrs, &group, stop)?;
+    let conns = connect::connect_all(addrs, &group, stop)?.conns;
     let nservers = addrs.len();
     let first_lane = spec.total_connections(nservers) + (spec.threads + 1) * nservers;
     let cpu = worker_cpus(spec).map(|cpus| cpus[spec.threads % cpus.len()]);

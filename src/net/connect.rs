@@ -12,7 +12,9 @@ use std::time::Duration;
 /// One open connection: its socket (and TLS session) and the server it
 /// goes to.
 pub struct Opened {
-    pub link: Link,
+    /// `None`: its server was down at the start of a run that passes a
+    /// down server over (`--rep-write`); it is opened once it is up.
+    pub link: Option<Link>,
     pub server: usize,
     /// A UDP socket: requests and replies are framed datagrams.
     pub datagram: bool,
@@ -27,20 +29,35 @@ pub struct Opened {
 /// socket to the server's port number, then `conn_sock` TCP connections.
 ///
 /// A signal (`stop` set) ends it within a moment, with [`STOPPED`].
+///
+/// In a run that passes a down server over (`--rep-write`), a server that
+/// cannot be reached is tried once: its connections are left unopened
+/// (for the workers to open once it is up) and it is named in `down`,
+/// with why. Unless every server is down.
 pub fn connect_all(
     addrs: &[Target],
     spec: &RunSpec,
     stop: &AtomicUsize,
-) -> Result<Vec<Opened>, String> {
+) -> Result<Connected, String> {
     let mut out =
         Vec::with_capacity(addrs.len() * spec.connections * spec.sockets_per_connection());
+    let mut down: Vec<Option<String>> = vec![None; addrs.len()];
     for server in connection_order(addrs.len(), spec) {
         for addr in group(&addrs[server], spec) {
             if stop.load(Ordering::Relaxed) != 0 {
                 return Err(STOPPED.into());
             }
-            let link = connect_one(&addr, spec, spec.connect_timeout(), out.len(), Some(stop))
-                .map_err(|e| format!("{e} (after {} open)", out.len()))?;
+            let link = match &down[server] {
+                Some(_) => None,
+                None => match open(&addr, spec, spec.connect_timeout(), out.len(), stop) {
+                    Ok(link) => Some(link),
+                    Err(Refused::Down(why)) if spec.replication.is_some() => {
+                        down[server] = Some(why);
+                        None
+                    }
+                    Err(e) => return Err(format!("{} (after {} open)", e.message(), out.len())),
+                },
+            };
             out.push(Opened {
                 link,
                 server,
@@ -48,7 +65,33 @@ pub fn connect_all(
             });
         }
     }
-    Ok(out)
+    let down: Vec<(usize, String)> = (down.into_iter().enumerate())
+        .filter_map(|(server, why)| Some((server, why?)))
+        .collect();
+    if !down.is_empty() && down.len() == addrs.len() {
+        return Err(format!("every server is down: {}", down[0].1));
+    }
+    Ok(Connected { conns: out, down })
+}
+
+/// The run's connections, and the servers down at the start (by number,
+/// with why) whose connections wait to be opened.
+pub struct Connected {
+    pub conns: Vec<Opened>,
+    pub down: Vec<(usize, String)>,
+}
+
+/// One connection to `addr`, authenticated and non-blocking.
+fn open(
+    addr: &Target,
+    spec: &RunSpec,
+    timeout: Duration,
+    nth: usize,
+    stop: &AtomicUsize,
+) -> Result<Link, Refused> {
+    let link = open_blocking(addr, spec, timeout, nth, Some(stop))?;
+    set_nonblocking(&link.socket).map_err(|e| Refused::Other(format!("{addr}: {e}")))?;
+    Ok(link)
 }
 
 /// The servers of the run's connections, in the order they are opened:
@@ -104,27 +147,51 @@ pub fn connect_blocking(
     nth: usize,
     stop: Option<&AtomicUsize>,
 ) -> Result<Link, String> {
+    open_blocking(addr, spec, timeout, nth, stop).map_err(Refused::message)
+}
+
+/// `connect_blocking`, saying whether the server could not be reached.
+fn open_blocking(
+    addr: &Target,
+    spec: &RunSpec,
+    timeout: Duration,
+    nth: usize,
+    stop: Option<&AtomicUsize>,
+) -> Result<Link, Refused> {
     let mut link = secured(addr, spec, timeout, nth, stop);
     if matches!(&link, Err(Refused::Resumption)) {
         // Once, on a new socket: the session now makes a full handshake.
         link = secured(addr, spec, timeout, nth, stop);
     }
     let mut link = link.map_err(|e| match e {
-        Refused::Resumption => format!("{addr}: the server refused resumed TLS handshakes"),
-        Refused::Other(why) => why,
+        Refused::Resumption => {
+            Refused::Other(format!("{addr}: the server refused resumed TLS handshakes"))
+        }
+        e => e,
     })?;
     if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
         auth::authenticate(&mut link, spec.protocol, user, password)
-            .map_err(|e| format!("{addr}: {e}"))?;
+            .map_err(|e| Refused::Other(format!("{addr}: {e}")))?;
     }
     Ok(link)
 }
 
-/// Why `secured` has no link.
+/// Why a connection could not be had.
 enum Refused {
+    /// The server could not be reached (the TCP connect failed).
+    Down(String),
     /// The server refused to resume a TLS session: worth a new try.
     Resumption,
     Other(String),
+}
+
+impl Refused {
+    fn message(self) -> String {
+        match self {
+            Refused::Down(why) | Refused::Other(why) => why,
+            Refused::Resumption => "the server refused a resumed TLS handshake".into(),
+        }
+    }
 }
 
 /// A blocking connection to `addr`, with its TLS handshake done if over
@@ -137,7 +204,7 @@ fn secured(
     stop: Option<&AtomicUsize>,
 ) -> Result<Link, Refused> {
     let socket = connect(addr, &spec.socket, timeout, nth, stop).map_err(|e| {
-        Refused::Other(format!(
+        Refused::Down(format!(
             "cannot connect to the server at {addr}: {}",
             describe(&e)
         ))

@@ -205,7 +205,7 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             share: t.skips as f64 / (total_ops + t.skips).max(1) as f64,
         });
     }
-    w.extend(out.trace_refusals.iter().cloned());
+    w.extend(out.noticed.iter().cloned());
     if out.intervals_behind > MAX_INTERVALS_BEHIND {
         w.push(Warning::IntervalsBehind {
             intervals: out.intervals_behind,
@@ -315,7 +315,7 @@ mod tests {
             server_logs: None,
             measure: None,
             measure_batches: None,
-            trace_refusals: Vec::new(),
+            noticed: Vec::new(),
             intervals_behind: 0,
             trace: None,
         }

@@ -142,17 +142,24 @@ pub struct Conn {
 }
 
 impl Conn {
+    /// A connection over `link`; with none, a closed one (its server down
+    /// at the start) for `reopen`.
     pub fn new(
-        link: Link,
+        link: Option<Link>,
         protocol: Protocol,
         datagram: bool,
         server: usize,
         depth: usize,
         max_pending: usize,
     ) -> Self {
+        let (stream, tls) = match link {
+            Some(link) => (Some(link.socket), link.tls),
+            None => (None, None),
+        };
         Conn {
-            stream: Some(link.socket),
-            tls: link.tls,
+            alive: stream.is_some(),
+            stream,
+            tls,
             protocol,
             server,
             out: Vec::new(),
@@ -167,7 +174,6 @@ impl Conn {
             write_armed: false,
             dirty: false,
             listed: 0,
-            alive: true,
             udp: datagram.then(Box::default),
             opaque: 0,
             unread: false,

@@ -225,7 +225,14 @@ impl Worker {
     /// Puts a new connection's socket in slot `c`.
     fn install(&mut self, c: usize, link: crate::net::Link, server: usize, nth: usize) {
         let spec = &self.shared.spec;
-        let conn = Conn::new(link, spec.protocol, false, server, 1, self.max_pending);
+        let conn = Conn::new(
+            Some(link),
+            spec.protocol,
+            false,
+            server,
+            1,
+            self.max_pending,
+        );
         let cursor = Cursor::starting_at(nth, self.first_rank(nth));
         if c == self.conns.len() {
             self.conns.push(conn);

@@ -209,12 +209,13 @@ impl Worker {
         let conns = setup::conns(plan.conns, spec, plan.depth, max_pending, &poller)?;
         let (cursors, open_cursors) = setup::cursors(spec, nservers, plan.index, &plan.lanes);
         let start = clock_ns();
-        Ok(Worker {
+        let unopened: Vec<usize> = (0..conns.len()).filter(|&c| !conns[c].alive).collect();
+        let mut worker = Worker {
             index: plan.index,
             depth: plan.depth,
             rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
             sampler: Sampler::new(spec.save_rate, spec.seed ^ plan.index as u64),
-            alive: conns.len(),
+            alive: conns.len() - unopened.len(),
             arrivals: open_loop::OpenLoop::new(
                 // The load's gap shape; the measurement group beside a
                 // closed-loop load has a rate of its own, and Poisson gaps.
@@ -265,7 +266,13 @@ impl Worker {
             preload_failed_told: 0,
             shared,
             tx,
-        })
+        };
+        // Servers down at the start: their connections are tried after
+        // the first pause, as a lost one's.
+        for c in unopened {
+            worker.reopening.schedule(c, start);
+        }
+        Ok(worker)
     }
 
     /// Runs the phases the plan asks for, with the barrier in between.

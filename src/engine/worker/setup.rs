@@ -17,10 +17,10 @@ pub(super) fn max_pending(spec: &RunSpec) -> usize {
     (spec.largest_stored_value() + 512) * spec.multiget.keys.max(1) as usize + SCRATCH_LEN
 }
 
-/// Per server: how many of `opened` go to it.
+/// Per server: how many of `opened` go to it, open.
 pub(super) fn alive_on(opened: &[Opened], servers: usize) -> Vec<usize> {
     let mut alive_on = vec![0; servers];
-    for o in opened {
+    for o in opened.iter().filter(|o| o.link.is_some()) {
         alive_on[o.server] += 1;
     }
     alive_on
@@ -53,9 +53,11 @@ pub(super) fn conns(
             c.stamp_kernel()
                 .map_err(|e| format!("kernel timestamps (SO_TIMESTAMPING): {e}"))?;
         }
-        poller
-            .add(c.fd(), i as u64, READABLE)
-            .map_err(|e| format!("epoll: {e}"))?;
+        if c.socket().is_some() {
+            poller
+                .add(c.fd(), i as u64, READABLE)
+                .map_err(|e| format!("epoll: {e}"))?;
+        }
         conns.push(c);
     }
     Ok(conns)
