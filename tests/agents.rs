@@ -488,3 +488,38 @@ fn an_agent_stopped_on_its_host_fails_the_run_with_its_share_kept() {
         .iter()
         .any(|w| w["kind"] == "agent_lost"));
 }
+
+/// The master opens none of the load's connections: its own descriptor
+/// limit does not bound the run (the agent's does, checked where it runs).
+/// The same run made here is refused under that limit, before traffic.
+#[test]
+fn the_masters_descriptor_limit_does_not_bound_what_its_agents_open() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let tf = token_file(dir.path(), TOKEN);
+    let agent = AgentProc::start(&tf, &[]);
+    let conns = m.stat("total_connections");
+    let addr = m.addr();
+    let args = ["run", "-s", &addr, "-c", "200", "-x", "2000", "--no-load"];
+    let master = |extra: &[&str]| {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.args(args).args(extra);
+        cmd.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        with_rlimit(&mut cmd, libc::RLIMIT_NOFILE, 128);
+        wait_bounded(cmd.spawn().unwrap(), Duration::from_secs(60))
+    };
+    let out = master(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("file descriptors"),
+        "{}",
+        stderr(&out)
+    );
+    let out = master(&["--token-file", &tf, "--agent", &agent.addr]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The agent's 200, and this read of the count.
+    let seen = m.stat("total_connections") - conns;
+    assert!(seen >= 200 + 1, "{seen}: {}", stderr(&out));
+}

@@ -1459,10 +1459,14 @@ impl RunArgs {
         };
         // --each runs each server alone: each of those runs is checked,
         // not the servers together (whose key placement none of them has).
+        // With agents, the agents open the connections: this host's
+        // descriptors are no limit of the run.
         if self.each {
             spec.each()?;
-        } else {
+        } else if self.agents.is_empty() {
             spec.validate()?;
+        } else {
+            spec.validate_plan()?;
         }
         Ok(spec)
     }

@@ -87,9 +87,8 @@ impl RunSpec {
         (needed, self.churn().map_or(0, |c| c.conns))
     }
 
-    /// What the run needs of the machine and of each server: connections
-    /// for every thread, a key on every server, and file descriptors (the
-    /// embedded memcached's too, which inherits this process's limit).
+    /// What the run needs of each server: connections for every thread,
+    /// a key on every server.
     pub(super) fn validate_resources(&self) -> Result<(), String> {
         let nservers = self.servers.len().max(1);
         let total_conns = self.total_connections(nservers);
@@ -102,10 +101,14 @@ impl RunSpec {
         }
         // Sizes and prefix against the key count (placement is not needed).
         self.key_space(crate::placement::Router::Single)?;
-        // Read only: the limit is raised where the run starts
-        // (`os::claim_fds`).
-        crate::os::fd_limit_allows(self.fds_needed().0)?;
         Ok(())
+    }
+
+    /// What this host must allow to make the run itself: its file
+    /// descriptors. Read only: the limit is raised where the run starts
+    /// (`os::claim_fds`).
+    pub fn validate_host(&self) -> Result<(), String> {
+        crate::os::fd_limit_allows(self.fds_needed().0)
     }
 
     /// What reports show of a saved result's spec, checked as a run

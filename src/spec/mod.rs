@@ -351,8 +351,17 @@ impl RunSpec {
         }
     }
 
-    /// Checks everything that can be checked without the network.
+    /// Checks everything that can be checked without the network, this
+    /// host's descriptors included: for a run made here.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_plan()?;
+        self.validate_host()
+    }
+
+    /// `validate` but for this host's limits: for a run other hosts make
+    /// (a master of agents opens none of the load's connections; each
+    /// agent checks its share against its own limits when it admits it).
+    pub fn validate_plan(&self) -> Result<(), String> {
         if self.threads == 0 {
             return Err("--threads must be at least 1".into());
         }
