@@ -521,5 +521,5 @@ fn the_masters_descriptor_limit_does_not_bound_what_its_agents_open() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // The agent's 200, and this read of the count.
     let seen = m.stat("total_connections") - conns;
-    assert!(seen >= 200 + 1, "{seen}: {}", stderr(&out));
+    assert!(seen > 200, "{seen}: {}", stderr(&out));
 }
