@@ -549,3 +549,66 @@ fn an_impossible_rate_is_refused_and_a_huge_one_ends_at_its_time() {
     // Close to 9e8 arrivals in the second, nearly all never sent.
     assert!(dropped > 1e8, "{}", j["errors"]);
 }
+
+/// `report --merge --html` of many results, stopped by SIGTERM while it
+/// loads or renders: it ends with 143, and leaves either no page or a
+/// whole one, and no temporary file.
+#[test]
+fn a_signal_during_report_leaves_no_temporary_and_no_partial_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
+    let one = path_in(dir.path(), "r.json");
+    let out = mcbench(&[
+        "run", "-s", &server, "-x", "3000", "-i", "100ms", "--json", &one,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    let mut args = vec!["report".to_string(), "--merge".into()];
+    for i in 0..60 {
+        let copy = runs.join(format!("r{i}.json"));
+        std::fs::copy(&one, &copy).unwrap();
+        args.push(copy.to_str().unwrap().into());
+    }
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let html = out_dir.join("page.html");
+    args.extend(["--html".into(), html.to_str().unwrap().into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = spawn_mcbench(&args, &[]);
+    let pid = child.id();
+    wait_for_sigint_handler(pid);
+    // SAFETY: a process this test started and has not reaped.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let out = wait_bounded(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    let left: Vec<_> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(left.iter().all(|f| f == "page.html"), "{left:?}");
+    if let Ok(page) = std::fs::read_to_string(&html) {
+        assert!(page.trim_end().ends_with("</html>"), "a partial page");
+    }
+}
+
+/// `top` and `stats` against a server that never answers `stats`, with a
+/// 60 s timeout: SIGINT ends each at once, with 130.
+#[test]
+fn sigint_ends_top_and_stats_waiting_for_a_silent_server() {
+    let server = fake_server(Misbehaviour::Stall);
+    for cmd in ["top", "stats"] {
+        let child = spawn_mcbench(&[cmd, "-s", &server, "--timeout", "60s"], &[]);
+        let pid = child.id();
+        wait_for_sigint_handler(pid);
+        // Into the wait for the reply (a signal before it is seen too).
+        std::thread::sleep(Duration::from_millis(200));
+        let sent = Instant::now();
+        // SAFETY: a process this test started and has not reaped.
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        let out = wait_bounded(child, Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(130), "{cmd}: {}", stderr(&out));
+        // Far from the 60 s the reply would have been waited for.
+        assert!(sent.elapsed() < Duration::from_secs(30), "{cmd}");
+    }
+}

@@ -19,10 +19,14 @@ pub fn compare(args: &CompareArgs) -> i32 {
 }
 
 /// The exit code; a failure's message is printed unless the exporters
-/// already did (`Failure::Run` from writing).
+/// already did (`Failure::Run` from writing). A signal that came after
+/// the last output was written still ends the command with its code.
 fn finish(r: Result<(), Failure>) -> i32 {
     match r {
-        Ok(()) => exit::OK,
+        Ok(()) => match crate::os::stop_requested() {
+            0 => exit::OK,
+            sig => exit::of_signal(sig),
+        },
         Err(f) => {
             crate::stderr_line!("mcbench: error: {f}");
             f.exit_code()
