@@ -342,6 +342,40 @@ fn an_unknown_field_of_a_large_result_costs_no_memory() {
     assert!(kib < MAX_RSS_KIB, "{kib} KiB");
 }
 
+/// A result of thousands of intervals (a long run's) is rendered again
+/// within a few times its size: the intervals' histograms are decoded one
+/// at a time, never all held at once (20 times the file's size before).
+#[test]
+fn a_result_of_many_intervals_is_read_within_a_few_times_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = quick_result(d, "good.json", &["-i", "100ms"]);
+    let mut j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).unwrap()).unwrap();
+    let one = j["intervals"][0].clone();
+    let many: Vec<serde_json::Value> = (1..=2_000u64)
+        .map(|i| {
+            let mut interval = one.clone();
+            interval["index"] = i.into();
+            interval["time_s"] = (i as f64 * 0.1).into();
+            interval["duration_s"] = 0.1.into();
+            interval
+        })
+        .collect();
+    j["intervals"] = many.into();
+    let path = path_in(d, "long.json");
+    std::fs::write(&path, j.to_string()).unwrap();
+    let size_kib = std::fs::metadata(&path).unwrap().len() >> 10;
+    let (out, kib) = probe(d, &["report", &path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("stationarity: 2000 intervals"), "{text}");
+    assert!(
+        kib < 4 * size_kib + (16 << 10),
+        "{kib} KiB for {size_kib} KiB"
+    );
+}
+
 /// A private key others may read is refused, as a token file is: for the
 /// agent's control plane and for a client certificate to the cache.
 #[test]

@@ -21,4 +21,4 @@ pub mod trend;
 pub use dispersion::{Batches, MIN_BATCHES};
 pub use estimate::{estimate, us, Estimate, Method, Samples, CONFIDENCE, MARKED_EFFECT};
 pub use judge::{judge, Shortfall, MIN_INDEPENDENT_TAIL};
-pub use series::{stationarity, Stationarity, TREND_P};
+pub use series::{stationarity, stationarity_of, Stationarity, TREND_P};

@@ -27,28 +27,48 @@ pub struct Stationarity {
 /// time order; empty ones are left out).
 pub fn stationarity(parts: &[Histogram<u64>]) -> Stationarity {
     let parts: Vec<&Histogram<u64>> = parts.iter().filter(|h| !h.is_empty()).collect();
-    let p99s: Vec<f64> = parts
-        .iter()
-        .map(|h| h.value_at_quantile(0.99) as f64)
-        .collect();
+    let mut next = parts.iter().map(|h| Ok::<_, String>((*h).clone()));
+    stationarity_of(parts.len(), || next.next().unwrap_or(Err(String::new()))).unwrap_or_default()
+}
+
+/// `stationarity` of `n` non-empty histograms given one at a time by
+/// `next`: each is dropped once its p99 is read and it is added to its
+/// half, so that memory stays that of three histograms however many
+/// intervals a (saved) run has.
+pub fn stationarity_of<E>(
+    n: usize,
+    mut next: impl FnMut() -> Result<Histogram<u64>, E>,
+) -> Result<Stationarity, E> {
+    let mut p99s = Vec::with_capacity(n);
+    let mut halves: [Option<Histogram<u64>>; 2] = [None, None];
+    let mut added = true;
+    for i in 0..n {
+        let h = next()?;
+        p99s.push(h.value_at_quantile(0.99) as f64);
+        if n >= 4 {
+            match &mut halves[usize::from(i >= n / 2)] {
+                Some(all) => added &= all.add(&h).is_ok(),
+                empty => *empty = Some(h),
+            }
+        }
+    }
     let mk = trend::mann_kendall(&p99s).map(|m| m.p_value);
-    let halves = (parts.len() >= 4).then(|| halves_agree(&parts)).flatten();
-    Stationarity {
-        intervals: parts.len(),
+    let halves = match halves {
+        [Some(a), Some(b)] if added => halves_agree(&a, &b),
+        _ => None,
+    };
+    Ok(Stationarity {
+        intervals: n,
         mann_kendall_p: mk,
         halves_agree: halves,
         stationary: mk.map(|p| p >= TREND_P && halves != Some(false)),
-    }
+    })
 }
 
-fn halves_agree(parts: &[&Histogram<u64>]) -> Option<bool> {
-    let (first, second) = parts.split_at(parts.len() / 2);
-    let p99 = |part: &[&Histogram<u64>]| {
-        let mut all = part[0].clone();
-        for h in &part[1..] {
-            all.add(*h).ok()?;
-        }
-        let e = estimate(&Samples::alone(&all), 99.0);
+/// Whether p99's 95 % intervals over the two halves meet.
+fn halves_agree(first: &Histogram<u64>, second: &Histogram<u64>) -> Option<bool> {
+    let p99 = |all: &Histogram<u64>| {
+        let e = estimate(&Samples::alone(all), 99.0);
         Some((e.lower_us, e.upper_us?))
     };
     let ((al, au), (bl, bu)) = (p99(first)?, p99(second)?);

@@ -315,12 +315,21 @@ fn busy_intervals(r: &RunResult) -> Vec<(&IntervalSummary, f64)> {
 }
 
 /// The stationarity of the full intervals' total latency.
+/// Decoded one interval at a time: a saved run of thousands of intervals
+/// would otherwise hold thousands of histograms at once.
 fn stationarity(r: &RunResult) -> Result<Stationarity, String> {
-    let parts = busy_intervals(r)
-        .iter()
-        .map(|(s, _)| s.ops["total"].latency_hdr.decode())
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(crate::precision::stationarity(&parts))
+    let mut kept = Vec::new();
+    for (s, _) in busy_intervals(r) {
+        let hdr = &s.ops["total"].latency_hdr;
+        if hdr.count()? > 0 {
+            kept.push(hdr);
+        }
+    }
+    let mut next = kept.iter();
+    crate::precision::stationarity_of(kept.len(), || match next.next() {
+        Some(hdr) => hdr.decode(),
+        None => Err("fewer histograms than counted".to_string()),
+    })
 }
 
 /// MSER over the full intervals' p99: the warm-up worth cutting, s.
