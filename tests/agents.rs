@@ -96,6 +96,13 @@ fn three_agents_merge_to_the_servers_own_count() {
         let cpu = f(i, "client_cpu_s");
         assert!(cpu > 0.0 && cpu <= 3.0 * 1.5 * f(i, "duration_s"), "{i}");
     }
+    // The merged result loads again, every check of a saved one holding.
+    let saved = path_in(dir.path(), "merged.json");
+    std::fs::write(&saved, &out.stdout).unwrap();
+    let again = mcbench(&["report", &saved, "--json", "-"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let again: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(count(&again, "total.count"), count(&v, "total.count"));
 }
 
 /// `--precision` over agents: the master judges every agent's intervals

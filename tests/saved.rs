@@ -4,6 +4,8 @@
 
 mod support;
 
+use std::path::Path;
+use std::time::Duration;
 use support::*;
 
 #[test]
@@ -329,4 +331,78 @@ fn merge_refuses_other_workloads_unless_forced() {
     }
     let out = mcbench(&["report", "--merge", "--force", &a, &c]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A result of every mode of `run` loads again (each check of a saved
+/// result holds for what mcbench itself writes), with its count as run:
+/// closed and open loop, a connection schedule, a trace replay, and sets
+/// of repeated runs. (Agents' merged results: `tests/agents.rs`.)
+#[test]
+fn a_result_of_every_mode_of_run_loads_again() {
+    let server = fake_server(Misbehaviour::AnswersAfter(Duration::ZERO));
+    let dir = tempfile::tempdir().unwrap();
+    let trace = path_in(dir.path(), "trace.csv");
+    let lines: String = (0..600)
+        .map(|i| {
+            format!(
+                "{},key{},5,100,1,{},0\n",
+                i / 100,
+                i % 50,
+                ["get", "set"][i % 2]
+            )
+        })
+        .collect();
+    std::fs::write(&trace, lines).unwrap();
+    let modes: [(&str, &[&str]); 4] = [
+        ("closed", &["-x", "2000", "--no-load"]),
+        ("open", &["-q", "2000", "-t", "1s", "--no-load"]),
+        (
+            "churn",
+            &["--num-conns", "20", "--conn-rate", "200", "--no-load"],
+        ),
+        ("trace", &["--trace", &trace, "--trace-timing", "ignore"]),
+    ];
+    for (mode, flags) in modes {
+        let json = path_in(dir.path(), &format!("{mode}.json"));
+        let run = [
+            &["run", "-s", &server, "-i", "200ms"][..],
+            flags,
+            &["--json", &json],
+        ]
+        .concat();
+        let out = mcbench(&run);
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
+        let saved = read_json(Path::new(&json));
+        let out = mcbench(&["report", &json, "--json", "-"]);
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
+        let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(count(&saved, "total.count") > 0, "{mode}");
+        assert_eq!(
+            count(&again, "total.count"),
+            count(&saved, "total.count"),
+            "{mode}"
+        );
+    }
+    let sets: Vec<String> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            let json = path_in(dir.path(), &format!("{name}.json"));
+            let args = [
+                "run",
+                "-s",
+                &server,
+                "-x",
+                "500",
+                "--no-load",
+                "--repeat",
+                "2",
+            ];
+            let out = mcbench(&[&args[..], &["--json", &json]].concat());
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            json
+        })
+        .collect();
+    let out = mcbench(&["compare", &sets[0], &sets[1]]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("ok ops/s"), "{}", stdout(&out));
 }

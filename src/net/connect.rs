@@ -49,7 +49,7 @@ pub fn connect_all(
             }
             let link = match &down[server] {
                 Some(_) => None,
-                None => match open(&addr, spec, spec.connect_timeout(), out.len(), stop) {
+                None => match open(&addr, spec, spec.connect_timeout(), out.len(), Some(stop)) {
                     Ok(link) => Some(link),
                     Err(Refused::Down(why)) if spec.replication.is_some() => {
                         down[server] = Some(why);
@@ -81,15 +81,15 @@ pub struct Connected {
     pub down: Vec<(usize, String)>,
 }
 
-/// One connection to `addr`, authenticated and non-blocking.
+/// `connect_one`, saying whether the server could not be reached.
 fn open(
     addr: &Target,
     spec: &RunSpec,
     timeout: Duration,
     nth: usize,
-    stop: &AtomicUsize,
+    stop: Option<&AtomicUsize>,
 ) -> Result<Link, Refused> {
-    let link = open_blocking(addr, spec, timeout, nth, Some(stop))?;
+    let link = open_blocking(addr, spec, timeout, nth, stop)?;
     set_nonblocking(&link.socket).map_err(|e| Refused::Other(format!("{addr}: {e}")))?;
     Ok(link)
 }
@@ -132,9 +132,7 @@ pub fn connect_one(
     nth: usize,
     stop: Option<&AtomicUsize>,
 ) -> Result<Link, String> {
-    let link = connect_blocking(addr, spec, timeout, nth, stop)?;
-    set_nonblocking(&link.socket).map_err(|e| format!("{addr}: {e}"))?;
-    Ok(link)
+    open(addr, spec, timeout, nth, stop).map_err(Refused::message)
 }
 
 /// `connect_one`, left blocking with `timeout` on its reads and writes.

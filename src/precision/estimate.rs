@@ -73,6 +73,29 @@ fn one() -> f64 {
     1.0
 }
 
+#[cfg(test)]
+impl Estimate {
+    /// p99 at `value` ± `half` µs by the binomial ranks, `tail` samples
+    /// beyond, over 30 independent batches: the tests' fixture.
+    pub(crate) fn p99_for_tests(value: f64, half: f64, tail: u64) -> Estimate {
+        Estimate {
+            percentile: 99.0,
+            value_us: value,
+            lower_us: value - half,
+            upper_us: Some(value + half),
+            method: Method::Binomial,
+            tail_samples: tail,
+            estimable: true,
+            censored: false,
+            design_effect: 1.0,
+            batches: 30,
+            batch_s: Some(0.1),
+            drift_judged: true,
+            episodes: None,
+        }
+    }
+}
+
 impl Estimate {
     /// The larger distance from the value to a bound, over the value;
     /// None without a finite upper bound.

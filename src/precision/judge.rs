@@ -68,24 +68,9 @@ pub fn judge(e: &Estimate, target: f64) -> Vec<Shortfall> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::precision::Method;
 
     fn estimate(value: f64, half: f64, tail: u64) -> Estimate {
-        Estimate {
-            percentile: 99.0,
-            value_us: value,
-            lower_us: value - half,
-            upper_us: Some(value + half),
-            method: Method::Binomial,
-            tail_samples: tail,
-            estimable: true,
-            censored: false,
-            design_effect: 1.0,
-            batches: 30,
-            batch_s: Some(0.1),
-            drift_judged: true,
-            episodes: None,
-        }
+        Estimate::p99_for_tests(value, half, tail)
     }
 
     #[test]

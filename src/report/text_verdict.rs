@@ -274,18 +274,7 @@ mod tests {
         PercentileCheck {
             estimate: Estimate {
                 percentile,
-                value_us: 100.0,
-                lower_us: 100.0 - half,
-                upper_us: Some(100.0 + half),
-                method: Method::Binomial,
-                tail_samples: 1_000,
-                estimable: true,
-                censored: false,
-                design_effect: 1.0,
-                batches: 30,
-                batch_s: Some(0.1),
-                drift_judged: true,
-                episodes: None,
+                ..Estimate::p99_for_tests(100.0, half, 1_000)
             },
             relative_half_width: Some(half / 100.0),
             target: 0.1,

@@ -47,6 +47,19 @@ impl RunResult {
         }
         let r: RunResult =
             serde_json::from_str(text).map_err(|e| format!("not a valid {SCHEMA} result: {e}"))?;
+        RunResult::admit(r)
+    }
+
+    /// A result read from outside (a file, a set's member), kept only if
+    /// it is of this schema, its spec is one a report can show, and its
+    /// figures add up (`checked`).
+    pub(super) fn admit(r: RunResult) -> Result<RunResult, String> {
+        if r.schema != SCHEMA {
+            return Err(format!(
+                "schema {}, but this mcbench reads {SCHEMA}",
+                r.schema
+            ));
+        }
         r.spec
             .validate_reported()
             .map_err(|e| format!("its spec: {e}"))?;

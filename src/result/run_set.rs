@@ -36,24 +36,39 @@ impl RunSet {
             crate::untrusted::Bound::Result,
             "an mcbench result",
         )?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
-        if value.get("schema").and_then(|s| s.as_str()) != Some(RUN_SET_SCHEMA) {
+        RunSet::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// `load`'s parse: read straight into the runs' types, as
+    /// `RunResult::parse` reads one (a document tree would cost some 30
+    /// times the text), each run checked as a single one is.
+    fn parse(text: &str) -> Result<Option<RunSet>, String> {
+        #[derive(serde::Deserialize)]
+        struct Head {
+            schema: Option<String>,
+        }
+        #[derive(serde::Deserialize)]
+        struct SetFile {
+            label: Option<String>,
+            runs: Option<Vec<RunResult>>,
+        }
+        let head: Head = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        if head.schema.as_deref() != Some(RUN_SET_SCHEMA) {
             return Ok(None);
         }
-        let runs = value["runs"]
-            .as_array()
-            .ok_or_else(|| format!("{}: a set of runs without \"runs\"", path.display()))?;
-        let runs = runs
-            .iter()
-            .map(|r| RunResult::parse(&r.to_string()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let set: SetFile = serde_json::from_str(text)
+            .map_err(|e| format!("not a valid {RUN_SET_SCHEMA} set: {e}"))?;
+        let runs = set
+            .runs
+            .ok_or("a set of runs without \"runs\"")?
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| RunResult::admit(r).map_err(|e| format!("run {}: {e}", i + 1)))
+            .collect::<Result<Vec<_>, _>>()?;
         if runs.is_empty() {
-            return Err(format!("{}: a set of no runs", path.display()));
+            return Err("a set of no runs".into());
         }
-        let label = value["label"].as_str().map(String::from);
-        Ok(Some(RunSet::new(label, runs)))
+        Ok(Some(RunSet::new(set.label, runs)))
     }
 }
 
