@@ -69,7 +69,14 @@ fn report_inner(args: &ReportArgs) -> Result<(), Failure> {
                  number are not the same stretch of time (the totals are unaffected)"
             );
         }
-        runs = vec![result::merge(&runs).map_err(Failure::usage)?];
+        let stopped = || crate::os::stop_requested() != 0;
+        let merged = result::merge_unless(&runs, &stopped).map_err(|e| {
+            match crate::os::stop_requested() {
+                0 => Failure::usage(e),
+                sig => Failure::Stopped(sig),
+            }
+        })?;
+        runs = vec![merged];
     }
     let mut outputs = ExportManager::create(&files, several)?.dropped_on_signal();
     if let Some(p) = &args.outputs.percentiles {

@@ -1463,16 +1463,24 @@ impl RunArgs {
         // descriptors are no limit of the run.
         if self.each {
             spec.each()?;
-        } else if self.agents.is_empty() {
-            spec.validate()?;
-        } else {
+        } else if self.by_agents() {
             spec.validate_plan()?;
+        } else {
+            spec.validate()?;
         }
         Ok(spec)
     }
 }
 
 impl RunArgs {
+    /// Whether agents make the run (`--agent`), not this process.
+    fn by_agents(&self) -> bool {
+        #[cfg(feature = "agents")]
+        return !self.agents.is_empty();
+        #[cfg(not(feature = "agents"))]
+        false
+    }
+
     /// `--trace` or `--read-file`: the file opened to find its format (a
     /// file that cannot be read is a usage error, before any traffic).
     /// The trace to replay, and its speed if it is replayed at its

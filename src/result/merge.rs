@@ -11,6 +11,15 @@ use std::collections::BTreeMap;
 /// version are the first run's; counts and histograms are sums; times are
 /// the longest.
 pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
+    merge_unless(runs, &|| false)
+}
+
+/// `merge`, given up with [`STOPPED`] once `stopped()` says so between
+/// two intervals: saved runs of thousands of intervals take seconds to
+/// merge, and a signal must not wait for them (`report --merge`). A
+/// master of agents merges to the end whatever comes: its results are
+/// what a signal must not lose.
+pub fn merge_unless(runs: &[RunResult], stopped: &dyn Fn() -> bool) -> Result<RunResult, String> {
     let first = runs.first().ok_or("nothing to merge")?;
     if let Some(r) = runs.iter().find(|r| r.spec.interval != first.spec.interval) {
         return Err(format!(
@@ -89,7 +98,11 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
         },
         client: merge_client(runs)?,
         warnings: runs.iter().flat_map(|r| r.warnings.clone()).collect(),
-        intervals: merge_intervals(runs.iter().flat_map(|r| &r.intervals), same_servers(runs))?,
+        intervals: merge_intervals(
+            runs.iter().flat_map(|r| &r.intervals),
+            same_servers(runs),
+            stopped,
+        )?,
         trace: super::TraceSummary::merge(
             &runs.iter().map(|r| r.trace.as_ref()).collect::<Vec<_>>(),
             hits,
@@ -161,7 +174,7 @@ pub fn add_intervals(into: &mut RunResult, intervals: &[IntervalSummary]) -> Res
         tx_mb_s: tx as f64 / 1e6 / secs,
         rx_mb_s: rx as f64 / 1e6 / secs,
     };
-    into.intervals = merge_intervals(into.intervals.iter().chain(intervals), false)?;
+    into.intervals = merge_intervals(into.intervals.iter().chain(intervals), false, &|| false)?;
     Ok(())
 }
 
@@ -267,9 +280,13 @@ fn same_servers(runs: &[RunResult]) -> bool {
 }
 
 /// Intervals of the same number are the same stretch of time in every run.
+/// Why `merge_unless` gave up.
+pub const STOPPED: &str = "stopped by a signal while merging";
+
 fn merge_intervals<'a>(
     all: impl Iterator<Item = &'a IntervalSummary>,
     same_servers: bool,
+    stopped: &dyn Fn() -> bool,
 ) -> Result<Vec<IntervalSummary>, String> {
     let mut by_index: BTreeMap<u64, Vec<&IntervalSummary>> = BTreeMap::new();
     for s in all {
@@ -277,7 +294,10 @@ fn merge_intervals<'a>(
     }
     by_index
         .into_iter()
-        .map(|(index, parts)| merge_interval_rows(index, &parts, same_servers))
+        .map(|(index, parts)| match stopped() {
+            true => Err(STOPPED.to_string()),
+            false => merge_interval_rows(index, &parts, same_servers),
+        })
         .collect()
 }
 
@@ -496,5 +516,47 @@ mod tests {
             "{averaged} vs {}",
             q.p99
         );
+    }
+}
+
+#[cfg(test)]
+mod stop_tests {
+    use super::{merge_intervals, STOPPED};
+    use crate::stats::{new_histogram, Hdr, IntervalSummary};
+    use std::cell::Cell;
+
+    fn interval(index: u64) -> IntervalSummary {
+        IntervalSummary {
+            index,
+            time_s: index as f64,
+            duration_s: 1.0,
+            ops: Default::default(),
+            hits: 0,
+            misses: 0,
+            errors: 0,
+            error_classes: Default::default(),
+            client_cpu_s: 0.0,
+            bytes_tx: 0,
+            bytes_rx: 0,
+            send_lag_hdr: Hdr::encode(&new_histogram()),
+            servers: Vec::new(),
+            replica: None,
+        }
+    }
+
+    #[test]
+    fn a_merge_asked_to_stop_gives_up_before_the_next_interval() {
+        let parts: Vec<IntervalSummary> = (1..=10).map(interval).collect();
+        let asked = Cell::new(0);
+        // Stop once three intervals are merged.
+        let stopped = || {
+            asked.set(asked.get() + 1);
+            asked.get() > 3
+        };
+        let r = merge_intervals(parts.iter().chain(&parts), false, &stopped);
+        assert_eq!(r.unwrap_err(), STOPPED);
+        assert_eq!(asked.get(), 4);
+        let whole = merge_intervals(parts.iter().chain(&parts), false, &|| false).unwrap();
+        assert_eq!(whole.len(), 10);
     }
 }

@@ -34,7 +34,9 @@ pub use agents::AgentSummary;
 pub use connections::{Connections, SizeSummary};
 pub use curve::{decide, Curve, CurveKind, CurvePoint, Slo, Verdict};
 pub use measure::MeasureSummary;
-pub use merge::{add_intervals, merge, merge_interval, ops_of_intervals, start_spread_s};
+pub use merge::{
+    add_intervals, merge, merge_interval, merge_unless, ops_of_intervals, start_spread_s,
+};
 pub use parts::LatencyParts;
 pub use precision::{PercentileCheck, PrecisionVerdict, RateHeld};
 pub use replication::{ReplicationLag, ReplicationSummary};
