@@ -24,6 +24,8 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+mod sessions;
+
 /// The run's TLS client: one configuration (and session cache) for every
 /// connection, and what their handshakes came to.
 #[derive(Debug)]
@@ -127,7 +129,7 @@ impl Client {
         let mut fresh = config.clone();
         fresh.resumption = rustls::client::Resumption::disabled();
         config.resumption = match spec.resume {
-            true => rustls::client::Resumption::store(Arc::new(Sessions::default())),
+            true => rustls::client::Resumption::store(Arc::new(sessions::Sessions::default())),
             false => rustls::client::Resumption::disabled(),
         };
         Ok(Arc::new(Client {
@@ -164,12 +166,12 @@ impl Client {
             Some(_) => &self.fresh,
             None => &self.config,
         };
-        OFFERED.set(false);
-        let conn = ClientConnection::new(config.clone(), name.clone())
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        let (conn, offered_resumption) =
+            sessions::offered(|| ClientConnection::new(config.clone(), name.clone()));
+        let conn = conn.map_err(|e| io::Error::other(e.to_string()))?;
         Ok(Session {
             conn,
-            offered_resumption: OFFERED.replace(false),
+            offered_resumption,
             client: self.clone(),
             sealed: Vec::new(),
             sealed_pos: 0,
@@ -508,66 +510,6 @@ impl Session {
                 .map_or("?".into(), |s| format!("{:?}", s.suite()));
             (version, suite)
         });
-    }
-}
-
-thread_local! {
-    /// Set by `Sessions` when the ClientHello being made on this thread
-    /// offers a session (rustls makes it inside `ClientConnection::new`,
-    /// and says nowhere else whether it offered one).
-    static OFFERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// The run's session cache (rustls's own, 256 server names), noting
-/// each session it hands out to resume.
-#[derive(Debug)]
-struct Sessions(rustls::client::ClientSessionMemoryCache);
-
-impl Default for Sessions {
-    fn default() -> Self {
-        Sessions(rustls::client::ClientSessionMemoryCache::new(256))
-    }
-}
-
-impl rustls::client::ClientSessionStore for Sessions {
-    fn set_kx_hint(&self, name: ServerName<'static>, group: rustls::NamedGroup) {
-        self.0.set_kx_hint(name, group)
-    }
-    fn kx_hint(&self, name: &ServerName<'_>) -> Option<rustls::NamedGroup> {
-        self.0.kx_hint(name)
-    }
-    fn set_tls12_session(
-        &self,
-        name: ServerName<'static>,
-        value: rustls::client::Tls12ClientSessionValue,
-    ) {
-        self.0.set_tls12_session(name, value)
-    }
-    fn tls12_session(
-        &self,
-        name: &ServerName<'_>,
-    ) -> Option<rustls::client::Tls12ClientSessionValue> {
-        let session = self.0.tls12_session(name);
-        OFFERED.set(OFFERED.get() || session.is_some());
-        session
-    }
-    fn remove_tls12_session(&self, name: &ServerName<'static>) {
-        self.0.remove_tls12_session(name)
-    }
-    fn insert_tls13_ticket(
-        &self,
-        name: ServerName<'static>,
-        value: rustls::client::Tls13ClientSessionValue,
-    ) {
-        self.0.insert_tls13_ticket(name, value)
-    }
-    fn take_tls13_ticket(
-        &self,
-        name: &ServerName<'static>,
-    ) -> Option<rustls::client::Tls13ClientSessionValue> {
-        let ticket = self.0.take_tls13_ticket(name);
-        OFFERED.set(OFFERED.get() || ticket.is_some());
-        ticket
     }
 }
 
