@@ -313,32 +313,26 @@ fn top_without_a_terminal_prints_frames() {
     assert!(text.contains(&gone) && text.contains("refused"), "{text}");
 }
 
-/// A server that answers `stats` with whatever it is given.
-fn stats_server(reply: &'static [u8]) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                use std::io::{Read, Write};
-                let mut s = stream;
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = s.read(&mut buf) {
-                    if n == 0 || s.write_all(reply).is_err() {
-                        return;
-                    }
-                }
-            });
+/// A server that answers every read with `stats` whose names and values
+/// hold escape sequences (one would clear the screen).
+fn escaping_stats_server() -> String {
+    serve_each(|mut s| {
+        use std::io::{Read, Write};
+        let reply = b"STAT \x1b[2Jcleared 1\r\nSTAT pid \x1b]0;title\x07\r\nEND\r\n";
+        let mut buf = [0u8; 1024];
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 || s.write_all(reply).is_err() {
+                return;
+            }
         }
-    });
-    addr
+    })
 }
 
 /// A server's stat names and values reach the terminal escaped: an
 /// escape sequence in one would clear the screen.
 #[test]
 fn a_stat_with_an_escape_sequence_is_shown_escaped() {
-    let addr = stats_server(b"STAT \x1b[2Jcleared 1\r\nSTAT pid \x1b]0;title\x07\r\nEND\r\n");
+    let addr = escaping_stats_server();
     let out = mcbench(&["stats", "-s", &addr]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);

@@ -413,6 +413,19 @@ pub fn silent_listener() -> (TcpListener, String) {
     (listener, addr)
 }
 
+/// A server on a free port that hands each connection to `serve` on a
+/// thread of its own; its threads end when the test process does.
+pub fn serve_each(serve: fn(std::net::TcpStream)) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            thread::spawn(move || serve(stream));
+        }
+    });
+    addr
+}
+
 /// A fake server on a free port; its threads end when the test process does.
 pub fn fake_server(how: Misbehaviour) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
