@@ -66,11 +66,20 @@ fn three_agents_merge_to_the_servers_own_count() {
         hdr(&v["total"]["latency_hdr"]).len(),
         count(&v, "total.count")
     );
-    // So do the latency's parts, which every agent's kernel stamped.
-    assert_eq!(
+    // So do the latency's parts, of nearly every request: the kernel may
+    // leave one unstamped (CI once saw 7,984 of 7,985 over three agents
+    // beside other tests' loads), and the report says how many it took
+    // apart.
+    let (stamped, all) = (
         count(&v, "total.latency_parts.requests"),
-        count(&v, "total.count")
+        count(&v, "total.count"),
     );
+    assert!(
+        stamped <= all && all - stamped <= all / 1000,
+        "{stamped} of {all}"
+    );
+    let of = format!("({stamped} of {all} requests stamped)");
+    assert!(stderr(&out).contains(&of), "{of} in {}", stderr(&out));
     // The text report goes to stderr when the JSON takes stdout.
     assert!(stderr(&out).contains("Agents (3;"), "{}", stderr(&out));
     assert!(stderr(&out).contains("clock offset"), "{}", stderr(&out));
@@ -111,7 +120,14 @@ fn three_agents_merge_to_the_servers_own_count() {
 #[test]
 fn precision_over_agents_ends_every_share_once_the_merge_is_precise() {
     let _m = shared_machine();
-    let server = fake_server(Misbehaviour::AnswersAfter(Duration::from_millis(1)));
+    // Each answer's wait drawn anew: the p90's tail is made of independent
+    // samples, as the verdict needs, whatever this host's hiccups (with a
+    // fixed wait it is made of them, clustered, and a judge that stops
+    // on the first intervals could be overruled by the whole run's).
+    let server = fake_server(Misbehaviour::AnswersAfterUniform(
+        Duration::from_micros(500),
+        Duration::from_micros(1500),
+    ));
     let dir = tempfile::tempdir().unwrap();
     let tf = token_file(dir.path(), TOKEN);
     let agents: Vec<AgentProc> = (0..2).map(|_| AgentProc::start(&tf, &[])).collect();

@@ -403,6 +403,10 @@ pub enum Misbehaviour {
     /// Answers every get (a miss) and set correctly, each this long after
     /// it read the request: a server whose latency is known.
     AnswersAfter(Duration),
+    /// As `AnswersAfter`, each request's wait drawn anew, uniform between
+    /// the two: a tail made of independent samples, not of this host's
+    /// hiccups (seeded per connection).
+    AnswersAfterUniform(Duration, Duration),
 }
 
 /// A listener that never accepts: connections complete in the kernel's
@@ -437,17 +441,19 @@ pub fn fake_server(how: Misbehaviour) -> String {
                 Misbehaviour::FirstClosesAfter(_) => Misbehaviour::CloseAfter(usize::MAX),
                 other => other,
             };
-            thread::spawn(move || serve_badly(stream, how));
+            thread::spawn(move || serve_badly(stream, how, i as u64));
         }
     });
     addr
 }
 
-fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
+fn serve_badly(mut s: TcpStream, how: Misbehaviour, seed: u64) {
+    use rand::{Rng, SeedableRng};
     // As memcached: no answer waits for the client's delayed ACK.
     let _ = s.set_nodelay(true);
     let mut buf = [0u8; 65536];
     let mut answered = 0;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     loop {
         let n = match s.read(&mut buf) {
             Ok(0) | Err(_) => return,
@@ -493,15 +499,18 @@ fn serve_badly(mut s: TcpStream, how: Misbehaviour) {
                 | Misbehaviour::CutAfter(_)
                 | Misbehaviour::StallAfter(_)
                 | Misbehaviour::FirstClosesAfter(_)
-                | Misbehaviour::AnswersAfter(_) => match line {
+                | Misbehaviour::AnswersAfter(_)
+                | Misbehaviour::AnswersAfterUniform(..) => match line {
                     l if l.starts_with("get ") => b"END\r\n",
                     l if l.starts_with("set ") => b"STORED\r\n",
                     _ => continue,
                 },
             };
             answered += 1;
-            if let Misbehaviour::AnswersAfter(delay) = how {
-                thread::sleep(delay);
+            match how {
+                Misbehaviour::AnswersAfter(delay) => thread::sleep(delay),
+                Misbehaviour::AnswersAfterUniform(lo, hi) => thread::sleep(rng.gen_range(lo..=hi)),
+                _ => {}
             }
             if s.write_all(reply).is_err() {
                 return;
