@@ -57,6 +57,11 @@ pub struct ScanArgs {
     #[arg(long)]
     pub updown: bool,
 
+    /// Preload the key space before every rate, as each step of mutilate's
+    /// --scan does, not once before the first.
+    #[arg(long, conflicts_with = "no_load")]
+    pub load_every_rate: bool,
+
     #[command(flatten)]
     pub run: RunArgs,
 }

@@ -287,6 +287,21 @@ pub struct RunArgs {
     #[arg(value_name = "P", help_heading = "Keys and values", hide_short_help = true, long, default_value = DEFAULT_PREFIX)]
     pub key_prefix: String,
 
+    /// How key numbers are written after the prefix: decimal, or hex as
+    /// twemperf's (`mcp:0000000a`).
+    #[arg(value_name = "D", help_heading = "Keys and values", hide_short_help = true, long, value_enum, default_value_t = crate::workload::KeyDigits::Decimal)]
+    pub key_digits: crate::workload::KeyDigits,
+
+    /// The number of the first key (twemperf's is 1).
+    #[arg(
+        value_name = "N",
+        help_heading = "Keys and values",
+        hide_short_help = true,
+        long,
+        default_value_t = 0
+    )]
+    pub first_key: u64,
+
     /// Share of requests that are sets (0..1); the rest are gets. Wins over
     /// --mix.
     ///
@@ -468,6 +483,16 @@ pub struct RunArgs {
     /// Do not preload.
     #[arg(help_heading = "Keys and values", long, conflicts_with_all = ["load", "load_only"])]
     pub no_load: bool,
+
+    /// Every thread preloads every key of its servers, as each of
+    /// mutilate's threads does (the server counts threads × the sets).
+    #[arg(
+        help_heading = "Keys and values",
+        hide_short_help = true,
+        long,
+        conflicts_with = "no_load"
+    )]
+    pub load_each_thread: bool,
 
     /// Preload every key, report the load, and stop.
     #[arg(help_heading = "Keys and values", long, conflicts_with_all = ["load", "no_load"])]
@@ -965,6 +990,12 @@ pub struct RunArgs {
     )]
     pub rep_lag_rate: Option<f64>,
 
+    /// With --rep-write: where reads go: `others` (a server the key was not
+    /// written to) or `any` (any server, its writer included, as memaslap's
+    /// `-p` draws one) [default: others]
+    #[arg(help_heading = "Server stats and replication", hide_short_help = true, long, value_name = "WHERE", value_parser = ["others", "any"], requires = "rep_write")]
+    pub rep_read: Option<String>,
+
     /// With --rep-write: the wait between polls of a probe's key (the
     /// lag's resolution, with a poll's round trip) [default: 100us]
     #[arg(help_heading = "Server stats and replication", hide_short_help = true, long, value_parser = parse_duration, value_name = "D", requires = "rep_write")]
@@ -1190,7 +1221,10 @@ pub struct RunArgs {
     ///
     /// Quiet commands (text `noreply`, meta `q`, binary quiet opcodes), each
     /// followed by a noop (`version` in text, `mn`, binary noop) so that it is
-    /// still timed and its failures still counted.
+    /// still timed and its failures still counted. In text, the quiet
+    /// commands of one write share one `version` after the last: each is
+    /// timed to it, and an error line before the next reply is the first
+    /// unanswered one's.
     #[arg(help_heading = "Protocol", long)]
     pub noreply: bool,
 
@@ -1383,6 +1417,8 @@ impl RunArgs {
             key_size: self.key_size.clone(),
             value_size: self.value_size.clone(),
             key_prefix: self.key_prefix.clone(),
+            key_digits: self.key_digits,
+            first_key: self.first_key,
             popularity: self.key_popularity,
             client: self.client,
             multiget: self.multiget_spec(&mix)?,
@@ -1396,6 +1432,7 @@ impl RunArgs {
             overwrite: self.overwrite,
             max_value_size: usize::try_from(self.max_value_size).unwrap_or(usize::MAX),
             load,
+            load_each_thread: self.load_each_thread,
             interval: self.interval.unwrap_or(Duration::from_secs(1)),
             live: self.interval.is_some(),
             affinity: self.affinity.as_deref().map(parse_affinity).transpose()?,
@@ -1583,6 +1620,11 @@ impl RunArgs {
             (self.keys != DEFAULT_KEYS, "-r/--keys"),
             (self.key_size != Distribution::Fixed(30.0), "-K/--key-size"),
             (self.key_prefix != DEFAULT_PREFIX, "--key-prefix"),
+            (
+                self.key_digits != crate::workload::KeyDigits::Decimal,
+                "--key-digits",
+            ),
+            (self.first_key != 0, "--first-key"),
             (self.client != ClientSlice { index: 0, of: 1 }, "--client"),
             (!keys_file && self.update.is_some(), "-u/--update"),
             (!keys_file && self.mix.is_some(), "--mix"),
@@ -1619,6 +1661,7 @@ impl RunArgs {
         }
         Ok(Some(crate::spec::Replication {
             writers,
+            any_reader: self.rep_read.as_deref() == Some("any"),
             lag_rate: self.rep_lag_rate.unwrap_or(DEFAULT_LAG_RATE),
             lag_poll: self.rep_lag_poll.unwrap_or(DEFAULT_LAG_POLL),
         }))

@@ -11,11 +11,30 @@
 //! proportion above 1) is refused.
 
 /// What a memaslap config file stands for: mcbench flags, and a note per
-/// line skipped as memaslap skips it.
+/// line skipped as memaslap skips it (or read otherwise than it reads).
 pub struct MemaslapConfig {
     pub args: Vec<String>,
     pub skipped: Vec<String>,
+    /// Read as memaslap: its set and get proportions as it holds (and
+    /// prints) them, 0 where the file gives none.
+    pub proportions: Option<(f64, f64)>,
 }
+
+/// How `cmd` rows are read.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Reading {
+    /// As they mean (mcbench's `-F`): `1.0 0.9` is type 1 at 0.9, each
+    /// proportion that of its row's type, summing to 1.
+    Sane,
+    /// As memaslap reads them (`mcbench memaslap`, which puts memaslap's
+    /// load on the server): `sscanf("%d %lf")`, so `1.0 0.9` is type 1 at
+    /// `.0`; the first row's proportion is the sets', the second's the
+    /// gets', whatever their types; no sum is checked.
+    AsMemaslap,
+}
+
+/// memaslap's `PROP_ERROR`: a proportion under it is none.
+const PROP_ERROR: f64 = 0.001;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Section {
@@ -71,7 +90,7 @@ fn cmd_fields(line: &str) -> Option<(i64, f64)> {
 }
 
 /// The flags a memaslap config file stands for.
-pub fn to_args(text: &str, origin: &str) -> Result<MemaslapConfig, String> {
+pub fn to_args(text: &str, origin: &str, reading: Reading) -> Result<MemaslapConfig, String> {
     // `None`: before any section, or skipping after a line that was none
     // of its section's rows, until the next section.
     let mut section = None;
@@ -87,6 +106,7 @@ pub fn to_args(text: &str, origin: &str) -> Result<MemaslapConfig, String> {
         let at = || format!("{origin}:{}: '{}'", n + 1, raw.trim());
         let row = match section {
             Some(Section::Key | Section::Value) => size_fields(line).map(Ok),
+            Some(Section::Cmd) if reading == Reading::AsMemaslap => scanf_cmd(line).map(Err),
             Some(Section::Cmd) => cmd_fields(line).map(Err),
             None => None,
         };
@@ -99,6 +119,12 @@ pub fn to_args(text: &str, origin: &str) -> Result<MemaslapConfig, String> {
             (Some(Section::Cmd), Some(Err((kind, p)))) => {
                 if !(0.0..=1.0).contains(&p) {
                     return Err(format!("{}: the proportion must be between 0 and 1", at()));
+                }
+                if reading == Reading::AsMemaslap {
+                    if let Some(note) = memaslap_row(&mut cmds, kind, p, line, &at())? {
+                        skipped.push(note);
+                    }
+                    continue;
                 }
                 match kind {
                     0 => cmds.push(("set", p)),
@@ -141,12 +167,101 @@ pub fn to_args(text: &str, origin: &str) -> Result<MemaslapConfig, String> {
             args.extend([flag.to_string(), format!("empirical:{}", table.join(","))]);
         }
     }
+    // memaslap's table starts zeroed: a file without cmd rows leaves no
+    // set share at all, so gets only.
+    let proportions = (reading == Reading::AsMemaslap).then(|| {
+        let at = |i: usize| cmds.get(i).map_or(0.0, |c: &(&str, f64)| c.1);
+        (at(0), at(1))
+    });
+    if cmds.is_empty() && reading == Reading::AsMemaslap {
+        args.extend(["--mix".to_string(), "get=1".to_string()]);
+    }
     if !cmds.is_empty() {
-        check_total(cmds.iter().map(|c| c.1), origin, "cmd")?;
-        let mix: Vec<String> = cmds.iter().map(|(op, p)| format!("{op}={p}")).collect();
+        if reading == Reading::Sane {
+            check_total(cmds.iter().map(|c| c.1), origin, "cmd")?;
+        }
+        // memaslap picks by the ratio of the two; one under PROP_ERROR is
+        // none (no set share at all: gets only).
+        let kept: Vec<&(&str, f64)> = cmds.iter().filter(|c| c.1 >= PROP_ERROR).collect();
+        let mix: Vec<String> = match kept.is_empty() {
+            true => vec!["get=1".to_string()],
+            false => kept.iter().map(|(op, p)| format!("{op}={p}")).collect(),
+        };
         args.extend(["--mix".to_string(), mix.join(",")]);
     }
-    Ok(MemaslapConfig { args, skipped })
+    Ok(MemaslapConfig {
+        args,
+        skipped,
+        proportions,
+    })
+}
+
+/// A cmd row as memaslap's `sscanf(line, "%d %lf")` reads it: a decimal
+/// integer, then (after any spaces) the longest prefix that reads as a
+/// number, from where the integer stopped (`1.0 0.9` gives 1 and `.0`).
+fn scanf_cmd(line: &str) -> Option<(i64, f64)> {
+    let digits_end = |t: &str| {
+        let sign = usize::from(t.starts_with(['+', '-']));
+        sign + t[sign..].bytes().take_while(u8::is_ascii_digit).count()
+    };
+    let end = digits_end(line);
+    let kind = line[..end].parse().ok()?;
+    let rest = line[end..].trim_start();
+    // strtod's longest prefix: try every end, longest first (rows are short).
+    let p = (1..=rest.len().min(64))
+        .rev()
+        .filter(|&n| rest.is_char_boundary(n))
+        .find_map(|n| {
+            rest[..n]
+                .parse::<f64>()
+                .ok()
+                .filter(|_| !rest[..n].contains(['i', 'n', 'I', 'N']))
+        })?;
+    Some((kind, p))
+}
+
+/// One cmd row read as memaslap reads it, into `cmds` by its position
+/// (memaslap's table is indexed by row, read back as set, get); a note
+/// where the row would read otherwise, or is passed over.
+fn memaslap_row(
+    cmds: &mut Vec<(&'static str, f64)>,
+    kind: i64,
+    p: f64,
+    line: &str,
+    at: &str,
+) -> Result<Option<String>, String> {
+    // memaslap passes over types it lacks, without a place in the table.
+    if kind >= 2 {
+        return Ok(Some(format!(
+            "{at}: skipped: command type {kind} is neither 0 (set) nor 1 (get)"
+        )));
+    }
+    let op = match cmds.len() {
+        0 => "set",
+        1 => "get",
+        _ => {
+            return Err(format!(
+                "{at}: a third cmd row: memaslap's table holds two (set, get) and would \
+                 overrun it"
+            ))
+        }
+    };
+    cmds.push((op, p));
+    let sane = cmd_fields(line);
+    let note = match sane {
+        Some((k, q)) if q != p => Some(format!(
+            "{at}: memaslap reads this row's proportion as {p} (its %d stops at the '.', and \
+             the rest is the proportion); mcbench does as memaslap does. For {q}, write \
+             '{k} {q}'"
+        )),
+        _ if (kind == 0) != (op == "set") => Some(format!(
+            "{at}: memaslap takes row {} of cmd as the {op} share, whatever its type {kind}; \
+             mcbench does as memaslap does: list set (0) first, then get (1)",
+            cmds.len()
+        )),
+        _ => None,
+    };
+    Ok(note)
 }
 
 fn size_row(lo: u64, hi: u64, p: f64, min: u64, max: u64) -> Result<(u64, u64, f64), String> {
@@ -187,7 +302,7 @@ mod tests {
 
     #[test]
     fn the_manual_sample_reads_as_flags() {
-        let cfg = to_args(SAMPLE, "cfg").unwrap();
+        let cfg = to_args(SAMPLE, "cfg", Reading::Sane).unwrap();
         assert_eq!(
             cfg.args,
             [
@@ -202,11 +317,50 @@ mod tests {
         assert!(cfg.skipped.is_empty(), "{:?}", cfg.skipped);
     }
 
+    /// As memaslap reads the manual's sample: `1.0 0.9` is a get share of
+    /// `.0` (the real memaslap sent only sets: get 0 / set 156,413), said
+    /// with the line and how to write 0.9.
+    #[test]
+    fn as_memaslap_the_samples_get_row_reads_as_zero() {
+        let cfg = to_args(SAMPLE, "cfg", Reading::AsMemaslap).unwrap();
+        assert_eq!(cfg.args[4..], ["--mix", "set=0.1"]);
+        assert_eq!(cfg.skipped.len(), 1, "{:?}", cfg.skipped);
+        let note = &cfg.skipped[0];
+        assert!(
+            note.starts_with("cfg:12: '1.0 0.9': memaslap reads this row's proportion as 0"),
+            "{note}"
+        );
+        assert!(note.contains("write '1 0.9'"), "{note}");
+        // Written `1 0.9`, both read; no sum is checked, the ratio counts.
+        let cfg = to_args("cmd\n0 0.1\n1 0.9\n", "cfg", Reading::AsMemaslap).unwrap();
+        assert_eq!(cfg.args, ["--mix", "set=0.1,get=0.9"]);
+        assert!(cfg.skipped.is_empty());
+        let cfg = to_args("cmd\n0 0.2\n1 0.2\n", "cfg", Reading::AsMemaslap).unwrap();
+        assert_eq!(cfg.args, ["--mix", "set=0.2,get=0.2"]);
+        // Rows by position: a get row first is the set share.
+        let cfg = to_args("cmd\n1 0.9\n0 0.1\n", "cfg", Reading::AsMemaslap).unwrap();
+        assert_eq!(cfg.args, ["--mix", "set=0.9,get=0.1"]);
+        assert!(
+            cfg.skipped[0].contains("row 1 of cmd as the set share"),
+            "{:?}",
+            cfg.skipped
+        );
+        // No set share: gets only; a third row would overrun its table.
+        let cfg = to_args("cmd\n0 0\n1 1\n", "cfg", Reading::AsMemaslap).unwrap();
+        assert_eq!(cfg.args, ["--mix", "get=1"]);
+        assert!(to_args("cmd\n0 0.1\n1 0.8\n1 0.1\n", "cfg", Reading::AsMemaslap).is_err());
+        assert_eq!(scanf_cmd("1.0 0.9"), Some((1, 0.0)));
+        assert_eq!(scanf_cmd("0    0.1"), Some((0, 0.1)));
+        assert_eq!(scanf_cmd("1 0.9x"), Some((1, 0.9)));
+        assert_eq!(scanf_cmd("x 0.9"), None);
+        assert_eq!(scanf_cmd("1 nan"), None);
+    }
+
     /// The wrapped comment lines are skipped as memaslap skips them, and
     /// said to be; the rows under each section are read.
     #[test]
     fn the_man_pages_wrapped_comments_are_skipped_and_named() {
-        let cfg = to_args(MANUAL, "cfg").unwrap();
+        let cfg = to_args(MANUAL, "cfg", Reading::Sane).unwrap();
         assert_eq!(
             cfg.args,
             [
@@ -227,10 +381,10 @@ mod tests {
     /// memaslap reads nothing there.
     #[test]
     fn rows_after_a_skipped_line_wait_for_a_section() {
-        let cfg = to_args("key\n16 x 1\n20 20 1\nkey\n30 30 1\n", "cfg").unwrap();
+        let cfg = to_args("key\n16 x 1\n20 20 1\nkey\n30 30 1\n", "cfg", Reading::Sane).unwrap();
         assert_eq!(cfg.args, ["--key-size", "empirical:30-30:1"]);
         assert_eq!(cfg.skipped.len(), 2, "{:?}", cfg.skipped);
-        let cfg = to_args("cmd\n2 1\n0 1\n", "cfg").unwrap();
+        let cfg = to_args("cmd\n2 1\n0 1\n", "cfg", Reading::Sane).unwrap();
         assert_eq!(cfg.args, ["--mix", "set=1"]);
         assert!(
             cfg.skipped[0].contains("command type 2"),
@@ -244,7 +398,7 @@ mod tests {
     fn three_key_and_three_value_ranges_keep_their_proportions() {
         use crate::workload::Distribution;
         use rand::SeedableRng;
-        let args = to_args(SAMPLE, "cfg").unwrap().args;
+        let args = to_args(SAMPLE, "cfg", Reading::Sane).unwrap().args;
         let tables = [
             (
                 &args[1],
@@ -280,7 +434,7 @@ mod tests {
             ("cmd\n0 2\n", "cfg:2: '0 2'"),
             ("key\n16 20 0.5\n", "sum to 0.5"),
         ] {
-            let err = to_args(text, "cfg").err().unwrap();
+            let err = to_args(text, "cfg", Reading::Sane).err().unwrap();
             assert!(err.contains(needle), "{text:?}: {err}");
         }
     }

@@ -17,12 +17,16 @@ pub fn run_file_flags(text: &str, origin: &str) -> Result<Vec<String>, String> {
     run_file::to_args(text, origin)
 }
 
-pub use memaslap::MemaslapConfig;
+pub use memaslap::{MemaslapConfig, Reading};
 
 /// The flags a memaslap `-F` configuration file stands for, and the lines
-/// skipped as memaslap skips them.
-pub fn memaslap_flags(text: &str, origin: &str) -> Result<MemaslapConfig, String> {
-    memaslap::to_args(text, origin)
+/// skipped as memaslap skips them (or read otherwise than it reads them).
+pub fn memaslap_flags(
+    text: &str,
+    origin: &str,
+    reading: Reading,
+) -> Result<MemaslapConfig, String> {
+    memaslap::to_args(text, origin, reading)
 }
 
 use std::ffi::OsString;
@@ -59,7 +63,7 @@ pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
         layers.push(file);
     }
     if let Some(path) = value_of(typed, &["-F", "--cfg-cmd"]) {
-        let cfg = memaslap::to_args(&read(&path)?, &path)?;
+        let cfg = memaslap::to_args(&read(&path)?, &path, Reading::Sane)?;
         for line in &cfg.skipped {
             crate::stderr_line!("mcbench: note: {line}");
         }

@@ -54,7 +54,10 @@ pub(super) fn plan_workers(
     }
     let placed = spec.places_keys(nservers);
     if spec.load != LoadMode::NoLoad && spec.window.is_none() {
-        let shares = key_shares(&plans_conns(&plans), keys, placed, nservers);
+        let shares = match spec.load_each_thread {
+            true => whole_key_space(&plans_conns(&plans), keys, placed, nservers),
+            false => key_shares(&plans_conns(&plans), keys, placed, nservers),
+        };
         for (plan, share) in plans.iter_mut().zip(shares) {
             plan.load = share;
         }
@@ -169,6 +172,28 @@ fn key_shares(
         }
     }
     out
+}
+
+/// `--load-each-thread`: every worker with connections loads every key
+/// of each of its servers (all of them, where keys are placed).
+fn whole_key_space(
+    servers: &[Vec<usize>],
+    keys: &KeySpace,
+    placed: bool,
+    nservers: usize,
+) -> Vec<Vec<(Option<usize>, Range<u64>)>> {
+    let ids = keys.ids();
+    servers
+        .iter()
+        .map(|mine| match (placed, mine.is_empty()) {
+            (_, true) => Vec::new(),
+            (true, false) => vec![(None, ids.clone())],
+            (false, false) => (0..nservers)
+                .filter(|s| mine.contains(s))
+                .map(|s| (Some(s), ids.clone()))
+                .collect(),
+        })
+        .collect()
 }
 
 /// Part `i` of `n` shared by `parts` as evenly as whole numbers allow (the

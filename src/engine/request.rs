@@ -13,8 +13,11 @@ pub struct WireOptions {
     pub expiry: u32,
     /// Amount of `incr`/`decr`.
     pub delta: u64,
-    /// Send the commands that allow it quiet, each fenced by a noop.
+    /// Send the commands that allow it quiet, each fenced by a noop...
     pub noreply: bool,
+    /// ...or, where the protocol allows it, all those of one write fenced
+    /// once, after the last (`Conn::fence_quiet`).
+    pub fence_later: bool,
     /// Meta protocol flags on retrievals.
     pub meta: mcbench_proto::meta::Options,
     /// The longest value a reply may carry (`RunSpec::largest_stored_value`).
@@ -95,6 +98,7 @@ impl Encoder {
         wire.opaque = opaque;
         wire.hash_field = self.wire.hash_field;
         wire.noreply = self.wire.noreply && self.wire.protocol.supports_noreply(cmd);
+        wire.unfenced = wire.noreply && self.wire.fence_later;
         if cmd.is_storage() {
             wire.value = match traced.and_then(|t| t.value_len) {
                 Some(len) => workload.value_of_len(req.key, len as usize),
@@ -120,6 +124,7 @@ impl Encoder {
             cmd,
             keys: nkeys,
             noreply: wire.noreply,
+            unfenced: wire.unfenced,
             opaque,
             max_value: self.wire.max_value,
             hash: mcbench_proto::resp::in_hash(&wire),

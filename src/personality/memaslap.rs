@@ -76,7 +76,8 @@ pub struct MemaslapArgs {
     /// loop (memaslap's own --tps has no effect, a bug in its code).
     #[arg(short = 'P', long = "tps", value_parser = memaslap_size)]
     tps: Option<u64>,
-    /// The first N servers take the writes; reads go to the others.
+    /// The first N servers take the writes; each read goes to any server,
+    /// in turn (memaslap draws one), over the task window as usual.
     #[arg(short = 'p', long = "rep_write")]
     rep_write: Option<usize>,
     /// Print details when a verification fails.
@@ -141,6 +142,8 @@ impl MemaslapArgs {
             ),
         }
         t.native.extend(DEFAULTS.iter().map(|s| s.to_string()));
+        // memaslap's default set:get, as it prints them.
+        let mut proportions = (0.1, 0.9);
         if let Some(path) = self.config_file() {
             let text = crate::untrusted::read_text(
                 std::path::Path::new(&path),
@@ -148,8 +151,10 @@ impl MemaslapArgs {
                 "a memaslap configuration",
             )
             .map_err(|e| format!("-F/--cfg_cmd: {e}"))?;
-            let cfg = crate::config::memaslap_flags(&text, &path)?;
+            let reading = crate::config::Reading::AsMemaslap;
+            let cfg = crate::config::memaslap_flags(&text, &path, reading)?;
             t.native.extend(cfg.args);
+            proportions = cfg.proportions.unwrap_or(proportions);
             for line in cfg.skipped {
                 t.note(line);
             }
@@ -163,14 +168,7 @@ impl MemaslapArgs {
                 "-w/--win_size must be a multiple of 1024 (1k, 10k), got {window}"
             ));
         }
-        // The replication test reads a preloaded key space, not windows.
-        if self.rep_write.is_some() {
-            if self.win_size.is_some() {
-                t.note("-w/--win_size has no effect with -p/--rep_write: the replication test reads the preloaded key space");
-            }
-        } else {
-            t.flag("--window", window);
-        }
+        t.flag("--window", window);
         self.checks_and_modes(&mut t)?;
         if let Some(freq) = self.stat_freq {
             t.flag("--interval", format!("{}s", freq.as_secs()));
@@ -187,6 +185,7 @@ impl MemaslapArgs {
                     .then(|| self.time.unwrap_or(DEFAULT_TIME)),
                 execute_number: self.execute_number,
                 window,
+                proportions,
             },
             self.stat_freq,
             self.extras.json.as_deref() == Some(std::path::Path::new("-")),
@@ -257,6 +256,7 @@ impl MemaslapArgs {
         }
         if self.division > 1 {
             t.flag("--multiget", self.division);
+            per_key_mix(&mut t.native, self.division);
         } else if self.division == 0 {
             return Err("-d/--division must be at least 1".into());
         }
@@ -280,9 +280,11 @@ impl MemaslapArgs {
             ));
         }
         if let Some(n) = self.rep_write {
-            // memaslap sends no replication-lag probes of its own.
+            // memaslap sends no replication-lag probes of its own; its
+            // reads go to any server, the key's writer included.
             t.flag("--rep-write", n);
             t.flag("--rep-lag-rate", 0);
+            t.flag("--rep-read", "any");
         }
         if let Some(tps) = self.tps {
             t.flag("--rate", tps);
@@ -296,3 +298,42 @@ impl MemaslapArgs {
 }
 
 const DEFAULT_TIME: Duration = Duration::from_secs(600);
+
+/// memaslap keeps its get:set proportion per key: a get of `keys` keys
+/// counts `keys` gets (its `get_opt`), so with `-d 20` and 9:1 it sends
+/// about 2.2 sets per multi-get. mcbench's mix is per request: the last
+/// `--mix` of `native` gets its get weight divided by `keys`.
+fn per_key_mix(native: &mut [String], keys: usize) {
+    let Some(at) = native.iter().rposition(|a| a == "--mix") else {
+        return;
+    };
+    let Some(mix) = native.get_mut(at + 1) else {
+        return;
+    };
+    let rows: Vec<String> = mix
+        .split(',')
+        .map(|row| match row.split_once('=') {
+            Some(("get", w)) => match w.parse::<f64>() {
+                Ok(w) => format!("get={}", w / keys as f64),
+                Err(_) => row.to_string(),
+            },
+            _ => row.to_string(),
+        })
+        .collect();
+    *mix = rows.join(",");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_multi_gets_keys_count_in_the_proportion() {
+        let mut native: Vec<String> = ["--mix", "get=90,set=10", "--mix", "set=0.1,get=0.9"]
+            .map(String::from)
+            .to_vec();
+        per_key_mix(&mut native, 20);
+        assert_eq!(native[1], "get=90,set=10");
+        assert_eq!(native[3], "set=0.1,get=0.045");
+    }
+}

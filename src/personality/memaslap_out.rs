@@ -22,6 +22,8 @@ pub struct Header {
     pub run_time: Option<Duration>,
     pub execute_number: Option<u64>,
     pub window: u64,
+    /// The set and get proportions as memaslap holds and prints them.
+    pub proportions: (f64, f64),
 }
 
 /// The three tables memaslap keeps: gets, sets, both.
@@ -72,13 +74,12 @@ impl Presenter for Memaslap {
             (None, n) => writeln!(out, "execute number: {}", n.unwrap_or(0)),
         }
         .ok();
-        let share = |op| spec.mix.share_of(op);
         let _ = write!(
             out,
             "windows size: {}k\nset proportion: set_prop={:.2}\nget proportion: get_prop={:.2}\n",
             h.window / 1024,
-            share(crate::workload::OpKind::Set),
-            share(crate::workload::OpKind::Get) + share(crate::workload::OpKind::Mget)
+            h.proportions.0,
+            h.proportions.1
         );
         emit(&out, self.to_stderr);
     }
@@ -256,8 +257,9 @@ impl Exporter for Final {
                 dump(&mut out, name, &h);
             }
         }
-        let count = |op: &str| r.ops.get(op).map_or(0, |o| o.count);
-        let sets = count("set");
+        // Sets the server took: one refused with an error reply (memcached's
+        // out of memory) is not in its cmd_set, and is in `errors` below.
+        let sets = r.ops.get("set").map_or(0, |o| o.ok);
         let _ = writeln!(out, "cmd_get: {}", r.gets.hits + r.gets.misses);
         let _ = writeln!(out, "cmd_set: {sets}");
         let _ = writeln!(out, "get_misses: {}", r.gets.misses);
@@ -306,6 +308,14 @@ impl Exporter for Final {
             ops as f64 / secs,
             (r.bytes.tx + r.bytes.rx) as f64 / 1024.0 / 1024.0 / secs
         );
+        // -P is held in requests/s; TPS counts a multi-get's every key.
+        if let Some(rate) = r.spec.rate() {
+            let _ = writeln!(
+                out,
+                "Held: -P/--tps {rate} requests/s; sent {:.0} requests/s (TPS counts each key of a multi-get, as memaslap's)",
+                r.total.count as f64 / secs
+            );
+        }
         Ok(out.into_bytes())
     }
 }

@@ -60,7 +60,9 @@ pub struct Common {
     /// Password for SASL authentication.
     #[arg(short = 'P', long = "password", value_name = "STRING")]
     password: Option<String>,
-    /// Threads to spawn [default: 1].
+    /// Threads to spawn [default: 1]. Under `mcbench mutilate`, each
+    /// preloads the whole key space, as mutilate's threads do (the server
+    /// sees -T × -r sets; not with agents).
     #[arg(short = 'T', long = "threads", value_name = "INT")]
     pub(super) threads: Option<usize>,
     /// Pin threads to CPUs, round-robin.
@@ -112,7 +114,8 @@ pub struct Common {
     #[arg(long = "search", value_name = "N:X")]
     search: Option<String>,
     /// Latency across QPS rates from min to max. mcbench: `mcbench scan`,
-    /// with its report.
+    /// with its report; each step as mutilate's: a preload (unless
+    /// --noload), -w's warm-up (none unless given), then -t.
     #[arg(long = "scan", value_name = "min:max:step")]
     scan: Option<String>,
     /// Agent mode: `mcbench agent` on every interface (token required).
@@ -128,12 +131,16 @@ pub struct Common {
     #[arg(short = 'l', long = "lambda_mul", value_name = "INT")]
     pub(super) lambda_mul: Option<u32>,
     /// Master connections per server per thread (its probe connections).
+    /// Without agents, as in mutilate: the run's connections, each at -q's
+    /// rate per -c connection.
     #[arg(short = 'C', long = "measure_connections", value_name = "INT")]
     pub(super) measure_connections: Option<usize>,
-    /// Master QPS (its probe connections' own open loop).
+    /// Master QPS (its probe connections' own open loop). Without agents,
+    /// no effect, as in mutilate.
     #[arg(short = 'Q', long = "measure_qps", value_name = "INT")]
     pub(super) measure_qps: Option<u64>,
-    /// Master depth (its probe connections').
+    /// Master depth (its probe connections'). Without agents, no effect,
+    /// as in mutilate.
     #[arg(short = 'D', long = "measure_depth", value_name = "INT")]
     pub(super) measure_depth: Option<usize>,
     /// Print the version and exit.
@@ -378,8 +385,16 @@ impl Common {
             t.note("--search: mcbench's search (bracket, bisect, confirm; its probes on stderr), then the table of the answer's run");
         }
         if let Some(s) = &self.scan {
+            // mutilate's step: a preload (unless --noload), -w's warm-up
+            // (none unless given), then -t.
             t.command = "scan";
             t.flag("--rates", s);
+            if self.warmup.is_none() {
+                t.flag("--warmup", "0s");
+            }
+            if !self.noload {
+                t.switch("--load-every-rate");
+            }
         }
         let servers = self.servers(&mut t, unix)?;
         // Each connection's server takes any key: mutilate places none.
@@ -396,11 +411,7 @@ impl Common {
         if keys != Keys::Profile || self.connections.is_some() || !self.agent.is_empty() {
             t.flag("--connections", connections);
         }
-        let depth = match self.agent.is_empty() {
-            true => self.measure_depth.or(self.depth),
-            false => self.depth,
-        };
-        t.flag("--depth", depth.unwrap_or(1));
+        t.flag("--depth", self.depth.unwrap_or(1));
         let defaults = keys == Keys::Generated;
         for (flag, given, default) in [
             ("--key-size", &self.keysize, "30"),
@@ -530,6 +541,9 @@ impl Common {
         }
         if self.noload {
             t.switch("--no-load");
+        } else if tool == Tool::Mutilate && self.agent.is_empty() && self.threads.unwrap_or(1) > 1 {
+            // Each of mutilate's threads preloads the whole key space.
+            t.switch("--load-each-thread");
         }
         if self.loadonly {
             t.switch("--load-only");

@@ -1,7 +1,8 @@
 //! mutilate's and memcache-perf's agent mode on mcbench's agents: `-A`
 //! serves (`mcbench agent`), `-a HOST` drives agents (`run --agent`), and
-//! `-C/-Q/-D` are the master's own probe connections (or, with no agent,
-//! override `-c`, `-q` and `-d`, as in mutilate).
+//! `-C/-Q/-D` are the master's own probe connections (with no agent, as
+//! in mutilate, `-C` replaces `-c`'s count at `-c`'s rate per connection,
+//! and `-Q` and `-D` do nothing).
 
 use super::mutilate::Common;
 use super::values::with_port;
@@ -74,7 +75,9 @@ impl Common {
     /// The master's side: its agents, and the load connections and rate
     /// left to them once the master's probe takes its own. `per_server`
     /// is `-c` × `-T` per server; `rate` is `-q` (0: closed loop). Without
-    /// agents, `-C/-Q/-D` override `-c/-q/-d`.
+    /// agents, as in mutilate (whose `-Q` and `-D` only share the load
+    /// with agents): `-C` connections each at `-q`'s rate per `-c`
+    /// connection.
     pub(super) fn agents(
         &self,
         t: &mut Translation,
@@ -90,7 +93,15 @@ impl Common {
                 t.note("-p has no effect without -A or -a");
             }
             let conns = self.measure_connections.map_or(per_server, |c| c * threads);
-            return Ok((conns, self.measure_qps.unwrap_or(rate)));
+            if self.measure_qps.is_some() || self.measure_depth.is_some() {
+                t.note(
+                    "-Q and -D have no effect without agents, as in mutilate: it reads them \
+                     only to share -q with its agents",
+                );
+            }
+            // mutilate's per-connection rate is -q over -c's connections.
+            let rate = (rate as u128 * conns as u128 / per_server.max(1) as u128) as u64;
+            return Ok((conns, rate));
         }
         let port = self.port()?;
         for a in &self.agent {

@@ -199,6 +199,21 @@ impl Render {
             total as f64 / secs,
             r.duration_s
         );
+        // mutilate counts an error reply as a get or set done: its figure,
+        // named, beside mcbench's (which leaves them out).
+        let replied: u64 = ["error", "client_error", "server_error", "auth_error"]
+            .iter()
+            .filter_map(|k| r.responses.get(*k))
+            .sum();
+        if replied > 0 {
+            let with = total + replied;
+            let _ = writeln!(
+                out,
+                "Total QPS with error replies, as mutilate counts them = {:.1} ({with} / {:.1}s)\n",
+                with as f64 / secs,
+                r.duration_s
+            );
+        }
         let looked_up = r.gets.hits + r.gets.misses;
         let _ = writeln!(
             out,

@@ -71,14 +71,17 @@ pub struct TwemperfArgs {
     /// Expiry of generated requests, s.
     #[arg(short = 'e', long = "expiry", default_value_t = 0, value_name = "N")]
     expiry: u32,
-    /// Send requests with noreply. mcbench fences each with a noop so
-    /// that it is still timed.
+    /// Send requests with noreply. As twemperf's, a call follows the last
+    /// once it is written; mcbench writes up to 64 at a time with one
+    /// `version` after them, which tells them done (and times them), so
+    /// its rate is bound by the server, twemperf's by one write per call.
     #[arg(short = 'q', long = "use-noreply")]
     use_noreply: bool,
     /// Prefix of generated keys.
     #[arg(short = 'P', long = "prefix", default_value = "mcp:", value_name = "S")]
     prefix: String,
-    /// This instance is I of N (disjoint key slices).
+    /// This instance is I of N. As twemperf's, every instance writes the
+    /// same keys; I seeds the size draws (mcbench `--seed I+1`).
     #[arg(
         short = 'c',
         long = "client",
@@ -97,7 +100,8 @@ pub struct TwemperfArgs {
     #[arg(short = 'r', long = "conn-rate", default_value = "0", value_name = "R")]
     conn_rate: String,
     /// Call rate on a connection, [D]R1[,R2] (0: each after the previous
-    /// answer).
+    /// answer). At 0 mcbench busy-polls, as twemperf's event loop spins
+    /// (a full core): sleeping between answers would halve the rate.
     #[arg(short = 'R', long = "call-rate", default_value = "0", value_name = "R")]
     call_rate: String,
     /// Item sizes, [D]R1[,R2]: d fixed, u uniform over [R1,R2), e
@@ -210,6 +214,9 @@ impl TwemperfArgs {
         t.flag("--num-calls", self.num_calls);
         t.flag("--conn-rate", &self.conn_rate);
         t.flag("--call-rate", &self.call_rate);
+        if self.call_rate.trim() == "0" {
+            t.switch("--busy-poll");
+        }
         let sizes = twemperf_sizes(&self.sizes)?;
         if matches!(method.as_str(), "incr" | "decr") {
             // twemperf sends the drawn size as the amount (`incr k N`).
@@ -224,13 +231,20 @@ impl TwemperfArgs {
         }
         t.flag("--value-size", sizes);
         // twemperf's keys: the prefix and 8 hex digits of an id that
-        // counts up with each call.
+        // counts up from 1 with each call.
         t.flag("--key-prefix", &self.prefix);
+        t.flag("--key-digits", "hex");
+        t.flag("--first-key", 1);
         t.flag("--key-size", self.prefix.len() + 8);
         t.flag("--key-popularity", "sequential");
         let calls = self.num_conns.saturating_mul(self.num_calls);
         t.flag("--keys", calls.clamp(1, MAX_KEYS));
-        t.flag("--client", &self.client);
+        // twemperf's instance id only seeds its draws: every instance
+        // writes the same keys.
+        let client: crate::workload::ClientSlice = self.client.parse()?;
+        if client.index > 0 {
+            t.flag("--seed", client.index + 1);
+        }
         t.flag("--expiry", self.expiry);
         t.flag("--send-buffer", self.send_buffer);
         t.flag("--recv-buffer", self.recv_buffer);

@@ -123,6 +123,10 @@ impl Block {
             p(99.0),
             p(99.9)
         );
+        out.push_str(
+            "  (mcbench's percentiles are exact; mcperf's own are whole 1 ms bins, \
+             never below 1.0, and its p75 is the 70th)\n",
+        );
         let rsp = |k: &str| r.responses.get(k).copied().unwrap_or(0);
         let _ = writeln!(
             out,

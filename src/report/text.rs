@@ -287,9 +287,14 @@ fn workload(out: &mut String, r: &RunResult) {
     } else {
         String::new()
     };
+    let numbers = match (s.key_digits, s.first_key) {
+        (crate::workload::KeyDigits::Decimal, 0) => String::new(),
+        (crate::workload::KeyDigits::Decimal, n) => format!(" numbered from {n}"),
+        (crate::workload::KeyDigits::Hex, n) => format!(" numbered in hex from {n}"),
+    };
     let _ = writeln!(
         out,
-        "  {} keys ({} B, prefix '{}', {} popularity{slice}), values {} B; {}; keys {load}",
+        "  {} keys ({} B, prefix '{}'{numbers}, {} popularity{slice}), values {} B; {}; keys {load}",
         s.keys,
         s.key_size,
         s.key_prefix,

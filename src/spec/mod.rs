@@ -100,6 +100,12 @@ pub struct RunSpec {
     pub key_size: Distribution,
     pub value_size: Distribution,
     pub key_prefix: String,
+    /// How key numbers are written after the prefix.
+    #[serde(default)]
+    pub key_digits: crate::workload::KeyDigits,
+    /// The number of the first key.
+    #[serde(default)]
+    pub first_key: u64,
     /// Which keys requests ask for.
     pub popularity: Popularity,
     /// This instance's slice of the key space.
@@ -121,6 +127,10 @@ pub struct RunSpec {
     /// Largest value size allowed, bytes.
     pub max_value_size: usize,
     pub load: LoadMode,
+    /// Every worker preloads every key of its servers (mutilate's each
+    /// thread does), not its share: the server sees threads × the keys.
+    #[serde(default)]
+    pub load_each_thread: bool,
     /// Live-report interval; also the length of each JSON interval.
     #[serde(with = "units::seconds")]
     pub interval: Duration,
@@ -337,6 +347,16 @@ impl RunSpec {
                 // ones (up to one per server).
                 lanes: self.total_connections(self.servers.len().max(1))
                     + self.threads * self.servers.len().max(1),
+                // memaslap presets a whole window where nothing writes.
+                preset: match self
+                    .mix
+                    .shares
+                    .iter()
+                    .any(|(op, s)| op.writes() && *s > 0.0)
+                {
+                    true => 1,
+                    false => size,
+                },
             }),
             values: ValueTable::new(self.max_value_len(), self.seed),
             keys,
@@ -372,6 +392,13 @@ impl RunSpec {
             return Err("--depth must be between 1 and 65536".into());
         }
         self.validate_label()?;
+        if self.first_key > u64::from(u32::MAX) {
+            return Err(format!(
+                "--first-key is at most {} (4294967295), got {}",
+                u32::MAX,
+                self.first_key
+            ));
+        }
         self.validate_refill_batch()?;
         self.validate_schedule()?;
         self.validate_read_delay()?;
@@ -667,10 +694,15 @@ impl RunSpec {
 
     /// The key space, its keys placed by `router`.
     pub fn key_space(&self, router: crate::placement::Router) -> Result<KeySpace, String> {
+        let names = crate::workload::KeyNames {
+            prefix: self.key_prefix.clone(),
+            digits: self.key_digits,
+            first: self.first_key,
+        };
         KeySpace::new(
             self.keys,
             self.client,
-            &self.key_prefix,
+            &names,
             self.key_size.clone(),
             self.popularity,
             self.seed,

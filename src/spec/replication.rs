@@ -21,6 +21,10 @@ pub struct Replication {
     /// The first `writers` servers take the writes (memaslap's
     /// `--rep_write`); reads go to a server the key was not written to.
     pub writers: usize,
+    /// Reads go to any server, the key's writer included (memaslap's
+    /// own `-p`), not only to the others.
+    #[serde(default)]
+    pub any_reader: bool,
     /// Lag probes started per second on their own connections (0: none).
     pub lag_rate: f64,
     /// How long a probe waits between polls of its key on a replica.
@@ -36,6 +40,7 @@ impl RunSpec {
             .map(|r| crate::placement::Replicas {
                 writers: r.writers,
                 servers: self.servers.len(),
+                any_reader: r.any_reader,
             })
     }
 
@@ -81,8 +86,12 @@ impl RunSpec {
         if self.churn().is_some() {
             return refuse("--num-conns: it holds a connection to every server");
         }
-        if self.window.is_some() {
-            return refuse("--window: it reads the keys of the preloaded key space");
+        // A window's keys are read once written; only where reads go
+        // anywhere, as memaslap's, is a window not mistaken for replication.
+        if self.window.is_some() && !r.any_reader {
+            return refuse(
+                "--window unless --rep-read any: it reads the keys of the preloaded key space",
+            );
         }
         if self.multiget.share > 0.0 || self.mix.share_of(crate::workload::OpKind::Mget) > 0.0 {
             return refuse("multigets: each key of a read is judged by where it was written");
@@ -111,7 +120,7 @@ impl RunSpec {
         if self.getset {
             return refuse("--getset: every replication miss would write its key again to a writer that holds it");
         }
-        if self.load != super::LoadMode::Load {
+        if self.load != super::LoadMode::Load && self.window.is_none() {
             return refuse("--no-load or --load-only: a read from a replica can only miss replication if the key was written");
         }
         Ok(())

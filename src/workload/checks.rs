@@ -282,7 +282,7 @@ mod tests {
         let keys = KeySpace::new(
             1000,
             ClientSlice { index: 0, of: 1 },
-            "mcb:",
+            &crate::workload::KeyNames::decimal("mcb:"),
             "30".parse().unwrap(),
             Popularity::Uniform,
             1,

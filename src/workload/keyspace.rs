@@ -3,8 +3,9 @@
 //!
 //! Key ids are global: `--keys N` names ids `0..N`, of which this instance
 //! uses a slice (`--client I/N`, twemperf's `-c`). Key `id` is always the
-//! same bytes (so a get after a set finds it): the prefix, then `id` in
-//! decimal, left-padded with zeros to the key's size, which is fixed or
+//! same bytes (so a get after a set finds it): the prefix, then `id`'s
+//! number (`KeyNames`: decimal from 0, or as twemperf names its keys, hex
+//! from 1), left-padded with zeros to the key's size, which is fixed or
 //! drawn once from the size distribution with a seed derived from `id`.
 //! Keys are printable ASCII without spaces, at most 250 bytes. Ids from `N`
 //! up to `2N` are never written: requests for them are planned misses.
@@ -46,6 +47,56 @@ impl std::str::FromStr for ClientSlice {
     }
 }
 
+/// How a key's number is written: `--key-digits` and `--first-key`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyDigits {
+    /// 0-9 (mcbench, memaslap, mutilate).
+    #[default]
+    Decimal,
+    /// 0-9a-f (twemperf: `mcp:0000000a`).
+    Hex,
+}
+
+impl KeyDigits {
+    fn base(self) -> u64 {
+        match self {
+            KeyDigits::Decimal => 10,
+            KeyDigits::Hex => 16,
+        }
+    }
+}
+
+/// The bytes of key numbers: the prefix, then `first + id` in `digits`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyNames {
+    pub prefix: String,
+    pub digits: KeyDigits,
+    /// The number of id 0 (twemperf's first key is 1).
+    pub first: u64,
+}
+
+impl KeyNames {
+    /// Decimal numbers from 0 after `prefix`.
+    pub fn decimal(prefix: &str) -> Self {
+        KeyNames {
+            prefix: prefix.to_string(),
+            digits: KeyDigits::Decimal,
+            first: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct KeySpace {
     /// This instance's ids: `first..first + count`.
@@ -54,6 +105,9 @@ pub struct KeySpace {
     /// All instances' keys: ids `total..2 * total` are planned misses.
     total: u64,
     prefix: Vec<u8>,
+    digits: KeyDigits,
+    /// The number written for id 0.
+    first_number: u64,
     size: Distribution,
     /// The shortest key that still holds the prefix and every id.
     min_len: usize,
@@ -99,7 +153,7 @@ impl KeySpace {
     pub fn new(
         total: u64,
         slice: ClientSlice,
-        prefix: &str,
+        names: &KeyNames,
         size: Distribution,
         popularity: Popularity,
         seed: u64,
@@ -114,13 +168,15 @@ impl KeySpace {
                 "the key space must hold at least one key per client (--keys {total})"
             ));
         }
+        let prefix = names.prefix.as_str();
         if prefix.bytes().any(|b| !b.is_ascii_graphic()) {
             return Err(format!(
                 "key prefix '{prefix}' must be printable ASCII without spaces"
             ));
         }
         // Room for every id, planned misses included (see `miss`).
-        let min_len = prefix.len() + digits(2 * total);
+        let base = names.digits.base();
+        let min_len = prefix.len() + digits((2 * total).saturating_add(names.first), base);
         // Any id (window keys grow without bound) must fit: u64 has 20 digits.
         if prefix.len() + 20 > MAX_KEY_LEN {
             return Err(format!("key prefix '{prefix}' is too long"));
@@ -144,6 +200,8 @@ impl KeySpace {
             count,
             total,
             prefix: prefix.as_bytes().to_vec(),
+            digits: names.digits,
+            first_number: names.first,
             size,
             min_len,
             seed,
@@ -227,7 +285,12 @@ impl KeySpace {
     /// Writes key `id` into `buf` and returns it.
     fn format_key<'b>(&self, id: u64, buf: &'b mut [u8; MAX_KEY_LEN]) -> &'b [u8] {
         let mut num = itoa::Buffer::new();
-        let digits = num.format(id).as_bytes();
+        let mut hex = [0u8; 16];
+        let number = id.wrapping_add(self.first_number);
+        let digits = match self.digits {
+            KeyDigits::Decimal => num.format(number).as_bytes(),
+            KeyDigits::Hex => hex_digits(number, &mut hex),
+        };
         let p = self.prefix.len();
         // Window keys grow without bound; such a key outgrows its size.
         let len = self.len_of(id).max(p + digits.len());
@@ -333,10 +396,21 @@ impl KeySpace {
     }
 }
 
-fn digits(mut n: u64) -> usize {
+/// `n` in lowercase hex, without leading zeros.
+fn hex_digits(n: u64, buf: &mut [u8; 16]) -> &[u8] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let len = digits(n, 16);
+    for (i, b) in buf[..len].iter_mut().enumerate() {
+        *b = HEX[((n >> (4 * (len - 1 - i))) & 0xf) as usize];
+    }
+    &buf[..len]
+}
+
+/// How many digits `n` takes in `base`.
+fn digits(mut n: u64, base: u64) -> usize {
     let mut d = 1;
-    while n >= 10 {
-        n /= 10;
+    while n >= base {
+        n /= base;
         d += 1;
     }
     d
@@ -364,7 +438,7 @@ mod tests {
         KeySpace::new(
             count,
             ALL,
-            "mcb:",
+            &KeyNames::decimal("mcb:"),
             size.parse().unwrap(),
             Popularity::Uniform,
             1,
@@ -385,6 +459,35 @@ mod tests {
             assert!(k.iter().all(|b| b.is_ascii_graphic()));
             assert!(seen.insert(k));
         }
+    }
+
+    /// twemperf's names: 8 hex digits of a number that starts at 1.
+    #[test]
+    fn hex_keys_from_one_are_twemperfs() {
+        let names = KeyNames {
+            prefix: "mcp:".into(),
+            digits: KeyDigits::Hex,
+            first: 1,
+        };
+        let ks = KeySpace::new(
+            1000,
+            ALL,
+            &names,
+            "12".parse().unwrap(),
+            Popularity::Sequential,
+            1,
+            Router::Single,
+        )
+        .unwrap();
+        let mut buf = [0; MAX_KEY_LEN];
+        assert_eq!(ks.key(0, &mut buf), b"mcp:00000001");
+        assert_eq!(ks.key(9, &mut buf), b"mcp:0000000a");
+        assert_eq!(ks.key(999, &mut buf), b"mcp:000003e8");
+        // A planned miss is past the space: 2,000 is 7d0.
+        assert_eq!(ks.key(1999, &mut buf), b"mcp:000007d0");
+        let mut hex = [0; 16];
+        assert_eq!(hex_digits(u64::MAX, &mut hex), b"ffffffffffffffff");
+        assert_eq!(hex_digits(0, &mut hex), b"0");
     }
 
     #[test]
@@ -429,7 +532,7 @@ mod tests {
             KeySpace::new(
                 n,
                 ALL,
-                prefix,
+                &KeyNames::decimal(prefix),
                 size.parse().unwrap(),
                 Popularity::Uniform,
                 1,
@@ -451,7 +554,7 @@ mod tests {
                 let ks = KeySpace::new(
                     3000,
                     slice,
-                    "k",
+                    &KeyNames::decimal("k"),
                     "30".parse().unwrap(),
                     Popularity::Uniform,
                     1,
@@ -479,7 +582,7 @@ mod tests {
             let ks = KeySpace::new(
                 100,
                 ClientSlice { index: i, of: 3 },
-                "k",
+                &KeyNames::decimal("k"),
                 "30".parse().unwrap(),
                 Popularity::Uniform,
                 1,

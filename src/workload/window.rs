@@ -18,6 +18,9 @@ pub struct TaskWindow {
     pub overwrite: f64,
     /// Connections of the run (lanes of the window id layout).
     pub lanes: usize,
+    /// Keys each connection writes before it reads: its whole window
+    /// where the mix has no writes (memaslap's warm-up), else one.
+    pub preset: u64,
 }
 
 /// Which of a connection's window keys are on the server by this run's
@@ -51,7 +54,7 @@ impl Workload {
         window: TaskWindow,
     ) -> Request {
         // Nothing to read yet: memaslap writes first.
-        if !op.writes() && cursor.written == 0 {
+        if !op.writes() && cursor.written < window.preset {
             op = OpKind::Set;
         }
         let overwrite = cursor.written > 0 && rng.gen::<f64>() < window.overwrite;

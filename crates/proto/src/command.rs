@@ -148,6 +148,10 @@ pub struct Request<'a> {
     /// binary quiet opcodes). Codecs that can fence a quiet request follow
     /// it with a noop so that it still gets exactly one response.
     pub noreply: bool,
+    /// A quiet request sent without a fence of its own, where the
+    /// protocol allows it ([`crate::Protocol::fences_later`]): a later
+    /// request's reply, or a fence sent after it, tells it was done.
+    pub unfenced: bool,
     /// Echoed by the server (binary opaque, meta `O`); checked on parse.
     pub opaque: u32,
     /// RESP only (the mutilate fork's `--assoc`): a get or set of a key
@@ -168,6 +172,7 @@ impl<'a> Request<'a> {
             cas: 0,
             delta: 0,
             noreply: false,
+            unfenced: false,
             opaque: 0,
             hash_field: 0,
         }
@@ -189,6 +194,7 @@ impl<'a> Request<'a> {
             cmd: self.cmd,
             keys: self.key_count(),
             noreply: self.noreply,
+            unfenced: self.noreply && self.unfenced,
             opaque: self.opaque,
             max_value: u32::MAX,
             hash: crate::resp::in_hash(self),
@@ -206,6 +212,9 @@ pub struct Expect {
     pub keys: u32,
     /// The request was sent quiet and fenced with a noop.
     pub noreply: bool,
+    /// ...or quiet without its own fence (text protocol): its reply is an
+    /// error or outcome line before the next request's reply, else none.
+    pub unfenced: bool,
     /// The opaque the request carried.
     pub opaque: u32,
     /// The longest value a reply may carry, bytes (the caller's largest

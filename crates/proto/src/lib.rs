@@ -126,6 +126,24 @@ impl Protocol {
         }
     }
 
+    /// Whether quiet requests may go without a fence each
+    /// ([`Request::unfenced`]), one fence ([`Protocol::encode_fence`])
+    /// after the last telling them all done. The text protocol only: its
+    /// errors come in order and name no request, so an unfenced request's
+    /// error is the first line before the next reply; the other codecs
+    /// fence each.
+    pub fn fences_later(self) -> bool {
+        self == Protocol::Ascii
+    }
+
+    /// Appends the fence that tells every quiet request before it done:
+    /// the text protocol's `version` (see [`Protocol::fences_later`]).
+    pub fn encode_fence(self, out: &mut Vec<u8>) {
+        if self.fences_later() {
+            ascii::fence(out);
+        }
+    }
+
     /// Whether `cmd` can be sent quiet (`--noreply`) in this protocol.
     pub fn supports_noreply(self, cmd: Cmd) -> bool {
         match self {

@@ -44,6 +44,7 @@ fn expect(cmd: Cmd, keys: u32, noreply: bool, opaque: u32) -> Expect {
         cmd,
         keys,
         noreply,
+        unfenced: false,
         opaque,
         max_value: u32::MAX,
         hash: false,

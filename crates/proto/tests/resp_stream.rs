@@ -11,6 +11,7 @@ fn expect(cmd: Cmd, keys: u32) -> Expect {
         cmd,
         keys,
         noreply: false,
+        unfenced: false,
         opaque: 0,
         max_value: u32::MAX,
         hash: false,

@@ -228,6 +228,7 @@ fn scan_inner(args: &ScanArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, F
     }
     let curve = Curve::new(CurveKind::Scan, args.slo, None);
     let mut series = Series::prepare(&args.run, rates[0], curve, text)?;
+    series.reload = args.load_every_rate;
     for &rate in &rates {
         if series.probe(rate, false)?.is_none() {
             return Ok(series.end_stopped());
@@ -273,6 +274,8 @@ struct Series {
     stop: Arc<AtomicUsize>,
     outputs: ExportManager,
     curve: Curve,
+    /// Preload before every rate (scan's `--load-every-rate`), not once.
+    reload: bool,
 }
 
 impl Series {
@@ -320,6 +323,7 @@ impl Series {
             stop,
             outputs,
             curve,
+            reload: false,
         })
     }
 
@@ -335,7 +339,7 @@ impl Series {
                 bound_us: slo.bound_us,
             });
         }
-        if !self.curve.runs.is_empty() && spec.load == LoadMode::Load {
+        if !self.curve.runs.is_empty() && spec.load == LoadMode::Load && !self.reload {
             spec.load = LoadMode::NoLoad;
         }
         let mut result = match measure(&spec, self.percentiles.clone(), &self.stop, None, None) {

@@ -239,6 +239,19 @@ impl Conn {
         self.unsent += 1;
     }
 
+    /// Ends the output with a fence when its last request went quiet
+    /// without one (`WireOptions::fence_later`): every quiet request of
+    /// the write is then told done by it, its one reply.
+    pub fn fence_quiet(&mut self) {
+        let Some(last) = self.in_flight.back_mut().filter(|r| r.expect.unfenced) else {
+            return;
+        };
+        let before = self.out.len();
+        self.protocol.encode_fence(&mut self.out);
+        last.expect.unfenced = false;
+        last.end_byte += (self.out.len() - before) as u64;
+    }
+
     /// Requests queued whose last byte has not been written yet.
     pub fn unsent(&self) -> usize {
         self.unsent

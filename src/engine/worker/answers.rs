@@ -333,6 +333,7 @@ mod tests {
                 cmd: op.cmd(),
                 keys: 1,
                 noreply: false,
+                unfenced: false,
                 opaque: 0,
                 max_value: u32::MAX,
                 hash: false,

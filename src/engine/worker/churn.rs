@@ -66,6 +66,10 @@ struct Life {
     generation: u32,
 }
 
+/// Quiet calls sent one after another before their one fence (see
+/// `Worker::send_calls`).
+const QUIET_BATCH: usize = 64;
+
 impl Schedule {
     pub fn new(churn: &Churn, index: usize, workers: usize) -> Self {
         let share = crate::engine::share(churn.conns, workers, index);
@@ -380,7 +384,29 @@ impl Worker {
         let (started, intended) = (life.connect_start_ns, life.intended_open_ns);
         // The client's own lateness is when it started the connect; the
         // connect itself is the server's (and the network's) time.
-        self.send_call(c, intended, started);
+        self.send_calls(c, intended, started);
+    }
+
+    /// Sends slot `c`'s next call, and where calls follow one another and
+    /// it went quiet without a fence of its own, the next ones at once, up
+    /// to `QUIET_BATCH`: as twemperf's `-q` sends a call once the last is
+    /// written. The turn's write fences the last (`Conn::fence_quiet`).
+    fn send_calls(&mut self, c: usize, intended_ns: u64, reached_ns: u64) {
+        self.send_call(c, intended_ns, reached_ns);
+        if self.schedule().call_gaps != Gaps::AfterPrevious {
+            return;
+        }
+        for _ in 1..QUIET_BATCH {
+            let quiet = self.conns[c]
+                .in_flight
+                .back()
+                .is_some_and(|r| r.expect.unfenced);
+            if !quiet || !self.conns[c].alive || self.schedule().lives[c].calls_left == 0 {
+                return;
+            }
+            let now = crate::net::clock_ns();
+            self.send_call(c, now, now);
+        }
     }
 
     /// Sends the next call of slot `c`, intended at `intended_ns`, which
@@ -419,7 +445,7 @@ impl Worker {
         if life.calls_left == 0 || !self.progress.sending {
             self.retire(c, now);
         } else if self.schedule().call_gaps == Gaps::AfterPrevious {
-            self.send_call(c, now, now);
+            self.send_calls(c, now, now);
         }
     }
 

@@ -244,6 +244,7 @@ mod tests {
         let replicas = Replicas {
             writers: 1,
             servers: 3,
+            any_reader: false,
         };
         let mut r = Router::by_server(3, 3);
         let reads: Vec<_> = (0..4)

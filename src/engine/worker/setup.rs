@@ -103,6 +103,10 @@ pub(super) fn encoder(spec: &RunSpec) -> Result<Encoder, String> {
         expiry: spec.expiry,
         delta: spec.delta,
         noreply: spec.noreply,
+        // Datagrams carry one request each, so each its own fence.
+        fence_later: spec.noreply
+            && spec.protocol.fences_later()
+            && crate::spec::ServerAddr::first_udp(&spec.servers).is_none(),
         meta: spec.meta_options()?,
         max_value: u32::try_from(spec.largest_stored_value()).unwrap_or(u32::MAX),
         hash_field: spec.assoc.unwrap_or(0),

@@ -49,6 +49,7 @@ impl Worker {
         if !conn.alive {
             return false;
         }
+        conn.fence_quiet();
         let unsent = conn.unsent();
         let stamped = conn.kernel_stamped();
         // Stamped, a request's send path starts at the send call itself,

@@ -7,7 +7,8 @@
 use crate::{Cmd, Request};
 
 /// Appends `req` in the text protocol. A `noreply` request is followed by
-/// `version\r\n`, its fence (see [`super::parse`]). Only the commands of
+/// `version\r\n`, its fence (see [`super::parse`]), unless sent
+/// [`Request::unfenced`]. Only the commands of
 /// [`supports`] are encoded; others write nothing. The verbs are the
 /// commands' own names ([`Cmd::name`]).
 pub fn encode(out: &mut Vec<u8>, req: &Request) {
@@ -24,9 +25,15 @@ pub fn encode(out: &mut Vec<u8>, req: &Request) {
         }
         Cmd::Noop => return,
     }
-    if noreply {
-        out.extend_from_slice(b"version\r\n");
+    if noreply && !req.unfenced {
+        fence(out);
     }
+}
+
+/// `version\r\n`: the fence of the quiet requests before it (the one
+/// command every memcached answers, old ones included).
+pub fn fence(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"version\r\n");
 }
 
 /// The commands the text protocol has (every one but a noop).

@@ -7,5 +7,5 @@ mod encode;
 mod parse;
 
 pub use crate::line::MAX_LINE;
-pub use encode::{auth, encode, supports, supports_noreply};
+pub use encode::{auth, encode, fence, supports, supports_noreply};
 pub use parse::{parse, parse_response, parse_response_from};

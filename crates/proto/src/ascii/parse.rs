@@ -27,6 +27,9 @@ pub fn parse(
     expect: Expect,
     asked: &[u8],
 ) -> Result<Option<(Response, usize)>, ParseError> {
+    if expect.unfenced {
+        return parse_unfenced(buf, expect);
+    }
     if !expect.noreply {
         return finish(
             parse_at(buf, progress, expect, asked, Some(expect.cmd)),
@@ -50,6 +53,20 @@ pub fn parse(
     }
 }
 
+/// A quiet request sent without a fence of its own: an error or outcome
+/// line before the next reply answers it; the next reply (`VALUE`, `END`,
+/// or the fence's `VERSION`) tells it was done quietly, and is left, no
+/// byte taken, for the request it answers.
+fn parse_unfenced(buf: &[u8], expect: Expect) -> Result<Option<(Response, usize)>, ParseError> {
+    let Some(line) = next_line(buf)? else {
+        return Ok(None);
+    };
+    if line.starts_with(b"VERSION ") || line.starts_with(b"VALUE ") || line == b"END" {
+        return Ok(Some((Response::of(expect.cmd.quiet_outcome()), 0)));
+    }
+    Ok(Some((Response::of(classify(line)?), line.len() + 2)))
+}
+
 /// Parses one response from the front of `buf`.
 pub fn parse_response(buf: &[u8]) -> Result<Option<(Response, usize)>, ParseError> {
     parse_response_from(buf, &mut Progress::default())
@@ -67,6 +84,7 @@ pub fn parse_response_from(
         cmd: crate::Cmd::Get,
         keys: u32::MAX,
         noreply: false,
+        unfenced: false,
         opaque: 0,
         max_value: u32::MAX,
         hash: false,
@@ -343,5 +361,37 @@ mod tests {
         }
         let long = vec![b'A'; crate::line::MAX_LINE + 10];
         assert_eq!(parse_response(&long), Err(ParseError::LineTooLong));
+    }
+
+    /// Quiet sets sent without fences of their own, then one `version`:
+    /// each is told done by the next reply, which it leaves in place; an
+    /// error line before it is the first one's.
+    #[test]
+    fn unfenced_quiet_requests_end_at_the_next_reply() {
+        let quiet = |unfenced| Expect {
+            cmd: crate::Cmd::Set,
+            keys: 1,
+            noreply: true,
+            unfenced,
+            opaque: 0,
+            max_value: u32::MAX,
+            hash: false,
+        };
+        let mut p = Progress::default();
+        let wire = b"SERVER_ERROR out of memory storing object\r\nVERSION 1.6.21\r\n";
+        let (first, used) = parse(wire, &mut p, quiet(true), &[]).unwrap().unwrap();
+        assert_eq!((first.class, used), (ResponseClass::ServerError, 43));
+        let rest = &wire[used..];
+        let (second, none) = parse(rest, &mut p, quiet(true), &[]).unwrap().unwrap();
+        assert_eq!((second.class, none), (ResponseClass::Stored, 0));
+        // The fenced last takes the fence.
+        let (last, all) = parse(rest, &mut p, quiet(false), &[]).unwrap().unwrap();
+        assert_eq!((last.class, all), (ResponseClass::Stored, rest.len()));
+        // A get's reply after them tells them done too; a part line waits.
+        let (r, n) = parse(b"END\r\n", &mut p, quiet(true), &[])
+            .unwrap()
+            .unwrap();
+        assert_eq!((r.class, n), (ResponseClass::Stored, 0));
+        assert_eq!(parse(b"VERS", &mut p, quiet(true), &[]), Ok(None));
     }
 }

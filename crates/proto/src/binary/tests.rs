@@ -240,6 +240,7 @@ fn many(cmd: Cmd, keys: u32) -> Expect {
         cmd,
         keys,
         noreply: false,
+        unfenced: false,
         opaque: 0x2a,
         max_value: u32::MAX,
         hash: false,
@@ -253,6 +254,7 @@ fn one(cmd: Cmd) -> Expect {
 fn quiet_one(cmd: Cmd) -> Expect {
     Expect {
         noreply: true,
+        unfenced: false,
         ..one(cmd)
     }
 }

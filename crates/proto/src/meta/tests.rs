@@ -26,6 +26,7 @@ fn expect(cmd: Cmd) -> Expect {
         cmd,
         keys: 1,
         noreply: false,
+        unfenced: false,
         opaque: 0,
         max_value: u32::MAX,
         hash: false,
@@ -35,6 +36,7 @@ fn expect(cmd: Cmd) -> Expect {
 fn quiet(cmd: Cmd) -> Expect {
     Expect {
         noreply: true,
+        unfenced: false,
         ..expect(cmd)
     }
 }
