@@ -1015,7 +1015,9 @@ def print_table(rows):
     for r in rows:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     print("\nverdicts: " + ", ".join("%s %d" % kv for kv in sorted(counts.items())))
-    print("rules: " + "; ".join("%s = %s" % kv for kv in RULES.items()))
+    print("rules:")
+    for name, text in RULES.items():
+        print("  %-6s %s" % (name, text))
 
 
 # ------------------------------------------------------------ driving
@@ -1102,8 +1104,17 @@ def context(args, tmp):
         f.write("seeds-harness-token-%d\n" % os.getpid())
     os.chmod(token, 0o600)
     env = dict(os.environ, MCBENCH_TOKEN_FILE=token)
-    return {"env": env, "mcbench": find_mcbench(args.mcbench), "overhead": item_overhead(),
-            "keep": args.keep}
+    return {"env": env, "mcbench": snapshot(find_mcbench(args.mcbench), tmp),
+            "overhead": item_overhead(), "keep": args.keep}
+
+
+def snapshot(path, tmp):
+    """A copy of mcbench, so that a rebuild mid-run cannot mix two builds."""
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(path)))
+    print("mcbench: %s (built %s), run from a copy" % (path, stamp))
+    copy = os.path.join(tmp, "mcbench")
+    shutil.copy2(path, copy)
+    return copy
 
 
 def main():
@@ -1121,10 +1132,8 @@ def main():
         return
     with tempfile.TemporaryDirectory(prefix="seeds-ctx-") as tmp:
         ctx = context(args, tmp)
-        print("mcbench: %s (built %s); real tools: %s" % (
-            ctx["mcbench"], time.strftime("%Y-%m-%d %H:%M", time.localtime(
-                os.path.getmtime(ctx["mcbench"]))), ", ".join(
-            "%s=%s" % (t, find_real(t) or "MISSING") for t in REAL)))
+        print("real tools: %s" % ", ".join(
+            "%s=%s" % (t, find_real(t) or "MISSING") for t in REAL))
         print("memcached item overhead: %d bytes; caps: example lines %d s, option lines %d s"
               % (ctx["overhead"], CAP_EXAMPLE, CAP_OPTION))
         t0 = time.monotonic()

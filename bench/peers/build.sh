@@ -33,6 +33,10 @@ case "$tool" in
   mutilate)
     # Its SConstruct is Python 2: `print "..."` statements become calls.
     sed -i -E 's/^(\s*)print (.*[^,])$/\1print(\2)/; s/^(\s*)print (.*),$/\1print(\2, end=" ")/; s/^(else: )print (.*)$/\1print(\2)/' SConstruct
+    # Its distribution parser calls strtok_r(NULL) with a NULL save pointer
+    # for a bare name ("exponential", the -i default); today's glibc
+    # crashes there, so every -q run segfaulted. Hand it "" instead.
+    sed -i 's/strtok_r(a_ptr, ",", &saveptr)/strtok_r(a_ptr ? a_ptr : (char *) "", ",", \&saveptr)/' Generator.cc
     scons -Q -j"$jobs" >/dev/null
     cp mutilate "$out/"
     ;;
