@@ -101,7 +101,8 @@ fn memaslap_replication_reads_any_server_and_prints_every_set() {
 /// writes the same keys, `mcp:00000001` on (hex from 1). After two
 /// instances of 500 calls, memcached holds 500 items of 1,000 sets; with
 /// twemperf's names a later instance finds every key (mcbench once found
-/// 399 of 1,000). At `--call-rate=0` it busy-polls, as twemperf spins.
+/// 399 of 1,000). At `--call-rate=0` it busy-polls, as twemperf spins,
+/// and it opens the connections twemperf opens, no more.
 #[test]
 fn mcperf_instances_write_the_same_keys_under_twemperfs_names() {
     let _m = shared_machine();
@@ -131,6 +132,17 @@ fn mcperf_instances_write_the_same_keys_under_twemperfs_names() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("--busy-poll"), "{}", stderr(&out));
     assert_eq!(m.stat("get_hits"), 500 + 10);
+    // It opens its --num-conns and no more (mcbench once held 4 more,
+    // idle, as for a preload, where twemperf opens none).
+    let before = m.stat("total_connections");
+    let args = line(
+        &format!("-s 127.0.0.1 -p {port} --num-conns=10 --num-calls=5"),
+        &[],
+    );
+    let out = run_tool(dir.path(), "mcperf", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Each stats read is a connection too: the later one's own.
+    assert_eq!(m.stat("total_connections") - before, 10 + 1);
 }
 
 /// mutilate without agents reads `-C` as its connections per server per

@@ -50,7 +50,7 @@ pub(super) fn plan_workers(
     for plan in &mut plans {
         plan.rate = spec
             .rate()
-            .map(|r| r * plan.conns.len() as f64 / total_conns as f64);
+            .map(|r| r * plan.conns.len() as f64 / total_conns.max(1) as f64);
     }
     let placed = spec.places_keys(nservers);
     if spec.load != LoadMode::NoLoad && spec.window.is_none() {

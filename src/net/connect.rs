@@ -98,7 +98,13 @@ fn open(
 /// when keys are placed on several servers, each connection is a client
 /// with one socket per server, in a row; otherwise server by server.
 fn connection_order(nservers: usize, spec: &RunSpec) -> Vec<usize> {
-    let c = spec.connections;
+    // A connection schedule opens its own; held ones would only preload
+    // (and, with nothing to preload, be counted by the server for nothing:
+    // twemperf opens none).
+    let c = match spec.churn().is_some() && spec.load == crate::spec::LoadMode::NoLoad {
+        true => 0,
+        false => spec.connections,
+    };
     if spec.places_keys(nservers) {
         (0..c).flat_map(|_| 0..nservers).collect()
     } else {

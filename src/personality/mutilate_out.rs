@@ -193,12 +193,15 @@ impl Render {
     fn totals(&self, out: &mut String, r: &RunResult, gets: u64, sets: u64) {
         let secs = r.duration_s.max(1e-9);
         let total = gets + sets;
-        let _ = writeln!(
-            out,
-            "\nTotal QPS = {:.1} ({total} / {:.1}s)\n",
-            total as f64 / secs,
-            r.duration_s
-        );
+        let qps = |out: &mut String, name: &str, n: u64| {
+            let _ = writeln!(
+                out,
+                "{name} = {:.1} ({n} / {:.1}s)\n",
+                n as f64 / secs,
+                r.duration_s
+            );
+        };
+        qps(out, "\nTotal QPS", total);
         // mutilate counts an error reply as a get or set done: its figure,
         // named, beside mcbench's (which leaves them out).
         let replied: u64 = ["error", "client_error", "server_error", "auth_error"]
@@ -206,13 +209,8 @@ impl Render {
             .filter_map(|k| r.responses.get(*k))
             .sum();
         if replied > 0 {
-            let with = total + replied;
-            let _ = writeln!(
-                out,
-                "Total QPS with error replies, as mutilate counts them = {:.1} ({with} / {:.1}s)\n",
-                with as f64 / secs,
-                r.duration_s
-            );
+            let name = "Total QPS with error replies, as mutilate counts them";
+            qps(out, name, total + replied);
         }
         let looked_up = r.gets.hits + r.gets.misses;
         let _ = writeln!(
