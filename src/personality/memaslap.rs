@@ -66,7 +66,10 @@ pub struct MemaslapArgs {
     /// UDP instead of TCP (same port).
     #[arg(short = 'U', long = "udp")]
     udp: bool,
-    /// Facebook test: sets over TCP, multi-gets over UDP.
+    /// Facebook test: sets over TCP, multi-gets over UDP. mcbench
+    /// refuses a multi-get whose request outgrows one 1,400-byte datagram
+    /// (memaslap sends one larger datagram, which a 1,500-byte network
+    /// fragments).
     #[arg(short = 'a', long = "facebook")]
     facebook: bool,
     /// Binary protocol.

@@ -43,7 +43,9 @@ pub struct Common {
     /// Length of keys (a distribution) [default: 30].
     #[arg(short = 'K', long = "keysize", value_name = "STRING")]
     keysize: Option<String>,
-    /// Length of values (a distribution) [default: 200].
+    /// Length of values (a distribution) [default: 200]. normal:M,S is
+    /// mutilate's own (never below M − 1.18 S, a long right tail), run as
+    /// its table of sizes.
     #[arg(short = 'V', long = "valuesize", value_name = "STRING")]
     valuesize: Option<String>,
     /// Records (keys) in all; with several servers each holds its share,
@@ -419,6 +421,10 @@ impl Common {
             ("--arrival", &self.iadist, "exponential"),
         ] {
             match given {
+                // mutilate's normal is its own (`mutilate_normal`).
+                Some(v) if flag != "--arrival" => {
+                    t.flag(flag, super::values::mutilate_normal(v).unwrap_or(v.clone()))
+                }
                 Some(v) => t.flag(flag, v),
                 None if defaults => t.flag(flag, default),
                 None => {}
