@@ -16,17 +16,14 @@ fn json_duration(path: &str) -> f64 {
 /// `-d 20`: memaslap keeps get:set 9:1 per key (its `get_opt` counts a
 /// multi-get's every key): the real one sent 842 20-key gets beside 1,881
 /// sets (16,840:1,881, 9:1), where mcbench once sent 86 sets beside 857.
-/// `-P` is held in requests a second and said so beside TPS (in keys).
+/// `-P` has no effect, as in memaslap (its throttle's integer division
+/// is always 0: the real one ran 76,849 ops/s at `-P 40k`), and says so.
 #[test]
 fn memaslap_multigets_keep_the_proportion_per_key() {
     let _m = shared_machine();
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let json = path_in(dir.path(), "d20.json");
-    let args = line(
-        &format!("-s {} -t 1s -d 20 -P 2k --mcbench-json {json}", m.addr()),
-        &[],
-    );
+    let args = line(&format!("-s {} -t 1s -d 20 -P 2k", m.addr()), &[]);
     let out = run_tool(dir.path(), "memaslap", &args);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
@@ -36,19 +33,8 @@ fn memaslap_multigets_keep_the_proportion_per_key() {
     assert_eq!(field(&text, "cmd_get: "), keys, "{text}");
     assert_eq!(field(&text, "cmd_set: "), sets, "{text}");
     assert!(text.contains("get proportion: get_prop=0.90"), "{text}");
-    // What was held: requests (a multi-get is one), by the server's count.
-    let held = text.lines().find(|l| l.starts_with("Held: ")).unwrap();
     // memaslap's k is 1,024.
-    assert!(
-        held.starts_with("Held: -P/--tps 2048 requests/s; sent "),
-        "{held}"
-    );
-    let sent: f64 = held.split_whitespace().nth(5).unwrap().parse().unwrap();
-    let requests = (keys / 20 + sets) as f64 / json_duration(&json);
-    assert!(
-        (sent - requests).abs() <= 1.0,
-        "{held}: server {requests:.1}/s"
-    );
+    assert!(stderr(&out).contains("-P/--tps 2048 has no effect, as in memaslap"));
 }
 
 /// `-w` with a configuration of gets only: memaslap presets each

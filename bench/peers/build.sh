@@ -5,6 +5,7 @@
 #   bench/peers/build.sh memtier  /path/to/memtier_benchmark   # at 2f74d61
 #   bench/peers/build.sh mutilate /path/to/mutilate            # at d65c6ef
 #   bench/peers/build.sh twemperf /path/to/twemperf            # at c6120fc
+#   bench/peers/build.sh memcache-perf /path/to/memcache-perf  # at e39a8a7
 #
 # The machines reach no source host: fetch each public repository at its
 # pinned commit yourself and export it (`git archive COMMIT | tar -x`).
@@ -12,7 +13,7 @@
 # Debian packages it needs: build-essential autoconf automake libtool
 # pkg-config libevent-dev libssl-dev zlib1g-dev scons gengetopt libzmq3-dev.
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: $0 memtier|mutilate|twemperf SOURCE_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: $0 memtier|mutilate|twemperf|memcache-perf SOURCE_DIR" >&2; exit 2; }
 tool=$1
 src=$(cd "$2" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,8 +47,13 @@ case "$tool" in
     make -s -j"$jobs"
     cp src/mcperf "$out/twemperf-mcperf"
     ;;
+  memcache-perf)
+    # Its binary is also called mcperf (twemperf's name): kept apart.
+    make -s -j"$jobs" mcperf >/dev/null
+    cp mcperf "$out/memcache-perf"
+    ;;
   *)
-    echo "unknown peer '$tool' (memtier, mutilate or twemperf)" >&2
+    echo "unknown peer '$tool' (memtier, mutilate, twemperf or memcache-perf)" >&2
     exit 2
     ;;
 esac

@@ -75,8 +75,9 @@ pub struct MemaslapArgs {
     /// Binary protocol.
     #[arg(short = 'B', long = "binary")]
     binary: bool,
-    /// Expected throughput, K or M suffix (10k). mcbench: held as an open
-    /// loop (memaslap's own --tps has no effect, a bug in its code).
+    /// Expected throughput, K or M suffix (10k). No effect, as in
+    /// memaslap (its throttle's integer division is always 0); for a held
+    /// rate, `mcbench run --rate`.
     #[arg(short = 'P', long = "tps", value_parser = memaslap_size)]
     tps: Option<u64>,
     /// The first N servers take the writes; each read goes to any server,
@@ -290,10 +291,9 @@ impl MemaslapArgs {
             t.flag("--rep-read", "any");
         }
         if let Some(tps) = self.tps {
-            t.flag("--rate", tps);
             t.note(format!(
-                "-P/--tps {tps} is held as an open loop at {tps} ops/s \
-                 (memaslap's own --tps has no effect, a bug in its code)"
+                "-P/--tps {tps} has no effect, as in memaslap: its throttle divides operations \
+                 by microseconds in whole numbers, always 0 (for a held rate: mcbench run --rate)"
             ));
         }
         Ok(())

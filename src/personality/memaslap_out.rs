@@ -308,14 +308,6 @@ impl Exporter for Final {
             ops as f64 / secs,
             (r.bytes.tx + r.bytes.rx) as f64 / 1024.0 / 1024.0 / secs
         );
-        // -P is held in requests/s; TPS counts a multi-get's every key.
-        if let Some(rate) = r.spec.rate() {
-            let _ = writeln!(
-                out,
-                "Held: -P/--tps {rate} requests/s; sent {:.0} requests/s (TPS counts each key of a multi-get, as memaslap's)",
-                r.total.count as f64 / secs
-            );
-        }
         Ok(out.into_bytes())
     }
 }

@@ -20,9 +20,9 @@ const MAX_UNROUTED: usize = 64;
 /// A preload over streams keeps at least this many sets in flight per
 /// connection, whatever `--depth`, where its latency is not measured (not
 /// `--load-only`, whose preload is the run at its depth): one at a time
-/// made mutilate's `-T 24` preload (240,000 sets) take 4× its 4 s
-/// (mutilate's loader keeps up to 1,024 in flight).
-const PRELOAD_DEPTH: usize = 64;
+/// made mutilate's `-T 24` preload (240,000 sets) take 4× its 4 s; this
+/// is mutilate's loader's own (`LOADER_CHUNK`).
+const PRELOAD_DEPTH: usize = 1024;
 
 impl Worker {
     /// Closed loop and preload: fills `lead`'s group to its cap (`depth`,
