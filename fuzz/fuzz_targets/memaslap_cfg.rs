@@ -7,7 +7,16 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    match mcbench::config::memaslap_flags(text, "f.cnf") {
+    use mcbench::config::Reading;
+    // Read as it means (`mcbench run -F`) and as memaslap reads it (the
+    // personality): the same promises.
+    for reading in [Reading::Sane, Reading::AsMemaslap] {
+        check(mcbench::config::memaslap_flags(text, "f.cnf", reading));
+    }
+});
+
+fn check(read: Result<mcbench::config::MemaslapConfig, String>) {
+    match read {
         Ok(cfg) => {
             let args = cfg.args;
             assert!(cfg.skipped.iter().all(|l| l.starts_with("f.cnf")), "{:?}", cfg.skipped);
@@ -23,4 +32,4 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         }
         Err(e) => assert!(e.starts_with("f.cnf"), "{e}"),
     }
-});
+}
