@@ -21,7 +21,9 @@ const MAX_UNROUTED: usize = 64;
 /// connection, whatever `--depth`, where its latency is not measured (not
 /// `--load-only`, whose preload is the run at its depth): one at a time
 /// made mutilate's `-T 24` preload (240,000 sets) take 4× its 4 s; this
-/// is mutilate's loader's own (`LOADER_CHUNK`).
+/// is mutilate's loader's own (`LOADER_CHUNK`). It is reached as sets are
+/// stored (one more in flight per set stored): a server that refuses the
+/// first ones is sent no more than at `--depth`, and the preload stops.
 const PRELOAD_DEPTH: usize = 1024;
 
 impl Worker {
@@ -32,7 +34,13 @@ impl Worker {
         let preloading = self.requests.preloading();
         let unmeasured = self.shared.spec.load == crate::spec::LoadMode::Load;
         let depth = match preloading && unmeasured && !self.has_udp {
-            true => self.depth.max(PRELOAD_DEPTH),
+            true => {
+                let (failed, attempted) = self.recorder.failed_of_attempted();
+                let stored = attempted.saturating_sub(failed) as usize;
+                stored
+                    .saturating_add(1)
+                    .clamp(self.depth, PRELOAD_DEPTH.max(self.depth))
+            }
             false => self.depth,
         };
         let cap = self.router.cap(depth);
