@@ -17,35 +17,16 @@ fn low_water(cap: usize, batch: usize) -> usize {
 /// Draws per free slot after which a closed loop whose keys keep landing
 /// on a server that is down stops trying until its next answer.
 const MAX_UNROUTED: usize = 64;
-/// A preload over streams keeps at least this many sets in flight per
-/// connection, whatever `--depth`, where its latency is not measured (not
-/// `--load-only`, whose preload is the run at its depth): one at a time
-/// made mutilate's `-T 24` preload (240,000 sets) take 4× its 4 s; this
-/// is mutilate's loader's own (`LOADER_CHUNK`). It is reached as sets are
-/// stored (one more in flight per set stored): a server that refuses the
-/// first ones is sent no more than at `--depth`, and the preload stops.
-const PRELOAD_DEPTH: usize = 1024;
 
 impl Worker {
     /// Closed loop and preload: fills `lead`'s group to its cap (`depth`,
     /// or `depth` per server for a client of several), once it is down to
     /// its low water.
     pub(super) fn refill_closed(&mut self, lead: usize, now: u64) {
-        let preloading = self.requests.preloading();
-        let unmeasured = self.shared.spec.load == crate::spec::LoadMode::Load;
-        let depth = match preloading && unmeasured && !self.has_udp {
-            true => {
-                let (failed, attempted) = self.recorder.failed_of_attempted();
-                let stored = attempted.saturating_sub(failed) as usize;
-                stored
-                    .saturating_add(1)
-                    .clamp(self.depth, PRELOAD_DEPTH.max(self.depth))
-            }
-            false => self.depth,
-        };
+        let depth = self.depth;
         let cap = self.router.cap(depth);
         // Only `issue` changes the group's load here, one request at a time.
-        let batch = match preloading {
+        let batch = match self.requests.preloading() {
             true => cap / 2,
             false => self.shared.spec.refill_batch,
         };
