@@ -183,6 +183,9 @@ fn mutilate_scan_steps_are_mutilates() {
     let out = run_tool(dir.path(), "mutilate", &args);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(m.stat("cmd_set"), 30_000);
+    // At most the 12,000 the steps ask for and their Poisson spread: a 1 s
+    // warm-up a step would add as many again. (No least: a loaded host may
+    // fall short of a step's rate.)
     let gets = m.stat("cmd_get");
-    assert!((10_000..14_500).contains(&gets), "{gets} gets");
+    assert!(gets < 14_500, "{gets} gets");
 }
