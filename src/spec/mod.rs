@@ -392,6 +392,9 @@ impl RunSpec {
             return Err("--depth must be between 1 and 65536".into());
         }
         self.validate_label()?;
+        if self.load_each_thread && self.window.is_some() {
+            return Err("--load-each-thread preloads; --window preloads nothing (its keys are written as it goes): drop one".into());
+        }
         if self.first_key > u64::from(u32::MAX) {
             return Err(format!(
                 "--first-key is at most {} (4294967295), got {}",

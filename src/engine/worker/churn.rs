@@ -404,8 +404,8 @@ impl Worker {
             if !quiet || !self.conns[c].alive || self.schedule().lives[c].calls_left == 0 {
                 return;
             }
-            let now = crate::net::clock_ns();
-            self.send_call(c, now, now);
+            // Sent in this same turn, at the time the first was.
+            self.send_call(c, reached_ns, reached_ns);
         }
     }
 
