@@ -78,7 +78,7 @@ fn three_agents_merge_to_the_servers_own_count() {
         stamped <= all && all - stamped <= all / 1000,
         "{stamped} of {all}"
     );
-    let of = format!("({stamped} of {all} requests stamped)");
+    let of = format!("; {stamped} of {all} stamped");
     assert!(stderr(&out).contains(&of), "{of} in {}", stderr(&out));
     // The text report goes to stderr when the JSON takes stdout.
     assert!(stderr(&out).contains("Agents (3;"), "{}", stderr(&out));

@@ -60,7 +60,8 @@ fn a_server_delay_is_the_network_and_server_part() {
     let closed = ["-c", "2", "--kernel-stamps", "on"];
     for (name, load) in [("closed", &closed[..]), ("open", &["-c", "4", "-q", "60"])] {
         let save = path_in(dir.path(), &format!("{name}.tsv"));
-        let mut args = vec!["-t", "1s", "--no-load", "--save", &save];
+        // --details: the verdict's lines, the client's share among them.
+        let mut args = vec!["-t", "1s", "--no-load", "--details", "--save", &save];
         args.extend(load);
         let (out, v) = run_to(dir.path(), name, &server, &args);
         let rows = rows(Path::new(&save));
@@ -130,7 +131,7 @@ fn a_server_delay_is_the_network_and_server_part() {
         dir.path(),
         "d1",
         &server,
-        &["-t", "1s", "--no-load", "-c", "2"],
+        &["-t", "1s", "--no-load", "-c", "2", "--details"],
     );
     assert!(v["total"].get("latency_parts").is_none());
     assert!(stdout(&out).contains("not measured (a closed loop at depth 1"));
@@ -207,7 +208,7 @@ fn memcached_counts_every_request_taken_apart() {
         dir.path(),
         "off",
         &m.addr(),
-        &[&args[..], &["--kernel-stamps", "off"]].concat(),
+        &[&args[..], &["--kernel-stamps", "off", "--details"]].concat(),
     );
     assert!(off["total"].get("latency_parts").is_none());
     assert!(stdout(&out).contains("Latency parts: not measured (--kernel-stamps off)."));
@@ -215,7 +216,12 @@ fn memcached_counts_every_request_taken_apart() {
     let sock = dir.path().join("mc.sock");
     let u = Memcached::start_unix(&sock);
     let unix_addr = format!("unix:{}", sock.display());
-    let (out, unix) = run_to(dir.path(), "unix", &unix_addr, &args);
+    let (out, unix) = run_to(
+        dir.path(),
+        "unix",
+        &unix_addr,
+        &[&args[..], &["--details"]].concat(),
+    );
     drop(u);
     assert!(count(&unix, "total.count") > 0);
     assert!(unix["total"].get("latency_parts").is_none());

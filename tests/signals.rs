@@ -338,6 +338,8 @@ fn a_signal_during_the_preload_is_no_client_verdict() {
             "5M",
             "-t",
             "10s",
+            // The full report, whose client line would give a CPU per request.
+            "--details",
             "--json",
             &json,
         ],

@@ -366,7 +366,7 @@ fn a_result_of_many_intervals_is_read_within_a_few_times_its_size() {
     let path = path_in(d, "long.json");
     std::fs::write(&path, j.to_string()).unwrap();
     let size_kib = std::fs::metadata(&path).unwrap().len() >> 10;
-    let (out, kib) = probe(d, &["report", &path]);
+    let (out, kib) = probe(d, &["report", "--details", &path]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("stationarity: 2000 intervals"), "{text}");

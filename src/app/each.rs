@@ -53,7 +53,7 @@ pub(super) fn run_each(
         .iter()
         .map(|fs| {
             let refs: Vec<(Format, &Path)> = fs.iter().map(|(f, p)| (*f, p.as_path())).collect();
-            ExportManager::create(&refs, false)
+            Ok(ExportManager::create(&refs, false)?.detailed(args.outputs.details))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut overlay = ExportManager::create(&html, true)?.without_text();

@@ -137,7 +137,7 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
         files.iter().map(|(f, p)| (f.flag(), *p)).collect();
     named.extend(args.save.as_deref().map(|p| ("--save", p)));
     crate::report::refuse_same_file(&named).map_err(Failure::usage)?;
-    let mut outputs = ExportManager::create(&files, false)?;
+    let mut outputs = ExportManager::create(&files, false)?.detailed(args.outputs.details);
     let mut presenter = presenter;
     if let Some(p) = presenter.as_deref_mut() {
         p.begin(&spec);

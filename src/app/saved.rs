@@ -78,7 +78,9 @@ fn report_inner(args: &ReportArgs) -> Result<(), Failure> {
         })?;
         runs = vec![merged];
     }
-    let mut outputs = ExportManager::create(&files, several)?.dropped_on_signal();
+    let mut outputs = ExportManager::create(&files, several)?
+        .detailed(args.outputs.details)
+        .dropped_on_signal();
     if let Some(p) = &args.outputs.percentiles {
         for r in &mut runs {
             r.percentiles = p.0.clone();

@@ -131,10 +131,21 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
 
-    /// Percentiles the text report, live line and CSV print, e.g.
-    /// 25,50,75,95,99,99.9 (default 50,90,99,99.9,99.99).
+    /// Percentiles to print, e.g. 25,50,99,99.9 (default 50,90,99,99.9,99.99).
+    ///
+    /// The text report, the live line and the CSV print them; any other is
+    /// read from the kept histograms later (`mcbench report --percentiles`).
     #[arg(long, value_name = "LIST")]
     pub percentiles: Option<Percentiles>,
+
+    /// Print the text report in full, every section.
+    ///
+    /// Each interval's bounds in a table of its own, service time beside
+    /// latency, replies, bytes, the client's CPU and the precision verdict
+    /// percentile by percentile. (The default report leads with the answer
+    /// on one screen; the JSON holds all.)
+    #[arg(long)]
+    pub details: bool,
 }
 
 impl OutputArgs {

@@ -15,6 +15,7 @@ pub mod settings;
 mod staged;
 mod text;
 mod text_agents;
+mod text_brief;
 mod text_conns;
 pub mod text_curve;
 mod text_parts;
@@ -22,6 +23,7 @@ pub mod text_runs;
 mod text_server_stats;
 mod text_servers;
 mod text_verdict;
+mod tone;
 
 pub use compare::{compare, workload_differences, SHARE_OF_LOAD};
 pub use live::live_line;
@@ -80,7 +82,7 @@ impl Format {
 
     fn exporter(self) -> Box<dyn Exporter> {
         match self {
-            Format::Text => Box::new(text::TextExporter),
+            Format::Text => Box::new(text::TextExporter { details: false }),
             Format::Json => Box::new(json::JsonExporter),
             Format::Csv => Box::new(csv::CsvExporter),
             Format::Html => Box::new(html::HtmlExporter),
@@ -200,6 +202,15 @@ impl ExportManager {
         self
     }
 
+    /// The same outputs with the text report in full (`--details`) where
+    /// it is mcbench's own (call before `with_text`, which replaces it).
+    pub fn detailed(mut self, details: bool) -> Self {
+        if let Some(t) = self.targets.iter_mut().find(|t| t.format == Format::Text) {
+            t.exporter = Box::new(text::TextExporter { details });
+        }
+        self
+    }
+
     /// The same outputs without the text report (another manager prints
     /// it).
     pub fn without_text(mut self) -> Self {
@@ -261,14 +272,16 @@ fn write_one(
     render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, String>,
 ) -> Result<(), String> {
     let bytes = render(t.exporter.as_ref()).map_err(|e| format!("{}: {e}", t.format.flag()))?;
+    // The text's colour stays on a terminal only (`tone`).
+    let colour = t.format == Format::Text;
     let (what, res) = match &mut t.dest {
         Dest::Stdout => (
             "stdout".to_string(),
-            write_flush(std::io::stdout().lock(), &bytes),
+            write_terminal(std::io::stdout().lock(), &bytes, colour),
         ),
         Dest::Stderr => (
             "stderr".to_string(),
-            write_flush(std::io::stderr().lock(), &bytes),
+            write_terminal(std::io::stderr().lock(), &bytes, colour),
         ),
         Dest::File(staged, file) => {
             let staged = staged.take().ok_or("written twice")?;
@@ -280,6 +293,18 @@ fn write_one(
         }
     };
     res.map_err(|e| format!("cannot write {} to {what}: {e}", t.format.flag()))
+}
+
+/// Writes to stdout or stderr; `colour` bytes pass through `anstream`,
+/// which keeps their colour codes for a terminal only.
+fn write_terminal<S>(raw: S, bytes: &[u8], colour: bool) -> std::io::Result<()>
+where
+    S: anstream::stream::RawStream + anstream::stream::AsLockedWrite,
+{
+    match colour {
+        true => write_flush(anstream::AutoStream::auto(raw), bytes),
+        false => write_flush(raw, bytes),
+    }
 }
 
 fn write_flush(mut w: impl Write, bytes: &[u8]) -> std::io::Result<()> {

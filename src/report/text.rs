@@ -3,6 +3,7 @@
 //! self-measurement and warnings.
 
 use super::text_verdict::intervals_table;
+use super::tone::{paint, Tone};
 use super::Exporter;
 use crate::result::{percentile_label, percentile_us, OpSummary, RunResult};
 use crate::spec::{LoadMode, StopAfter};
@@ -11,7 +12,11 @@ use crate::workload::Distribution;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-pub struct TextExporter;
+/// The text report: the brief one by default (`text_brief`), every
+/// section with `--details`.
+pub struct TextExporter {
+    pub details: bool,
+}
 
 impl Exporter for TextExporter {
     /// Several runs (`mcbench report A.json B.json`) follow one another.
@@ -21,7 +26,10 @@ impl Exporter for TextExporter {
             if i > 0 {
                 out.push_str("\n────────\n\n");
             }
-            render_one(&mut out, r)?;
+            match self.details {
+                true => render_one(&mut out, r)?,
+                false => super::text_brief::render_one(&mut out, r)?,
+            }
         }
         Ok(out.into_bytes())
     }
@@ -40,7 +48,8 @@ impl Exporter for TextExporter {
 }
 
 fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
-    config(out, r);
+    let _ = writeln!(out, "{}", identity(r));
+    settings(out, r);
     table(out, r, "Latency (intended send → response), µs", |s| {
         &s.latency_hdr
     })?;
@@ -56,10 +65,24 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
     });
     super::text_parts::write(out, r);
     measure_group(out, r)?;
+    trace(out, r);
+    counters(out, r);
+    asked_for(out, r);
+    super::text_verdict::write(out, r);
+    Ok(())
+}
+
+/// The replayed trace, where there is one.
+pub(super) fn trace(out: &mut String, r: &RunResult) {
     if let Some(t) = &r.trace {
         let _ = writeln!(out, "{}\n", t.describe());
     }
-    counters(out, r);
+}
+
+/// The sections of what the run was asked to do beyond one server's load
+/// (servers, replication, server stats, churn, agents, checks), then the
+/// warnings: each prints nothing where it has nothing to tell.
+pub(super) fn asked_for(out: &mut String, r: &RunResult) {
     super::text_servers::write(out, r);
     super::text_servers::replication(out, r);
     super::text_server_stats::write(out, r);
@@ -67,10 +90,8 @@ fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
     super::text_agents::write(out, r);
     checks(out, r);
     for w in &r.warnings {
-        let _ = writeln!(out, "WARNING: {w}");
+        let _ = writeln!(out, "{} {w}", paint("WARNING:", Tone::Bad));
     }
-    super::text_verdict::write(out, r);
-    Ok(())
 }
 
 /// `--measure-connections`: the measurement group's own tables.
@@ -78,20 +99,29 @@ fn measure_group(out: &mut String, r: &RunResult) -> Result<(), String> {
     let Some(m) = &r.measure else {
         return Ok(());
     };
-    let title = format!(
-        "Measurement connections ({} per server, {} ops/s, depth {}): latency, µs",
-        m.connections, m.rate, m.depth
-    );
+    let title = measure_title(m);
     group_table(out, &r.percentiles, (&m.ops, &m.total), &title, |s| {
         &s.latency_hdr
     })?;
     intervals_table(out, &r.percentiles, (&m.ops, &m.total), |s| &s.latency_ci);
-    let _ = writeln!(
-        out,
-        "measurement send lag: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection\n",
-        m.send_lag_us.p50, m.send_lag_us.p99, m.send_lag_us.max, m.waits
-    );
+    let _ = writeln!(out, "{}\n", measure_lag(m));
     Ok(())
+}
+
+/// The measurement group's title over its latency table.
+pub(super) fn measure_title(m: &crate::result::MeasureSummary) -> String {
+    format!(
+        "Measurement connections ({} per server, {} ops/s, depth {}): latency, µs",
+        m.connections, m.rate, m.depth
+    )
+}
+
+/// The measurement group's own send lag.
+pub(super) fn measure_lag(m: &crate::result::MeasureSummary) -> String {
+    format!(
+        "measurement send lag: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection",
+        m.send_lag_us.p50, m.send_lag_us.p99, m.send_lag_us.max, m.waits
+    )
 }
 
 /// `TLSv1.3 TLS13_AES_256_GCM_SHA384, 40 handshakes (38 resumed)`, and
@@ -126,12 +156,19 @@ pub(super) fn tls_line(r: &RunResult) -> Option<String> {
     ))
 }
 
-fn config(out: &mut String, r: &RunResult) {
-    let s = &r.spec;
+/// `mcbench 0.1.0 · server 127.0.0.1:11211`: the report's first line.
+pub(super) fn identity(r: &RunResult) -> String {
     let server = match &r.embedded_server {
         Some(v) => format!("{} (embedded {v})", r.servers.join(", ")),
         None => r.servers.join(", "),
     };
+    format!("mcbench {} · server {server}", r.version)
+}
+
+/// What was run: the wire, the pace, the workload and how long, each line
+/// indented under the identity, then a blank line.
+pub(super) fn settings(out: &mut String, r: &RunResult) {
+    let s = &r.spec;
     let pause = s.read_pause();
     let pace = match (s.rate(), s.schedule.gaps()) {
         (Some(rate), Some(gaps)) => format!(
@@ -168,7 +205,6 @@ fn config(out: &mut String, r: &RunResult) {
         StopAfter::Schedule => "until the connection schedule is done".into(),
         StopAfter::TraceEnd => "until the trace ends".into(),
     };
-    let _ = writeln!(out, "mcbench {} · server {server}", r.version);
     wire(out, r);
     if let Some(line) = tls_line(r) {
         let _ = writeln!(out, "  {line}");
@@ -396,40 +432,66 @@ fn group_table(
     Ok(())
 }
 
-/// µs with a precision that suits the magnitude.
+/// Hits, replies, errors, bytes and connections, the client's own cost,
+/// its send lag and the verdict on whether it kept up.
 fn counters(out: &mut String, r: &RunResult) {
-    // A run that looked nothing up has no hit ratio to tell.
-    if r.gets.hits + r.gets.misses > 0 {
-        let _ = writeln!(
-            out,
-            "gets: {} hits, {} misses ({:.2}% hit)",
-            r.gets.hits,
-            r.gets.misses,
-            r.gets.hit_ratio * 100.0
-        );
+    if let Some(line) = gets_line(r) {
+        let _ = writeln!(out, "{line}");
     }
     let _ = writeln!(out, "replies: {}", nonzero(&r.responses));
     let _ = writeln!(out, "errors: {}", nonzero(&r.errors));
-    // With --num-conns the held connections only preloaded: the
-    // connection section tells of the measured ones.
-    let held = if r.spec.churn().is_some() {
-        String::new()
-    } else {
-        let c = &r.connections;
-        let failed = match c.reopen_failed {
-            0 => String::new(),
-            n => format!(" ({n} reopenings failed)"),
-        };
-        format!(
-            "; connections {} opened, {} lost, {} reopened{failed}",
-            c.opened, c.lost, c.reopened
-        )
-    };
+    let held = connections(r).map_or(String::new(), |c| format!("; {c}"));
     let _ = writeln!(
         out,
         "net: tx {} bytes ({:.2} MB/s), rx {} bytes ({:.2} MB/s){held}",
         r.bytes.tx, r.bytes.tx_mb_s, r.bytes.rx, r.bytes.rx_mb_s,
     );
+    client_cost(out, r);
+    if !send_lag(out, r) {
+        let _ = writeln!(
+            out,
+            "send lag: n/a (closed loop: each request is sent when a slot frees)"
+        );
+    }
+    let (verdict, bad) = client_verdict(r);
+    let tone = if bad { Tone::Bad } else { Tone::Good };
+    let _ = writeln!(out, "verdict: {}", paint(&verdict, tone));
+}
+
+/// `gets: 90 hits, 10 misses (90.00% hit)`; None for a run that looked
+/// nothing up (it has no hit ratio to tell).
+pub(super) fn gets_line(r: &RunResult) -> Option<String> {
+    (r.gets.hits + r.gets.misses > 0).then(|| {
+        format!(
+            "gets: {} hits, {} misses ({:.2}% hit)",
+            r.gets.hits,
+            r.gets.misses,
+            r.gets.hit_ratio * 100.0
+        )
+    })
+}
+
+/// `connections 4 opened, 0 lost, 0 reopened`: None with --num-conns,
+/// whose held connections only preloaded (the connection section tells of
+/// the measured ones).
+pub(super) fn connections(r: &RunResult) -> Option<String> {
+    if r.spec.churn().is_some() {
+        return None;
+    }
+    let c = &r.connections;
+    let failed = match c.reopen_failed {
+        0 => String::new(),
+        n => format!(" ({n} reopenings failed)"),
+    };
+    Some(format!(
+        "connections {} opened, {} lost, {} reopened{failed}",
+        c.opened, c.lost, c.reopened
+    ))
+}
+
+/// The client's CPU, per op where an op was measured, its workers' busy
+/// shares and its peak memory.
+fn client_cost(out: &mut String, r: &RunResult) {
     let c = &r.client;
     let busy: Vec<String> = c
         .worker_busy
@@ -437,7 +499,6 @@ fn counters(out: &mut String, r: &RunResult) {
         // A saved result may say anything: a share is 0..100 %.
         .map(|b| format!("{:.0}%", b.clamp(0.0, 1.0) * 100.0))
         .collect();
-    // Per op only where an op was measured: else no such figure exists.
     let per_op = if r.total.count > 0 {
         format!("{:.0} ns/op", c.cpu_ns_per_op)
     } else {
@@ -451,47 +512,62 @@ fn counters(out: &mut String, r: &RunResult) {
         busy.join(" "),
         c.peak_rss_bytes as f64 / (1 << 20) as f64
     );
-    match c.open_loop.then_some(&c.send_lag_us) {
-        Some(l) => {
-            let to = match r.total.latency_parts {
-                Some(_) => " (to the kernel's transmit stamp)",
-                None => "",
-            };
-            let _ = writeln!(
-                out,
-                "send lag{to}: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection",
-                l.p50, l.p99, l.max, c.waits
-            );
-            if let Some(cv) = c.send_gap_cv {
-                let _ = writeln!(out, "{}", send_gaps_line(cv, r.spec.schedule.gaps()));
-            }
-            if r.spec.skip() {
-                let _ = writeln!(out, "skipped transmissions (--skip): {}", c.skips);
-            }
-        }
-        None => {
-            let _ = writeln!(
-                out,
-                "send lag: n/a (closed loop: each request is sent when a slot frees)"
-            );
-        }
+}
+
+/// An open loop's send lag, gaps as sent and skips; false (nothing
+/// written) for a closed loop, which has no schedule to be late to.
+pub(super) fn send_lag(out: &mut String, r: &RunResult) -> bool {
+    let c = &r.client;
+    if !c.open_loop {
+        return false;
     }
-    let verdict = match &r.failure {
-        Some(why) => format!("the run FAILED ({why}); these numbers measure no server's capacity"),
-        None if r.total.count == 0 => match &r.stopped_by {
-            Some(sig) => format!("stopped by {sig} before any request was measured"),
-            None => "no request was measured".into(),
-        },
-        None if c.client_bound => {
-            "CLIENT-BOUND — these numbers measure mcbench, not the server".into()
-        }
-        None => "the client kept up; these numbers measure the server".into(),
+    let l = &c.send_lag_us;
+    let to = match r.total.latency_parts {
+        Some(_) => " (to the kernel's transmit stamp)",
+        None => "",
     };
-    let _ = writeln!(out, "verdict: {verdict}");
+    let _ = writeln!(
+        out,
+        "send lag{to}: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {} requests waited for a free connection",
+        l.p50, l.p99, l.max, c.waits
+    );
+    if let Some(cv) = c.send_gap_cv {
+        let _ = writeln!(out, "{}", send_gaps_line(cv, r.spec.schedule.gaps()));
+    }
+    if r.spec.skip() {
+        let _ = writeln!(out, "skipped transmissions (--skip): {}", c.skips);
+    }
+    true
+}
+
+/// Whether the numbers measure the server, and true where they do not
+/// (the run failed or the client could not keep up).
+pub(super) fn client_verdict(r: &RunResult) -> (String, bool) {
+    match &r.failure {
+        Some(why) => (
+            format!("the run FAILED ({why}); these numbers measure no server's capacity"),
+            true,
+        ),
+        None if r.total.count == 0 => match &r.stopped_by {
+            Some(sig) => (
+                format!("stopped by {sig} before any request was measured"),
+                true,
+            ),
+            None => ("no request was measured".into(), true),
+        },
+        None if r.client.client_bound => (
+            "CLIENT-BOUND — these numbers measure mcbench, not the server".into(),
+            true,
+        ),
+        None => (
+            "the client kept up; these numbers measure the server".into(),
+            false,
+        ),
+    }
 }
 
 /// `stored 10, value 90`: the counts that are not zero, or `none`.
-fn nonzero(counts: &std::collections::BTreeMap<String, u64>) -> String {
+pub(super) fn nonzero(counts: &std::collections::BTreeMap<String, u64>) -> String {
     let listed: Vec<String> = counts
         .iter()
         .filter(|(_, n)| **n > 0)

@@ -31,6 +31,37 @@ pub fn write(out: &mut String, r: &RunResult) {
     out.push('\n');
 }
 
+/// The brief report's parts: `total`'s rows only, in 100 columns (each op
+/// type's are `--details`').
+pub fn write_total(out: &mut String, r: &RunResult) {
+    let Some(total) = &r.total.latency_parts else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "Latency parts (kernel stamps), µs: each part's mean at each percentile; {} of {} stamped",
+        total.requests, r.total.count
+    );
+    let _ = write!(out, "  {:>7}{:>9}", "", "latency");
+    for label in PART_LABELS {
+        let _ = write!(out, "{label:>17}");
+    }
+    out.push_str("  requests\n");
+    for at in &total.at {
+        let _ = write!(
+            out,
+            "  {:>7}{:>9.1}",
+            percentile_label(at.percentile),
+            at.latency_us
+        );
+        for v in at.mean_us.values() {
+            let _ = write!(out, "{v:>17.1}");
+        }
+        let _ = writeln!(out, "{:>10}", at.requests);
+    }
+    out.push('\n');
+}
+
 /// Each op type with parts, then `total` (only where it adds a row).
 fn rows(r: &RunResult) -> Vec<(&str, &LatencyParts)> {
     let ops: Vec<(&str, &LatencyParts)> = (r.ops.iter())

@@ -1,6 +1,7 @@
 //! The text report's precision: each table's 95 % intervals under it, and
 //! the verdict printed last (long enough? stationary? rate held?).
 
+use super::tone::{paint, Tone};
 use crate::precision::{us, Estimate, Method, MARKED_EFFECT, MIN_BATCHES};
 use crate::result::{
     percent_text, percentile_label, OpSummary, PercentileCheck, PrecisionVerdict, RunResult,
@@ -80,7 +81,12 @@ pub fn write(out: &mut String, r: &RunResult) {
         );
     }
     rate_line(out, v);
-    let _ = writeln!(out, "  → {}", conclusion(v));
+    let tone = if v.long_enough {
+        Tone::Good
+    } else {
+        Tone::Caution
+    };
+    let _ = writeln!(out, "  → {}", paint(&conclusion(v), tone));
 }
 
 fn check_line(out: &mut String, c: &PercentileCheck) {
@@ -91,11 +97,12 @@ fn check_line(out: &mut String, c: &PercentileCheck) {
         None => "no upper bound".to_string(),
     };
     let judged = if c.met {
-        "met".to_string()
+        paint("met", Tone::Good)
     } else {
         let why: Vec<&str> = c.short_of.iter().map(|s| s.text()).collect();
         format!(
-            "NOT met ({}): run ~{}× longer",
+            "{} ({}): run ~{}× longer",
+            paint("NOT met", Tone::Caution),
             why.join(", "),
             c.longer.unwrap_or(1.0)
         )
