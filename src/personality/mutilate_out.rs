@@ -93,7 +93,9 @@ impl Exporter for Render {
         match curve.kind {
             CurveKind::Scan => {
                 out = self.header(&format!(" {:>8} {:>8}", "QPS", "target"));
-                for (p, r) in curve.points.iter().zip(&curve.runs) {
+                // A failed run measured nothing to print (the error says why).
+                let measured = curve.points.iter().zip(&curve.runs);
+                for (p, r) in measured.filter(|(_, r)| r.failure.is_none()) {
                     let read = sum(&r.ops, &READ)?;
                     let (cols, _) = self.columns();
                     row(

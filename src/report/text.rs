@@ -403,14 +403,7 @@ fn group_table(
         let _ = write!(out, "{h:>9}");
     }
     out.push('\n');
-    // Only rows that carry something: the mix's `get` share goes out as
-    // `mget` with --multiget, and an op that never ran says nothing.
-    let rows = ops
-        .iter()
-        .filter(|(_, s)| s.count > 0 || s.errors > 0)
-        .map(|(n, s)| (n.as_str(), s))
-        .chain([("total", total)]);
-    for (name, s) in rows {
+    for (name, s) in table_rows(ops, total) {
         let h = pick(s).decode()?;
         let _ = write!(
             out,
@@ -430,6 +423,19 @@ fn group_table(
     }
     out.push('\n');
     Ok(())
+}
+
+/// A table's rows: each op type that carries something, then `total`.
+/// (The mix's `get` share goes out as `mget` with --multiget, and an op
+/// that never ran says nothing.)
+pub(super) fn table_rows<'a>(
+    ops: &'a BTreeMap<String, OpSummary>,
+    total: &'a OpSummary,
+) -> impl Iterator<Item = (&'a str, &'a OpSummary)> {
+    ops.iter()
+        .filter(|(_, s)| s.count > 0 || s.errors > 0)
+        .map(|(n, s)| (n.as_str(), s))
+        .chain([("total", total)])
 }
 
 /// Hits, replies, errors, bytes and connections, the client's own cost,

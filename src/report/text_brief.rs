@@ -240,12 +240,7 @@ fn inline_table(
         let _ = write!(out, "{:>13}", percentile_label(*p));
     }
     let _ = writeln!(out, "{:>9}", "max");
-    let rows = ops
-        .iter()
-        .filter(|(_, s)| s.count > 0 || s.errors > 0)
-        .map(|(n, s)| (n.as_str(), s))
-        .chain([("total", total)]);
-    for (name, s) in rows {
+    for (name, s) in text::table_rows(ops, total) {
         let (hdr, ci) = kind.of(s);
         let h = hdr.decode()?;
         let _ = write!(out, "{name:<8}{:>10.1}{:>8.1}", s.ok_rate, s.error_rate);

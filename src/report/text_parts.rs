@@ -5,6 +5,31 @@ use crate::result::{percentile_label, LatencyParts, OpSummary, RunResult};
 use crate::stats::parts::PART_LABELS;
 use std::fmt::Write;
 
+/// Column widths of a parts table.
+struct Widths {
+    /// The op type's column; 0 for a table of `total` alone.
+    op: usize,
+    latency: usize,
+    part: usize,
+    requests: usize,
+}
+
+/// `--details`: a row group per op type.
+const FULL: Widths = Widths {
+    op: 10,
+    latency: 11,
+    part: 18,
+    requests: 11,
+};
+
+/// The brief report's: `total` alone, in 100 columns.
+const BRIEF: Widths = Widths {
+    op: 0,
+    latency: 9,
+    part: 17,
+    requests: 10,
+};
+
 pub fn write(out: &mut String, r: &RunResult) {
     if r.total.count == 0 {
         return;
@@ -15,51 +40,46 @@ pub fn write(out: &mut String, r: &RunResult) {
         }
         return;
     };
-    let _ = writeln!(
-        out,
-        "Latency taken apart by the kernel's stamps, µs: the mean of each part over the requests at each percentile ({} of {} requests stamped)",
-        total.requests, r.total.count
-    );
-    let _ = write!(out, "  {:<10}{:>7}{:>11}", "op", "", "latency");
-    for label in PART_LABELS {
-        let _ = write!(out, "{label:>18}");
-    }
-    out.push_str("   requests\n");
+    header(out, &FULL, (total.requests, r.total.count));
     for (name, op) in rows(r) {
-        op_rows(out, name, op);
+        op_rows(out, name, op, &FULL);
     }
     out.push('\n');
 }
 
-/// The brief report's parts: `total`'s rows only, in 100 columns (each op
-/// type's are `--details`').
+/// The brief report's parts: `total`'s rows only (each op type's are
+/// `--details`'); nothing where none were measured.
 pub fn write_total(out: &mut String, r: &RunResult) {
     let Some(total) = &r.total.latency_parts else {
         return;
     };
-    let _ = writeln!(
-        out,
-        "Latency parts (kernel stamps), µs: each part's mean at each percentile; {} of {} stamped",
-        total.requests, r.total.count
-    );
-    let _ = write!(out, "  {:>7}{:>9}", "", "latency");
-    for label in PART_LABELS {
-        let _ = write!(out, "{label:>17}");
-    }
-    out.push_str("  requests\n");
-    for at in &total.at {
-        let _ = write!(
-            out,
-            "  {:>7}{:>9.1}",
-            percentile_label(at.percentile),
-            at.latency_us
-        );
-        for v in at.mean_us.values() {
-            let _ = write!(out, "{v:>17.1}");
-        }
-        let _ = writeln!(out, "{:>10}", at.requests);
-    }
+    header(out, &BRIEF, (total.requests, r.total.count));
+    op_rows(out, "", total, &BRIEF);
     out.push('\n');
+}
+
+/// The title, with the requests stamped of those measured, and the
+/// columns' heads.
+fn header(out: &mut String, w: &Widths, (stamped, measured): (u64, u64)) {
+    let _ = match w.op {
+        0 => writeln!(
+            out,
+            "Latency parts (kernel stamps), µs: each part's mean at each percentile; \
+             {stamped} of {measured} stamped"
+        ),
+        _ => writeln!(
+            out,
+            "Latency taken apart by the kernel's stamps, µs: the mean of each part over the \
+             requests at each percentile ({stamped} of {measured} requests stamped)"
+        ),
+    };
+    let op = if w.op > 0 { "op" } else { "" };
+    let (ow, lw, pw, rw) = (w.op, w.latency, w.part, w.requests);
+    let _ = write!(out, "  {op:<ow$}{:>7}{:>lw$}", "", "latency");
+    for label in PART_LABELS {
+        let _ = write!(out, "{label:>pw$}");
+    }
+    let _ = writeln!(out, "{:>rw$}", "requests");
 }
 
 /// Each op type with parts, then `total` (only where it adds a row).
@@ -74,18 +94,15 @@ fn rows(r: &RunResult) -> Vec<(&str, &LatencyParts)> {
     }
 }
 
-fn op_rows(out: &mut String, name: &str, parts: &LatencyParts) {
+fn op_rows(out: &mut String, name: &str, parts: &LatencyParts, w: &Widths) {
+    let (ow, lw, pw, rw) = (w.op, w.latency, w.part, w.requests);
     for (i, at) in parts.at.iter().enumerate() {
         let op = if i == 0 { name } else { "" };
-        let _ = write!(
-            out,
-            "  {op:<10}{:>7}{:>11.1}",
-            percentile_label(at.percentile),
-            at.latency_us
-        );
+        let label = percentile_label(at.percentile);
+        let _ = write!(out, "  {op:<ow$}{label:>7}{:>lw$.1}", at.latency_us);
         for v in at.mean_us.values() {
-            let _ = write!(out, "{v:>18.1}");
+            let _ = write!(out, "{v:>pw$.1}");
         }
-        let _ = writeln!(out, "{:>11}", at.requests);
+        let _ = writeln!(out, "{:>rw$}", at.requests);
     }
 }

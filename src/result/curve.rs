@@ -173,6 +173,10 @@ impl CurvePoint {
             let (verdict, why) = point.judge(run, slo);
             point.verdict = Some(verdict);
             point.why = why;
+        } else if let Some(failure) = &run.failure {
+            // Without an SLO a failed run is still no measurement.
+            point.verdict = Some(Verdict::Fail);
+            point.why = Some(failure.clone());
         }
         Ok(point)
     }

@@ -233,6 +233,11 @@ fn scan_inner(args: &ScanArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, F
         if series.probe(rate, false)?.is_none() {
             return Ok(series.end_stopped());
         }
+        // A failed run measured no server: the scan stops there, exit 1.
+        if let Some(why) = series.curve.runs.last().and_then(|r| r.failure.clone()) {
+            let outcome = format!("stopped at {rate:.0} ops/s: that run FAILED ({why})");
+            return Ok(series.end((outcome, exit::FAILED)));
+        }
     }
     series.curve.hysteresis = series.curve.hysteresis_rates().map_err(Failure::run)?;
     let bound = series
