@@ -375,20 +375,17 @@ impl MemcachePerfArgs {
 }
 
 /// memcache-perf's profiles' least connections to the server (over every
-/// thread) and records, as its `mc_profiles` table sets them.
-const MCPERF_PROFILES: [(usize, u64); 4] = [
-    (4000, 1_000_000),
-    (1000, 1_000_000),
-    (1, 1_000_000),
-    (100, 1_000_000),
-];
+/// thread), profile 1 first, as its `mc_profiles` table sets them...
+const MCPERF_LEAST_CONNECTIONS: [usize; 4] = [4000, 1000, 1, 100];
+/// ...and the records every one of them holds.
+const MCPERF_RECORDS: u64 = 1_000_000;
 
 impl MemcachePerfArgs {
     /// A profile's connections and records, as memcache-perf sets them:
     /// `-c` raised to the profile's least over the threads and servers,
     /// and its records in place of `-r`'s.
     fn profile_size(&self, t: &mut Translation, profile: u8) {
-        let (least, records) = MCPERF_PROFILES[usize::from(profile - 1)];
+        let least = MCPERF_LEAST_CONNECTIONS[usize::from(profile - 1)];
         let c = &self.common;
         let servers = t.native.iter().filter(|a| *a == "--server").count().max(1);
         let threads = c.threads.unwrap_or(1);
@@ -397,7 +394,7 @@ impl MemcachePerfArgs {
             .unwrap_or(1)
             .max(least.div_ceil(servers * threads));
         t.flag("--connections", per_thread * threads);
-        t.flag("--keys", records / servers as u64);
+        t.flag("--keys", MCPERF_RECORDS / servers as u64);
         if c.records.is_some() {
             t.note(
                 "-r has no effect with --profile: memcache-perf's profiles hold 1,000,000 records",

@@ -67,20 +67,27 @@ pub fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
 
 /// Throughput, tail, the client's verdict and the precision's, labelled.
 fn headline(out: &mut String, r: &RunResult) {
-    let _ = writeln!(
-        out,
-        "  throughput  {:.0} ok/s, {:.0} err/s",
+    let rates = format!(
+        "{:.0} ok/s, {:.0} err/s",
         r.total.ok_rate, r.total.error_rate
     );
+    labelled(out, "throughput", &rates);
     if let Some(tail) = tail(r) {
-        let _ = writeln!(out, "  latency     {tail}");
+        labelled(out, "latency", &tail);
     }
     let (verdict, bad) = text::client_verdict(r);
     let tone = if bad { Tone::Bad } else { Tone::Good };
-    let _ = writeln!(out, "  verdict     {}", paint(&verdict, tone));
+    labelled(out, "verdict", &paint(&verdict, tone));
     if let Some(v) = &r.verdict {
-        wrap_at(out, &format!("  precision   {}", precision(v)), LABELLED);
+        labelled(out, "precision", &precision(v));
     }
+}
+
+/// `  label       text`, the text starting at `LABELLED` and wrapped there.
+fn labelled(out: &mut String, label: &str, text: &str) {
+    let width = LABELLED - 2;
+    let line = format!("  {label:<width$}{text}");
+    wrap_at(out, &line, LABELLED);
 }
 
 /// `p50 58.9 µs ±4.2 %, p99 106.4 µs ±1.6 % (95 % intervals)`, of the
@@ -378,19 +385,12 @@ fn pieces(clause: &str, indent: usize) -> Vec<(&'static str, &str)> {
     all
 }
 
-/// Columns `s` takes on a terminal: its characters less colour codes.
+/// Columns `s` takes on a terminal: its characters less colour codes
+/// (stripped as the writer strips them for a pipe).
 fn visible_len(s: &str) -> usize {
-    let mut len = 0;
-    let mut in_escape = false;
-    for ch in s.chars() {
-        match (in_escape, ch) {
-            (false, '\u{1b}') => in_escape = true,
-            (true, 'm') => in_escape = false,
-            (true, _) => {}
-            (false, _) => len += 1,
-        }
-    }
-    len
+    anstream::adapter::strip_str(s)
+        .map(|part| part.chars().count())
+        .sum()
 }
 
 #[cfg(test)]
