@@ -103,7 +103,7 @@ impl engine::Observer for Watch<'_, '_> {
 /// `--agent` drives plain runs only: with `what` it is a usage error.
 pub(crate) fn no_agents(args: &RunArgs, what: &str) -> Result<(), Failure> {
     #[cfg(feature = "agents")]
-    if !args.agents.is_empty() {
+    if !args.fleet.agents.is_empty() {
         return Err(Failure::usage(format!(
             "--agent with {what} is not supported: agents run one plain run"
         )));
@@ -114,10 +114,10 @@ pub(crate) fn no_agents(args: &RunArgs, what: &str) -> Result<(), Failure> {
 
 fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i32, Failure> {
     let spec = args.to_spec().map_err(Failure::usage)?;
-    if args.each {
+    if args.target.each {
         no_agents(args, "--each")?;
     }
-    if args.save.is_some() {
+    if args.recording.save.is_some() {
         no_agents(args, "--save (the agents' samples stay on their machines)")?;
     }
     let percentiles = args
@@ -125,17 +125,17 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
         .percentiles
         .as_ref()
         .map_or(DEFAULT_PERCENTILES.to_vec(), |p| p.0.clone());
-    if args.each {
+    if args.target.each {
         return each::run_each(args, &spec, percentiles);
     }
-    if let Some(n) = args.repeat {
+    if let Some(n) = args.recording.repeat {
         return repeat::run_repeated(args, &spec, percentiles, n);
     }
     // Every output exists before any traffic: a bad path costs no run.
     let files = args.outputs.files();
     let mut named: Vec<(&str, &std::path::Path)> =
         files.iter().map(|(f, p)| (f.flag(), *p)).collect();
-    named.extend(args.save.as_deref().map(|p| ("--save", p)));
+    named.extend(args.recording.save.as_deref().map(|p| ("--save", p)));
     crate::report::refuse_same_file(&named).map_err(Failure::usage)?;
     let mut outputs = ExportManager::create(&files, false)?.detailed(args.outputs.details);
     let mut presenter = presenter;
@@ -144,6 +144,7 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
         outputs = outputs.with_text(p.text(), p.to_stderr());
     }
     let mut samples = args
+        .recording
         .save
         .as_deref()
         .map(SampleWriter::create)
@@ -152,16 +153,16 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
     let stop = install_signal_flag()?;
     let presented = presenter.is_some();
     #[cfg(feature = "agents")]
-    if !args.agents.is_empty() {
-        let token = args.token_file.as_deref().ok_or_else(|| {
+    if !args.fleet.agents.is_empty() {
+        let token = args.fleet.token_file.as_deref().ok_or_else(|| {
             Failure::usage("--agent needs --token-file: the agents' shared token")
         })?;
         let control = crate::agent::Control {
-            addrs: &args.agents,
+            addrs: &args.fleet.agents,
             token_file: token,
-            loss: args.on_agent_loss,
-            tls_ca: args.agent_tls_ca.as_deref(),
-            tls_domain: args.agent_tls_domain.clone(),
+            loss: args.fleet.on_agent_loss,
+            tls_ca: args.fleet.agent_tls_ca.as_deref(),
+            tls_domain: args.fleet.agent_tls_domain.clone(),
             percentiles: percentiles.clone(),
         };
         let mut result = crate::agent::run_with_agents(&spec, &control, &stop)?;

@@ -27,7 +27,13 @@ pub(super) fn run_repeated(
     let mut outputs = ExportManager::create(&files, true)?.without_text();
     let stop = install_signal_flag()?;
     let configs = [(spec, "run")];
-    let (runs, end) = run_in_turn(&configs, &percentiles, n, args.between.as_deref(), &stop);
+    let (runs, end) = run_in_turn(
+        &configs,
+        &percentiles,
+        n,
+        args.recording.between.as_deref(),
+        &stop,
+    );
     let runs = runs.into_iter().next().unwrap_or_default();
     if !runs.is_empty() {
         let table = spreads(&runs).map_err(Failure::run)?;
@@ -47,8 +53,8 @@ pub(super) fn run_repeated(
 /// `run` flags a repeated run cannot take.
 fn refuse(args: &RunArgs) -> Result<(), Failure> {
     let refused = [
-        (args.each, "--each"),
-        (args.save.is_some(), "--save"),
+        (args.target.each, "--each"),
+        (args.recording.save.is_some(), "--save"),
         (
             args.outputs.csv.is_some(),
             "--csv (it holds one run's intervals)",
@@ -249,7 +255,7 @@ fn spec_of(path: &std::path::Path) -> Result<RunSpec, Failure> {
         .map_err(|e| Failure::usage(format!("{file}: {}", e.to_string().trim())))?;
     match cli.command {
         crate::cli::Command::Run(args) => {
-            if args.repeat.is_some() || args.each {
+            if args.recording.repeat.is_some() || args.target.each {
                 return Err(Failure::usage(format!(
                     "{file}: ab runs each file --repeat times itself; drop repeat and each"
                 )));

@@ -58,14 +58,17 @@ fn finish(code: Result<i32, Failure>) -> i32 {
 fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, Failure> {
     super::no_agents(&args.run, "search")?;
     let slo =
-        match (args.slo, &args.run.profile) {
+        match (args.slo, &args.run.workload.profile) {
             (Some(slo), _) => slo,
             (None, Some(name)) => crate::config::profiles::slo(name).map_err(Failure::usage)?,
             (None, None) => return Err(Failure::usage(
                 "search needs a bound: --slo PERCENTILE:BOUND (p99:1ms), or an mcperf --profile",
             )),
         };
-    let min = args.min_rate.or(args.run.rate).unwrap_or(DEFAULT_MIN_RATE);
+    let min = args
+        .min_rate
+        .or(args.run.load.rate)
+        .unwrap_or(DEFAULT_MIN_RATE);
     if min <= 0.0 || args.max_rate.is_some_and(|max| max < min) {
         return Err(Failure::usage(format!(
             "--min-rate must be above 0 and at most --max-rate; got {min} and {:?}",
@@ -215,7 +218,7 @@ fn rate_text(rate: Option<f64>) -> String {
 
 fn scan_inner(args: &ScanArgs, text: Option<Box<dyn Exporter>>) -> Result<i32, Failure> {
     super::no_agents(&args.run, "scan")?;
-    if let Some(rate) = args.run.rate {
+    if let Some(rate) = args.run.load.rate {
         crate::stderr_line!(
             "mcbench: note: --rates sets each run's rate; --rate {rate} is not used"
         );
@@ -294,13 +297,13 @@ impl Series {
     ) -> Result<Self, Failure> {
         refuse(run).map_err(Failure::usage)?;
         let mut args = run.clone();
-        args.rate = Some(first_rate);
-        if args.duration.is_none() && args.ops.is_none() {
-            args.duration = Some(PROBE_LENGTH);
+        args.load.rate = Some(first_rate);
+        if args.load.duration.is_none() && args.load.ops.is_none() {
+            args.load.duration = Some(PROBE_LENGTH);
         }
-        args.warmup.get_or_insert(PROBE_WARMUP);
+        args.load.warmup.get_or_insert(PROBE_WARMUP);
         // Short intervals let a probe end once decided (from the fifth).
-        args.interval.get_or_insert(PROBE_INTERVAL);
+        args.recording.interval.get_or_insert(PROBE_INTERVAL);
         let mut base = args.to_spec().map_err(Failure::usage)?;
         let files = run.outputs.files();
         let mut outputs = ExportManager::create_curve(&files)?;
@@ -408,16 +411,19 @@ impl Series {
 fn refuse(run: &RunArgs) -> Result<(), String> {
     let refused = [
         (
-            run.each,
+            run.target.each,
             "--each (run the series against one server at a time instead)",
         ),
         (
-            run.save.is_some(),
+            run.recording.save.is_some(),
             "--save (the series writes its runs with --json)",
         ),
-        (run.load_only, "--load-only (nothing would be measured)"),
         (
-            run.repeat.is_some(),
+            run.key_space.load_only,
+            "--load-only (nothing would be measured)",
+        ),
+        (
+            run.recording.repeat.is_some(),
             "--repeat (a scan of its own per repeat)",
         ),
     ];

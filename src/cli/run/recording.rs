@@ -1,0 +1,80 @@
+//! `mcbench run`'s flags under "Outputs".
+
+use super::parse_on_off;
+use crate::spec::units::parse_duration;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What the run records beside the exports (`OutputArgs`): live lines, its label, every request's sample, the kernel's stamps, and repeats.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Outputs")]
+pub struct RecordingArgs {
+    /// Print a live line per interval on stderr (1s, 500ms).
+    ///
+    /// A live line per interval on stderr; otherwise a progress bar on a
+    /// terminal.
+    #[arg(value_name = "D", short = 'i', long, value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+
+    /// Name the run in reports (default: its servers).
+    ///
+    /// Name the run in reports: the HTML page's legends and headline,
+    /// `report` and `compare` of several runs (default: its servers).
+    #[arg(hide_short_help = true, long, value_name = "NAME")]
+    pub label: Option<String>,
+
+    /// Write every measured request to FILE, tab-separated (docs/samples.md).
+    ///
+    /// Write every measured request (intended send, op, latency, service
+    /// time, reply) to FILE, tab-separated (docs/samples.md).
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+
+    /// With --save: the share of requests written (0..1), for high rates.
+    #[arg(hide_short_help = true, long, value_name = "R", requires = "save")]
+    pub save_rate: Option<f64>,
+
+    /// Take each latency apart by the kernel's own stamps (on), or not (off).
+    ///
+    /// Take each latency apart by the kernel's own stamps (on), or not (off).
+    /// By default on, except in a closed loop at depth 1, where reading a
+    /// transmit stamp back after every request costs 16-24 % more client
+    /// CPU per request, and as much throughput with one thread (at depth
+    /// 16, 5-12 % more; at 20k ops/s open loop, 8-10 % more: two runs in
+    /// `bench/README.md`). The kernel stamps when each request's last byte
+    /// was transmitted (`SO_TIMESTAMPING`, software, numbered by byte) and
+    /// when each answer's last byte was received, and every output splits
+    /// each op's latency into client queue (intended send to the send call),
+    /// send path (to the transmit stamp), network and server (to the receive
+    /// stamp) and client receive (to the answer parsed; nothing where answers
+    /// are timed by their stamp); the four add up to each request's latency.
+    /// The open loop's send lag is then the transmit stamp less the intended
+    /// time (less any wait for a free connection), so it holds the client's
+    /// own send path. TCP without TLS only: over TLS, UDP, unix sockets and
+    /// `--num-conns` the parts are left out and the report says why.
+    #[arg(hide_short_help = true, long, value_name = "on|off", value_parser = parse_on_off)]
+    pub kernel_stamps: Option<bool>,
+
+    /// Run the same configuration N times and keep every run
+    ///
+    /// Each run opens fresh connections (and starts a fresh memcached when
+    /// mcbench starts one). Prints each figure's median over the runs with
+    /// its 95 % bootstrap interval; `--json` writes the set (`mcbench
+    /// compare` of two sets gives each change with its interval and the A/A
+    /// noise floor), `--html` overlays the runs.
+    #[arg(hide_short_help = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub repeat: Option<u32>,
+
+    /// With --repeat: a shell command run before each run but the first
+    /// (restart the server, drop caches); a failure stops the set.
+    #[arg(hide_short_help = true, long, value_name = "CMD", requires = "repeat")]
+    pub between: Option<String>,
+}
+
+impl RecordingArgs {
+    /// The share of requests `--save` writes, with it.
+    pub(super) fn save_rate(&self) -> Option<f64> {
+        self.save.as_ref().map(|_| self.save_rate.unwrap_or(1.0))
+    }
+}
