@@ -1,6 +1,9 @@
 //! Command-line definitions of the native subcommands: `run` (and its
 //! mapping onto a `RunSpec`) in `run`, the server tools' in `tools`, the
 //! saved results' here.
+// The doc comments of flags are clap's help text, written for a terminal
+// (`HOST:PORT[:WEIGHT]`, `N<ttl>`), not rustdoc's markdown.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 mod curve;
 mod run;

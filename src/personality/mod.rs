@@ -1,5 +1,5 @@
 //! The seed tools' command lines: `mcbench memaslap|mcperf|memcache-perf|
-//! mutilate ARGS`, or the same through a link of that name (argv[0]).
+//! mutilate ARGS`, or the same through a link of that name (`argv[0]`).
 //!
 //! Each personality parses its tool's flags as the tool documents them,
 //! with the tool's defaults, and translates them into `mcbench run`'s flags:

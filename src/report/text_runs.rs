@@ -5,7 +5,7 @@
 use crate::result::{Difference, Spread};
 use std::fmt::Write;
 
-/// One line per figure: median [interval], min–max.
+/// One line per figure: median `[interval]`, min–max.
 pub fn spreads(runs: usize, rows: &[Spread]) -> String {
     let mut out =
         format!("{runs} runs of one configuration: medians with their 95 % bootstrap interval\n");

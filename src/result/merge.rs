@@ -14,7 +14,7 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
     merge_unless(runs, &|| false)
 }
 
-/// `merge`, given up with [`STOPPED`] once `stopped()` says so between
+/// `merge`, given up with `STOPPED` once `stopped()` says so between
 /// two intervals: saved runs of thousands of intervals take seconds to
 /// merge, and a signal must not wait for them (`report --merge`). A
 /// master of agents merges to the end whatever comes: its results are
