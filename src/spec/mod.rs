@@ -15,7 +15,9 @@ pub mod servers;
 pub mod tls;
 mod trace;
 pub mod units;
+mod validate;
 mod verify;
+mod wire;
 
 pub use address::{with_default_port, Address, ServerAddr, Transport};
 pub use churn::{Churn, Gaps, SocketOptions};
@@ -31,7 +33,6 @@ use crate::workload::{
     ClientSlice, Distribution, KeySpace, Mix, MultiGet, Popularity, TaskWindow, ValueTable,
     Workload,
 };
-use mcbench_proto::udp::HEADER_LEN as UDP_HEADER;
 use mcbench_proto::Protocol;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -371,122 +372,6 @@ impl RunSpec {
         }
     }
 
-    /// Checks everything that can be checked without the network, this
-    /// host's descriptors included: for a run made here.
-    pub fn validate(&self) -> Result<(), String> {
-        self.validate_plan()?;
-        self.validate_host()
-    }
-
-    /// `validate` but for this host's limits: for a run other hosts make
-    /// (a master of agents opens none of the load's connections; each
-    /// agent checks its share against its own limits when it admits it).
-    pub fn validate_plan(&self) -> Result<(), String> {
-        if self.threads == 0 {
-            return Err("--threads must be at least 1".into());
-        }
-        if self.connections == 0 {
-            return Err("--connections must be at least 1".into());
-        }
-        if self.depth == 0 || self.depth > 65_536 {
-            return Err("--depth must be between 1 and 65536".into());
-        }
-        self.validate_label()?;
-        if self.load_each_thread && self.window.is_some() {
-            return Err("--load-each-thread preloads; --window preloads nothing (its keys are written as it goes): drop one".into());
-        }
-        if self.first_key > u64::from(u32::MAX) {
-            return Err(format!(
-                "--first-key is at most {} (4294967295), got {}",
-                u32::MAX,
-                self.first_key
-            ));
-        }
-        self.validate_refill_batch()?;
-        self.validate_schedule()?;
-        self.validate_read_delay()?;
-        self.validate_read_answers()?;
-        self.validate_measure()?;
-        self.validate_knobs()?;
-        self.validate_trace()?;
-        if let Some(share) = self.save_rate {
-            if !(share > 0.0 && share <= 1.0) {
-                return Err(format!(
-                    "--save-rate is the share of requests saved, above 0 and at most 1; got {share}"
-                ));
-            }
-        }
-        self.validate_precision()?;
-        self.validate_tls()?;
-        match self.stop {
-            StopAfter::Duration(d) if d.is_zero() => {
-                return Err("--duration must be longer than zero".into())
-            }
-            StopAfter::Ops(0) => return Err("--ops must be at least 1".into()),
-            _ => {}
-        }
-        if self.time_limit.is_some_and(|d| d.is_zero()) {
-            return Err("--time-limit must be longer than zero".into());
-        }
-        self.validate_churn()?;
-        self.validate_checks()?;
-        self.validate_counters()?;
-        // Each interval closes a set of histograms per worker (~4 MB with
-        // two op types and their slots);
-        // ten a second is the most that stays cheap.
-        if self.interval < Duration::from_millis(100) {
-            return Err("--interval must be at least 100ms".into());
-        }
-        let (lo, hi) = self.value_size.support();
-        let max = self.max_value_size;
-        if lo > max as f64 || hi < 1.0 {
-            return Err(format!(
-                "--value-size {} cannot produce a valid value (1..={max} bytes; --max-value-size raises the limit)",
-                self.value_size
-            ));
-        }
-        if !(0.0..=1.0).contains(&self.miss_ratio) {
-            return Err(format!(
-                "--miss-ratio must be between 0 and 1, got {}",
-                self.miss_ratio
-            ));
-        }
-        if !(0.0..=1.0).contains(&self.multiget.share)
-            || self.multiget.keys == 0
-            || self.multiget.keys > MAX_MULTIGET_KEYS
-        {
-            return Err(format!(
-                "multiget needs 1..={MAX_MULTIGET_KEYS} keys and a share between 0 and 100 %"
-            ));
-        }
-        match self.window {
-            Some(0) => return Err("--window must hold at least one key".into()),
-            Some(_) if self.load == LoadMode::LoadOnly => return Err(
-                "--load-only has nothing to load with --window (windows fill as the run writes): drop one of them"
-                    .into(),
-            ),
-            None if self.overwrite > 0.0 => {
-                return Err(
-                    "--overwrite needs --window: with a fixed key space every set overwrites"
-                        .into(),
-                )
-            }
-            _ => {}
-        }
-        if !(0.0..=1.0).contains(&self.overwrite) {
-            return Err(format!(
-                "--overwrite must be between 0 and 1, got {}",
-                self.overwrite
-            ));
-        }
-        self.validate_protocol()?;
-        self.validate_placement()?;
-        self.validate_replication()?;
-        self.validate_server_stats()?;
-        self.validate_bounds()?;
-        self.validate_resources()
-    }
-
     /// How late an open loop's worker may wake for an arrival: `--coalesce`,
     /// else none. Arrivals are never sent early, and each one's latency and
     /// send lag count from its own intended time, so the wait is measured,
@@ -496,169 +381,6 @@ impl RunSpec {
         self.open()
             .and_then(|o| o.coalesce)
             .unwrap_or(Duration::ZERO)
-    }
-
-    /// `--noreply` must quiet some command the run measures: a text
-    /// protocol `get` has no quiet form, so `--mix get=1 --noreply` would
-    /// change nothing but the preload.
-    fn validate_noreply(&self) -> Result<(), String> {
-        use crate::workload::OpKind;
-        if !self.noreply {
-            return Ok(());
-        }
-        let p = self.protocol;
-        if p == Protocol::Resp {
-            return Err(
-                "--noreply: RESP has no quiet mode; drop it, or use --protocol ascii, meta or binary"
-                    .into(),
-            );
-        }
-        let preload_only = |op: OpKind| {
-            op == OpKind::Set
-                && self.mix.share_of(OpKind::Set) == 0.0
-                && self.load != LoadMode::LoadOnly
-        };
-        let quiet = self
-            .ops_sent()
-            .into_iter()
-            .any(|op| !preload_only(op) && p.supports_noreply(op.cmd()));
-        if !quiet {
-            return Err(format!(
-                "--noreply: no command the run measures has a quiet form in the {} protocol",
-                p.name()
-            ));
-        }
-        Ok(())
-    }
-
-    /// The protocol must carry every op the run can send.
-    fn validate_protocol(&self) -> Result<(), String> {
-        let p = self.protocol;
-        for op in self.ops_sent() {
-            if !p.supports(op.cmd()) {
-                return Err(format!(
-                    "--protocol {} has no '{}' command; ops it can send: {}",
-                    p.name(),
-                    op.name(),
-                    crate::workload::OpKind::ALL
-                        .iter()
-                        .filter(|o| p.supports(o.cmd()) && **o != crate::workload::OpKind::Fill)
-                        .map(|o| o.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-        }
-        if self.servers.is_empty() && p == Protocol::Resp {
-            return Err("--protocol resp needs --server: the embedded server is memcached".into());
-        }
-        if self.meta_flags.is_some() && p != Protocol::Meta {
-            return Err(format!(
-                "--meta-flags are for --protocol meta, not {}",
-                p.name()
-            ));
-        }
-        let (_, key_max) = self.key_size.support();
-        if self.meta_options()?.base64_keys && key_max > 186.0 {
-            return Err(
-                "--meta-flags b: a base64 key must fit memcached's 250 bytes, so keys of at most \
-                 186 bytes (see --key-size)"
-                    .into(),
-            );
-        }
-        self.validate_noreply()?;
-        if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
-            self.validate_udp(true)?;
-        }
-        self.validate_facebook()?;
-        if self.user.is_some() != self.password.is_some() {
-            return Err("--user and --password go together".into());
-        }
-        if self.user.is_some() && self.servers.is_empty() {
-            return Err(
-                "--user/--password need --server: the embedded memcached runs without authentication"
-                    .into(),
-            );
-        }
-        Ok(())
-    }
-
-    /// What memcached's UDP transport can carry: one request per datagram,
-    /// text or binary, no authentication.
-    /// Requests over UDP must fit a datagram; `stores` says whether
-    /// storage commands go over UDP too (not with `--facebook`).
-    fn validate_udp(&self, stores: bool) -> Result<(), String> {
-        if self.protocol == Protocol::Resp {
-            return Err("RESP does not run over UDP".into());
-        }
-        if self.user.is_some() {
-            return Err("memcached has no authentication over UDP".into());
-        }
-        // The largest requests the run can send, measured by encoding them:
-        // every protocol frames them differently.
-        let ops = self.ops_sent();
-        let (_, key_max) = self.key_size.support();
-        let key = vec![b'k'; key_max.min(250.0) as usize];
-        if ops.contains(&crate::workload::OpKind::Mget) {
-            let keys = vec![key.as_slice(); self.multiget.keys as usize].join(&b' ');
-            let size = self.largest_udp_request(mcbench_proto::Request::new(
-                mcbench_proto::Cmd::Gats,
-                &keys,
-            ))?;
-            if size > MAX_UDP_REQUEST {
-                return Err(format!(
-                    "over UDP a request must fit one {MAX_UDP_REQUEST}-byte datagram, but a \
-                     multiget of {} keys of up to {} bytes takes {size} \
-                     (--multiget or --getq-size set the keys)",
-                    self.multiget.keys,
-                    key.len()
-                ));
-            }
-        }
-        if stores && ops.iter().any(|op| op.writes()) {
-            let value = vec![b'0'; self.max_value_len()];
-            let store = mcbench_proto::Request {
-                value: &value,
-                ..mcbench_proto::Request::new(mcbench_proto::Cmd::Cas, &key)
-            };
-            let size = self.largest_udp_request(store)?;
-            if size > MAX_UDP_REQUEST {
-                return Err(format!(
-                    "over UDP a request must fit one {MAX_UDP_REQUEST}-byte datagram, but a \
-                     store of a {}-byte value under a {}-byte key takes {size} (see --value-size)",
-                    value.len(),
-                    key.len()
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// The meta flags, parsed.
-    pub fn meta_options(&self) -> Result<mcbench_proto::meta::Options, String> {
-        self.meta_flags
-            .as_deref()
-            .map_or(Ok(Default::default()), |flags| {
-                flags.parse().map_err(|e| format!("--meta-flags: {e}"))
-            })
-    }
-
-    /// The bytes of `req` as one UDP datagram of this run, with every
-    /// number at its widest.
-    fn largest_udp_request(&self, req: mcbench_proto::Request) -> Result<usize, String> {
-        let req = mcbench_proto::Request {
-            flags: u32::MAX,
-            exptime: u32::MAX,
-            cas: u64::MAX,
-            delta: u64::MAX,
-            opaque: u32::MAX,
-            noreply: self.noreply,
-            ..req
-        };
-        let mut out = Vec::new();
-        self.protocol
-            .encode_with(&mut out, &req, self.meta_options()?);
-        Ok(UDP_HEADER + out.len())
     }
 
     /// Every op type the run may send.
@@ -714,36 +436,6 @@ impl RunSpec {
         .map(|keys| keys.with_replicas(self.replicas()))
     }
 
-    /// The counting ops' and cas's own checks: `--cas-unique` needs a cas
-    /// in the mix. incr/decr change numbers up to 2^64−1 (mcbench's
-    /// values are digits, and 19 of them always fit): a run whose preload
-    /// or sets store longer values on the keys they count would fail
-    /// every one as `client_error`. Refused before any traffic.
-    fn validate_counters(&self) -> Result<(), String> {
-        use crate::workload::OpKind;
-        const MAX_COUNTER_DIGITS: usize = 19;
-        if self.cas_unique.is_some() && self.mix.share_of(OpKind::Cas) == 0.0 {
-            return Err("--cas-unique sets the unique of each cas: give cas in --mix".into());
-        }
-        let counts = [OpKind::Incr, OpKind::Decr]
-            .into_iter()
-            .any(|op| self.mix.share_of(op) > 0.0);
-        let stores = self.load == LoadMode::Load
-            || OpKind::ALL
-                .into_iter()
-                .any(|op| op.writes() && self.mix.share_of(op) > 0.0);
-        let longest = self.max_value_len();
-        if !counts || !stores || self.trace.is_some() || longest <= MAX_COUNTER_DIGITS {
-            return Ok(());
-        }
-        Err(format!(
-            "--mix with incr/decr: memcached counts only numbers up to 2^64-1 (20 digits), \
-             and this run stores values of up to {longest} bytes on the keys they count, so every one \
-             would fail (client_error). Give --value-size {MAX_COUNTER_DIGITS} or less (mcbench's values \
-             are digits), or --no-load without sets to count absent keys (NOT_FOUND)"
-        ))
-    }
-
     /// The largest value size a request can have, bytes.
     pub fn max_value_len(&self) -> usize {
         // A trace states each value's size, up to the item limit.
@@ -790,45 +482,5 @@ impl RunSpec {
         } else {
             1
         }
-    }
-
-    /// memaslap's facebook test: retrievals over UDP, the rest over TCP,
-    /// one closed-loop group of sockets per connection.
-    fn validate_facebook(&self) -> Result<(), String> {
-        if !self.facebook {
-            return if self.conn_sock == 1 {
-                Ok(())
-            } else {
-                Err("--conn-sock sets the TCP connections of each --facebook connection: give --facebook".into())
-            };
-        }
-        if self.conn_sock == 0 || self.conn_sock > 10_000 {
-            return Err(format!(
-                "--conn-sock must be between 1 and 10000, got {}",
-                self.conn_sock
-            ));
-        }
-        if self.servers.is_empty() {
-            return Err(
-                "--facebook needs --server: the embedded memcached listens on TCP only".into(),
-            );
-        }
-        if let Some(s) = self.servers.iter().find(|s| !s.is_tcp()) {
-            return Err(format!("--facebook reaches each server over both TCP and UDP at HOST:PORT; '{s}' names one transport"));
-        }
-        let refuse = |what: &str| Err(format!("--facebook does not go with {what}"));
-        match self.schedule {
-            Schedule::Closed => {}
-            Schedule::Open(_) => {
-                return refuse(
-                    "--rate: it runs each group of sockets closed loop, as memaslap does",
-                )
-            }
-            Schedule::Churn(_) => return refuse("--num-conns"),
-        }
-        if self.reconnect {
-            return refuse("--reconnect: a group that lost its sockets is done");
-        }
-        self.validate_udp(false)
     }
 }

@@ -267,6 +267,16 @@ pub struct LoadArgs {
 }
 
 impl LoadArgs {
+    /// A request's, a connect's and the drain's timeouts: each its own
+    /// flag, else `--timeout`.
+    pub(super) fn timeouts(&self) -> (Duration, Duration, Duration) {
+        (
+            self.request_timeout.unwrap_or(self.timeout),
+            self.connect_timeout.unwrap_or(self.timeout),
+            self.drain_timeout.unwrap_or(self.timeout),
+        )
+    }
+
     /// The CPUs to pin worker threads to: empty for one each in order.
     pub(super) fn affinity(&self) -> Result<Option<Vec<usize>>, String> {
         self.affinity.as_deref().map(parse_affinity).transpose()

@@ -36,7 +36,7 @@ pub use target::TargetArgs;
 pub use workload::WorkloadArgs;
 
 use super::OutputArgs;
-use crate::spec::{RunSpec, Schedule, ScheduleFlags, StopAfter};
+use crate::spec::{RunSpec, Schedule, ScheduleFlags, StopAfter, TraceSpec};
 use clap::Args;
 use std::time::Duration;
 
@@ -97,78 +97,70 @@ impl RunArgs {
     /// The spec the flags say, each field from its group, not yet checked
     /// as a whole.
     fn assemble(&self) -> Result<RunSpec, String> {
-        let (t, l, r, k, w) = (
-            &self.target,
-            &self.load,
-            &self.request,
-            &self.key_space,
-            &self.workload,
-        );
-        let (trace, trace_speed) = self.replay.replay((k, w), l.time_limit)?.unzip();
-        let mix = w.mix()?;
-        let multiget = w.multiget(&mix)?;
-        let (servers, weights) = t.servers()?;
+        let (trace, trace_speed) = self.trace()?;
+        let (timeout, connect_timeout, drain_timeout) = self.load.timeouts();
+        let (mix, multiget) = self.workload.mix()?;
+        let (servers, weights, tls) = self.target.servers()?;
         Ok(RunSpec {
             label: self.recording.label.clone(),
-            tls: t.tls_spec(&servers)?,
+            tls,
             servers,
             weights,
-            distribution: t.distribution()?,
-            roundrobin: t.roundrobin,
-            protocol: t.wire_protocol(),
-            user: t.user.clone(),
-            password: t.password.clone(),
+            distribution: self.target.distribution()?,
+            roundrobin: self.target.roundrobin,
+            protocol: self.target.wire_protocol(),
+            user: self.target.user.clone(),
+            password: self.target.password.clone(),
             replication: self.server.replication()?,
             server_stats: self.server.server_stats,
             measure: self.measure.group(),
-            threads: l.threads,
-            connections: l.connections,
-            depth: l.depth,
-            refill_batch: l.refill_batch,
+            threads: self.load.threads,
+            connections: self.load.connections,
+            depth: self.load.depth,
+            refill_batch: self.load.refill_batch,
             stop: self.stop_after(),
-            time_limit: l.time_limit,
-            warmup: l.warmup.unwrap_or(Duration::ZERO),
-            wait: l.wait.unwrap_or(Duration::ZERO),
-            precision: l.precision.clone(),
+            time_limit: self.load.time_limit,
+            warmup: self.load.warmup.unwrap_or(Duration::ZERO),
+            wait: self.load.wait.unwrap_or(Duration::ZERO),
+            precision: self.load.precision.clone(),
             decide: None,
-            affinity: l.affinity()?,
-            timeout: l.request_timeout.unwrap_or(l.timeout),
-            connect_timeout: Some(l.connect_timeout.unwrap_or(l.timeout)),
-            drain_timeout: Some(l.drain_timeout.unwrap_or(l.timeout)),
-            busy_poll: l.busy_poll,
-            read_answers: l.read_answers,
-            read_delay: l.read_delay,
-            schedule: self.schedule(trace_speed.flatten())?,
-            keys: k.keys,
-            key_size: k.key_size.clone(),
-            value_size: k.value_size.clone(),
-            key_prefix: k.key_prefix.clone(),
-            key_digits: k.key_digits,
-            first_key: k.first_key,
-            popularity: k.key_popularity,
-            client: k.client,
-            window: k.window,
-            overwrite: k.overwrite,
-            max_value_size: usize::try_from(k.max_value_size).unwrap_or(usize::MAX),
-            load: k.load_mode(trace.is_some()),
-            load_each_thread: k.load_each_thread,
+            affinity: self.load.affinity()?,
+            timeout,
+            connect_timeout: Some(connect_timeout),
+            drain_timeout: Some(drain_timeout),
+            busy_poll: self.load.busy_poll,
+            read_answers: self.load.read_answers,
+            read_delay: self.load.read_delay,
+            schedule: self.schedule(trace_speed)?,
+            keys: self.key_space.keys,
+            key_size: self.key_space.key_size.clone(),
+            value_size: self.key_space.value_size.clone(),
+            key_prefix: self.key_space.key_prefix.clone(),
+            key_digits: self.key_space.key_digits,
+            first_key: self.key_space.first_key,
+            popularity: self.key_space.key_popularity,
+            client: self.key_space.client,
+            window: self.key_space.window,
+            overwrite: self.key_space.overwrite,
+            max_value_size: usize::try_from(self.key_space.max_value_size).unwrap_or(usize::MAX),
+            load: self.key_space.load_mode(trace.is_some()),
+            load_each_thread: self.key_space.load_each_thread,
             multiget,
             mix,
-            miss_ratio: w.miss_ratio,
-            // Records that name no op are gets that fill their misses.
-            getset: w.getset || trace.as_ref().is_some_and(|t| !t.names_ops),
-            delete90: w.delete90,
-            successful: w.successful,
-            miss_window: w.miss_window,
-            assoc: w.assoc,
-            seed: w.seed,
+            miss_ratio: self.workload.miss_ratio,
+            getset: self.workload.getset(trace.as_ref()),
+            delete90: self.workload.delete90,
+            successful: self.workload.successful,
+            miss_window: self.workload.miss_window,
+            assoc: self.workload.assoc,
+            seed: self.workload.seed,
             trace,
-            trace_commands: r.trace_commands,
-            expiry: r.expiry,
-            delta: r.delta,
-            cas_unique: r.cas_unique,
-            noreply: r.noreply,
-            meta_flags: r.meta_flags.clone(),
+            trace_commands: self.request.trace_commands,
+            expiry: self.request.expiry,
+            delta: self.request.delta,
+            cas_unique: self.request.cas_unique,
+            noreply: self.request.noreply,
+            meta_flags: self.request.meta_flags.clone(),
             interval: self.recording.interval.unwrap_or(Duration::from_secs(1)),
             live: self.recording.interval.is_some(),
             save_rate: self.recording.save_rate(),
@@ -183,6 +175,15 @@ impl RunArgs {
             verbose: self.checks.verbose,
             tolerate_check_failures: self.checks.tolerate_check_failures,
         })
+    }
+
+    /// The trace to replay, and its speed if it is replayed at its
+    /// timestamps; the key space's and workload's flags are refused beside
+    /// one.
+    fn trace(&self) -> Result<(Option<TraceSpec>, Option<f64>), String> {
+        let generated = (&self.key_space, &self.workload);
+        let replay = self.replay.replay(generated, self.load.time_limit)?;
+        Ok(replay.map_or((None, None), |(trace, speed)| (Some(trace), speed)))
     }
 
     /// When the run stops: after `-x` requests, after `-t`, at the end of a

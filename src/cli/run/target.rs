@@ -164,16 +164,21 @@ pub struct TargetArgs {
     pub tls_resume: bool,
 }
 
+/// The servers, their weights and their TLS.
+type Servers = (Vec<ServerAddr>, Vec<u32>, Option<TlsSpec>);
+
 impl TargetArgs {
     /// The servers as written (`--udp` applied), each port range expanded,
-    /// with their ketama weights.
-    pub(super) fn servers(&self) -> Result<(Vec<ServerAddr>, Vec<u32>), String> {
+    /// with their ketama weights and the TLS they are reached over.
+    pub(super) fn servers(&self) -> Result<Servers, String> {
         let written: Vec<String> = self
             .servers
             .iter()
             .map(|s| self.with_transport(s))
             .collect();
-        crate::spec::servers::expand(&written)
+        let (servers, weights) = crate::spec::servers::expand(&written)?;
+        let tls = self.tls_spec(&servers)?;
+        Ok((servers, weights, tls))
     }
 
     /// `--udp` puts plain `HOST:PORT` servers on UDP.
@@ -209,7 +214,7 @@ impl TargetArgs {
 
     /// `--tls` and its flags, or servers named `tls:`; the TLS flags
     /// without either are refused.
-    pub(super) fn tls_spec(&self, servers: &[ServerAddr]) -> Result<Option<TlsSpec>, String> {
+    fn tls_spec(&self, servers: &[ServerAddr]) -> Result<Option<TlsSpec>, String> {
         let prefixed = servers.iter().any(|s| s.has_tls_prefix());
         if !self.tls && !prefixed {
             let given = [

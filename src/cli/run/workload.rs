@@ -1,6 +1,7 @@
 //! `mcbench run`'s flags under "Workload".
 
 use crate::spec::units::parse_count;
+use crate::spec::TraceSpec;
 use crate::workload::{Mix, MultiGet, OpKind};
 use clap::Args;
 use std::path::PathBuf;
@@ -118,21 +119,29 @@ pub struct WorkloadArgs {
 }
 
 impl WorkloadArgs {
+    /// Whether gets fill their misses: `--getset`, or a replayed trace
+    /// whose records name no op (they are gets that fill their misses).
+    pub(super) fn getset(&self, trace: Option<&TraceSpec>) -> bool {
+        self.getset || trace.is_some_and(|t| !t.names_ops)
+    }
+
     /// The op mix: `-u` (memaslap's update ratio), else `--mix`, else 10 %
-    /// sets.
-    pub(super) fn mix(&self) -> Result<Mix, String> {
-        match (self.update, &self.mix) {
-            (Some(u), _) => Mix::from_update_ratio(u),
-            (None, Some(mix)) => Ok(mix.clone()),
-            (None, None) => Mix::from_update_ratio(0.1),
-        }
+    /// sets; and how its gets become multigets.
+    pub(super) fn mix(&self) -> Result<(Mix, MultiGet), String> {
+        let mix = match (self.update, &self.mix) {
+            (Some(u), _) => Mix::from_update_ratio(u)?,
+            (None, Some(mix)) => mix.clone(),
+            (None, None) => Mix::from_update_ratio(0.1)?,
+        };
+        let multiget = self.multiget(&mix)?;
+        Ok((mix, multiget))
     }
 
     /// How gets become multigets. With `mget` in the mix, the mix decides
     /// how many there are and `--multiget` (else `--getq-size`) how many
     /// keys each asks for; otherwise `--multiget N` turns every get into a
     /// multiget of N keys and `--getq-freq` a share of them.
-    pub(super) fn multiget(&self, mix: &Mix) -> Result<MultiGet, String> {
+    fn multiget(&self, mix: &Mix) -> Result<MultiGet, String> {
         if mix.share_of(OpKind::Mget) > 0.0 {
             if self.getq_freq.is_some() {
                 return Err(
