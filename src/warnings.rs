@@ -148,11 +148,21 @@ impl Warning {
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Warning::AgentLost { agent, at_s, why } => write!(
-                f,
-                "AGENT LOST: {agent}, {at_s:.1} s after the start: {why}. What it measured until its last interval is counted; the load it offered after that is not"
-            ),
+        match self.fmt_client(f) {
+            Some(written) => written,
+            None => match self.fmt_requests(f) {
+                Some(written) => written,
+                None => self.fmt_servers(f),
+            },
+        }
+    }
+}
+
+impl Warning {
+    /// The warnings that the numbers measure the client: `None` for the
+    /// others.
+    fn fmt_client(&self, f: &mut fmt::Formatter<'_>) -> Option<fmt::Result> {
+        Some(match self {
             Warning::LateSchedule { send_lag_p99_us } => write!(
                 f,
                 "CLIENT-BOUND: mcbench sent late (send lag p99 {send_lag_p99_us:.0} µs > {LAG_P99_LIMIT_US:.0} µs); \
@@ -181,6 +191,31 @@ impl fmt::Display for Warning {
                  not the server. Use more threads (-T) or more client machines.",
                 busy * 100.0
             ),
+            Warning::BusyPollOversubscribed { threads, cpus } => write!(
+                f,
+                "{threads} busy-polling threads on {cpus} CPUs: each spins on a whole CPU, so they take turns \
+                 and an answer waits for its thread's turn, which is in the latency. Use at most {cpus} threads \
+                 (-T) with --busy-poll."
+            ),
+            Warning::IntervalsBehind { intervals } => write!(
+                f,
+                "intervals were closed up to {intervals} behind the workers: every CPU was busy, and in an open \
+                 loop that work yields to theirs. The live lines came late, and each waiting interval held its \
+                 histograms (~4 MB per worker) in memory. The results are whole."
+            ),
+            Warning::ClientWaits { waits, share } => write!(
+                f,
+                "{waits} requests ({:.1}%) found every connection at its depth and waited in the client; \
+                 that wait is part of their latency. Add connections (-c) or depth (-d) if it is not what you meant.",
+                share * 100.0
+            ),
+            _ => return None,
+        })
+    }
+
+    /// The warnings about the requests' fate: `None` for the others.
+    fn fmt_requests(&self, f: &mut fmt::Formatter<'_>) -> Option<fmt::Result> {
+        Some(match self {
             Warning::ConnectionsLost { lost, of } => {
                 write!(f, "{lost} of {of} connections were lost during the run")
             }
@@ -214,26 +249,6 @@ impl fmt::Display for Warning {
                      --source-addrs 127.0.0.2,127.0.0.3,... adds a range of ports per address."
                 )
             }
-            Warning::Skipped { skips, share } => write!(
-                f,
-                "{skips} transmissions ({:.1}%) were skipped while mcbench was behind its schedule \
-                 (--skip): their latency is not measured, so the tail leaves out the worst moments",
-                share * 100.0
-            ),
-            Warning::DownAtStart { server, why } => write!(
-                f,
-                "{server} was down at the start ({why}): passed over (--rep-write), its connections \
-                 tried again after pauses and opened once it was up (connections.reopened)"
-            ),
-            Warning::TraceRefused {
-                server,
-                command,
-                reply,
-            } => write!(
-                f,
-                "{server} did not take '{command}' (--trace-commands): it answered '{reply}'; \
-                 no server-side trace was taken"
-            ),
             Warning::LongDrain {
                 drain_s,
                 duration_s,
@@ -254,11 +269,43 @@ impl fmt::Display for Warning {
                  apart, not in the ops or rates of answered requests",
                 share * 100.0
             ),
-            Warning::ClientWaits { waits, share } => write!(
+            Warning::Skipped { skips, share } => write!(
                 f,
-                "{waits} requests ({:.1}%) found every connection at its depth and waited in the client; \
-                 that wait is part of their latency. Add connections (-c) or depth (-d) if it is not what you meant.",
+                "{skips} transmissions ({:.1}%) were skipped while mcbench was behind its schedule \
+                 (--skip): their latency is not measured, so the tail leaves out the worst moments",
                 share * 100.0
+            ),
+            Warning::RateMissed { target, achieved } => write!(
+                f,
+                "the run asked for {target:.0} ops/s and got {achieved:.0} ops/s answered ({:+.1}%); \
+                 the latencies are those of the rate achieved",
+                (achieved / target - 1.0) * 100.0
+            ),
+            _ => return None,
+        })
+    }
+
+    /// The warnings about servers and agents. Every variant is named here,
+    /// so that a new one is placed in a family before it compiles.
+    fn fmt_servers(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::AgentLost { agent, at_s, why } => write!(
+                f,
+                "AGENT LOST: {agent}, {at_s:.1} s after the start: {why}. What it measured until its last interval is counted; the load it offered after that is not"
+            ),
+            Warning::DownAtStart { server, why } => write!(
+                f,
+                "{server} was down at the start ({why}): passed over (--rep-write), its connections \
+                 tried again after pauses and opened once it was up (connections.reopened)"
+            ),
+            Warning::TraceRefused {
+                server,
+                command,
+                reply,
+            } => write!(
+                f,
+                "{server} did not take '{command}' (--trace-commands): it answered '{reply}'; \
+                 no server-side trace was taken"
             ),
             Warning::ServerCountsDisagree {
                 server,
@@ -270,24 +317,8 @@ impl fmt::Display for Warning {
                 "{server} counted {server_count} {what} over the measured run where this run's answers \
                  account for {client_count}: other clients use the server, or replies were lost"
             ),
-            Warning::IntervalsBehind { intervals } => write!(
-                f,
-                "intervals were closed up to {intervals} behind the workers: every CPU was busy, and in an open \
-                 loop that work yields to theirs. The live lines came late, and each waiting interval held its \
-                 histograms (~4 MB per worker) in memory. The results are whole."
-            ),
-            Warning::BusyPollOversubscribed { threads, cpus } => write!(
-                f,
-                "{threads} busy-polling threads on {cpus} CPUs: each spins on a whole CPU, so they take turns \
-                 and an answer waits for its thread's turn, which is in the latency. Use at most {cpus} threads \
-                 (-T) with --busy-poll."
-            ),
-            Warning::RateMissed { target, achieved } => write!(
-                f,
-                "the run asked for {target:.0} ops/s and got {achieved:.0} ops/s answered ({:+.1}%); \
-                 the latencies are those of the rate achieved",
-                (achieved / target - 1.0) * 100.0
-            ),
+            // Written by `fmt_client` and `fmt_requests`.
+            Warning::LateSchedule { .. } | Warning::ClientTail { .. } | Warning::MeasureLate { .. } | Warning::WorkerSaturated { .. } | Warning::BusyPollOversubscribed { .. } | Warning::IntervalsBehind { .. } | Warning::ClientWaits { .. } | Warning::ConnectionsLost { .. } | Warning::Unanswered { .. } | Warning::ChecksFailed { .. } | Warning::PortsExhausted { .. } | Warning::LongDrain { .. } | Warning::ErrorReplies { .. } | Warning::Skipped { .. } | Warning::RateMissed { .. } => Ok(()),
         }
     }
 }

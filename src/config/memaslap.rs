@@ -91,84 +91,11 @@ fn cmd_fields(line: &str) -> Option<(i64, f64)> {
 
 /// The flags a memaslap config file stands for.
 pub fn to_args(text: &str, origin: &str, reading: Reading) -> Result<MemaslapConfig, String> {
-    // `None`: before any section, or skipping after a line that was none
-    // of its section's rows, until the next section.
-    let mut section = None;
-    let (mut keys, mut values, mut cmds) = (Vec::new(), Vec::new(), Vec::new());
-    let mut skipped = Vec::new();
-    let mut data = false;
-    for (n, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        data = true;
-        let at = || format!("{origin}:{}: '{}'", n + 1, raw.trim());
-        let row = match section {
-            Some(Section::Key | Section::Value) => size_fields(line).map(Ok),
-            Some(Section::Cmd) if reading == Reading::AsMemaslap => scanf_cmd(line).map(Err),
-            Some(Section::Cmd) => cmd_fields(line).map(Err),
-            None => None,
-        };
-        match (section, row) {
-            (Some(Section::Key), Some(Ok((lo, hi, p)))) => {
-                keys.push(size_row(lo, hi, p, 1, 250).map_err(|e| format!("{}: {e}", at()))?)
-            }
-            (Some(Section::Value), Some(Ok((lo, hi, p)))) => values
-                .push(size_row(lo, hi, p, 1, 1024 * 1024).map_err(|e| format!("{}: {e}", at()))?),
-            (Some(Section::Cmd), Some(Err((kind, p)))) => {
-                if !(0.0..=1.0).contains(&p) {
-                    return Err(format!("{}: the proportion must be between 0 and 1", at()));
-                }
-                if reading == Reading::AsMemaslap {
-                    if let Some(note) = memaslap_row(&mut cmds, kind, p, line, &at())? {
-                        skipped.push(note);
-                    }
-                    continue;
-                }
-                match kind {
-                    0 => cmds.push(("set", p)),
-                    1 => cmds.push(("get", p)),
-                    // memaslap passes over command types it lacks.
-                    _ => skipped.push(format!(
-                        "{}: skipped: command type {kind} is neither 0 (set) nor 1 (get)",
-                        at()
-                    )),
-                }
-            }
-            _ => {
-                // memaslap compares a header with the line's first bytes.
-                section = Section::of(raw);
-                if section.is_none() {
-                    skipped.push(format!(
-                        "{}: skipped, as memaslap skips it and the rows after it until a 'key', 'value' or 'cmd' line",
-                        at()
-                    ));
-                }
-            }
-        }
-    }
-    if !data {
-        return Err(format!(
-            "{origin}: no configuration in it (memaslap refuses such a file)"
-        ));
-    }
-    let mut args = Vec::new();
-    for (flag, rows, what) in [
-        ("--key-size", &keys, "key"),
-        ("--value-size", &values, "value"),
-    ] {
-        if !rows.is_empty() {
-            check_total(rows.iter().map(|r: &(u64, u64, f64)| r.2), origin, what)?;
-            let table: Vec<String> = rows
-                .iter()
-                .map(|(lo, hi, p)| format!("{lo}-{hi}:{p}"))
-                .collect();
-            args.extend([flag.to_string(), format!("empirical:{}", table.join(","))]);
-        }
-    }
+    let rows = Rows::read(text, origin, reading)?;
+    let mut args = rows.size_args(origin)?;
     // memaslap's table starts zeroed: a file without cmd rows leaves no
     // set share at all, so gets only.
+    let cmds = &rows.cmds;
     let proportions = (reading == Reading::AsMemaslap).then(|| {
         let at = |i: usize| cmds.get(i).map_or(0.0, |c: &(&str, f64)| c.1);
         (at(0), at(1))
@@ -191,9 +118,123 @@ pub fn to_args(text: &str, origin: &str, reading: Reading) -> Result<MemaslapCon
     }
     Ok(MemaslapConfig {
         args,
-        skipped,
+        skipped: rows.skipped,
         proportions,
     })
+}
+
+/// A config file's rows, by section, and the lines passed over.
+#[derive(Default)]
+struct Rows {
+    /// Key sizes: first, last, proportion.
+    keys: Vec<(u64, u64, f64)>,
+    /// Value sizes: first, last, proportion.
+    values: Vec<(u64, u64, f64)>,
+    /// Commands and their proportions.
+    cmds: Vec<(&'static str, f64)>,
+    /// Why each line passed over was.
+    skipped: Vec<String>,
+}
+
+impl Rows {
+    /// Reads every line as memaslap (or sanely, by `reading`) would.
+    fn read(text: &str, origin: &str, reading: Reading) -> Result<Rows, String> {
+        // `None`: before any section, or skipping after a line that was none
+        // of its section's rows, until the next section.
+        let mut section = None;
+        let mut rows = Rows::default();
+        let mut data = false;
+        for (n, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            data = true;
+            let at = || format!("{origin}:{}: '{}'", n + 1, raw.trim());
+            let row = match section {
+                Some(Section::Key | Section::Value) => size_fields(line).map(Ok),
+                Some(Section::Cmd) if reading == Reading::AsMemaslap => scanf_cmd(line).map(Err),
+                Some(Section::Cmd) => cmd_fields(line).map(Err),
+                None => None,
+            };
+            match (section, row) {
+                (Some(Section::Key), Some(Ok((lo, hi, p)))) => rows
+                    .keys
+                    .push(size_row(lo, hi, p, 1, 250).map_err(|e| format!("{}: {e}", at()))?),
+                (Some(Section::Value), Some(Ok((lo, hi, p)))) => rows.values.push(
+                    size_row(lo, hi, p, 1, 1024 * 1024).map_err(|e| format!("{}: {e}", at()))?,
+                ),
+                (Some(Section::Cmd), Some(Err((kind, p)))) => {
+                    rows.cmd(kind, p, line, &at(), reading)?
+                }
+                _ => {
+                    // memaslap compares a header with the line's first bytes.
+                    section = Section::of(raw);
+                    if section.is_none() {
+                        rows.skipped.push(format!(
+                            "{}: skipped, as memaslap skips it and the rows after it until a 'key', 'value' or 'cmd' line",
+                            at()
+                        ));
+                    }
+                }
+            }
+        }
+        if !data {
+            return Err(format!(
+                "{origin}: no configuration in it (memaslap refuses such a file)"
+            ));
+        }
+        Ok(rows)
+    }
+
+    /// A cmd row of command type `kind` and proportion `p`, `at` where.
+    fn cmd(
+        &mut self,
+        kind: i64,
+        p: f64,
+        line: &str,
+        at: &str,
+        reading: Reading,
+    ) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(format!("{at}: the proportion must be between 0 and 1"));
+        }
+        if reading == Reading::AsMemaslap {
+            if let Some(note) = memaslap_row(&mut self.cmds, kind, p, line, at)? {
+                self.skipped.push(note);
+            }
+            return Ok(());
+        }
+        match kind {
+            0 => self.cmds.push(("set", p)),
+            1 => self.cmds.push(("get", p)),
+            // memaslap passes over command types it lacks.
+            _ => self.skipped.push(format!(
+                "{at}: skipped: command type {kind} is neither 0 (set) nor 1 (get)"
+            )),
+        }
+        Ok(())
+    }
+
+    /// `--key-size` and `--value-size` as empirical tables, for the
+    /// sections that have rows (each totalling 1).
+    fn size_args(&self, origin: &str) -> Result<Vec<String>, String> {
+        let mut args = Vec::new();
+        for (flag, rows, what) in [
+            ("--key-size", &self.keys, "key"),
+            ("--value-size", &self.values, "value"),
+        ] {
+            if !rows.is_empty() {
+                check_total(rows.iter().map(|r| r.2), origin, what)?;
+                let table: Vec<String> = rows
+                    .iter()
+                    .map(|(lo, hi, p)| format!("{lo}-{hi}:{p}"))
+                    .collect();
+                args.extend([flag.to_string(), format!("empirical:{}", table.join(","))]);
+            }
+        }
+        Ok(args)
+    }
 }
 
 /// A cmd row as memaslap's `sscanf(line, "%d %lf")` reads it: a decimal

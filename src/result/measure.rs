@@ -6,7 +6,7 @@ use super::merge::merge_op;
 use super::{op_summary_table, LagSummary, OpSummary};
 use crate::spec::{MeasureGroup, RunSpec};
 use crate::stats::batches::BatchSeries;
-use crate::stats::{quantile_us, Recorder};
+use crate::stats::Recorder;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -39,11 +39,7 @@ impl MeasureSummary {
             depth: group.depth,
             ops,
             total,
-            send_lag_us: LagSummary {
-                p50: quantile_us(&r.send_lag, 0.5),
-                p99: quantile_us(&r.send_lag, 0.99),
-                max: crate::stats::max_us(&r.send_lag),
-            },
+            send_lag_us: LagSummary::of(&r.send_lag),
             waits: r.client_waits,
         }
     }

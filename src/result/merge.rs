@@ -28,15 +28,6 @@ pub fn merge_unless(runs: &[RunResult], stopped: &dyn Fn() -> bool) -> Result<Ru
         ));
     }
     let secs = runs.iter().map(|r| r.duration_s).fold(0.0, f64::max);
-    let mut names: Vec<&String> = runs.iter().flat_map(|r| r.ops.keys()).collect();
-    names.sort();
-    names.dedup();
-    let mut ops = BTreeMap::new();
-    for name in names {
-        let parts: Vec<&OpSummary> = runs.iter().filter_map(|r| r.ops.get(name)).collect();
-        ops.insert(name.clone(), merge_op(&parts, secs)?);
-    }
-    let totals: Vec<&OpSummary> = runs.iter().map(|r| &r.total).collect();
     let hits: u64 = runs.iter().map(|r| r.gets.hits).sum();
     let misses: u64 = runs.iter().map(|r| r.gets.misses).sum();
     Ok(RunResult {
@@ -54,15 +45,10 @@ pub fn merge_unless(runs: &[RunResult], stopped: &dyn Fn() -> bool) -> Result<Ru
         completed: runs.iter().all(|r| r.completed),
         stopped_by: runs.iter().find_map(|r| r.stopped_by.clone()),
         failure: runs.iter().find_map(|r| r.failure.clone()),
-        // Preloaded when every run's preload finished.
-        preloaded: runs
-            .iter()
-            .map(|r| r.preloaded)
-            .collect::<Option<Vec<bool>>>()
-            .map(|all| all.iter().all(|p| *p)),
+        preloaded: preloaded(runs),
         percentiles: first.percentiles.clone(),
-        ops,
-        total: merge_op(&totals, secs)?,
+        ops: merge_ops(runs, secs)?,
+        total: merge_op(&each(runs, |r| &r.total), secs)?,
         gets: Gets {
             hits,
             misses,
@@ -71,24 +57,12 @@ pub fn merge_unless(runs: &[RunResult], stopped: &dyn Fn() -> bool) -> Result<Ru
         responses: sum_maps(runs.iter().map(|r| &r.responses)),
         errors: sum_maps(runs.iter().map(|r| &r.errors)),
         bytes: merge_bytes(runs, secs),
-        connections: Connections::merge(
-            &runs.iter().map(|r| &r.connections).collect::<Vec<_>>(),
-            secs,
-        )?,
+        connections: Connections::merge(&each(runs, |r| &r.connections), secs)?,
         checks: merge_checks(runs),
-        per_server: super::ServerSummary::merge(
-            &runs
-                .iter()
-                .map(|r| r.per_server.as_slice())
-                .collect::<Vec<_>>(),
-            secs,
-        )?,
-        replication: super::ReplicationSummary::merge(
-            &runs
-                .iter()
-                .filter_map(|r| r.replication.as_ref())
-                .collect::<Vec<_>>(),
-        )?,
+        per_server: super::ServerSummary::merge(&each(runs, |r| r.per_server.as_slice()), secs)?,
+        replication: super::ReplicationSummary::merge(&each_some(runs, |r| {
+            r.replication.as_ref()
+        }))?,
         // Processes that read the same servers: the first one's reading
         // (each read the servers' totals).
         server_stats: if same_servers(runs) {
@@ -113,14 +87,40 @@ pub fn merge_unless(runs: &[RunResult], stopped: &dyn Fn() -> bool) -> Result<Ru
         verdict: None,
         // Each run's windows as they were (worker numbers are per run).
         miss_windows: runs.iter().flat_map(|r| r.miss_windows.clone()).collect(),
-        measure: super::MeasureSummary::merge(
-            &runs
-                .iter()
-                .filter_map(|r| r.measure.as_ref())
-                .collect::<Vec<_>>(),
-            secs,
-        )?,
+        measure: super::MeasureSummary::merge(&each_some(runs, |r| r.measure.as_ref()), secs)?,
     })
+}
+
+/// Preloaded when every run's preload finished; null when one ran none.
+fn preloaded(runs: &[RunResult]) -> Option<bool> {
+    let each: Option<Vec<bool>> = runs.iter().map(|r| r.preloaded).collect();
+    each.map(|all| all.iter().all(|p| *p))
+}
+
+/// Each run's part.
+fn each<'a, T: ?Sized>(runs: &'a [RunResult], part: impl Fn(&'a RunResult) -> &'a T) -> Vec<&'a T> {
+    runs.iter().map(part).collect()
+}
+
+/// The parts the runs have.
+fn each_some<'a, T>(
+    runs: &'a [RunResult],
+    part: impl Fn(&'a RunResult) -> Option<&'a T>,
+) -> Vec<&'a T> {
+    runs.iter().filter_map(part).collect()
+}
+
+/// Every op type of any run, each merged from the runs that have it.
+fn merge_ops(runs: &[RunResult], secs: f64) -> Result<BTreeMap<String, OpSummary>, String> {
+    let mut names: Vec<&String> = runs.iter().flat_map(|r| r.ops.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut ops = BTreeMap::new();
+    for name in names {
+        let parts = each_some(runs, |r| r.ops.get(name));
+        ops.insert(name.clone(), merge_op(&parts, secs)?);
+    }
+    Ok(ops)
 }
 
 /// The ops (and `total`) of a run cut short, summed from the intervals

@@ -210,6 +210,18 @@ pub struct Bytes {
     pub rx_mb_s: f64,
 }
 
+impl Bytes {
+    /// The bytes a recorder counted, and their rates over `secs`.
+    fn of(t: &crate::stats::Recorder, secs: f64) -> Self {
+        Bytes {
+            tx: t.bytes_tx,
+            rx: t.bytes_rx,
+            tx_mb_s: t.bytes_tx as f64 / 1e6 / secs,
+            rx_mb_s: t.bytes_rx as f64 / 1e6 / secs,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Client {
     pub cpu_user_s: f64,
@@ -251,6 +263,17 @@ pub struct LagSummary {
     pub p50: f64,
     pub p99: f64,
     pub max: f64,
+}
+
+impl LagSummary {
+    /// The p50, p99 and max of a send lag histogram, µs.
+    pub(crate) fn of(lag: &hdrhistogram::Histogram<u64>) -> Self {
+        LagSummary {
+            p50: quantile_us(lag, 0.5),
+            p99: quantile_us(lag, 0.99),
+            max: crate::stats::max_us(lag),
+        }
+    }
 }
 
 impl Client {
@@ -297,32 +320,14 @@ impl RunResult {
         let t = &out.total;
         let (ops, total) = op_summary_table(spec, t, &out.batches, secs);
         let open_loop = spec.has_schedule();
-        let send_lag_us = LagSummary {
-            p50: quantile_us(&t.send_lag, 0.5),
-            p99: quantile_us(&t.send_lag, 0.99),
-            max: crate::stats::max_us(&t.send_lag),
-        };
+        let send_lag_us = LagSummary::of(&t.send_lag);
         let warnings = verdict::warnings(spec, out, open_loop.then_some(&send_lag_us));
         let failure = verdict::failure(spec, out, ctx.stopped_by.is_some());
-        let looked_up = t.hits + t.misses;
-        let server_stats = out
-            .server_logs
-            .iter()
-            .flatten()
-            .zip(&ctx.servers)
-            .map(|(log, address)| ServerStatsRow::build(address, log))
-            .collect::<Vec<_>>();
+        let server_stats = ServerStatsRow::rows(out, &ctx.servers);
         let mut warnings = warnings;
-        warnings.extend(server_stats::cross_check(
-            &server_stats,
-            &server_stats::client_counts(out),
-        ));
-        let per_server = t
-            .servers
-            .iter()
-            .zip(&ctx.servers)
-            .map(|(r, address)| ServerSummary::build(address, r, secs))
-            .collect();
+        let client_counts = server_stats::client_counts(out);
+        warnings.extend(server_stats::cross_check(&server_stats, &client_counts));
+        let per_server = ServerSummary::rows(&t.servers, &ctx.servers, secs);
 
         RunResult {
             schema: SCHEMA.to_string(),
@@ -354,11 +359,7 @@ impl RunResult {
             gets: Gets {
                 hits: t.hits,
                 misses: t.misses,
-                hit_ratio: if looked_up == 0 {
-                    0.0
-                } else {
-                    t.hits as f64 / looked_up as f64
-                },
+                hit_ratio: merge::ratio(t.hits, t.hits + t.misses),
             },
             responses: ResponseClass::ALL
                 .iter()
@@ -368,12 +369,7 @@ impl RunResult {
                 .iter()
                 .map(|c| (c.name().to_string(), t.error_count(*c)))
                 .collect(),
-            bytes: Bytes {
-                tx: t.bytes_tx,
-                rx: t.bytes_rx,
-                tx_mb_s: t.bytes_tx as f64 / 1e6 / secs,
-                rx_mb_s: t.bytes_rx as f64 / 1e6 / secs,
-            },
+            bytes: Bytes::of(t, secs),
             connections: Connections::build(out, secs),
             checks: t.checks.clone(),
             per_server,

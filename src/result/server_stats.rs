@@ -45,6 +45,17 @@ pub struct ServerInterval {
 }
 
 impl ServerStatsRow {
+    /// A row per server whose `stats` were read, in the order of
+    /// `addresses`.
+    pub fn rows(out: &crate::engine::Outcome, addresses: &[String]) -> Vec<Self> {
+        out.server_logs
+            .iter()
+            .flatten()
+            .zip(addresses)
+            .map(|(log, address)| ServerStatsRow::build(address, log))
+            .collect()
+    }
+
     pub fn build(address: &str, log: &ServerLog) -> Self {
         let first = log.samples.first();
         let last = log.samples.last().filter(|_| log.samples.len() > 1);

@@ -27,6 +27,15 @@ pub struct ServerSummary {
 }
 
 impl ServerSummary {
+    /// A row per server, in the order of `addresses`.
+    pub fn rows(recorders: &[ServerRecorder], addresses: &[String], secs: f64) -> Vec<Self> {
+        recorders
+            .iter()
+            .zip(addresses)
+            .map(|(r, address)| ServerSummary::build(address, r, secs))
+            .collect()
+    }
+
     pub fn build(address: &str, r: &ServerRecorder, secs: f64) -> Self {
         ServerSummary {
             address: address.to_string(),

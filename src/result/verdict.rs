@@ -4,7 +4,7 @@
 
 use crate::engine::{Outcome, PhaseEnd};
 use crate::spec::{LoadMode, RunSpec};
-use crate::stats::ErrorClass;
+use crate::stats::{ErrorClass, Recorder};
 use crate::warnings::{Warning, BUSY_LIMIT, LAG_P99_LIMIT_US};
 
 use super::LagSummary;
@@ -104,9 +104,28 @@ fn summary_suffix(summary: &str) -> String {
     }
 }
 
+/// Every warning about the truth of a run's numbers, in the order the
+/// report prints them: the client's own limits first.
 pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<Warning> {
+    let mut w = client_bound(spec, out, lag);
+    w.extend(missed_rate(spec, out));
+    w.extend(lost_and_failed(spec, out));
+    w.extend(unanswered(spec, &out.total));
+    w.extend(out.noticed.iter().cloned());
+    if out.intervals_behind > MAX_INTERVALS_BEHIND {
+        w.push(Warning::IntervalsBehind {
+            intervals: out.intervals_behind,
+        });
+    }
+    w.extend(client_waits(spec, &out.total));
+    w
+}
+
+/// The warnings that the client, not the server, set the numbers: late to
+/// its schedule, a tail made in the client, a late measurement group, more
+/// busy-polling workers than CPUs, a saturated worker.
+fn client_bound(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<Warning> {
     let t = &out.total;
-    let total_ops = t.total_ops();
     let mut w = Vec::new();
     if let Some(lag) = lag.filter(|l| l.p99 > LAG_P99_LIMIT_US) {
         w.push(Warning::LateSchedule {
@@ -142,9 +161,14 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             }
         }
     }
-    if let Some(missed) = missed_rate(spec, out) {
-        w.push(missed);
-    }
+    w
+}
+
+/// Connections lost, checks failed, ephemeral ports exhausted, and a
+/// drain long beside the measured time.
+fn lost_and_failed(spec: &RunSpec, out: &Outcome) -> Vec<Warning> {
+    let t = &out.total;
+    let mut w = Vec::new();
     if t.connections_lost > 0 {
         w.push(Warning::ConnectionsLost {
             lost: t.connections_lost,
@@ -179,6 +203,13 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             duration_s: out.duration_s,
         });
     }
+    w
+}
+
+/// Requests answered with an error, unanswered, or skipped.
+fn unanswered(spec: &RunSpec, t: &Recorder) -> Vec<Warning> {
+    let total_ops = t.total_ops();
+    let mut w = Vec::new();
     let replies = t.reply_errors();
     if replies > 0 {
         let answered = if spec.successful {
@@ -205,35 +236,34 @@ pub fn warnings(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
             share: t.skips as f64 / (total_ops + t.skips).max(1) as f64,
         });
     }
-    w.extend(out.noticed.iter().cloned());
-    if out.intervals_behind > MAX_INTERVALS_BEHIND {
-        w.push(Warning::IntervalsBehind {
-            intervals: out.intervals_behind,
-        });
-    }
-    if t.client_waits > 0 {
-        // Every measured arrival: answered (error replies too, also under
-        // --successful), failed without a reply, skipped, or never sent.
-        let successful_replies = if spec.successful { t.reply_errors() } else { 0 };
-        let arrivals = total_ops
-            + successful_replies
-            + t.failures_without_reply()
-            + t.skips
-            + t.error_count(ErrorClass::Unsent);
-        let arrivals = arrivals.max(t.client_waits).max(1);
-        let share = t.client_waits as f64 / arrivals as f64;
-        w.push(Warning::ClientWaits {
-            waits: t.client_waits,
-            share,
-        });
-    }
     w
+}
+
+/// Requests that found every connection at its depth and waited in the
+/// client.
+fn client_waits(spec: &RunSpec, t: &Recorder) -> Option<Warning> {
+    if t.client_waits == 0 {
+        return None;
+    }
+    // Every measured arrival: answered (error replies too, also under
+    // --successful), failed without a reply, skipped, or never sent.
+    let successful_replies = if spec.successful { t.reply_errors() } else { 0 };
+    let arrivals = t.total_ops()
+        + successful_replies
+        + t.failures_without_reply()
+        + t.skips
+        + t.error_count(ErrorClass::Unsent);
+    let arrivals = arrivals.max(t.client_waits).max(1);
+    Some(Warning::ClientWaits {
+        waits: t.client_waits,
+        share: t.client_waits as f64 / arrivals as f64,
+    })
 }
 
 /// The requests at p99 of every op together: a warning when more than
 /// half their latency, and more than the late-schedule limit, was the
 /// client's own queue and receive (`stats::parts`).
-fn client_tail(t: &crate::stats::Recorder) -> Option<Warning> {
+fn client_tail(t: &Recorder) -> Option<Warning> {
     const P: f64 = 99.0;
     let mut latency = crate::stats::new_histogram();
     let mut parts = crate::stats::parts::PartsRecorder::default();
