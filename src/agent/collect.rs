@@ -57,19 +57,7 @@ pub async fn run_all(
 ) -> Result<RunResult, Failure> {
     let slowest = agents.iter().map(|a| a.rtt_ns).max().unwrap_or(0);
     let start = unix_ns() + 300_000_000 + 4 * slowest;
-    // An agent sends an interval each --interval: three missed, and a
-    // request's timeout, and it is silent (it was 10 s more: an agent that
-    // took the run and said nothing held the master for tens of seconds).
-    let then = spec.interval * 3 + spec.longest_timeout() + STREAM_SLACK;
-    let patience = Patience {
-        first: Duration::from_nanos((start - unix_ns()).max(0) as u64)
-            + spec.wait
-            + spec.warmup
-            + then,
-        then,
-        // After a Stop: the agent's drain, then its result.
-        stopping: spec.longest_timeout() + Duration::from_secs(10),
-    };
+    let patience = Patience::of(spec, start);
     let probe = spec.measure.map(|group| {
         let probe = probe_spec(spec, group);
         let stop = stop.clone();
@@ -122,10 +110,40 @@ pub async fn run_all(
         None => None,
     };
     let mut merged = merge(spec, agents, parts, control.loss, stop)?;
-    match (probe, spec.measure) {
+    add_probe(&mut merged, probe, spec.measure);
+    Ok(merged)
+}
+
+impl Patience {
+    /// How long to wait for the agents of a run of `spec` that starts at
+    /// `start` (ns, the master's clock).
+    fn of(spec: &RunSpec, start: i64) -> Self {
+        // An agent sends an interval each --interval: three missed, and a
+        // request's timeout, and it is silent (it was 10 s more: an agent
+        // that took the run and said nothing held the master for tens of
+        // seconds).
+        let then = spec.interval * 3 + spec.longest_timeout() + STREAM_SLACK;
+        let until_start = Duration::from_nanos((start - unix_ns()).max(0) as u64);
+        Patience {
+            first: until_start + spec.wait + spec.warmup + then,
+            then,
+            // After a Stop: the agent's drain, then its result.
+            stopping: spec.longest_timeout() + Duration::from_secs(10),
+        }
+    }
+}
+
+/// The master's probe connections' result, or their failure, into the
+/// agents' merged one.
+fn add_probe(
+    merged: &mut RunResult,
+    probe: Option<Result<RunResult, Failure>>,
+    group: Option<MeasureGroup>,
+) {
+    match (probe, group) {
         (Some(Ok(r)), Some(group)) => {
             merged.measure = Some(MeasureSummary::of_run(group, &r));
-            merged.failure = merged.failure.or(r.failure);
+            merged.failure = merged.failure.take().or(r.failure);
         }
         // The agents' results are kept; the run failed all the same.
         (Some(Err(f)), _) => {
@@ -133,7 +151,6 @@ pub async fn run_all(
         }
         _ => {}
     }
-    Ok(merged)
 }
 
 /// Seconds on the master's clock since the agreed start (0 before it).
@@ -241,20 +258,7 @@ async fn read_stream(
             Ok(Ok(None)) => break lost("its stream ended without a result".into()),
             Ok(Ok(Some(ev))) => match ev.event {
                 Some(run_event::Event::Final(f)) => {
-                    break match serde_json::from_str::<RunResult>(&f.result_json) {
-                        // Stopped on its own host (a signal there), not by
-                        // the master: its share was not run to its end.
-                        Ok(r) if !told_to_stop && r.stopped_by.is_some() => lost(format!(
-                            "it was stopped ({}) {:.1} s into its share",
-                            r.stopped_by.as_deref().unwrap_or("a signal"),
-                            r.duration_s
-                        )),
-                        Ok(r) => match super::vet::result(&r, since(start)) {
-                            Ok(()) => End::Done(Box::new(r)),
-                            Err(e) => lost(format!("its result does not add up: {e}")),
-                        },
-                        Err(e) => lost(format!("its result does not parse: {e}")),
-                    };
+                    break final_result(&f.result_json, told_to_stop, start).unwrap_or_else(lost)
                 }
                 Some(run_event::Event::Interval(i)) => match super::wire::summary(i)
                     .and_then(|s| super::vet::interval(&s, since(start)).map(|()| s))
@@ -275,6 +279,23 @@ async fn read_stream(
         }
     };
     Part { intervals, end }
+}
+
+/// An agent's final result, checked; or why the agent counts as lost.
+fn final_result(json: &str, told_to_stop: bool, start: i64) -> Result<End, String> {
+    let r = serde_json::from_str::<RunResult>(json)
+        .map_err(|e| format!("its result does not parse: {e}"))?;
+    // Stopped on its own host (a signal there), not by the master: its
+    // share was not run to its end.
+    if !told_to_stop && r.stopped_by.is_some() {
+        return Err(format!(
+            "it was stopped ({}) {:.1} s into its share",
+            r.stopped_by.as_deref().unwrap_or("a signal"),
+            r.duration_s
+        ));
+    }
+    super::vet::result(&r, since(start)).map_err(|e| format!("its result does not add up: {e}"))?;
+    Ok(End::Done(Box::new(r)))
 }
 
 /// Tells an agent to end its share early; whether it heard.

@@ -153,22 +153,7 @@ async fn enlist(
     attach: token::Attach,
     tls: Option<&ClientTls>,
 ) -> Result<Agent, Failure> {
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    let mut endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))
-        .map_err(|e| Failure::usage(format!("--agent {addr}: {e}")))?
-        .connect_timeout(CONNECT_TIMEOUT)
-        .http2_keep_alive_interval(KEEPALIVE)
-        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
-        .keep_alive_while_idle(true);
-    if let Some(tls) = tls {
-        endpoint = endpoint
-            .tls_config(tls.config(addr))
-            .map_err(|e| Failure::usage(format!("--agent-tls-ca: {e}")))?;
-    }
-    let channel = endpoint
-        .connect()
-        .await
-        .map_err(|e| Failure::run(format!("agent {addr}: cannot connect: {}", chain(&e))))?;
+    let channel = connect(addr, tls).await?;
     // A whole result (histograms of every op) may exceed gRPC's 4 MB.
     let mut client =
         AgentClient::with_interceptor(channel, attach).max_decoding_message_size(MAX_MESSAGE);
@@ -192,6 +177,51 @@ async fn enlist(
             super::vet::shown(&hello.mcbench_version)
         )));
     }
+    let (offset_ns, rtt_ns) = clock_offset(&mut client, addr).await?;
+    crate::stderr_line!(
+        "mcbench: agent {addr} ({}, {} CPUs, weight {}): clock offset {:+.3} ms, round trip {:.3} ms",
+        super::vet::shown(&hello.hostname),
+        hello.cpus,
+        hello.weight,
+        offset_ns as f64 / 1e6,
+        rtt_ns as f64 / 1e6
+    );
+    Ok(Agent {
+        name: addr.to_string(),
+        client,
+        seat: share::Seat {
+            weight: u64::from(hello.weight.max(1)),
+            threads: hello.threads as usize,
+        },
+        offset_ns,
+        rtt_ns,
+    })
+}
+
+/// A channel to the agent at `addr`, over TLS with `tls`.
+async fn connect(addr: &str, tls: Option<&ClientTls>) -> Result<Channel, Failure> {
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mut endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))
+        .map_err(|e| Failure::usage(format!("--agent {addr}: {e}")))?
+        .connect_timeout(CONNECT_TIMEOUT)
+        .http2_keep_alive_interval(KEEPALIVE)
+        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+        .keep_alive_while_idle(true);
+    if let Some(tls) = tls {
+        endpoint = endpoint
+            .tls_config(tls.config(addr))
+            .map_err(|e| Failure::usage(format!("--agent-tls-ca: {e}")))?;
+    }
+    endpoint
+        .connect()
+        .await
+        .map_err(|e| Failure::run(format!("agent {addr}: cannot connect: {}", chain(&e))))
+}
+
+/// The agent's wall clock less this one's, from the fastest of `PINGS`
+/// round trips, and that round trip, ns. An offset over `MAX_OFFSET` is
+/// refused.
+async fn clock_offset(client: &mut Client, addr: &str) -> Result<(i64, i64), Failure> {
     let (mut offset_ns, mut rtt_ns) = (0, i64::MAX);
     for _ in 0..PINGS {
         // The round trip on the monotonic clock; the midpoint on the wall
@@ -217,24 +247,7 @@ async fn enlist(
             offset_ns as f64 / 1e9
         )));
     }
-    crate::stderr_line!(
-        "mcbench: agent {addr} ({}, {} CPUs, weight {}): clock offset {:+.3} ms, round trip {:.3} ms",
-        super::vet::shown(&hello.hostname),
-        hello.cpus,
-        hello.weight,
-        offset_ns as f64 / 1e6,
-        rtt_ns as f64 / 1e6
-    );
-    Ok(Agent {
-        name: addr.to_string(),
-        client,
-        seat: share::Seat {
-            weight: u64::from(hello.weight.max(1)),
-            threads: hello.threads as usize,
-        },
-        offset_ns,
-        rtt_ns,
-    })
+    Ok((offset_ns, rtt_ns))
 }
 
 /// An agent's refusal in words: a wrong token is a usage error.

@@ -143,15 +143,8 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
         running: Arc::new(Mutex::new(None)),
         enough: Arc::new(AtomicBool::new(false)),
     };
-    if tls.is_none() && !listen.ip().is_loopback() {
-        if !how.insecure_plaintext {
-            return Err(Failure::usage(format!(
-                "--listen {listen} is beyond loopback: without TLS the token and every share (SASL credentials included) would cross the network in clear; give --tls-cert/--tls-key, or --insecure-plaintext on a network you trust"
-            )));
-        }
-        crate::stderr_line!(
-            "mcbench agent: warning: listening on {listen} without TLS (--insecure-plaintext): the token and the workload cross the network in clear"
-        );
+    if tls.is_none() {
+        plaintext_beyond_loopback(how)?;
     }
     let rt = super::runtime().map_err(Failure::run)?;
     let signalled = shutdown_on(how.signal.clone(), service.running.clone());
@@ -199,6 +192,24 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
             () = grace => Ok(()),
         }
     })
+}
+
+/// Without TLS, listening beyond loopback is refused, unless asked for
+/// (`--insecure-plaintext`) and then warned of.
+fn plaintext_beyond_loopback(how: &Serve) -> Result<(), Failure> {
+    let listen = how.listen;
+    if listen.ip().is_loopback() {
+        return Ok(());
+    }
+    if !how.insecure_plaintext {
+        return Err(Failure::usage(format!(
+            "--listen {listen} is beyond loopback: without TLS the token and every share (SASL credentials included) would cross the network in clear; give --tls-cert/--tls-key, or --insecure-plaintext on a network you trust"
+        )));
+    }
+    crate::stderr_line!(
+        "mcbench agent: warning: listening on {listen} without TLS (--insecure-plaintext): the token and the workload cross the network in clear"
+    );
+    Ok(())
 }
 
 /// Resolves once `signal` is set, after stopping the running share.

@@ -13,6 +13,8 @@ use crate::report::{self, ExportManager, Format};
 use crate::result::RunResult;
 use crate::spec::RunSpec;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 
 pub(super) fn run_each(
     args: &RunArgs,
@@ -20,13 +22,32 @@ pub(super) fn run_each(
     percentiles: Vec<f64>,
 ) -> Result<i32, Failure> {
     let specs = spec.each().map_err(Failure::usage)?;
+    let (mut outputs, mut overlay) = create_outputs(args, specs.len())?;
+    let stop = install_signal_flag()?;
+    let (results, mut code) = run_one_by_one(&specs, &mut outputs, percentiles, &stop);
+    if let Err(f) = overlay.write(&results) {
+        crate::stderr_line!("mcbench: error: {f}");
+        code = worse(code, exit::FAILED);
+    }
+    if results.len() > 1 {
+        code = worse(code, compare_servers(&results)?);
+    }
+    Ok(code)
+}
+
+/// Every output, numbered per run (`out.2.json`), and the HTML that
+/// overlays the runs: each created before any traffic.
+fn create_outputs(
+    args: &RunArgs,
+    runs: usize,
+) -> Result<(Vec<ExportManager>, ExportManager), Failure> {
     let files = args.outputs.files();
     if files.iter().any(|(_, p)| *p == Path::new("-")) {
         return Err(Failure::usage(
             "--each writes one result per server: name files, not '-'",
         ));
     }
-    let per_run: Vec<Vec<(Format, PathBuf)>> = (1..=specs.len())
+    let per_run: Vec<Vec<(Format, PathBuf)>> = (1..=runs)
         .map(|i| {
             files
                 .iter()
@@ -49,18 +70,28 @@ pub(super) fn run_each(
     );
     report::refuse_same_file(&named).map_err(Failure::usage)?;
     // Every output exists before any traffic.
-    let mut outputs = per_run
+    let outputs = per_run
         .iter()
         .map(|fs| {
             let refs: Vec<(Format, &Path)> = fs.iter().map(|(f, p)| (*f, p.as_path())).collect();
             Ok(ExportManager::create(&refs, false)?.detailed(args.outputs.details))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut overlay = ExportManager::create(&html, true)?.without_text();
-    let stop = install_signal_flag()?;
-    let mut results: Vec<RunResult> = Vec::new();
+    let overlay = ExportManager::create(&html, true)?.without_text();
+    Ok((outputs, overlay))
+}
+
+/// Each server's run in turn, its results written to its outputs, until
+/// one could not be made or was stopped.
+fn run_one_by_one(
+    specs: &[RunSpec],
+    outputs: &mut [ExportManager],
+    percentiles: Vec<f64>,
+    stop: &Arc<AtomicUsize>,
+) -> (Vec<RunResult>, i32) {
     let mut code = exit::OK;
-    for (i, (one, out)) in specs.iter().zip(&mut outputs).enumerate() {
+    let mut results: Vec<RunResult> = Vec::new();
+    for (i, (one, out)) in specs.iter().zip(outputs).enumerate() {
         crate::stderr_line!(
             "mcbench: --each: run {} of {}: {}",
             i + 1,
@@ -69,7 +100,7 @@ pub(super) fn run_each(
         );
         // A run that could not be made (its server refuses connections)
         // ends the series; the runs made so far are still reported.
-        let result = match measure(one, percentiles.clone(), &stop, None, None) {
+        let result = match measure(one, percentiles.clone(), stop, None, None) {
             Ok(r) => r,
             Err(f) => {
                 crate::stderr_line!("mcbench: error: {}: {f}", one.servers[0]);
@@ -88,25 +119,25 @@ pub(super) fn run_each(
             break;
         }
     }
-    if let Err(f) = overlay.write(&results) {
-        crate::stderr_line!("mcbench: error: {f}");
-        code = worse(code, exit::FAILED);
+    (results, code)
+}
+
+/// The servers compared, as ratios to the first, on stdout: the exit code
+/// it leaves.
+fn compare_servers(results: &[RunResult]) -> Result<i32, Failure> {
+    let labels: Vec<String> = results
+        .iter()
+        .map(|r| r.spec.label.clone().unwrap_or_else(|| r.servers.join(",")))
+        .collect();
+    let table = report::compare(results, &labels).map_err(Failure::run)?;
+    let text = format!(
+        "\n════════ --each: the servers compared (ratios to the first) ════════\n\n{table}\n"
+    );
+    if let Err(e) = crate::error::to_stdout(&text) {
+        crate::stderr_line!("mcbench: error: {e}");
+        return Ok(exit::FAILED);
     }
-    if results.len() > 1 {
-        let labels: Vec<String> = results
-            .iter()
-            .map(|r| r.spec.label.clone().unwrap_or_else(|| r.servers.join(",")))
-            .collect();
-        let table = report::compare(&results, &labels).map_err(Failure::run)?;
-        let text = format!(
-            "\n════════ --each: the servers compared (ratios to the first) ════════\n\n{table}\n"
-        );
-        if let Err(e) = crate::error::to_stdout(&text) {
-            crate::stderr_line!("mcbench: error: {e}");
-            code = worse(code, exit::FAILED);
-        }
-    }
-    Ok(code)
+    Ok(exit::OK)
 }
 
 /// `out.json` → `out.2.json`; `out` → `out.2`.

@@ -131,13 +131,7 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
     if let Some(n) = args.recording.repeat {
         return repeat::run_repeated(args, &spec, percentiles, n);
     }
-    // Every output exists before any traffic: a bad path costs no run.
-    let files = args.outputs.files();
-    let mut named: Vec<(&str, &std::path::Path)> =
-        files.iter().map(|(f, p)| (f.flag(), *p)).collect();
-    named.extend(args.recording.save.as_deref().map(|p| ("--save", p)));
-    crate::report::refuse_same_file(&named).map_err(Failure::usage)?;
-    let mut outputs = ExportManager::create(&files, false)?.detailed(args.outputs.details);
+    let mut outputs = create_outputs(args)?;
     let mut presenter = presenter;
     if let Some(p) = presenter.as_deref_mut() {
         p.begin(&spec);
@@ -154,22 +148,7 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
     let presented = presenter.is_some();
     #[cfg(feature = "agents")]
     if !args.fleet.agents.is_empty() {
-        let token = args.fleet.token_file.as_deref().ok_or_else(|| {
-            Failure::usage("--agent needs --token-file: the agents' shared token")
-        })?;
-        let control = crate::agent::Control {
-            addrs: &args.fleet.agents,
-            token_file: token,
-            loss: args.fleet.on_agent_loss,
-            tls_ca: args.fleet.agent_tls_ca.as_deref(),
-            tls_domain: args.fleet.agent_tls_domain.clone(),
-            percentiles: percentiles.clone(),
-        };
-        let mut result = crate::agent::run_with_agents(&spec, &control, &stop)?;
-        result.percentiles = percentiles;
-        let written = outputs.write(std::slice::from_ref(&result));
-        let code = exit_code(&result);
-        return Ok(if written.is_err() { exit::FAILED } else { code });
+        return run_by_agents(args, &spec, percentiles, &mut outputs, &stop);
     }
     let result = match presenter {
         Some(p) => {
@@ -199,6 +178,45 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
         return Ok(exit::FAILED);
     }
     Ok(code)
+}
+
+/// Every output, created before any traffic: a bad path costs no run.
+fn create_outputs(args: &RunArgs) -> Result<ExportManager, Failure> {
+    let files = args.outputs.files();
+    let mut named: Vec<(&str, &std::path::Path)> =
+        files.iter().map(|(f, p)| (f.flag(), *p)).collect();
+    named.extend(args.recording.save.as_deref().map(|p| ("--save", p)));
+    crate::report::refuse_same_file(&named).map_err(Failure::usage)?;
+    Ok(ExportManager::create(&files, false)?.detailed(args.outputs.details))
+}
+
+/// A run the agents make (`--agent`), its merged result written to
+/// `outputs`.
+#[cfg(feature = "agents")]
+fn run_by_agents(
+    args: &RunArgs,
+    spec: &RunSpec,
+    percentiles: Vec<f64>,
+    outputs: &mut ExportManager,
+    stop: &Arc<AtomicUsize>,
+) -> Result<i32, Failure> {
+    let token =
+        args.fleet.token_file.as_deref().ok_or_else(|| {
+            Failure::usage("--agent needs --token-file: the agents' shared token")
+        })?;
+    let control = crate::agent::Control {
+        addrs: &args.fleet.agents,
+        token_file: token,
+        loss: args.fleet.on_agent_loss,
+        tls_ca: args.fleet.agent_tls_ca.as_deref(),
+        tls_domain: args.fleet.agent_tls_domain.clone(),
+        percentiles: percentiles.clone(),
+    };
+    let mut result = crate::agent::run_with_agents(spec, &control, stop)?;
+    result.percentiles = percentiles;
+    let written = outputs.write(std::slice::from_ref(&result));
+    let code = exit_code(&result);
+    Ok(if written.is_err() { exit::FAILED } else { code })
 }
 
 /// One run (`crate::run::measure`) watched: live lines or the progress

@@ -195,6 +195,34 @@ impl TwemperfArgs {
             "--server",
             super::values::host_port(&self.server, self.port),
         );
+        let method = self.method(&mut t)?;
+        t.switch("--no-load");
+        t.flag("--threads", 1);
+        t.flag("--num-conns", self.num_conns);
+        t.flag("--num-calls", self.num_calls);
+        t.flag("--conn-rate", &self.conn_rate);
+        t.flag("--call-rate", &self.call_rate);
+        if self.call_rate.trim() == "0" {
+            t.switch("--busy-poll");
+        }
+        self.sizes(&mut t, &method)?;
+        self.keys(&mut t)?;
+        self.sockets(&mut t)?;
+        if self.verbosity.is_some() {
+            t.note("-v/--verbosity has no effect: mcbench logs only errors");
+        }
+        if self.output.is_some() {
+            t.note("-o/--output has no effect: mcbench logs only errors, and the statistics go to stderr as mcperf's do");
+        }
+        t.native.extend(self.extras.native());
+        t.presenter = Some(Box::new(super::twemperf_out::Twemperf {
+            histogram: self.print_histogram,
+        }));
+        Ok(t)
+    }
+
+    /// `-m`: the one command every call sends, lowercased.
+    fn method(&self, t: &mut Translation) -> Result<String, String> {
         let method = self.method.to_ascii_lowercase();
         if !METHODS.contains(&method.as_str()) {
             return Err(format!(
@@ -208,17 +236,13 @@ impl TwemperfArgs {
             // twemperf's cas goes alone, with unique 1.
             t.flag("--cas-unique", 1);
         }
-        t.switch("--no-load");
-        t.flag("--threads", 1);
-        t.flag("--num-conns", self.num_conns);
-        t.flag("--num-calls", self.num_calls);
-        t.flag("--conn-rate", &self.conn_rate);
-        t.flag("--call-rate", &self.call_rate);
-        if self.call_rate.trim() == "0" {
-            t.switch("--busy-poll");
-        }
+        Ok(method)
+    }
+
+    /// `-z`: the value sizes (for incr/decr, the amount).
+    fn sizes(&self, t: &mut Translation, method: &str) -> Result<(), String> {
         let sizes = twemperf_sizes(&self.sizes)?;
-        if matches!(method.as_str(), "incr" | "decr") {
+        if matches!(method, "incr" | "decr") {
             // twemperf sends the drawn size as the amount (`incr k N`).
             let delta: u64 = sizes.parse().map_err(|_| {
                 format!(
@@ -230,6 +254,11 @@ impl TwemperfArgs {
             t.flag("--delta", delta);
         }
         t.flag("--value-size", sizes);
+        Ok(())
+    }
+
+    /// twemperf's keys, and `--client`'s seed.
+    fn keys(&self, t: &mut Translation) -> Result<(), String> {
         // twemperf's keys: the prefix and 8 hex digits of an id that
         // counts up from 1 with each call.
         t.flag("--key-prefix", &self.prefix);
@@ -245,6 +274,12 @@ impl TwemperfArgs {
         if client.index > 0 {
             t.flag("--seed", client.index + 1);
         }
+        Ok(())
+    }
+
+    /// The requests' expiry and noreply, the sockets' options and the
+    /// timeout.
+    fn sockets(&self, t: &mut Translation) -> Result<(), String> {
         t.flag("--expiry", self.expiry);
         t.flag("--send-buffer", self.send_buffer);
         t.flag("--recv-buffer", self.recv_buffer);
@@ -266,16 +301,6 @@ impl TwemperfArgs {
             Some(x) => return Err(format!("-t/--timeout must be 0 or more seconds, got {x}")),
             None => {}
         }
-        if self.verbosity.is_some() {
-            t.note("-v/--verbosity has no effect: mcbench logs only errors");
-        }
-        if self.output.is_some() {
-            t.note("-o/--output has no effect: mcbench logs only errors, and the statistics go to stderr as mcperf's do");
-        }
-        t.native.extend(self.extras.native());
-        t.presenter = Some(Box::new(super::twemperf_out::Twemperf {
-            histogram: self.print_histogram,
-        }));
-        Ok(t)
+        Ok(())
     }
 }

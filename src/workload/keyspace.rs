@@ -147,6 +147,53 @@ const MAX_OWNER_TABLE: u64 = 1 << 20;
 /// The most servers a run places keys on (`owners` holds u16).
 pub const MAX_SERVERS: usize = 4096;
 
+/// This client's slice of `total` keys: its first id and how many.
+fn slice_of(total: u64, slice: ClientSlice) -> Result<(u64, u64), String> {
+    // In u128: total × index overflows u64 for large key spaces.
+    let cut = |i: u64| (u128::from(total) * u128::from(i) / u128::from(slice.of)) as u64;
+    let first = cut(slice.index);
+    let count = cut(slice.index + 1) - first;
+    if count == 0 {
+        return Err(format!(
+            "the key space must hold at least one key per client (--keys {total})"
+        ));
+    }
+    Ok((first, count))
+}
+
+/// The shortest key every id fits in, planned misses included (see
+/// `miss`), once the prefix and `size` are found able to make keys.
+fn min_key_len(names: &KeyNames, size: &Distribution, total: u64) -> Result<usize, String> {
+    let prefix = names.prefix.as_str();
+    if prefix.bytes().any(|b| !b.is_ascii_graphic()) {
+        return Err(format!(
+            "key prefix '{prefix}' must be printable ASCII without spaces"
+        ));
+    }
+    // Room for every id, planned misses included (see `miss`).
+    let base = names.digits.base();
+    let min_len = prefix.len() + digits((2 * total).saturating_add(names.first), base);
+    // Any id (window keys grow without bound) must fit: u64 has 20 digits.
+    if prefix.len() + 20 > MAX_KEY_LEN {
+        return Err(format!("key prefix '{prefix}' is too long"));
+    }
+    let (lo, hi) = size.support();
+    if let Some(fixed) = size.as_fixed() {
+        if fixed < min_len as f64 {
+            return Err(format!(
+                "key size {fixed} is too small for {total} keys with prefix '{prefix}': \
+                     it needs at least {min_len} bytes"
+            ));
+        }
+    }
+    if lo > MAX_KEY_LEN as f64 || hi < 1.0 {
+        return Err(format!(
+            "key size {size} cannot produce a valid key (1..={MAX_KEY_LEN} bytes)"
+        ));
+    }
+    Ok(min_len)
+}
+
 impl KeySpace {
     /// Validates the combination and builds the key space, whose keys
     /// `router` places on servers.
@@ -159,47 +206,13 @@ impl KeySpace {
         seed: u64,
         router: Router,
     ) -> Result<Self, String> {
-        // In u128: total × index overflows u64 for large key spaces.
-        let cut = |i: u64| (u128::from(total) * u128::from(i) / u128::from(slice.of)) as u64;
-        let first = cut(slice.index);
-        let count = cut(slice.index + 1) - first;
-        if count == 0 {
-            return Err(format!(
-                "the key space must hold at least one key per client (--keys {total})"
-            ));
-        }
-        let prefix = names.prefix.as_str();
-        if prefix.bytes().any(|b| !b.is_ascii_graphic()) {
-            return Err(format!(
-                "key prefix '{prefix}' must be printable ASCII without spaces"
-            ));
-        }
-        // Room for every id, planned misses included (see `miss`).
-        let base = names.digits.base();
-        let min_len = prefix.len() + digits((2 * total).saturating_add(names.first), base);
-        // Any id (window keys grow without bound) must fit: u64 has 20 digits.
-        if prefix.len() + 20 > MAX_KEY_LEN {
-            return Err(format!("key prefix '{prefix}' is too long"));
-        }
-        let (lo, hi) = size.support();
-        if let Some(fixed) = size.as_fixed() {
-            if fixed < min_len as f64 {
-                return Err(format!(
-                    "key size {fixed} is too small for {total} keys with prefix '{prefix}': \
-                     it needs at least {min_len} bytes"
-                ));
-            }
-        }
-        if lo > MAX_KEY_LEN as f64 || hi < 1.0 {
-            return Err(format!(
-                "key size {size} cannot produce a valid key (1..={MAX_KEY_LEN} bytes)"
-            ));
-        }
+        let (first, count) = slice_of(total, slice)?;
+        let min_len = min_key_len(names, &size, total)?;
         let mut ks = KeySpace {
             first,
             count,
             total,
-            prefix: prefix.as_bytes().to_vec(),
+            prefix: names.prefix.as_bytes().to_vec(),
             digits: names.digits,
             first_number: names.first,
             size,
@@ -213,29 +226,36 @@ impl KeySpace {
             fixed_len: None,
             table: Vec::new(),
         };
-        if ks.size.as_fixed().is_some() {
-            let len = ks.draw_len(first);
+        ks.fill_tables();
+        Ok(ks)
+    }
+
+    /// The keys' lengths, their bytes and their servers, drawn once where
+    /// the key space is small enough to keep them.
+    fn fill_tables(&mut self) {
+        let (first, count) = (self.first, self.count);
+        if self.size.as_fixed().is_some() {
+            let len = self.draw_len(first);
             if count.saturating_mul(len as u64) <= MAX_KEY_TABLE {
                 let mut buf = [0u8; MAX_KEY_LEN];
                 let mut table = Vec::with_capacity(count as usize * len);
                 for id in first..first + count {
-                    table.extend_from_slice(ks.format_key(id, &mut buf));
+                    table.extend_from_slice(self.format_key(id, &mut buf));
                 }
-                ks.table = table;
+                self.table = table;
             }
-            ks.fixed_len = Some(len);
+            self.fixed_len = Some(len);
         } else if count <= MAX_LEN_TABLE {
-            ks.lens = (first..first + count)
-                .map(|id| ks.draw_len(id) as u8)
+            self.lens = (first..first + count)
+                .map(|id| self.draw_len(id) as u8)
                 .collect();
         }
-        if !matches!(ks.router, Router::Single) && count <= MAX_OWNER_TABLE {
+        if !matches!(self.router, Router::Single) && count <= MAX_OWNER_TABLE {
             let mut buf = [0u8; MAX_KEY_LEN];
-            ks.owners = (first..first + count)
-                .map(|id| ks.router.server_of(ks.key(id, &mut buf)) as u16)
+            self.owners = (first..first + count)
+                .map(|id| self.router.server_of(self.key(id, &mut buf)) as u16)
                 .collect();
         }
-        Ok(ks)
     }
 
     /// Length of key `id`, in bytes.

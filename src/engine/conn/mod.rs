@@ -365,24 +365,7 @@ impl Conn {
             Err(_) => return ReadOutcome::Closed,
         };
         *bytes_rx += n as u64;
-        // A read without a stamp (none asked for, or the kernel gave none)
-        // is timed when it is read.
-        let (read_at, came) = match self.last_stamp {
-            Some(stamp) => {
-                let (came, now) = rx_stamp::arrival(stamp, &clock);
-                (now, Some(came.max(self.arrived_after)))
-            }
-            None => (clock(), None),
-        };
-        self.read_at = read_at;
-        // Answers are timed by the stamp only where reads wait on purpose;
-        // a kernel-stamped connection keeps it for the latency's parts.
-        let stamped = came.filter(|_| self.rx_stamped);
-        let rx_ns = came.filter(|_| self.kernel_stamped).unwrap_or(0);
-        if self.kernel_stamped && self.in_flight.front().is_some_and(|r| r.tx_ns == 0) {
-            // A stamp that came after the last flush's look.
-            let _ = self.take_tx_stamps(&clock);
-        }
+        let (read_at, stamped, rx_ns) = self.time_read(&clock);
         let buf: &[u8] = if self.partial.is_empty() {
             &scratch[..n]
         } else {
@@ -429,6 +412,31 @@ impl Conn {
             return ReadOutcome::Broken;
         }
         outcome
+    }
+
+    /// When the read just made happened, by the clock (`read_at`, also
+    /// kept), and by the kernel's receive stamp: the time its answers are
+    /// timed by where reads wait on purpose (`stamped`), and the stamp kept
+    /// for the latency's parts (`rx_ns`, 0 without). A read without a
+    /// stamp (none asked for, or the kernel gave none) is timed when it is
+    /// read.
+    #[inline]
+    fn time_read(&mut self, clock: &impl Fn() -> u64) -> (u64, Option<u64>, u64) {
+        let (read_at, came) = match self.last_stamp {
+            Some(stamp) => {
+                let (came, now) = rx_stamp::arrival(stamp, clock);
+                (now, Some(came.max(self.arrived_after)))
+            }
+            None => (clock(), None),
+        };
+        self.read_at = read_at;
+        let stamped = came.filter(|_| self.rx_stamped);
+        let rx_ns = came.filter(|_| self.kernel_stamped).unwrap_or(0);
+        if self.kernel_stamped && self.in_flight.front().is_some_and(|r| r.tx_ns == 0) {
+            // A stamp that came after the last flush's look.
+            let _ = self.take_tx_stamps(clock);
+        }
+        (read_at, stamped, rx_ns)
     }
 
     /// One read: into `scratch` when nothing is pending, else appended to
