@@ -69,6 +69,11 @@ fn arrows(src: &Path, module: &str, modules: &BTreeSet<String>) -> BTreeSet<Stri
 fn collect_rs(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
+        // A module's `tests/` folder holds its unit tests (`#[cfg(test)]
+        // mod tests;`), which may build what they test from any layer.
+        if path.is_dir() && path.file_name().is_some_and(|n| n == "tests") {
+            continue;
+        }
         if path.is_dir() {
             collect_rs(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {

@@ -5,6 +5,7 @@
 //! Knows sockets and timing; hands bytes to the codec and asks the workload
 //! what to send.
 
+pub mod clock;
 mod conn;
 mod lag_probe;
 mod pacer;
@@ -16,6 +17,7 @@ mod request;
 mod summariser;
 mod trace_commands;
 pub mod trace_feed;
+mod transport;
 mod worker;
 
 use crate::error::Failure;
@@ -73,6 +75,8 @@ pub struct Shared {
     /// What the run noticed before the workers began (servers down at the
     /// start), for the outcome.
     pub noticed: std::sync::Mutex<Vec<crate::warnings::Warning>>,
+    /// The workers' clock: the monotonic one in a run.
+    pub clock: clock::Clock,
 }
 
 impl Shared {
@@ -243,6 +247,7 @@ pub fn run(
         preload_failed: std::sync::atomic::AtomicU64::new(0),
         precise: std::sync::atomic::AtomicBool::new(false),
         noticed: std::sync::Mutex::new(Vec::new()),
+        clock: clock::Clock::Monotonic,
     });
     // A signal before any request: nothing measured, the outputs still
     // written (the caller reads the signal from the flag).

@@ -102,8 +102,6 @@ pub struct Conn {
     pub write_armed: bool,
     /// Listed in the worker's dirty list for the next flush.
     pub dirty: bool,
-    /// Open loop: free slots of this connection in the worker's ready list.
-    pub listed: usize,
     pub alive: bool,
     /// UDP: framing and loss state; `None` on a stream.
     pub udp: Option<Box<UdpState>>,
@@ -115,8 +113,6 @@ pub struct Conn {
     /// A non-blocking connect is under way (`--num-conns`): the socket
     /// turns writable when it is done.
     pub connecting: bool,
-    /// `--moderate`: the connection sends nothing before this (ns).
-    pub quiet_until: u64,
     /// The kernel stamps what the socket receives (`stamp_arrivals`), and
     /// answers are timed by it.
     rx_stamped: bool,
@@ -136,6 +132,9 @@ pub struct Conn {
     /// than it is wrong (TCP gives a reordered read the stamp of a later
     /// segment that had waited out of order) and is raised to it.
     pub arrived_after: u64,
+    /// In unit tests, an in-memory connection in place of a socket.
+    #[cfg(test)]
+    memory: Option<crate::engine::transport::memory::Pipe>,
     /// When the last read returned (ns, worker clock): when its answers
     /// were seen, whenever they came.
     pub read_at: u64,
@@ -173,20 +172,48 @@ impl Conn {
             written_bytes: 0,
             write_armed: false,
             dirty: false,
-            listed: 0,
             udp: datagram.then(Box::default),
             opaque: 0,
             unread: false,
             connecting: false,
-            quiet_until: 0,
             rx_stamped: false,
             last_stamp: None,
             kernel_stamped: false,
             tx_offsets: tx_stamp::Offsets::default(),
             stamped_sends: Vec::new(),
             arrived_after: 0,
+            #[cfg(test)]
+            memory: None,
             read_at: 0,
         }
+    }
+
+    /// A connection over an in-memory pipe (unit tests).
+    #[cfg(test)]
+    pub fn in_memory(
+        pipe: crate::engine::transport::memory::Pipe,
+        protocol: Protocol,
+        server: usize,
+        depth: usize,
+        max_pending: usize,
+    ) -> Self {
+        let mut conn = Conn::new(None, protocol, false, server, depth, max_pending);
+        conn.memory = Some(pipe);
+        conn.alive = true;
+        conn
+    }
+
+    /// Its in-memory pipe, if it is one.
+    #[cfg(test)]
+    pub fn memory_pipe(&self) -> Option<&crate::engine::transport::memory::Pipe> {
+        self.memory.as_ref()
+    }
+
+    /// Takes `pipe` as this (closed) connection's new one.
+    #[cfg(test)]
+    pub fn reopen_memory(&mut self, pipe: crate::engine::transport::memory::Pipe) {
+        self.memory = Some(pipe);
+        self.alive = true;
     }
 
     /// From now on, times each answer by when the kernel received it
@@ -287,6 +314,12 @@ impl Conn {
         if self.udp.is_some() {
             return self.flush_datagrams(now_ns);
         }
+        #[cfg(test)]
+        if let Some(pipe) = &self.memory {
+            let n = pipe.send(&self.out[self.out_pos..]);
+            self.out_pos += n;
+            return Ok(self.wrote(n, now_ns));
+        }
         let Some(stream) = self.stream.as_ref() else {
             return Err(io::ErrorKind::NotConnected.into());
         };
@@ -306,13 +339,18 @@ impl Conn {
                 Err(e) => return Err(e),
             }
         }
+        Ok(self.wrote(written, now_ns))
+    }
+
+    /// `written` more bytes of `out` went to the kernel at `now_ns`.
+    fn wrote(&mut self, written: usize, now_ns: u64) -> usize {
         self.written_bytes += written as u64;
         self.mark_sent(now_ns);
         if self.out_pos == self.out.len() {
             self.out.clear();
             self.out_pos = 0;
         }
-        Ok(written)
+        written
     }
 
     /// `flush` over TLS: what is pending is sealed, and the records go to
@@ -442,6 +480,22 @@ impl Conn {
     /// One read: into `scratch` when nothing is pending, else appended to
     /// the pending tail so that the response is contiguous.
     fn read(&mut self, scratch: &mut [u8]) -> io::Result<usize> {
+        #[cfg(test)]
+        if let Some(pipe) = &self.memory {
+            let n = match pipe.recv(scratch) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.unread = false;
+                    return Err(e);
+                }
+            };
+            self.last_stamp = None;
+            if !self.partial.is_empty() {
+                self.partial.extend_from_slice(&scratch[..n]);
+            }
+            self.unread = n == scratch.len();
+            return Ok(n);
+        }
         let Some(stream) = self.stream.as_ref() else {
             return Ok(0);
         };
@@ -529,6 +583,10 @@ impl Conn {
         self.alive = false;
         self.stream = None;
         self.tls = None;
+        #[cfg(test)]
+        {
+            self.memory = None;
+        }
         let lost = self.in_flight.len();
         self.in_flight.clear();
         self.asked.clear();

@@ -11,13 +11,13 @@
 use super::{Due, Worker, MAX_DISPATCH};
 use crate::engine::conn::Conn;
 use crate::engine::poller::{READABLE, WRITABLE};
-use crate::net::connect::{self, Connecting};
+use crate::engine::transport::Dial;
+use crate::net::connect;
 use crate::spec::{Churn, Gaps};
 use crate::stats::{ConnError, ErrorClass};
 use crate::workload::Cursor;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::os::fd::AsRawFd;
 
 /// One worker's share of the connection schedule.
 pub struct Schedule {
@@ -113,40 +113,35 @@ impl Schedule {
 }
 
 impl Worker {
-    fn schedule(&mut self) -> &mut Schedule {
-        self.churn.as_mut().expect("a connection schedule")
-    }
-
-    /// The measured phase opens and closes connections (not the preload).
-    pub(super) fn churning(&self) -> bool {
-        self.churn.is_some() && self.requests.mixing()
+    fn conn_schedule(&mut self) -> &mut Schedule {
+        self.schedule.churn_mut()
     }
 
     /// Closes the held connections (they did the preload): the schedule's
     /// connections are the only ones measured.
     pub(super) fn close_held(&mut self) {
-        for c in 0..self.conns.len() {
-            if self.conns[c].alive {
+        for c in 0..self.io.conns.len() {
+            if self.io.conns[c].alive {
                 self.close_socket(c);
             }
         }
-        let slots = self.conns.len();
+        let slots = self.io.conns.len();
         // Reopenings the preload queued are for held connections: their
         // slots now belong to the schedule.
         self.reopening = super::reconnect::Reopening::new(slots);
-        let s = self.schedule();
+        let s = self.conn_schedule();
         s.lives = vec![Life::default(); slots];
         s.free = (0..slots).rev().collect();
     }
 
     pub(super) fn start_churn(&mut self, start: u64) {
-        self.schedule().next_open = Some(start);
+        self.conn_schedule().next_open = Some(start);
     }
 
     /// Opens every connection that is due, and sends every paced call.
     pub(super) fn churn_due(&mut self, now: u64) {
         for _ in 0..MAX_DISPATCH {
-            let s = self.churn.as_mut().expect("a connection schedule");
+            let s = self.schedule.churn_mut();
             let Some(at) = s.next_open.filter(|&t| t <= now && s.left > 0) else {
                 break;
             };
@@ -158,15 +153,18 @@ impl Worker {
             self.open_scheduled(at, now);
         }
         for _ in 0..MAX_DISPATCH {
-            let Some(&Reverse((at, c, generation))) = self.schedule().paced.peek() else {
+            let Some(&Reverse((at, c, generation))) = self.conn_schedule().paced.peek() else {
                 break;
             };
             if at > now {
                 break;
             }
-            self.schedule().paced.pop();
-            let life = self.schedule().lives[c];
-            if life.generation == generation && self.conns[c].alive && !self.conns[c].connecting {
+            self.conn_schedule().paced.pop();
+            let life = self.conn_schedule().lives[c];
+            if life.generation == generation
+                && self.io.conns[c].alive
+                && !self.io.conns[c].connecting
+            {
                 self.send_call(c, at, now);
             }
         }
@@ -175,7 +173,7 @@ impl Worker {
     /// Starts connection `intended_ns` of the schedule.
     fn open_scheduled(&mut self, intended_ns: u64, now: u64) {
         let nservers = self.shared.addrs.len();
-        let s = self.schedule();
+        let s = self.conn_schedule();
         let nth = s.started * s.workers + s.index;
         s.started += 1;
         let server = nth % nservers;
@@ -186,32 +184,24 @@ impl Worker {
                 s.lives.len() - 1
             }
         };
-        let started =
-            connect::start_connect(&self.shared.addrs[server], &self.shared.spec.socket, nth);
-        let (fd, pending) = match started {
-            Ok(Connecting::Done(fd)) => (fd, false),
-            Ok(Connecting::Pending(fd)) => (fd, true),
-            Err(e) => {
-                self.schedule().free.push(c);
-                self.connect_failed(server, ConnError::of(&e), now);
+        let dial = Dial {
+            target: &self.shared.addrs[server],
+            server,
+            nth,
+            token: c,
+            protocol: self.shared.spec.protocol,
+            max_pending: self.io.max_pending,
+        };
+        let (conn, pending) = match self.io.transport.start_connect(&dial, &self.shared.spec) {
+            Ok(started) => started,
+            Err(class) => {
+                self.conn_schedule().free.push(c);
+                self.connect_failed(server, class, now);
                 return;
             }
         };
-        let interest = if pending { WRITABLE } else { READABLE };
-        let tls = self.shared.addrs[server].session();
-        let added = self.poller.add(fd.as_raw_fd(), c as u64, interest);
-        let (Ok(tls), Ok(())) = (tls, added) else {
-            self.schedule().free.push(c);
-            self.connect_failed(server, ConnError::Other, now);
-            return;
-        };
-        let link = crate::net::Link {
-            socket: fd,
-            tls,
-            handshake_ns: 0,
-        };
-        self.install(c, link, server, nth);
-        let s = self.schedule();
+        self.install(c, conn, server, nth);
+        let s = self.conn_schedule();
         s.live += 1;
         let life = &mut s.lives[c];
         life.generation = life.generation.wrapping_add(1);
@@ -220,34 +210,25 @@ impl Worker {
         life.calls_left = s.calls;
         life.handshaking = false;
         s.connecting += 1;
-        self.conns[c].connecting = true;
+        self.io.conns[c].connecting = true;
         if !pending {
             self.tcp_up(c, now);
         }
     }
 
-    /// Puts a new connection's socket in slot `c`.
-    fn install(&mut self, c: usize, link: crate::net::Link, server: usize, nth: usize) {
-        let spec = &self.shared.spec;
-        let conn = Conn::new(
-            Some(link),
-            spec.protocol,
-            false,
-            server,
-            1,
-            self.max_pending,
-        );
+    /// Puts a new connection in slot `c`.
+    fn install(&mut self, c: usize, conn: Conn, server: usize, nth: usize) {
         let cursor = Cursor::starting_at(nth, self.first_rank(nth));
-        if c == self.conns.len() {
-            self.conns.push(conn);
-            self.cursors.push(cursor);
-            self.reopening.grow(self.conns.len());
+        if c == self.io.conns.len() {
+            self.io.conns.push(conn);
+            self.keys.cursors.push(cursor);
+            self.reopening.grow(self.io.conns.len());
         } else {
-            self.conns[c] = conn;
-            self.cursors[self.open_cursors + c] = cursor;
+            self.io.conns[c] = conn;
+            self.keys.cursors[self.keys.open_cursors + c] = cursor;
         }
-        self.alive += 1;
-        self.alive_on[server] += 1;
+        self.io.alive += 1;
+        self.io.alive_on[server] += 1;
         self.shared.conn_opened();
     }
 
@@ -259,7 +240,7 @@ impl Worker {
     fn first_rank(&mut self, nth: usize) -> u64 {
         let keys = self.shared.workload.keys.ids();
         let count = (keys.end - keys.start).max(1);
-        let calls = self.schedule().calls;
+        let calls = self.conn_schedule().calls;
         (nth as u128 * calls as u128 % count as u128) as u64
     }
 
@@ -271,7 +252,7 @@ impl Worker {
         // Counted while measuring (the recorder starts afresh after the
         // warm-up): the calls would have been sent from now on.
         if now >= self.progress.record_from {
-            let calls = self.schedule().calls;
+            let calls = self.conn_schedule().calls;
             self.recorder
                 .server_error(server, ErrorClass::NoConnection, calls);
         }
@@ -286,7 +267,7 @@ impl Worker {
     }
 
     fn next_after_close(&mut self, now: u64) {
-        let s = self.schedule();
+        let s = self.conn_schedule();
         if s.conn_gaps == Gaps::AfterPrevious && s.left > 0 {
             s.next_open = Some(now);
         }
@@ -295,15 +276,16 @@ impl Worker {
     /// Slot `c`'s socket turned ready while connecting: the connect is
     /// done, one way or the other, or the TLS handshake can go on.
     pub(super) fn on_connect_done(&mut self, c: usize, now: u64) {
-        if self.schedule().lives[c].handshaking {
+        if self.conn_schedule().lives[c].handshaking {
             self.advance_handshake(c, now);
             return;
         }
-        let Some(fd) = self.conns[c].socket() else {
+        let Some(fd) = self.io.conns[c].socket() else {
             return;
         };
-        let result = connect::finish_connect(fd)
-            .and_then(|()| self.poller.modify(fd.as_raw_fd(), c as u64, READABLE));
+        let conn = &self.io.conns[c];
+        let result =
+            connect::finish_connect(fd).and_then(|()| self.io.transport.modify(conn, c, READABLE));
         match result {
             Ok(()) => self.tcp_up(c, now),
             Err(e) => self.fail_connecting(c, ConnError::of(&e), now),
@@ -313,14 +295,14 @@ impl Worker {
     /// Slot `c`'s TCP connect completed at `now`: over TLS its handshake
     /// begins, else its first call goes.
     fn tcp_up(&mut self, c: usize, now: u64) {
-        let life = &mut self.schedule().lives[c];
+        let life = &mut self.conn_schedule().lives[c];
         life.connected_ns = now;
         let started = life.connect_start_ns;
         self.recorder
             .conns
             .record_connect(now.saturating_sub(started));
-        if self.conns[c].handshaking() {
-            self.schedule().lives[c].handshaking = true;
+        if self.io.conns[c].handshaking() {
+            self.conn_schedule().lives[c].handshaking = true;
             self.advance_handshake(c, now);
         } else {
             self.connected(c);
@@ -331,29 +313,31 @@ impl Worker {
     /// once done, the first call goes. A refused handshake is its own
     /// failure class, never a connection lost.
     fn advance_handshake(&mut self, c: usize, now: u64) {
-        let step = self.conns[c].handshake(&mut self.scratch);
+        let step = self.io.conns[c].handshake(&mut self.io.scratch);
         let done = match step {
             Ok(done) => done,
             Err(_) => return self.fail_connecting(c, ConnError::TlsHandshake, now),
         };
         let mut interest = READABLE;
-        if self.conns[c].has_output() {
+        if self.io.conns[c].has_output() {
             interest |= WRITABLE;
         }
         if self
-            .poller
-            .modify(self.conns[c].fd(), c as u64, interest)
+            .io
+            .transport
+            .modify(&self.io.conns[c], c, interest)
             .is_err()
         {
             return self.fail_connecting(c, ConnError::Other, now);
         }
-        self.conns[c].write_armed = interest & WRITABLE != 0;
+        self.io.conns[c].write_armed = interest & WRITABLE != 0;
         if done {
-            let life = &mut self.schedule().lives[c];
+            let now = self.now();
+            let life = &mut self.conn_schedule().lives[c];
             life.handshaking = false;
             // Read after the step: it may have taken the whole handshake
             // (the server's flight already in), long after `now`.
-            let took = crate::net::clock_ns().saturating_sub(life.connected_ns);
+            let took = now.saturating_sub(life.connected_ns);
             self.recorder.conns.record_handshake(took);
             self.connected(c);
         }
@@ -367,8 +351,8 @@ impl Worker {
 
     /// When slot `c`'s connect started, if it is still connecting.
     pub(super) fn connect_started(&self, c: usize) -> Option<u64> {
-        let s = self.churn.as_ref()?;
-        self.conns[c]
+        let s = self.schedule.churn()?;
+        self.io.conns[c]
             .connecting
             .then(|| s.lives.get(c).map(|l| l.connect_start_ns))
             .flatten()
@@ -378,9 +362,9 @@ impl Worker {
     /// is intended when the connection was, so the wait for it counts as
     /// latency.
     fn connected(&mut self, c: usize) {
-        self.schedule().connecting -= 1;
-        self.conns[c].connecting = false;
-        let life = self.schedule().lives[c];
+        self.conn_schedule().connecting -= 1;
+        self.io.conns[c].connecting = false;
+        let life = self.conn_schedule().lives[c];
         let (started, intended) = (life.connect_start_ns, life.intended_open_ns);
         // The client's own lateness is when it started the connect; the
         // connect itself is the server's (and the network's) time.
@@ -393,15 +377,15 @@ impl Worker {
     /// written. The turn's write fences the last (`Conn::fence_quiet`).
     fn send_calls(&mut self, c: usize, intended_ns: u64, reached_ns: u64) {
         self.send_call(c, intended_ns, reached_ns);
-        if self.schedule().call_gaps != Gaps::AfterPrevious {
+        if self.conn_schedule().call_gaps != Gaps::AfterPrevious {
             return;
         }
         for _ in 1..QUIET_BATCH {
-            let quiet = self.conns[c]
+            let quiet = self.io.conns[c]
                 .in_flight
                 .back()
                 .is_some_and(|r| r.expect.unfenced);
-            if !quiet || !self.conns[c].alive || self.schedule().lives[c].calls_left == 0 {
+            if !quiet || !self.io.conns[c].alive || self.conn_schedule().lives[c].calls_left == 0 {
                 return;
             }
             // Sent in this same turn, at the time the first was.
@@ -422,8 +406,8 @@ impl Worker {
                 .record_lag(reached_ns.saturating_sub(intended_ns));
         }
         self.issue(c, Due::new(None, intended_ns, measured));
-        let gap = self.schedule().call_gaps.next_ns(&mut self.rng);
-        let s = self.schedule();
+        let gap = self.conn_schedule().call_gaps.next_ns(&mut self.rng);
+        let s = self.conn_schedule();
         let life = &mut s.lives[c];
         life.calls_left -= 1;
         if let (Some(gap), true) = (gap, life.calls_left > 0) {
@@ -438,13 +422,13 @@ impl Worker {
     /// Slot `c` got answers: one after another sends the next call; a
     /// connection with nothing left to send or await closes.
     pub(super) fn churn_refill(&mut self, c: usize, now: u64) {
-        if !self.conns[c].alive || !self.conns[c].in_flight.is_empty() {
+        if !self.io.conns[c].alive || !self.io.conns[c].in_flight.is_empty() {
             return;
         }
-        let life = self.schedule().lives[c];
+        let life = self.conn_schedule().lives[c];
         if life.calls_left == 0 || !self.progress.sending {
             self.retire(c, now);
-        } else if self.schedule().call_gaps == Gaps::AfterPrevious {
+        } else if self.conn_schedule().call_gaps == Gaps::AfterPrevious {
             self.send_calls(c, now, now);
         }
     }
@@ -453,11 +437,11 @@ impl Worker {
     /// flight are the caller's to count; calls not yet sent are counted as
     /// finding no connection.
     fn end_connection(&mut self, c: usize, now: u64) {
-        let server = self.conns[c].server;
-        if self.conns[c].alive {
-            let connected = !self.conns[c].connecting;
+        let server = self.io.conns[c].server;
+        if self.io.conns[c].alive {
+            let connected = !self.io.conns[c].connecting;
             self.close_socket(c);
-            let s = self.churn.as_mut().expect("a connection schedule");
+            let s = self.schedule.churn_mut();
             if !connected {
                 s.connecting -= 1;
             }
@@ -473,7 +457,7 @@ impl Worker {
                 self.recorder
                     .server_error(server, ErrorClass::NoConnection, life.calls_left);
             }
-            self.schedule().lives[c].calls_left = 0;
+            self.conn_schedule().lives[c].calls_left = 0;
         }
     }
 
@@ -481,7 +465,7 @@ impl Worker {
     /// broken stream): its requests are lost, and the schedule goes on.
     pub(super) fn lose_churned(&mut self, c: usize, now: u64) {
         let lost = self.measured_in_flight(c);
-        let server = self.conns[c].server;
+        let server = self.io.conns[c].server;
         self.recorder
             .server_error(server, ErrorClass::ConnectionLost, lost);
         self.recorder.conns.error(ConnError::ConnReset);

@@ -36,7 +36,7 @@ impl Worker {
         }
         // A preload's keys: this connection's server's, or where they live.
         let by_key = self.router.by_key();
-        let server = (!by_key).then_some(self.conns[lead].server);
+        let server = (!by_key).then_some(self.io.conns[lead].server);
         let mut unrouted = 0;
         while load < cap {
             let Some(due) = self.next_closed(lead, server, now) else {

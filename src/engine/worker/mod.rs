@@ -22,6 +22,7 @@ mod answers;
 mod backlog;
 mod churn;
 mod closed_loop;
+mod keys;
 mod open_loop;
 mod phase;
 mod read_policy;
@@ -30,23 +31,24 @@ mod replay;
 mod responses;
 mod router;
 mod sampler;
+mod schedule;
 mod setup;
 mod skeleton;
+mod sockets;
 mod source;
 mod stall;
 mod stamps;
+#[cfg(test)]
+mod tests;
 mod timeouts;
 mod wait;
 mod writes;
 
-use super::conn::{Conn, InFlight};
-use super::pacer::Pacer;
-use super::poller::Poller;
+use super::conn::InFlight;
 use super::request::Encoder;
 use super::{Message, PhaseEnd, PhaseKind, Shared};
-use crate::net::clock_ns;
 use crate::stats::{cpu, Recorder, Snapshot};
-use crate::workload::{Cursor, Request};
+use crate::workload::Request;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use sampler::Sampler;
@@ -124,146 +126,103 @@ impl Due {
     }
 }
 
+/// A worker: its parts, each in its own file (see above).
 pub struct Worker {
     index: usize,
     /// Requests in flight per connection.
     depth: usize,
     shared: Arc<Shared>,
     tx: crossbeam_channel::Sender<Message>,
-    poller: Poller,
-    conns: Vec<Conn>,
-    alive: usize,
-    /// Per server: this worker's live connections to it.
-    alive_on: Vec<usize>,
-    /// Key state (sequential position, latest write, memaslap window,
-    /// cas uniques, expiring keys): first the open loop's, which draws
-    /// each arrival before it has a connection (one, or one per server
-    /// when keys are not placed, so that a key stays on its server); then
-    /// one per connection (a group draws with its lead's).
-    cursors: Vec<Cursor>,
-    /// How many of `cursors` are the open loop's.
-    open_cursors: usize,
-    /// Keys whose get missed, to set now (`--getset`).
-    fills: Vec<u64>,
+    /// The connections, their readiness and their buffers.
+    io: sockets::Sockets,
+    /// What the workload draws with and answers update.
+    keys: keys::KeyState,
     /// `--miss-window`: the window being counted.
     miss_window: Option<answers::MissCount>,
     rng: SmallRng,
     /// `--save`: which measured requests are written out.
     sampler: Sampler,
     encoder: Encoder,
-    /// Some connection is UDP: requests can be lost and must time out.
-    has_udp: bool,
-    /// When UDP requests are next checked for expiry, ns.
-    next_udp_check: u64,
     /// `--reconnect`: lost connections waiting to be opened again.
     reopening: reconnect::Reopening,
-    /// `--num-conns`: this worker's share of the connection schedule.
-    churn: Option<churn::Schedule>,
     /// `--facebook`: the sockets of each connection, routed by op.
     router: router::Router,
-    /// The most bytes one answer may take (the codec's bound per
-    /// connection).
-    max_pending: usize,
-    /// When requests and connects are next checked against `--timeout`, ns.
-    next_timeout_check: u64,
+    /// When timeouts and lost datagrams are next looked for.
+    checks: timeouts::Checks,
     recorder: Box<Recorder>,
-    scratch: Box<[u8]>,
-    /// Connections with output to write this turn.
-    dirty: Vec<usize>,
-    /// Connections of this turn's writes whose transmit stamps are to be
-    /// read once every write is out (`writes`).
-    stamped_writes: Vec<usize>,
-    /// Readiness events of the current wait: (connection, flags).
-    events: Vec<(usize, u32)>,
     /// When answers are read: at once, after a pause, late, or spinning.
     reads: read_policy::ReadPolicy,
-    /// Requests written or queued on connections, not yet answered.
-    in_flight: usize,
-    /// Every connection is stamped by the kernel: an open loop's send lag
-    /// and gaps come from transmit stamps (`stamps`).
-    tx_stamped: bool,
-    /// Open loop: the arrivals' schedule, free slots and waiting requests.
-    arrivals: open_loop::OpenLoop,
+    /// When requests are due, and the state of that mode.
+    schedule: schedule::Schedule,
     /// `--trace`: the records to replay, and the keys they carry.
     replay: Option<replay::Replay>,
     /// What each phase sends, under the quota.
     requests: source::Requests,
-    // Per-phase state.
     /// Where the phase is in time: measuring, sending, answered.
     progress: phase::Progress,
-    /// The preload's failures this worker has added to the run's count.
-    preload_failed_told: u64,
 }
 
 impl Worker {
     pub fn new(
-        plan: WorkerPlan,
+        mut plan: WorkerPlan,
         shared: Arc<Shared>,
         tx: crossbeam_channel::Sender<Message>,
     ) -> Result<Self, String> {
+        let opened = std::mem::take(&mut plan.conns);
+        let io = setup::sockets(opened, &shared.spec, plan.depth, shared.addrs.len())?;
+        Worker::assemble(plan, shared, tx, io)
+    }
+
+    /// A worker over in-memory connections to `net` (unit tests).
+    #[cfg(test)]
+    pub(super) fn in_memory(
+        mut plan: WorkerPlan,
+        shared: Arc<Shared>,
+        tx: crossbeam_channel::Sender<Message>,
+        net: crate::engine::transport::memory::Network,
+    ) -> Result<Self, String> {
+        let opened = std::mem::take(&mut plan.conns);
+        let servers = shared.addrs.len();
+        let io = setup::memory_sockets(opened, &shared.spec, plan.depth, servers, net);
+        Worker::assemble(plan, shared, tx, io)
+    }
+
+    /// The worker of `plan` over the sockets `io`.
+    fn assemble(
+        plan: WorkerPlan,
+        shared: Arc<Shared>,
+        tx: crossbeam_channel::Sender<Message>,
+        io: sockets::Sockets,
+    ) -> Result<Self, String> {
         let spec = &shared.spec;
         let nservers = shared.addrs.len();
-        let poller = Poller::new(EVENTS).map_err(|e| format!("epoll: {e}"))?;
-        let max_pending = setup::max_pending(spec);
-        let alive_on = setup::alive_on(&plan.conns, nservers);
-        let conns = setup::conns(plan.conns, spec, plan.depth, max_pending, &poller)?;
-        let (cursors, open_cursors) = setup::cursors(spec, nservers, plan.index, &plan.lanes);
-        let start = clock_ns();
-        let unopened: Vec<usize> = (0..conns.len()).filter(|&c| !conns[c].alive).collect();
+        let sockets = io.conns.len();
+        let start = shared.clock.now();
+        // The pacer starts again as its phase does (`start_open_loop`).
+        let run_schedule = setup::schedule(&plan, spec, nservers, sockets, start);
+        let unopened: Vec<usize> = (0..sockets).filter(|&c| !io.conns[c].alive).collect();
         let mut worker = Worker {
             index: plan.index,
             depth: plan.depth,
             rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
             sampler: Sampler::new(spec.save_rate, spec.seed ^ plan.index as u64),
-            alive: conns.len() - unopened.len(),
-            arrivals: open_loop::OpenLoop::new(
-                // The load's gap shape; the measurement group beside a
-                // closed-loop load has a rate of its own, and Poisson gaps.
-                plan.rate.map(|r| {
-                    let gaps = spec.schedule.gaps().cloned();
-                    Pacer::new(
-                        gaps.unwrap_or_else(crate::spec::schedule::poisson),
-                        r,
-                        start,
-                    )
-                }),
-                plan.coalesce_ns,
-                nservers,
-                conns.len() * plan.depth,
-            ),
+            schedule: schedule::Schedule::new(run_schedule),
             replay: plan
                 .trace
-                .map(|rx| setup::replay(rx, spec, nservers, conns.len(), &plan.lanes)),
+                .map(|rx| setup::replay(rx, spec, nservers, sockets, &plan.lanes)),
             requests: source::Requests::new(plan.load, plan.deletes, plan.quota),
-            router: setup::router(spec, nservers, conns.len()),
-            has_udp: conns.iter().any(|c| c.udp.is_some()),
-            tx_stamped: !conns.is_empty() && conns.iter().all(Conn::kernel_stamped),
-            reopening: reconnect::Reopening::new(conns.len()),
-            conns,
-            alive_on,
-            cursors,
-            open_cursors,
-            fills: Vec::new(),
+            router: setup::router(spec, nservers, sockets),
+            reopening: reconnect::Reopening::new(sockets),
+            keys: setup::keys(spec, nservers, plan.index, &plan.lanes),
             miss_window: spec
                 .miss_window
                 .map(|n| answers::MissCount::new(n, plan.index)),
             encoder: setup::encoder(spec)?,
-            next_udp_check: 0,
-            churn: spec
-                .churn()
-                .map(|c| churn::Schedule::new(c, plan.index, spec.threads)),
-            max_pending,
-            next_timeout_check: 0,
-            poller,
+            checks: timeouts::Checks::default(),
+            io,
             recorder: Box::default(),
-            scratch: vec![0; SCRATCH_LEN].into_boxed_slice(),
-            dirty: Vec::new(),
-            stamped_writes: Vec::new(),
-            events: Vec::with_capacity(EVENTS),
             reads: read_policy::ReadPolicy::new(spec),
-            in_flight: 0,
             progress: phase::Progress::default(),
-            preload_failed_told: 0,
             shared,
             tx,
         };
@@ -293,10 +252,7 @@ impl Worker {
                 counts: Some(counts),
             });
         }
-        if self.churn.is_some() {
-            // Only the schedule's connections are measured.
-            self.close_held();
-        }
+        self.hand_over_connections();
         self.send(Message::Ready { worker: self.index });
         let _ = go.recv(); // returns when the main thread drops the sender
         let kind = if spec.load == LoadMode::LoadOnly {
@@ -307,7 +263,7 @@ impl Worker {
         // A failed preload leaves nothing worth measuring.
         let end = if self.shared.abort.load(Ordering::Relaxed) {
             self.start_measuring();
-            self.progress.measured_until = clock_ns();
+            self.progress.measured_until = self.now();
             self.progress.record_from = self.progress.measured_until;
             PhaseEnd::Failed("not measured: the preload failed".into())
         } else {
@@ -328,6 +284,11 @@ impl Worker {
             drain_ns,
             counts: None,
         });
+    }
+
+    /// The time now on the worker's clock, ns.
+    fn now(&self) -> u64 {
+        self.shared.clock.now()
     }
 
     fn send(&self, msg: Message) {
@@ -356,16 +317,16 @@ impl Worker {
     /// still unanswered are no longer measured, waiting ones are dropped
     /// (they were counted as timeouts).
     fn end_phase(&mut self) {
-        for conn in &mut self.conns {
+        for conn in &mut self.io.conns {
             conn.forget_in_flight();
         }
-        self.arrivals.backlog.clear();
+        self.schedule.end_phase();
     }
 
     pub(super) fn source_exhausted(&self) -> bool {
         match &self.requests.source {
             Source::Load(_) => self.requests.preloaded(),
-            Source::Mix => self.churn.as_ref().is_some_and(churn::Schedule::done),
+            Source::Mix => self.schedule.exhausted(),
             Source::Trace => self.replay.as_ref().is_some_and(replay::Replay::exhausted),
             Source::Delete(_) => false,
         }
@@ -374,67 +335,16 @@ impl Worker {
     /// Requests sent or waiting, not yet answered; while sending, connects
     /// under way too (a server that accepts nothing is not answering).
     fn outstanding(&self) -> usize {
-        let connecting = match &self.churn {
-            Some(s) if self.progress.sending => s.connecting(),
-            _ => 0,
+        let connecting = match self.progress.sending {
+            true => self.schedule.connecting(),
+            false => 0,
         };
         self.requests_waiting() + connecting
     }
 
     /// Requests sent or waiting for a connection, not yet answered.
     fn requests_waiting(&self) -> usize {
-        self.in_flight + self.arrivals.backlog.len()
-    }
-
-    /// Fills the free slots of connection `c`: in a closed loop (and a
-    /// preload) its group's; in an open loop, hands them to waiting
-    /// requests or the ready list.
-    fn refill(&mut self, c: usize, now: u64) {
-        if self.churning() {
-            self.churn_refill(c, now)
-        } else if self.open_loop() {
-            self.list_free_slots(c);
-        } else {
-            self.refill_closed(self.lead(c), now);
-        }
-    }
-
-    /// Open loop: connection `c`'s free slots go to requests waiting for
-    /// its server, then to the ready list.
-    fn list_free_slots(&mut self, c: usize) {
-        let server = self.conns[c].server;
-        let depth = self.depth;
-        if self.shared.spec.skip() {
-            self.recorder.skips += self.arrivals.backlog.skip_late(server, clock_ns());
-        }
-        // `--moderate`: a quiet connection lists its slots; the waiting
-        // requests go out on it once its quiet time is over.
-        let quiet = self.conns[c].quiet_until > clock_ns();
-        while self.conns[c].alive && self.conns[c].in_flight.len() + self.conns[c].listed < depth {
-            let waiting = if quiet {
-                None
-            } else {
-                self.arrivals.backlog.pop(server)
-            };
-            if let Some(due) = waiting {
-                self.issue_waited(c, due);
-            } else {
-                self.arrivals.ready[server].push_back(c);
-                self.conns[c].listed += 1;
-            }
-        }
-    }
-
-    /// Whether arrivals come from a schedule (the measured phase of an
-    /// open-loop run: the pacer's, or a trace's timestamps).
-    fn open_loop(&self) -> bool {
-        match self.requests.source {
-            Source::Mix => self.arrivals.pacer.is_some(),
-            Source::Trace => {
-                self.arrivals.pacer.is_some() || self.replay.as_ref().is_some_and(|r| r.timed)
-            }
-            Source::Load(_) | Source::Delete(_) => false,
-        }
+        self.io.in_flight + self.schedule.waiting()
     }
 
     /// A replay the feed has not kept up with (it is looked at again soon).
@@ -442,23 +352,14 @@ impl Worker {
         self.requests.replaying() && self.replay.as_ref().is_some_and(|r| r.starved)
     }
 
-    /// The cursor a request on connection `c` draws with and tells.
-    fn cursor_index(&self, c: usize) -> usize {
-        if self.open_loop() {
-            self.open_cursor(self.conns[c].server)
-        } else {
-            self.open_cursors + self.lead(c)
-        }
-    }
-
     /// Connection `c`'s number among all the run's connections.
     fn lane_of(&self, c: usize) -> usize {
-        self.cursors[self.open_cursors + c].lane
+        self.keys.cursors[self.keys.open_cursors + c].lane
     }
 
     /// The open loop's cursor for arrivals to `server`.
     fn open_cursor(&self, server: usize) -> usize {
-        if self.open_cursors == 1 {
+        if self.keys.open_cursors == 1 {
             0
         } else {
             server
@@ -474,7 +375,7 @@ impl Worker {
         let req = match due.req {
             Some(req) => req,
             None => {
-                let cursor = &mut self.cursors[ci];
+                let cursor = &mut self.keys.cursors[ci];
                 (self.shared.workload).next(&mut self.rng, cursor, due.intended_ns)
             }
         };
@@ -487,24 +388,20 @@ impl Worker {
         }
     }
 
-    /// The socket `req`, due on connection `c`, goes out on: `c` itself in
-    /// an open loop (its slot was taken for it), else the router's pick in
-    /// `c`'s group. `None` if that socket is down, counted (if `measured`)
-    /// as `no_connection` of the server it was for.
-    fn route(&mut self, c: usize, req: &Request, measured: bool) -> Option<usize> {
-        if self.open_loop() {
-            return Some(c);
-        }
+    /// The router's pick in connection `c`'s group for `req`. `None` if
+    /// that socket is down, counted (if `measured`) as `no_connection` of
+    /// the server it was for.
+    fn route_in_group(&mut self, c: usize, req: &Request, measured: bool) -> Option<usize> {
         let lead = self.lead(c);
         let keys = &self.shared.workload.keys;
         let traced_home = self.replay.as_ref().and_then(|r| r.server_of(req.key));
         let home = || traced_home.unwrap_or_else(|| keys.server_of(req.key));
-        let conns = &self.conns;
+        let conns = &self.io.conns;
         let target = (self.router).route(lead, req, home, keys.replicas(), |s| conns[s].alive);
         if target.is_none() && measured {
             let server = match keys.placed() || traced_home.is_some() {
                 true => home(),
-                false => self.conns[lead].server,
+                false => self.io.conns[lead].server,
             };
             self.recorder
                 .server_error(server, crate::stats::ErrorClass::NoConnection, 1);
@@ -516,9 +413,9 @@ impl Worker {
     /// cursor `ci`, and queues it as in flight.
     fn encode(&mut self, c: usize, ci: usize, req: Request, due: Due) {
         let workload = &self.shared.workload;
-        let cursor = &mut self.cursors[ci];
-        let server = self.conns[c].server;
-        let conn = &mut self.conns[c];
+        let cursor = &mut self.keys.cursors[ci];
+        let server = self.io.conns[c].server;
+        let conn = &mut self.io.conns[c];
         let before = conn.out().len();
         let opaque = conn.next_opaque();
         if conn.udp.is_some() {
@@ -540,7 +437,7 @@ impl Worker {
         }
         let size = conn.out().len() - before;
         self.recorder.conns.request_size.record(size as u64);
-        self.in_flight += 1;
+        self.io.in_flight += 1;
         if due.measured {
             self.recorder.record_op_queue(conn.in_flight.len() + 1);
         }
@@ -563,7 +460,7 @@ impl Worker {
         );
         if !conn.dirty {
             conn.dirty = true;
-            self.dirty.push(c);
+            self.io.dirty.push(c);
         }
     }
 

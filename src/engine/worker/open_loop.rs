@@ -26,21 +26,30 @@ pub(super) struct OpenLoop {
     pub(super) ready: Vec<VecDeque<usize>>,
     /// Due requests waiting for a slot.
     pub(super) backlog: Backlog,
+    /// Per connection: its free slots in `ready`.
+    listed: Vec<usize>,
+    /// Per connection, `--moderate`: it sends nothing before this, ns.
+    quiet_until: Vec<u64>,
 }
 
 impl OpenLoop {
+    /// An open loop over `conns` connections of `depth` slots each, to
+    /// `servers` servers.
     pub(super) fn new(
         pacer: Option<Pacer>,
         coalesce_ns: u64,
         servers: usize,
-        slots: usize,
+        conns: usize,
+        depth: usize,
     ) -> Self {
         OpenLoop {
             pacer,
             coalesce_ns,
             last_send_ns: None,
-            ready: vec![VecDeque::with_capacity(slots); servers],
+            ready: vec![VecDeque::with_capacity(conns * depth); servers],
             backlog: Backlog::new(servers),
+            listed: vec![0; conns],
+            quiet_until: vec![0; conns],
         }
     }
 
@@ -48,6 +57,7 @@ impl OpenLoop {
     /// gap before it.
     fn restart(&mut self) {
         self.ready.iter_mut().for_each(VecDeque::clear);
+        self.listed.iter_mut().for_each(|n| *n = 0);
         self.last_send_ns = None;
     }
 
@@ -71,16 +81,104 @@ impl OpenLoop {
 
 impl Worker {
     pub(super) fn start_open_loop(&mut self, start: u64) {
-        self.arrivals.restart();
-        for conn in &mut self.conns {
-            conn.listed = 0;
-        }
-        for c in 0..self.conns.len() {
+        self.schedule.open().restart();
+        for c in 0..self.io.conns.len() {
             self.refill(c, start);
         }
-        if let Some(p) = &mut self.arrivals.pacer {
+        if let Some(p) = &mut self.schedule.open().pacer {
             p.restart(start, &mut self.rng);
         }
+    }
+
+    /// Connection `c`'s free slots go to requests waiting for its server,
+    /// then to the ready list.
+    pub(super) fn list_free_slots(&mut self, c: usize) {
+        let server = self.io.conns[c].server;
+        let depth = self.depth;
+        if self.shared.spec.skip() {
+            let now = self.now();
+            let skipped = self.schedule.open().backlog.skip_late(server, now);
+            self.recorder.skips += skipped;
+        }
+        // `--moderate`: a quiet connection lists its slots; the waiting
+        // requests go out on it once its quiet time is over.
+        let quiet = self.schedule.open().quiet_until[c] > self.now();
+        loop {
+            let ol = self.schedule.open();
+            if !self.io.conns[c].alive || self.io.conns[c].in_flight.len() + ol.listed[c] >= depth {
+                return;
+            }
+            let waiting = if quiet { None } else { ol.backlog.pop(server) };
+            match waiting {
+                Some(due) => self.issue_waited(c, due),
+                None => {
+                    ol.ready[server].push_back(c);
+                    ol.listed[c] += 1;
+                }
+            }
+        }
+    }
+
+    /// Issues `due`, which waited in the client for a free connection,
+    /// on `c`; the request keeps how long it waited.
+    fn issue_waited(&mut self, c: usize, due: Due) {
+        if self.issue(c, due) {
+            let now = self.now();
+            if let Some(req) = self.io.conns[c].in_flight.back_mut() {
+                req.waited_ns = now.saturating_sub(due.queued_at);
+            }
+        }
+    }
+
+    /// `--moderate`: connection `c` answered at `at`, and stays quiet for
+    /// a while.
+    pub(super) fn moderate_after_answer(&mut self, c: usize, at: u64) {
+        if let Some(ol) = self.schedule.open_loop_mut() {
+            if self.shared.spec.moderate() {
+                ol.quiet_until[c] = at + MODERATE_NS;
+            }
+        }
+    }
+
+    /// `sent` measured requests were written at `now` on a socket the
+    /// kernel does not stamp: the open loop's gaps between sends.
+    pub(super) fn note_sends(&mut self, now: u64, sent: usize) {
+        let record_from = self.progress.record_from;
+        let Some(ol) = self.schedule.running_open() else {
+            return;
+        };
+        if now >= record_from && sent > 0 {
+            let (gap, count) = ol.sent(now, sent);
+            self.recorder.send_gaps.record(gap, count);
+        }
+    }
+
+    /// Records the sends connection `c` learnt were transmitted: in an
+    /// open loop, each measured one's send lag (`InFlight::send_lag`),
+    /// and the gap since the previous send.
+    pub(super) fn note_stamped_sends(&mut self, c: usize) {
+        let record_from = self.progress.record_from;
+        let sends = &mut self.io.conns[c].stamped_sends;
+        let Some(ol) = self.schedule.running_open() else {
+            sends.clear();
+            return;
+        };
+        for s in sends.drain(..) {
+            if s.measured {
+                self.recorder.record_lag(s.lag_ns);
+            }
+            if s.tx_ns >= record_from {
+                // The first send of the phase has no gap before it.
+                let (gap, count) = ol.sent(s.tx_ns, 1);
+                self.recorder.send_gaps.record(gap, count);
+            }
+        }
+    }
+
+    /// Whether an answer whose request has no transmit stamp gives the
+    /// open loop's send lag (taken from its send call).
+    pub(super) fn lag_at_answer(&self) -> bool {
+        self.io.tx_stamped && self.schedule.mode() == super::schedule::Mode::Open
     }
 
     /// Open loop: turns every arrival that is due into a request.
@@ -98,7 +196,7 @@ impl Worker {
             // is drawn: under overload, drawing is most of the cost. (A
             // full backlog means its server has no free slot.)
             let hint = self.server_hint();
-            if self.arrivals.backlog.cannot_wait(hint) {
+            if self.schedule.open().backlog.cannot_wait(hint) {
                 self.overloaded(measured);
                 // A replayed arrival is dropped with its record.
                 if self.replay.is_some() {
@@ -129,7 +227,7 @@ impl Worker {
         if self.replay.is_some() && !self.traced_ready() && self.source_exhausted() {
             return None;
         }
-        if let Some(p) = self.arrivals.pacer.as_mut() {
+        if let Some(p) = self.schedule.open().pacer.as_mut() {
             p.advance(&mut self.rng);
         }
         let measured = intended >= self.progress.record_from;
@@ -171,10 +269,10 @@ impl Worker {
             Some(c) => {
                 self.issue(c, due);
             }
-            None if self.arrivals.backlog.full(server) => self.overloaded(measured),
-            None if self.alive_on[server] > 0 => {
+            None if self.schedule.open().backlog.full(server) => self.overloaded(measured),
+            None if self.io.alive_on[server] > 0 => {
                 self.recorder.client_waits += u64::from(measured);
-                self.arrivals.backlog.push(server, due.queued(now));
+                self.schedule.open().backlog.push(server, due.queued(now));
             }
             None if measured => {
                 self.recorder
@@ -189,8 +287,11 @@ impl Worker {
     /// slot are never sent, nor the arrivals due before then that a
     /// lagging worker never got to (`unsent`).
     pub(super) fn drop_unsent(&mut self, send_until: u64) {
-        let mut unsent = self.arrivals.backlog.take_all();
-        if let Some(p) = self.arrivals.pacer.as_mut() {
+        let Some(ol) = self.schedule.open_loop_mut() else {
+            return;
+        };
+        let mut unsent = ol.backlog.take_all();
+        if let Some(p) = ol.pacer.as_mut() {
             // The warm-up's are not counted.
             p.skip_to(self.progress.record_from, &mut self.rng);
             unsent += p.skip_to(send_until, &mut self.rng);
@@ -200,13 +301,13 @@ impl Worker {
 
     /// Whether some request waits in the client for a free slot.
     pub(super) fn awaiting_slots(&self) -> bool {
-        self.arrivals.backlog.any()
+        self.schedule.backlog().is_some_and(Backlog::any)
     }
 
     /// When the next arrival is due: the pacer's schedule, or a replay's
     /// next record (`None`: none now).
     fn next_arrival(&mut self) -> Option<u64> {
-        match &self.arrivals.pacer {
+        match &self.schedule.open().pacer {
             Some(p) => Some(p.next()),
             None => self.next_traced_at(),
         }
@@ -215,12 +316,14 @@ impl Worker {
     /// When the loop must wake for the next arrival, without taking one
     /// from the feed.
     pub(super) fn arrival_wake(&self) -> Option<u64> {
-        self.next_arrival_at().map(|at| self.arrivals.wake_for(at))
+        let ol = self.schedule.open_loop()?;
+        self.next_arrival_at().map(|at| ol.wake_for(at))
     }
 
     /// When the next arrival is due, without taking it from the feed.
     pub(super) fn next_arrival_at(&self) -> Option<u64> {
-        match (&self.arrivals.pacer, &self.replay) {
+        let pacer = self.schedule.open_loop().and_then(|o| o.pacer.as_ref());
+        match (pacer, &self.replay) {
             (Some(p), _) => Some(p.next()),
             (None, Some(r)) => r.next_at(),
             (None, None) => None,
@@ -247,7 +350,7 @@ impl Worker {
         }
         let workload = &self.shared.workload;
         let ci = self.open_cursor(hint.unwrap_or(0));
-        let req = workload.next(&mut self.rng, &mut self.cursors[ci], intended);
+        let req = workload.next(&mut self.rng, &mut self.keys.cursors[ci], intended);
         let server = match hint {
             Some(s) => s,
             None => self.target_of(&req),
@@ -266,7 +369,7 @@ impl Worker {
             return home;
         };
         let turn = self.rng.gen::<u32>() as usize;
-        let alive_on = &self.alive_on;
+        let alive_on = &self.io.alive_on;
         r.target(!req.op.is_retrieval(), home, turn, |s| alive_on[s] > 0)
             .unwrap_or(home)
     }
@@ -274,9 +377,9 @@ impl Worker {
     /// A server, in proportion to this worker's connections to it (so that
     /// every server gets its share of the run's rate).
     fn pick_server(&mut self) -> usize {
-        match self.conns.len() {
-            1 => self.conns[0].server,
-            n => self.conns[self.rng.gen_range(0..n)].server,
+        match self.io.conns.len() {
+            1 => self.io.conns[0].server,
+            n => self.io.conns[self.rng.gen_range(0..n)].server,
         }
     }
 
@@ -286,9 +389,10 @@ impl Worker {
         if self.shared.spec.moderate() {
             return self.take_moderated(server, now);
         }
-        while let Some(c) = self.arrivals.ready[server].pop_front() {
-            self.conns[c].listed -= 1;
-            if self.conns[c].alive {
+        let ol = self.schedule.open();
+        while let Some(c) = ol.ready[server].pop_front() {
+            ol.listed[c] -= 1;
+            if self.io.conns[c].alive {
                 return Some(c);
             }
         }
@@ -296,30 +400,32 @@ impl Worker {
     }
 
     fn take_moderated(&mut self, server: usize, now: u64) -> Option<usize> {
-        let conns = &mut self.conns;
-        self.arrivals.ready[server].retain(|&c| {
+        let conns = &self.io.conns;
+        let ol = self.schedule.open();
+        let listed = &mut ol.listed;
+        ol.ready[server].retain(|&c| {
             if !conns[c].alive {
-                conns[c].listed -= 1;
+                listed[c] -= 1;
             }
             conns[c].alive
         });
-        let at = self.arrivals.ready[server]
+        let at = ol.ready[server]
             .iter()
-            .position(|&c| self.conns[c].quiet_until <= now)?;
-        let c = self.arrivals.ready[server].remove(at)?;
-        self.conns[c].listed -= 1;
+            .position(|&c| ol.quiet_until[c] <= now)?;
+        let c = ol.ready[server].remove(at)?;
+        ol.listed[c] -= 1;
         Some(c)
     }
 
     /// `--moderate`: requests waiting for a server go out on its
     /// connections whose quiet time is over.
     pub(super) fn release_moderated(&mut self, now: u64) {
-        for server in 0..self.arrivals.backlog.servers() {
-            while self.arrivals.backlog.waits_for(server) {
+        for server in 0..self.schedule.open().backlog.servers() {
+            while self.schedule.open().backlog.waits_for(server) {
                 let Some(c) = self.take_slot(server, now) else {
                     break;
                 };
-                let due = self.arrivals.backlog.pop(server).expect("waits");
+                let due = self.schedule.open().backlog.pop(server).expect("waits");
                 self.issue_waited(c, due);
             }
         }
@@ -328,14 +434,12 @@ impl Worker {
     /// `--moderate`: when the first connection with a free slot for a
     /// server with waiting requests ends its quiet time (`u64::MAX`: none).
     pub(super) fn moderated_wake(&self) -> u64 {
-        self.arrivals
-            .backlog
+        let Some(ol) = self.schedule.open_loop() else {
+            return u64::MAX;
+        };
+        ol.backlog
             .waiting_servers()
-            .flat_map(|s| {
-                self.arrivals.ready[s]
-                    .iter()
-                    .map(|&c| self.conns[c].quiet_until)
-            })
+            .flat_map(|s| ol.ready[s].iter().map(|&c| ol.quiet_until[c]))
             .min()
             .unwrap_or(u64::MAX)
     }
@@ -347,7 +451,7 @@ mod tests {
 
     #[test]
     fn the_first_send_of_a_phase_has_no_gap_before_it() {
-        let mut o = OpenLoop::new(None, 0, 1, 4);
+        let mut o = OpenLoop::new(None, 0, 1, 1, 4);
         // Three requests in the first write: two gaps of 0.
         assert_eq!(o.sent(1_000, 3), (0, 2));
         assert_eq!(o.sent(1_500, 1), (500, 1));
@@ -358,8 +462,11 @@ mod tests {
 
     #[test]
     fn coalesce_wakes_up_to_its_window_after_the_arrival() {
-        assert_eq!(OpenLoop::new(None, 0, 1, 1).wake_for(700), 700);
-        assert_eq!(OpenLoop::new(None, 50, 1, 1).wake_for(700), 750);
-        assert_eq!(OpenLoop::new(None, 50, 1, 1).wake_for(u64::MAX), u64::MAX);
+        assert_eq!(OpenLoop::new(None, 0, 1, 1, 1).wake_for(700), 700);
+        assert_eq!(OpenLoop::new(None, 50, 1, 1, 1).wake_for(700), 750);
+        assert_eq!(
+            OpenLoop::new(None, 50, 1, 1, 1).wake_for(u64::MAX),
+            u64::MAX
+        );
     }
 }

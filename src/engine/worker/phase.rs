@@ -104,6 +104,8 @@ pub(super) struct Progress {
     /// Of the measured time, how long answers were waited for after
     /// sending stopped.
     pub drain_ns: u64,
+    /// The preload's failures this worker has added to the run's count.
+    pub preload_failed_told: u64,
 }
 
 impl Progress {

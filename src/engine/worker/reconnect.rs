@@ -10,8 +10,7 @@
 //! it gives up (every connection lost).
 
 use super::Worker;
-use crate::engine::poller::READABLE;
-use crate::net::{clock_ns, connect};
+use crate::engine::transport::Dial;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
@@ -132,39 +131,39 @@ impl Worker {
     }
 
     pub(super) fn reopen(&mut self, c: usize) {
-        let server = self.conns[c].server;
+        let server = self.io.conns[c].server;
         let spec = &self.shared.spec;
         let timeout = spec.connect_timeout().min(REOPEN_TIMEOUT);
-        let began = clock_ns();
+        let began = self.now();
         // Its number among the run's connections picks its source address,
         // as at the first connect.
         let nth = self.lane_of(c);
         let stop = Some(&*self.shared.stop);
-        let opened = connect::connect_one(&self.shared.addrs[server], spec, timeout, nth, stop);
-        let mut handshake_ns = 0;
-        let registered = opened.and_then(|link| {
-            let fd = std::os::fd::AsRawFd::as_raw_fd(&link.socket);
-            self.poller
-                .add(fd, c as u64, READABLE)
-                .map_err(|e| e.to_string())?;
-            handshake_ns = link.handshake_ns;
-            // Closing the socket on failure takes it out of the epoll set.
-            self.conns[c].reopen(link).map_err(|e| e.to_string())
-        });
+        let dial = Dial {
+            target: &self.shared.addrs[server],
+            server,
+            nth,
+            token: c,
+            protocol: spec.protocol,
+            max_pending: self.io.max_pending,
+        };
+        let conn = &mut self.io.conns[c];
+        let registered = self.io.transport.reopen(conn, &dial, spec, timeout, stop);
+        let handshake_ns = *registered.as_ref().unwrap_or(&0);
         if registered.is_err() {
             // Still down: try again after a longer pause, counted from now
             // (the attempt itself may have taken a while). A preload cannot
             // wait for it: that server's keys are given up on, as when its
             // last connection is lost.
             self.recorder.reopen_failures += 1;
-            self.reopening.schedule(c, clock_ns());
-            if self.alive_on[server] == 0 && self.requests.preloading() {
+            self.reopening.schedule(c, self.now());
+            if self.io.alive_on[server] == 0 && self.requests.preloading() {
                 self.strand(server, crate::stats::ErrorClass::NoConnection);
             }
             return;
         }
         // The connect alone; the TLS handshake has its own histogram.
-        let took = clock_ns() - began;
+        let took = self.now() - began;
         self.recorder
             .conns
             .record_connect(took - handshake_ns.min(took));
@@ -172,12 +171,12 @@ impl Worker {
             self.recorder.conns.record_handshake(handshake_ns);
         }
         self.shared.conn_opened();
-        self.alive += 1;
-        self.alive_on[server] += 1;
+        self.io.alive += 1;
+        self.io.alive_on[server] += 1;
         self.recorder.connections_reopened += 1;
         // Its requests are due from now, after the (blocking) reopening,
         // and go out at once.
-        let now = clock_ns();
+        let now = self.now();
         self.refill(c, now);
         self.flush(c, now);
     }

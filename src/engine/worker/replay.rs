@@ -47,9 +47,6 @@ pub(super) struct Replay {
     drained: bool,
     /// The last look found no batch, though more will come.
     pub(super) starved: bool,
-    /// Requests go out at the trace's times (else the pacer's, or a
-    /// closed loop's).
-    pub(super) timed: bool,
     /// Start of the replay on the worker clock, ns.
     pub(super) start_ns: u64,
     slots: Vec<Slot>,
@@ -65,7 +62,6 @@ pub(super) struct Replay {
 impl Replay {
     pub(super) fn new(
         rx: Receiver<Batch>,
-        timed: bool,
         conns: usize,
         clients: Option<(usize, &[usize])>,
     ) -> Self {
@@ -83,7 +79,6 @@ impl Replay {
             pos: 0,
             drained: false,
             starved: false,
-            timed,
             start_ns: 0,
             slots: Vec::new(),
             free: Vec::new(),
@@ -212,7 +207,7 @@ impl Worker {
             return;
         };
         if r.starved {
-            for c in 0..self.conns.len() {
+            for c in 0..self.io.conns.len() {
                 self.refill(c, now);
             }
             return;
@@ -239,7 +234,7 @@ impl Worker {
     /// `no_connection`.
     fn fail_queued(&mut self, lead: usize, now: u64) {
         let measured = now >= self.progress.record_from;
-        let server = self.conns[lead].server;
+        let server = self.io.conns[lead].server;
         let Some(r) = self.replay.as_mut() else {
             return;
         };
@@ -313,7 +308,7 @@ impl Worker {
     /// requests outstanding, else a sweep, and a new one if it freed none.
     fn new_slot(&mut self) -> u32 {
         let queued = self.replay.as_ref().map_or(0, |r| r.queued);
-        let outstanding = self.requests_waiting() + self.fills.len() + queued;
+        let outstanding = self.requests_waiting() + self.keys.fills.len() + queued;
         let replay = self.replay.as_mut().expect("replaying");
         if let Some(id) = replay.add_slot(outstanding, false) {
             return id;
@@ -331,15 +326,17 @@ impl Worker {
     /// refer to; frees the rest.
     fn sweep_slots(&mut self) {
         let in_flight = self
+            .io
             .conns
             .iter()
             .flat_map(|c| c.in_flight.iter().map(|r| r.key));
         let waiting = self
-            .arrivals
-            .backlog
-            .dues()
+            .schedule
+            .backlog()
+            .into_iter()
+            .flat_map(|b| b.dues())
             .filter_map(|d: &Due| d.req.map(|r| r.key));
-        let fills = self.fills.iter().copied();
+        let fills = self.keys.fills.iter().copied();
         if let Some(replay) = self.replay.as_mut() {
             replay.sweep(in_flight.chain(waiting).chain(fills));
         }

@@ -4,7 +4,6 @@
 use super::answers::Answers;
 use super::{Due, Worker};
 use crate::engine::conn::{ReadOutcome, UdpState, UDP_TIMEOUT_NS};
-use crate::net::clock_ns;
 use crate::stats::{ErrorClass, Recorder};
 use crate::workload::{OpKind, Request};
 
@@ -16,12 +15,12 @@ impl Worker {
     /// request and recorded; then its freed slots refilled and its misses
     /// filled (`--getset`), or the connection lost.
     pub(super) fn on_readable(&mut self, c: usize) {
-        if !self.conns[c].alive {
+        if !self.io.conns[c].alive {
             return;
         }
         let (answered, last_now, outcome) = self.read_answers(c);
         self.note_stamped_sends(c);
-        self.in_flight -= answered;
+        self.io.in_flight -= answered;
         if answered > 0 {
             self.answered_on(c, last_now);
         }
@@ -30,17 +29,17 @@ impl Worker {
         match outcome {
             ReadOutcome::Open => {}
             ReadOutcome::Broken => {
-                let server = self.conns[c].server;
+                let server = self.io.conns[c].server;
                 self.recorder.server_error(server, ErrorClass::Protocol, 1);
                 self.lose(c);
             }
             ReadOutcome::Closed => self.lose(c),
         }
         self.send_fills(c);
-        if answered > 0 && self.conns[c].alive {
+        if answered > 0 && self.io.conns[c].alive {
             // A closed loop's freed slot is taken, and its request
             // intended, when the answer is seen: a stamped one came earlier.
-            self.refill(c, self.conns[c].read_at);
+            self.refill(c, self.io.conns[c].read_at);
         }
     }
 
@@ -50,15 +49,16 @@ impl Worker {
     fn read_answers(&mut self, c: usize) -> (usize, u64, ReadOutcome) {
         // A group draws (and so remembers) with its lead's cursor.
         let ci = self.cursor_index(c);
-        let lag_unstamped = self.tx_stamped && self.open_loop();
+        let lag_unstamped = self.lag_at_answer();
         let spec = &self.shared.spec;
-        let conn = &mut self.conns[c];
+        let clock = &self.shared.clock;
+        let conn = &mut self.io.conns[c];
         let mut answers = Answers {
             rec: &mut self.recorder,
             sampler: &mut self.sampler,
             window: &mut self.miss_window,
-            cursor: &mut self.cursors[ci],
-            fills: &mut self.fills,
+            cursor: &mut self.keys.cursors[ci],
+            fills: &mut self.keys.fills,
             workload: &self.shared.workload,
             server: conn.server,
             record_from: self.progress.record_from,
@@ -73,8 +73,8 @@ impl Worker {
         let before = conn.in_flight.len();
         let mut bytes_rx = 0;
         let outcome = conn.receive(
-            &mut self.scratch,
-            clock_ns,
+            &mut self.io.scratch,
+            || clock.now(),
             &mut bytes_rx,
             |req, resp, reply, now| answers.take(req, resp, reply, now),
         );
@@ -92,21 +92,19 @@ impl Worker {
         self.reopening.works(c);
         self.progress.last_progress_ns = if last_now > 0 {
             self.progress.last_answer_ns = last_now;
-            if self.shared.spec.moderate() {
-                self.conns[c].quiet_until = last_now + super::open_loop::MODERATE_NS;
-            }
+            self.moderate_after_answer(c, last_now);
             last_now
         } else {
-            clock_ns()
+            self.now()
         };
     }
 
     /// `--getset`: the keys whose gets missed are set on connection `c`,
     /// due when the miss was seen, not when (stamped) it came.
     fn send_fills(&mut self, c: usize) {
-        let mut fills = std::mem::take(&mut self.fills);
-        if self.conns[c].alive {
-            let seen = self.conns[c].read_at;
+        let mut fills = std::mem::take(&mut self.keys.fills);
+        if self.io.conns[c].alive {
+            let seen = self.io.conns[c].read_at;
             for &key in &fills {
                 let fill = Some(Request::new(OpKind::Fill, key));
                 let due = Due::new(fill, seen, seen >= self.progress.record_from);
@@ -114,19 +112,19 @@ impl Worker {
             }
         }
         fills.clear();
-        self.fills = fills;
+        self.keys.fills = fills;
     }
 
     /// UDP: gives up on requests whose reply is overdue, and refills.
     /// Every `UDP_CHECK_NS` at most: the scan covers every connection, and
     /// a 1 s timeout need not be exact to the microsecond.
     pub(super) fn expire_datagrams(&mut self, now: u64) {
-        if now < self.next_udp_check {
+        if now < self.checks.udp_at {
             return;
         }
-        self.next_udp_check = now + UDP_CHECK_NS;
-        for c in 0..self.conns.len() {
-            let conn = &mut self.conns[c];
+        self.checks.udp_at = now + UDP_CHECK_NS;
+        for c in 0..self.io.conns.len() {
+            let conn = &mut self.io.conns[c];
             if !conn.alive {
                 continue;
             }
@@ -137,7 +135,7 @@ impl Worker {
                 continue;
             }
             let expired = conn.expire_datagrams(now);
-            self.in_flight -= expired;
+            self.io.in_flight -= expired;
             let server = conn.server;
             if let Some(udp) = conn.udp.as_deref_mut() {
                 drain_udp(&mut self.recorder, server, udp);
@@ -148,37 +146,32 @@ impl Worker {
         }
     }
 
-    /// Drops a connection that failed; its requests are lost.
-    pub(super) fn lose(&mut self, c: usize) {
-        if !self.conns[c].alive {
-            return;
-        }
-        if self.churning() {
-            return self.lose_churned(c, clock_ns());
-        }
+    /// Drops held connection `c`, which failed (`lose`); its requests are
+    /// lost, and its group goes on without it.
+    pub(super) fn lose_held(&mut self, c: usize) {
         self.drop_conn(c);
         self.lose_group(c);
         // A group that goes on without the socket may have had every
         // request on it: no answer would come to refill it.
         if self.can_send(c) {
-            self.refill(c, clock_ns());
+            self.refill(c, self.now());
         }
     }
 
     /// `lose` for one socket, its group left alone.
     pub(super) fn drop_conn(&mut self, c: usize) {
-        if !self.conns[c].alive {
+        if !self.io.conns[c].alive {
             return;
         }
         let lost = self.close_socket(c);
         self.recorder.connections_lost += 1;
-        let server = self.conns[c].server;
+        let server = self.io.conns[c].server;
         self.recorder
             .server_error(server, ErrorClass::ConnectionLost, lost);
         if self.shared.spec.reconnect {
-            self.reopening.schedule(c, clock_ns());
+            self.reopening.schedule(c, self.now());
         }
-        if self.alive_on[server] == 0 {
+        if self.io.alive_on[server] == 0 {
             self.strand(server, ErrorClass::NoConnection);
         }
     }
@@ -188,17 +181,17 @@ impl Worker {
     /// requests were measured, for the caller to count as it must.
     pub(super) fn close_socket(&mut self, c: usize) -> u64 {
         let lost = self.measured_in_flight(c);
-        let conn = &mut self.conns[c];
-        self.in_flight -= conn.close();
-        self.alive -= 1;
-        self.alive_on[conn.server] -= 1;
+        let conn = &mut self.io.conns[c];
+        self.io.in_flight -= conn.close();
+        self.io.alive -= 1;
+        self.io.alive_on[conn.server] -= 1;
         self.shared.conn_closed();
         lost
     }
 
     /// Measured requests in flight on connection `c`.
     pub(super) fn measured_in_flight(&self, c: usize) -> u64 {
-        self.conns[c]
+        self.io.conns[c]
             .in_flight
             .iter()
             .filter(|r| r.measured)
@@ -210,7 +203,7 @@ impl Worker {
     /// counted as `class`: `no_connection`, or `timeout` when the run has
     /// stopped sending and was only waiting for answers.
     pub(super) fn strand(&mut self, server: usize, class: ErrorClass) {
-        let stranded = self.arrivals.backlog.take(server);
+        let stranded = self.schedule.backlog_mut().map_or(0, |b| b.take(server));
         self.recorder.server_error(server, class, stranded);
         let unloaded = self.requests.strand_preload(server);
         if unloaded > 0 {

@@ -148,7 +148,7 @@ impl Worker {
 
     /// Requests in flight on connection `c`: on every socket of its group.
     pub(super) fn load_of(&self, c: usize) -> usize {
-        self.conns[self.router.group(c)]
+        self.io.conns[self.router.group(c)]
             .iter()
             .map(|s| s.in_flight.len())
             .sum()
@@ -156,7 +156,7 @@ impl Worker {
 
     /// Whether connection `c`'s group can send.
     pub(super) fn can_send(&self, c: usize) -> bool {
-        let group = &self.conns[self.router.group(c)];
+        let group = &self.io.conns[self.router.group(c)];
         self.router.can_send(group.iter().map(|s| s.alive))
     }
 
@@ -171,7 +171,7 @@ impl Worker {
             Router::One => return,
             Router::ByOp(_) => {
                 c == group.start
-                    || !self.conns[group.start + 1..group.end]
+                    || !self.io.conns[group.start + 1..group.end]
                         .iter()
                         .any(|s| s.alive)
             }
@@ -199,8 +199,8 @@ impl Worker {
     /// Whether any connection can still send: with groups, any group.
     pub(super) fn any_up(&self) -> bool {
         match self.router {
-            Router::One => self.alive > 0,
-            _ => (0..self.conns.len())
+            Router::One => self.io.alive > 0,
+            _ => (0..self.io.conns.len())
                 .step_by(self.router.size())
                 .any(|lead| self.can_send(lead)),
         }

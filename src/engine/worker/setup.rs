@@ -2,38 +2,117 @@
 //! sockets registered for readiness, its key cursors, its router, its
 //! encoder and its replay.
 
-use super::{replay, router, SCRATCH_LEN};
+use super::keys::KeyState;
+use super::open_loop::OpenLoop;
+use super::schedule::WorkerSchedule;
+use super::sockets::Sockets;
+use super::{churn, replay, router, WorkerPlan, EVENTS, SCRATCH_LEN};
 use crate::engine::conn::Conn;
-use crate::engine::poller::{Poller, READABLE};
+use crate::engine::pacer::Pacer;
+use crate::engine::poller::READABLE;
 use crate::engine::request::{Encoder, WireOptions};
 use crate::engine::trace_feed::Batch;
+use crate::engine::transport::Transport;
 use crate::net::connect::Opened;
 use crate::spec::RunSpec;
 use crate::workload::Cursor;
 
+/// The run's schedule for this worker, over its `conns` connections: a
+/// connection schedule (`--num-conns`), an open loop where it has a rate
+/// or replays a trace in time, else a closed loop. A preload runs closed
+/// whatever the schedule (`Schedule::begin`).
+pub(super) fn schedule(
+    plan: &WorkerPlan,
+    spec: &RunSpec,
+    servers: usize,
+    conns: usize,
+    start: u64,
+) -> WorkerSchedule {
+    if let Some(c) = spec.churn() {
+        return WorkerSchedule::Churn(Box::new(churn::Schedule::new(c, plan.index, spec.threads)));
+    }
+    // A trace replayed in time (`--trace-speed`) sends at its records'
+    // times (else at the pacer's, or as answered).
+    let timed_replay = plan.trace.is_some() && spec.schedule.trace_speed().is_some();
+    if plan.rate.is_none() && !timed_replay {
+        return WorkerSchedule::Closed;
+    }
+    // The load's gap shape; the measurement group beside a closed-loop
+    // load has a rate of its own, and Poisson gaps.
+    let pacer = plan.rate.map(|r| {
+        let gaps = spec.schedule.gaps().cloned();
+        Pacer::new(
+            gaps.unwrap_or_else(crate::spec::schedule::poisson),
+            r,
+            start,
+        )
+    });
+    WorkerSchedule::Open(Box::new(OpenLoop::new(
+        pacer,
+        plan.coalesce_ns,
+        servers,
+        conns,
+        plan.depth,
+    )))
+}
+
 /// The most bytes one answer may take: a multiget's values with their
 /// headers, and slack.
-pub(super) fn max_pending(spec: &RunSpec) -> usize {
+fn max_pending(spec: &RunSpec) -> usize {
     (spec.largest_stored_value() + 512) * spec.multiget.keys.max(1) as usize + SCRATCH_LEN
 }
 
-/// Per server: how many of `opened` go to it, open.
-pub(super) fn alive_on(opened: &[Opened], servers: usize) -> Vec<usize> {
-    let mut alive_on = vec![0; servers];
-    for o in opened.iter().filter(|o| o.link.is_some()) {
-        alive_on[o.server] += 1;
-    }
-    alive_on
+/// The worker's sockets: its connections registered for readiness, and
+/// the buffers they share.
+pub(super) fn sockets(
+    opened: Vec<Opened>,
+    spec: &RunSpec,
+    depth: usize,
+    servers: usize,
+) -> Result<Sockets, String> {
+    let transport = Transport::os(EVENTS).map_err(|e| format!("epoll: {e}"))?;
+    let max_pending = max_pending(spec);
+    let conns = conns(opened, spec, depth, max_pending, &transport)?;
+    Ok(Sockets::new(transport, conns, servers, max_pending))
 }
 
-/// The worker's connections, each registered with `poller` under its
+/// In unit tests: a connection in memory for each of `opened`, over
+/// `net`.
+#[cfg(test)]
+pub(super) fn memory_sockets(
+    opened: Vec<Opened>,
+    spec: &RunSpec,
+    depth: usize,
+    servers: usize,
+    net: crate::engine::transport::memory::Network,
+) -> Sockets {
+    let max_pending = max_pending(spec);
+    let transport = Transport::Memory(net.clone());
+    let conns = opened.iter().enumerate().map(|(i, o)| {
+        let conn = Conn::in_memory(
+            net.connect(o.server),
+            spec.protocol,
+            o.server,
+            depth,
+            max_pending,
+        );
+        transport
+            .add(&conn, i, READABLE)
+            .expect("memory takes every connection");
+        conn
+    });
+    let conns = conns.collect();
+    Sockets::new(transport, conns, servers, max_pending)
+}
+
+/// The worker's connections, each registered with `transport` under its
 /// index, stamping answers as they come where the run times them so.
-pub(super) fn conns(
+fn conns(
     opened: Vec<Opened>,
     spec: &RunSpec,
     depth: usize,
     max_pending: usize,
-    poller: &Poller,
+    transport: &Transport,
 ) -> Result<Vec<Conn>, String> {
     let mut conns = Vec::with_capacity(opened.len());
     for (i, o) in opened.into_iter().enumerate() {
@@ -53,11 +132,9 @@ pub(super) fn conns(
             c.stamp_kernel()
                 .map_err(|e| format!("kernel timestamps (SO_TIMESTAMPING): {e}"))?;
         }
-        if c.socket().is_some() {
-            poller
-                .add(c.fd(), i as u64, READABLE)
-                .map_err(|e| format!("epoll: {e}"))?;
-        }
+        transport
+            .add(&c, i, READABLE)
+            .map_err(|e| format!("epoll: {e}"))?;
         conns.push(c);
     }
     Ok(conns)
@@ -65,13 +142,8 @@ pub(super) fn conns(
 
 /// The key cursors: first the open loop's (one, or one per server when
 /// keys are not placed), on lanes past every connection's; then one per
-/// connection, on its lane. And how many are the open loop's.
-pub(super) fn cursors(
-    spec: &RunSpec,
-    servers: usize,
-    worker: usize,
-    lanes: &[usize],
-) -> (Vec<Cursor>, usize) {
+/// connection, on its lane.
+pub(super) fn keys(spec: &RunSpec, servers: usize, worker: usize, lanes: &[usize]) -> KeyState {
     let open = if spec.places_keys(servers) {
         1
     } else {
@@ -82,7 +154,11 @@ pub(super) fn cursors(
         .chain(lanes.iter().copied())
         .map(Cursor::new)
         .collect();
-    (cursors, open)
+    KeyState {
+        cursors,
+        open_cursors: open,
+        fills: Vec::new(),
+    }
 }
 
 /// Groups by op for `--facebook`, by server where keys are placed on
@@ -123,10 +199,5 @@ pub(super) fn replay(
 ) -> replay::Replay {
     let t = spec.trace.as_ref().expect("a trace run");
     let clients = t.clients.then(|| (spec.total_connections(servers), lanes));
-    replay::Replay::new(
-        feed,
-        spec.schedule.trace_speed().is_some(),
-        sockets,
-        clients,
-    )
+    replay::Replay::new(feed, sockets, clients)
 }

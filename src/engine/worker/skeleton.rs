@@ -4,17 +4,14 @@
 //! the parts' (`open_loop`, `closed_loop`, `churn`, `replay`); the rules
 //! in time are `phase`'s.
 
-use super::{churn, phase, replay, Worker, MAX_WAIT_NS};
+use super::{phase, Worker, MAX_WAIT_NS};
 use crate::engine::{PhaseEnd, PhaseKind};
-use crate::net::clock_ns;
 
 /// What one phase's loop keeps between turns.
 pub(super) struct Phase {
     kind: PhaseKind,
     /// Whether the phase reports intervals (the measured one).
     report: bool,
-    /// An open loop's schedule sends.
-    open: bool,
     time_bounded: bool,
     warming: bool,
     bounds: phase::Bounds,
@@ -40,7 +37,7 @@ impl Worker {
     pub(super) fn run_phase(&mut self, kind: PhaseKind, report: bool) -> PhaseEnd {
         let mut phase = self.begin_phase(kind, report);
         let end = loop {
-            let now = clock_ns();
+            let now = self.now();
             if let Some(end) = self.turn(&mut phase, now) {
                 break end;
             }
@@ -57,8 +54,8 @@ impl Worker {
     fn begin_phase(&mut self, kind: PhaseKind, report: bool) -> Phase {
         self.start_measuring();
         self.sampler.active = report;
-        let start = clock_ns();
-        let bounds = phase::Bounds::new(&self.shared.spec, kind, start, self.has_udp);
+        let start = self.now();
+        let bounds = phase::Bounds::new(&self.shared.spec, kind, start, self.io.has_udp);
         let measured = bounds.measured;
         self.progress.begin(start, bounds.record_from);
         self.start_slots(bounds.record_from);
@@ -66,22 +63,11 @@ impl Worker {
         if let (true, Some(replay)) = (measured, &mut self.replay) {
             replay.start_ns = start;
         }
-        let open = measured && self.open_loop();
-        self.reads.begin_phase(&self.shared.spec, measured, open);
-        if open {
-            self.start_open_loop(start);
-        } else if self.churning() {
-            self.start_churn(start);
-        } else {
-            for c in 0..self.conns.len() {
-                self.refill(c, start);
-            }
-        }
+        self.start_schedule(measured, start);
         Phase {
             kind,
             report,
-            open,
-            time_bounded: bounds.time_bounded(self.churning()),
+            time_bounded: bounds.time_bounded(self.schedule.ends_on_its_own()),
             warming: bounds.record_from > start,
             intervals: phase::Intervals::new(
                 bounds.record_from,
@@ -121,7 +107,7 @@ impl Worker {
             self.start_measuring();
         }
         self.stop_sending_when_over(ph, now);
-        self.send_due(ph, now);
+        self.send_scheduled(now, self.progress.sending);
         // Once sending stops, the rest (the drain) belongs to the last interval.
         if ph.report && self.progress.sending {
             if let Some((index, end_ns)) = ph.intervals.closed_by(now, self.progress.record_from) {
@@ -130,7 +116,7 @@ impl Worker {
         }
         // Expiry may refill connections: before the flush, so that what
         // it queues goes out in this turn (reopening flushes its own).
-        if self.has_udp {
+        if self.io.has_udp {
             self.expire_datagrams(now);
         }
         let give_up = ph.gives_up(self.progress.last_answer_ns);
@@ -141,7 +127,7 @@ impl Worker {
         if !stalled && !self.reads.answers_waiting() {
             self.expire_overdue(now);
         }
-        if self.progress.sending && !self.churning() {
+        if self.progress.sending && self.schedule.holds_connections() {
             self.reopen_due(now);
         }
         self.flush_dirty(now);
@@ -171,31 +157,13 @@ impl Worker {
         }
     }
 
-    /// Sends what the phase's schedule has due at `now`.
-    fn send_due(&mut self, ph: &Phase, now: u64) {
-        // `--moderate`: waiting requests go out as quiet times end, in
-        // the drain too.
-        if ph.open && self.shared.spec.moderate() {
-            self.release_moderated(now);
-        }
-        if ph.open && self.progress.sending {
-            self.dispatch_due(now);
-        }
-        if self.progress.sending && self.churning() {
-            self.churn_due(now);
-        }
-        if self.progress.sending && !ph.open && self.requests.replaying() {
-            self.service_trace(now);
-        }
-    }
-
     /// The phase's end at `now`, if it has come: all answered, every
     /// connection lost, stalled, or the drain over.
     fn judge_end(&mut self, ph: &mut Phase, now: u64, give_up: bool) -> Option<PhaseEnd> {
         if !self.progress.sending && self.outstanding() == 0 {
             return Some(PhaseEnd::Completed);
         }
-        if self.any_up() || self.churning() {
+        if self.any_up() || !self.schedule.holds_connections() {
             ph.all_down_since = None;
         } else {
             // With --reconnect, keep trying for --timeout; then give up.
@@ -222,44 +190,33 @@ impl Worker {
     /// When the loop must look again, at the latest: the next send, the
     /// next interval, timeout check, reconnect, drain end or stall.
     fn next_wake(&mut self, ph: &Phase, now: u64) -> u64 {
-        let mut wake = ph.drain_deadline.min(now + MAX_WAIT_NS).min(
-            self.progress
+        let mut wake = ph.drain_deadline.min(now + MAX_WAIT_NS);
+        // A stall ends only a phase that gives up on silent servers; in
+        // another, a silence past its time would wake the loop at once,
+        // again and again, until the next timeout check.
+        if ph.gives_up(self.progress.last_answer_ns) {
+            let stall_at = self
+                .progress
                 .last_progress_ns
-                .saturating_add(ph.bounds.stall_after),
-        );
+                .saturating_add(ph.bounds.stall_after);
+            wake = wake.min(stall_at);
+        }
         if self.progress.sending {
             wake = wake.min(ph.bounds.send_until);
             if ph.report {
                 wake = wake.min(ph.intervals.next_end());
             }
-            if ph.open {
-                if let Some(at) = self.arrival_wake() {
-                    wake = wake.min(at);
-                }
-            }
-            if self.trace_starved() {
-                wake = wake.min(now + replay::STARVED_WAKE_NS);
-            }
             if let Some(at) = self.reopening.next_at() {
                 wake = wake.min(at);
             }
-            if let Some(at) = self.churn.as_ref().and_then(churn::Schedule::next_at) {
-                wake = wake.min(at);
-            }
         }
-        if self.in_flight > 0 || self.churn.is_some() {
-            wake = wake.min(self.next_timeout_check.max(now));
-        }
-        if ph.open && self.shared.spec.moderate() {
-            wake = wake.min(self.moderated_wake().max(now));
-        }
-        wake
+        self.schedule_wake(wake, now)
     }
 
     /// Closes the phase: where its measured time ends, its drain, and
     /// (reporting) its last interval, the drain included.
     fn finish_phase(&mut self, ph: &Phase, end: PhaseEnd) -> PhaseEnd {
-        let now = clock_ns();
+        let now = self.now();
         self.progress.finish(&end, ph.sending_stopped, now);
         if ph.report {
             let end_ns = self.progress.measured_ns();

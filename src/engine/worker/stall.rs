@@ -16,11 +16,17 @@ impl Worker {
             (PhaseKind::Measure, _) => "measured run",
         };
         let mut waiting: Vec<usize> = self
+            .io
             .conns
             .iter()
             .filter(|c| c.alive && (c.connecting || !c.in_flight.is_empty()))
             .map(|c| c.server)
-            .chain(self.arrivals.backlog.waiting_servers())
+            .chain(
+                self.schedule
+                    .backlog()
+                    .into_iter()
+                    .flat_map(|b| b.waiting_servers()),
+            )
             .collect();
         waiting.sort_unstable();
         waiting.dedup();
@@ -28,7 +34,7 @@ impl Worker {
             .iter()
             .map(|&s| self.shared.addrs[s].to_string())
             .collect();
-        let connecting = self.churn.as_ref().map_or(0, |s| s.connecting());
+        let connecting = self.schedule.connecting();
         let connects = match connecting {
             0 => String::new(),
             n => format!(", {n} connects under way"),
@@ -50,9 +56,9 @@ impl Worker {
         let (failed, _) = self.recorder.failed_of_attempted();
         // A report phase swaps its recorder at each interval.
         let new = failed
-            .checked_sub(self.preload_failed_told)
+            .checked_sub(self.progress.preload_failed_told)
             .unwrap_or(failed);
-        self.preload_failed_told = failed;
+        self.progress.preload_failed_told = failed;
         let shared = &self.shared;
         // Written only when this worker has news: the loop reads it each
         // turn, and workers should not contend for its cache line.
@@ -84,9 +90,9 @@ impl Worker {
             self.recorder
                 .server_error(server, ErrorClass::Timeout, waiting);
         }
-        let now = crate::net::clock_ns();
-        for c in 0..self.conns.len() {
-            if self.conns[c].alive && self.connect_started(c).is_some() {
+        let now = self.now();
+        for c in 0..self.io.conns.len() {
+            if self.io.conns[c].alive && self.connect_started(c).is_some() {
                 self.fail_connecting(c, crate::stats::ConnError::SocketTimo, now);
             }
         }
@@ -94,11 +100,13 @@ impl Worker {
 
     /// Per server: measured requests sent or queued, not yet answered.
     fn waiting_measured(&self) -> Vec<u64> {
-        let mut waiting = vec![0; self.arrivals.backlog.servers()];
-        for conn in &self.conns {
+        let mut waiting = vec![0; self.shared.addrs.len()];
+        for conn in &self.io.conns {
             waiting[conn.server] += conn.in_flight.iter().filter(|r| r.measured).count() as u64;
         }
-        self.arrivals.backlog.add_measured(&mut waiting);
+        if let Some(b) = self.schedule.backlog() {
+            b.add_measured(&mut waiting);
+        }
         waiting
     }
 }

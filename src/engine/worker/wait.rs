@@ -6,7 +6,6 @@
 use super::read_policy::Wait;
 use super::{Worker, EVENTS};
 use crate::engine::poller::{ERROR, HANGUP, READABLE, WRITABLE};
-use crate::net::clock_ns;
 
 impl Worker {
     /// Waits for readiness and handles every event, as the read policy
@@ -14,7 +13,7 @@ impl Worker {
     /// second look, so that the reads find every answer that came
     /// meanwhile.
     pub(super) fn poll(&mut self, timeout_ns: u64) -> std::io::Result<()> {
-        let mut events = std::mem::take(&mut self.events);
+        let mut events = std::mem::take(&mut self.io.events);
         // Requests waiting for a slot are never left behind answers that
         // would free one.
         let how = self
@@ -25,11 +24,11 @@ impl Worker {
         match how {
             Wait::Spin => {
                 // No wake-up latency, a whole CPU.
-                polled = self.reads.poll_start(clock_ns());
-                let until = clock_ns().saturating_add(timeout_ns);
+                polled = self.reads.poll_start(self.now());
+                let until = self.now().saturating_add(timeout_ns);
                 loop {
                     self.wait_into(&mut events, 0)?;
-                    if !events.is_empty() || clock_ns() >= until {
+                    if !events.is_empty() || self.now() >= until {
                         break;
                     }
                     std::hint::spin_loop();
@@ -42,18 +41,21 @@ impl Worker {
                 events.clear();
             }
             Wait::Sleep | Wait::Look | Wait::Block => {
-                polled = self.reads.poll_start(clock_ns());
+                polled = self.reads.poll_start(self.now());
                 let wait = if how == Wait::Block { timeout_ns } else { 0 };
                 self.wait_into(&mut events, wait)?;
             }
         }
         if self.should_pause(&events) {
-            std::thread::sleep(self.reads.delay());
-            polled = self.reads.poll_start(clock_ns());
+            let delay = self.reads.delay().as_nanos();
+            self.shared
+                .clock
+                .sleep_ns(u64::try_from(delay).unwrap_or(u64::MAX));
+            polled = self.reads.poll_start(self.now());
             self.wait_into(&mut events, 0)?;
         }
         self.handle_events(&events, polled);
-        self.events = events;
+        self.io.events = events;
         Ok(())
     }
 
@@ -62,13 +64,13 @@ impl Worker {
     /// waits for a connection whose answer is in (whatever the read
     /// policy).
     pub(super) fn harvest(&mut self) -> std::io::Result<()> {
-        let mut events = std::mem::take(&mut self.events);
-        let polled = self.reads.poll_start(clock_ns());
+        let mut events = std::mem::take(&mut self.io.events);
+        let polled = self.reads.poll_start(self.now());
         let looked = self.wait_into(&mut events, 0);
         if looked.is_ok() {
             self.handle_events(&events, polled);
         }
-        self.events = events;
+        self.io.events = events;
         looked
     }
 
@@ -80,22 +82,22 @@ impl Worker {
         }
         self.reads.start_turn(events.len() == EVENTS);
         for &(c, flags) in events {
-            if self.conns[c].connecting {
-                self.on_connect_done(c, clock_ns());
+            if self.io.conns[c].connecting {
+                self.on_connect_done(c, self.now());
                 continue;
             }
             if flags & WRITABLE != 0 {
-                self.flush(c, clock_ns());
+                self.flush(c, self.now());
             }
             // A transmit stamp waits in the error queue (level-triggered:
             // it wakes every poll until read).
-            if flags & ERROR != 0 && self.conns[c].kernel_stamped() {
+            if flags & ERROR != 0 && self.io.conns[c].kernel_stamped() {
                 self.take_tx_stamps(c);
             }
             if flags & (READABLE | HANGUP) != 0 {
-                self.conns[c].arrived_after = self.reads.arrived_after(self.conns[c].unread);
+                self.io.conns[c].arrived_after = self.reads.arrived_after(self.io.conns[c].unread);
                 self.on_readable(c);
-                if self.conns[c].unread {
+                if self.io.conns[c].unread {
                     self.reads.left_bytes();
                 }
             }
@@ -110,7 +112,7 @@ impl Worker {
         let readable = events
             .iter()
             .any(|&(_, flags)| flags & (READABLE | HANGUP) != 0);
-        let mid_answer = events.iter().any(|&(c, _)| self.conns[c].mid_answer());
+        let mid_answer = events.iter().any(|&(c, _)| self.io.conns[c].mid_answer());
         self.reads.should_pause(readable, mid_answer)
     }
 
@@ -119,8 +121,8 @@ impl Worker {
     /// next wake-up. Whether an arrival is then due, to go out before the
     /// answers are read.
     fn sleep_to_arrival(&mut self, timeout_ns: u64) -> bool {
-        sleep_ns(timeout_ns);
-        let due = self.next_arrival_at().is_some_and(|at| at <= clock_ns());
+        self.shared.clock.sleep_ns(timeout_ns);
+        let due = self.next_arrival_at().is_some_and(|at| at <= self.now());
         self.reads.woke(due)
     }
 
@@ -129,23 +131,7 @@ impl Worker {
         events: &mut Vec<(usize, u32)>,
         timeout_ns: u64,
     ) -> std::io::Result<()> {
-        events.clear();
-        events.extend(
-            self.poller
-                .wait(timeout_ns)?
-                .map(|ev| (ev.token as usize, ev.flags)),
-        );
-        Ok(())
+        let clock = &self.shared.clock;
+        self.io.transport.wait_into(events, timeout_ns, clock)
     }
-}
-
-/// Sleeps `ns` on the monotonic clock (a signal may end it early, as it
-/// ends an epoll wait).
-fn sleep_ns(ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as _,
-        tv_nsec: (ns % 1_000_000_000) as _,
-    };
-    // SAFETY: a valid relative timespec; the remainder is not wanted.
-    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
 }

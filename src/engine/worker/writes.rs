@@ -5,7 +5,6 @@
 
 use super::Worker;
 use crate::engine::poller::{READABLE, WRITABLE};
-use crate::net::clock_ns;
 
 impl Worker {
     /// Writes every connection that has output: one write per connection
@@ -15,20 +14,20 @@ impl Worker {
         // By index: a write that loses its connection refills its group,
         // which may mark more connections dirty.
         let mut i = 0;
-        while i < self.dirty.len() {
-            let c = self.dirty[i];
+        while i < self.io.dirty.len() {
+            let c = self.io.dirty[i];
             i += 1;
             if self.write_out(c, now) {
-                self.stamped_writes.push(c);
+                self.io.stamped_writes.push(c);
             }
         }
-        self.dirty.clear();
-        let mut stamped = std::mem::take(&mut self.stamped_writes);
+        self.io.dirty.clear();
+        let mut stamped = std::mem::take(&mut self.io.stamped_writes);
         for &c in &stamped {
             self.take_tx_stamps(c);
         }
         stamped.clear();
-        self.stamped_writes = stamped;
+        self.io.stamped_writes = stamped;
     }
 
     /// Writes connection `c`'s output now, and reads back its transmit
@@ -42,9 +41,7 @@ impl Worker {
     /// One write of connection `c`'s output. Whether it is stamped by the
     /// kernel and wrote something (its stamps are then to be read).
     fn write_out(&mut self, c: usize, now: u64) -> bool {
-        // Open loop: measured sends' gaps, as they go out.
-        let timed = self.open_loop() && now >= self.progress.record_from;
-        let conn = &mut self.conns[c];
+        let conn = &mut self.io.conns[c];
         conn.dirty = false;
         if !conn.alive {
             return false;
@@ -54,7 +51,11 @@ impl Worker {
         let stamped = conn.kernel_stamped();
         // Stamped, a request's send path starts at the send call itself,
         // not at the turn's clock: the turn's other work is the client's.
-        let send_call = if stamped { clock_ns() } else { now };
+        let send_call = if stamped {
+            self.shared.clock.now()
+        } else {
+            now
+        };
         let n = match conn.flush(send_call) {
             Ok(n) => n,
             Err(_) => {
@@ -65,11 +66,10 @@ impl Worker {
         self.recorder.bytes_tx += n as u64;
         let sent = unsent - conn.unsent();
         // Stamped, the gaps come from the transmit stamps (`stamps`).
-        if timed && sent > 0 && !stamped {
-            // The first send of the phase has no gap before it.
-            let (gap, count) = self.arrivals.sent(now, sent);
-            self.recorder.send_gaps.record(gap, count);
+        if !stamped {
+            self.note_sends(now, sent);
         }
+        let conn = &mut self.io.conns[c];
         let want_write = conn.has_output();
         if want_write != conn.write_armed {
             let interest = if want_write {
@@ -78,7 +78,7 @@ impl Worker {
                 READABLE
             };
             conn.write_armed = want_write;
-            if self.poller.modify(conn.fd(), c as u64, interest).is_err() {
+            if self.io.transport.modify(conn, c, interest).is_err() {
                 self.lose(c);
                 return false;
             }

@@ -1,0 +1,82 @@
+//! The open loop on the manual clock: arrivals go out when due, their
+//! latency counts from when they were due, and a stall shows in every
+//! request scheduled during it.
+
+use super::{run, Scripted, MS};
+use crate::workload::OpKind;
+
+/// 2,000 arrivals a second for a second on one connection, at depth 64
+/// unless `extra` says otherwise.
+fn paced(extra: &[&str], script: Scripted) -> super::Ran {
+    let mut args = vec!["--no-load", "-u", "0", "-c", "1", "-d", "64"];
+    args.extend_from_slice(&["--rate", "2000", "-t", "1s"]);
+    args.extend_from_slice(extra);
+    run(&args, script)
+}
+
+#[test]
+fn every_arrival_goes_out_when_due_and_takes_the_servers_time() {
+    let ran = paced(&[], Scripted::after(100_000));
+    let gets = ran.total.count(OpKind::Get);
+    // 2,000/s for 1 s of Poisson arrivals: the server saw each one.
+    assert!((1_800..2_200).contains(&gets), "{gets} gets");
+    assert_eq!(gets as usize, ran.gets_seen());
+    let lat = &ran.total.op(OpKind::Get).expect("gets").latency;
+    // Nothing but the server's 100 µs: the client's time is not counted
+    // on a clock that only the waits move.
+    let server = lat.lowest_equivalent(100_000);
+    assert_eq!(lat.lowest_equivalent(lat.min()), server);
+    assert_eq!(lat.lowest_equivalent(lat.max()), server);
+    // Each arrival sent when due (a lag is recorded as 1 ns at least).
+    assert_eq!(ran.total.send_lag.max(), 1);
+    assert_eq!(ran.total.client_waits, 0, "64 slots: none waited for one");
+    assert_eq!(ran.errors(crate::stats::ErrorClass::ClientOverload), 0);
+}
+
+#[test]
+fn the_server_sees_the_arrivals_at_their_poisson_times() {
+    let ran = paced(&[], Scripted::after(100_000));
+    let at: Vec<u64> = ran.seen.iter().map(|s| s.at).collect();
+    let gaps: Vec<f64> = at.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+    // Exponential gaps of 500 µs: coefficient of variation 1.
+    assert!((450_000.0..550_000.0).contains(&mean), "mean gap {mean}");
+    let cv = var.sqrt() / mean;
+    assert!((0.9..1.1).contains(&cv), "gap CV {cv}");
+}
+
+#[test]
+fn a_stall_counts_in_every_request_scheduled_during_it() {
+    // The 500th request takes 50 ms; the others 100 µs. One connection
+    // at depth 1: what arrives meanwhile waits in the client.
+    let stall = 50 * MS;
+    let script = Scripted::new(move |n, _| Some(if n == 500 { stall } else { 100_000 }));
+    let ran = paced(&["-d", "1"], script);
+    let lat = &ran.total.op(OpKind::Get).expect("gets").latency;
+    // The longest: the first arrival after the stalled request, which
+    // waited for it and was then served in 100 µs.
+    let max = lat.max();
+    assert!(max >= lat.lowest_equivalent(stall), "max {max}");
+    assert!(max <= lat.highest_equivalent(stall + 100_000), "max {max}");
+    // At 2,000/s some hundred arrivals came during the stall; each waited
+    // for it, from when it was due.
+    let delayed = lat.count_between(MS, stall * 2);
+    assert!((60..=140).contains(&delayed), "{delayed} delayed");
+    assert!(
+        ran.total.client_waits >= delayed,
+        "they waited in the client"
+    );
+}
+
+#[test]
+fn a_closed_loop_under_the_same_stall_counts_it_once() {
+    // The contrast: without a schedule, nothing was due during the stall.
+    let script = Scripted::new(|n, _| Some(if n == 500 { 50 * MS } else { 100_000 }));
+    let ran = run(
+        &["--no-load", "-u", "0", "-c", "1", "-d", "1", "-t", "1s"],
+        script,
+    );
+    let lat = &ran.total.op(OpKind::Get).expect("gets").latency;
+    assert_eq!(lat.count_between(MS, 100 * MS), 1);
+}
