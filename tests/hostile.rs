@@ -5,7 +5,6 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
 use support::*;
 
 /// The three phases that refill only when answers come.
@@ -22,13 +21,13 @@ fn assert_stall_ends(addr: &str, reconnect: bool) {
         if reconnect {
             args.push("-R");
         }
-        let start = Instant::now();
+        // When it ends (exactly `--timeout` after the last progress) is
+        // tested on the worker's manual clock (src/engine/worker/tests/
+        // stall.rs); here, that it ends, how, and with what report.
         let (out, j) = run_json(&args);
-        let took = start.elapsed();
         assert_eq!(out.status.code(), Some(1), "{phase}: {}", stderr(&out));
         let why = format!("{phase}: no answer from {addr}");
         assert!(stderr(&out).contains(&why), "{phase}: {}", stderr(&out));
-        assert!(took < Duration::from_secs(4), "{phase}: took {took:?}");
         // The report is there, failed, with its counts.
         assert_eq!(j["completed"], false);
         assert!(j["failure"].as_str().unwrap().contains(&why));

@@ -113,21 +113,19 @@ fn a_large_answer_waits_one_pause_not_one_per_read() {
 }
 
 /// The preload is not measured against anything: it is never delayed.
-/// 2,000 sets on one connection, one at a time, would take 20 s at one
-/// 10 ms pause each.
+/// That it reads at once is timed exactly on the worker's manual clock
+/// (`src/engine/worker/tests/read_delay.rs`); here, that a delayed run
+/// still preloads every key of a real memcached.
 #[test]
 fn the_preload_reads_at_once() {
     let _machine = shared_machine();
     let m = Memcached::start(&[]);
-    let started = std::time::Instant::now();
     let (_, j) = run_ok(
         &m.addr(),
         &["-r", "2000", "-c", "1", "-x", "10", "--read-delay", "10ms"],
     );
     assert_eq!(f(&j, "gets.misses"), 0.0);
     assert!(m.stat("cmd_set") >= 2000);
-    let took = started.elapsed();
-    assert!(took < std::time::Duration::from_secs(8), "took {took:?}");
 }
 
 #[test]

@@ -518,12 +518,16 @@ fn with_reconnect_lost_connections_are_opened_again_and_the_run_goes_on() {
     // Each connection answers 50 requests, is closed, and reopened after
     // 0.1 s: ~20 rounds each in 2 s (fewer when the host is slow).
     let reopened = f(&j, "connections.reopened");
+    let lost = f(&j, "connections.lost");
     assert!(reopened >= 6.0, "{}", j["connections"]);
-    assert!(f(&j, "connections.lost") >= reopened);
+    assert!(lost >= reopened);
+    // Each lost after its 50 answers (the last lives may be cut short by
+    // the end of the run, whose time a loaded host spends otherwise).
     assert!(
-        f(&j, "total.count") >= 50.0 * (reopened + 2.0) - 1.0,
-        "{}",
-        j["total"]
+        f(&j, "total.count") >= 50.0 * lost,
+        "{} {}",
+        j["total"],
+        j["connections"]
     );
     assert!(f(&j, "duration_s") >= 1.9);
     // Garbage: each reply is a protocol error, the connection is reopened;

@@ -14,6 +14,30 @@ pub struct StampedSend {
     pub measured: bool,
 }
 
+/// What the kernel stamps of one socket, and what its stamps said.
+#[derive(Default)]
+pub struct Stamps {
+    /// The kernel stamps what the socket receives (`stamp_arrivals`), and
+    /// answers are timed by it.
+    pub(super) rx: bool,
+    /// The kernel stamps what the socket sends and receives
+    /// (`stamp_kernel`), to take each latency apart.
+    pub(super) kernel: bool,
+    /// The stamp of the last read (`CLOCK_REALTIME` ns), if it had one.
+    pub(super) last: Option<u64>,
+    /// Widens the transmit stamps' ids into bytes written.
+    pub(super) tx_offsets: tx_stamp::Offsets,
+    /// Requests newly stamped as transmitted (`take_tx_stamps`), for the
+    /// worker to record: their send lag, transmit time and whether
+    /// measured.
+    pub sends: Vec<StampedSend>,
+    /// A stamping worker's bound on this read: what it reads was not
+    /// readable before this instant (ns; 0: no bound). A stamp earlier
+    /// than it is wrong (TCP gives a reordered read the stamp of a later
+    /// segment that had waited out of order) and is raised to it.
+    pub arrived_after: u64,
+}
+
 impl Conn {
     /// From now on, has the kernel stamp each write as transmitted and
     /// each read as received, so that every answer's latency is taken
@@ -25,13 +49,13 @@ impl Conn {
             tx_stamp::enable(stream)?;
             rx_stamp::wait_until_stamping();
         }
-        self.tx_offsets = tx_stamp::Offsets::new(self.written_bytes);
-        self.kernel_stamped = true;
+        self.stamps.tx_offsets = tx_stamp::Offsets::new(self.written_bytes);
+        self.stamps.kernel = true;
         Ok(())
     }
 
     pub fn kernel_stamped(&self) -> bool {
-        self.kernel_stamped
+        self.stamps.kernel
     }
 
     /// Reads the transmit stamps waiting and gives each request they
@@ -39,13 +63,13 @@ impl Conn {
     /// Requests are stamped in order: those a stamp covers are the ones
     /// after the last stamped whose last byte it reaches.
     pub fn take_tx_stamps(&mut self, clock: impl Fn() -> u64) -> io::Result<()> {
-        let Some(stream) = self.stream.as_ref().filter(|_| self.kernel_stamped) else {
+        let Some(stream) = self.stream.as_ref().filter(|_| self.stamps.kernel) else {
             return Ok(());
         };
         let (offsets, in_flight, sends, written) = (
-            &mut self.tx_offsets,
+            &mut self.stamps.tx_offsets,
             &mut self.in_flight,
-            &mut self.stamped_sends,
+            &mut self.stamps.sends,
             self.written_bytes,
         );
         tx_stamp::drain(stream, |id, stamp| {

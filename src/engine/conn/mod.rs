@@ -4,18 +4,20 @@
 
 mod asked;
 mod datagram;
+#[cfg(test)]
+mod in_memory;
 mod kernel_stamps;
+mod receive;
 mod rx_stamp;
 mod tx_stamp;
 
 pub use datagram::{UdpState, UDP_TIMEOUT_NS};
-pub use kernel_stamps::StampedSend;
+pub use kernel_stamps::Stamps;
 
 use crate::net::tls::Session;
 use crate::net::Link;
 use crate::workload::OpKind;
-use mcbench_proto::{Expect, Progress, Protocol, Response};
-use rustix::net::RecvFlags;
+use mcbench_proto::{Expect, Progress, Protocol};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -113,25 +115,8 @@ pub struct Conn {
     /// A non-blocking connect is under way (`--num-conns`): the socket
     /// turns writable when it is done.
     pub connecting: bool,
-    /// The kernel stamps what the socket receives (`stamp_arrivals`), and
-    /// answers are timed by it.
-    rx_stamped: bool,
-    /// The stamp of the last read (`CLOCK_REALTIME` ns), if it had one.
-    last_stamp: Option<u64>,
-    /// The kernel stamps what the socket sends and receives
-    /// (`stamp_kernel`), to take each latency apart.
-    kernel_stamped: bool,
-    /// Widens the transmit stamps' ids into bytes written.
-    tx_offsets: tx_stamp::Offsets,
-    /// Requests newly stamped as transmitted (`take_tx_stamps`), for the
-    /// worker to record: their send lag, transmit time and whether
-    /// measured.
-    pub stamped_sends: Vec<StampedSend>,
-    /// A stamping worker's bound on this read: what it reads was not
-    /// readable before this instant (ns; 0: no bound). A stamp earlier
-    /// than it is wrong (TCP gives a reordered read the stamp of a later
-    /// segment that had waited out of order) and is raised to it.
-    pub arrived_after: u64,
+    /// What the kernel stamps of this socket, and what its stamps said.
+    pub stamps: Stamps,
     /// In unit tests, an in-memory connection in place of a socket.
     #[cfg(test)]
     memory: Option<crate::engine::transport::memory::Pipe>,
@@ -176,44 +161,11 @@ impl Conn {
             opaque: 0,
             unread: false,
             connecting: false,
-            rx_stamped: false,
-            last_stamp: None,
-            kernel_stamped: false,
-            tx_offsets: tx_stamp::Offsets::default(),
-            stamped_sends: Vec::new(),
-            arrived_after: 0,
+            stamps: Stamps::default(),
             #[cfg(test)]
             memory: None,
             read_at: 0,
         }
-    }
-
-    /// A connection over an in-memory pipe (unit tests).
-    #[cfg(test)]
-    pub fn in_memory(
-        pipe: crate::engine::transport::memory::Pipe,
-        protocol: Protocol,
-        server: usize,
-        depth: usize,
-        max_pending: usize,
-    ) -> Self {
-        let mut conn = Conn::new(None, protocol, false, server, depth, max_pending);
-        conn.memory = Some(pipe);
-        conn.alive = true;
-        conn
-    }
-
-    /// Its in-memory pipe, if it is one.
-    #[cfg(test)]
-    pub fn memory_pipe(&self) -> Option<&crate::engine::transport::memory::Pipe> {
-        self.memory.as_ref()
-    }
-
-    /// Takes `pipe` as this (closed) connection's new one.
-    #[cfg(test)]
-    pub fn reopen_memory(&mut self, pipe: crate::engine::transport::memory::Pipe) {
-        self.memory = Some(pipe);
-        self.alive = true;
     }
 
     /// From now on, times each answer by when the kernel received it
@@ -224,7 +176,7 @@ impl Conn {
             rx_stamp::enable(stream)?;
             rx_stamp::wait_until_stamping();
         }
-        self.rx_stamped = true;
+        self.stamps.rx = true;
         Ok(())
     }
 
@@ -384,192 +336,6 @@ impl Conn {
         }
     }
 
-    /// Reads what the socket has and hands each complete response, with the
-    /// request it answers and its bytes, to `done`. `clock` is read once, after the read.
-    pub fn receive(
-        &mut self,
-        scratch: &mut [u8],
-        clock: impl Fn() -> u64,
-        bytes_rx: &mut u64,
-        mut done: impl FnMut(InFlight, Response, &[u8], u64),
-    ) -> ReadOutcome {
-        if self.udp.is_some() {
-            return self.receive_datagrams(scratch, clock, bytes_rx, done);
-        }
-        let n = match self.read(scratch) {
-            Ok(0) => return ReadOutcome::Closed,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadOutcome::Open,
-            Err(_) => return ReadOutcome::Closed,
-        };
-        *bytes_rx += n as u64;
-        let (read_at, stamped, rx_ns) = self.time_read(&clock);
-        let buf: &[u8] = if self.partial.is_empty() {
-            &scratch[..n]
-        } else {
-            &self.partial
-        };
-        let mut used = 0;
-        let outcome = loop {
-            if used == buf.len() {
-                break ReadOutcome::Open;
-            }
-            let Some(&req) = self.in_flight.front() else {
-                break ReadOutcome::Broken;
-            };
-            let asked = self.asked.get(req.asked);
-            match self
-                .protocol
-                .parse(&buf[used..], &mut self.progress, req.expect, asked)
-            {
-                Ok(Some((resp, len))) => {
-                    let Some(mut req) = self.in_flight.pop_front() else {
-                        break ReadOutcome::Broken;
-                    };
-                    self.asked.release(req.asked);
-                    let at = answered_at(stamped, read_at, req.sent_ns);
-                    req.rx_ns = rx_ns;
-                    done(req, resp, &buf[used..used + len], at);
-                    used += len;
-                }
-                Ok(None) => break ReadOutcome::Open,
-                Err(_) => break ReadOutcome::Broken,
-            }
-        };
-        // A server may answer before a request's last byte arrives (memcached
-        // rejects an oversized set at its header): the answered request was
-        // then still counted as unwritten. Unwritten ones are the newest, so
-        // at most what is left in flight.
-        self.unsent = self.unsent.min(self.in_flight.len());
-        if self.partial.is_empty() {
-            self.partial.extend_from_slice(&scratch[used..n]);
-        } else {
-            self.partial.drain(..used);
-        }
-        if self.partial.len() > self.max_pending {
-            return ReadOutcome::Broken;
-        }
-        outcome
-    }
-
-    /// When the read just made happened, by the clock (`read_at`, also
-    /// kept), and by the kernel's receive stamp: the time its answers are
-    /// timed by where reads wait on purpose (`stamped`), and the stamp kept
-    /// for the latency's parts (`rx_ns`, 0 without). A read without a
-    /// stamp (none asked for, or the kernel gave none) is timed when it is
-    /// read.
-    #[inline]
-    fn time_read(&mut self, clock: &impl Fn() -> u64) -> (u64, Option<u64>, u64) {
-        let (read_at, came) = match self.last_stamp {
-            Some(stamp) => {
-                let (came, now) = rx_stamp::arrival(stamp, clock);
-                (now, Some(came.max(self.arrived_after)))
-            }
-            None => (clock(), None),
-        };
-        self.read_at = read_at;
-        let stamped = came.filter(|_| self.rx_stamped);
-        let rx_ns = came.filter(|_| self.kernel_stamped).unwrap_or(0);
-        if self.kernel_stamped && self.in_flight.front().is_some_and(|r| r.tx_ns == 0) {
-            // A stamp that came after the last flush's look.
-            let _ = self.take_tx_stamps(clock);
-        }
-        (read_at, stamped, rx_ns)
-    }
-
-    /// One read: into `scratch` when nothing is pending, else appended to
-    /// the pending tail so that the response is contiguous.
-    fn read(&mut self, scratch: &mut [u8]) -> io::Result<usize> {
-        #[cfg(test)]
-        if let Some(pipe) = &self.memory {
-            let n = match pipe.recv(scratch) {
-                Ok(n) => n,
-                Err(e) => {
-                    self.unread = false;
-                    return Err(e);
-                }
-            };
-            self.last_stamp = None;
-            if !self.partial.is_empty() {
-                self.partial.extend_from_slice(&scratch[..n]);
-            }
-            self.unread = n == scratch.len();
-            return Ok(n);
-        }
-        let Some(stream) = self.stream.as_ref() else {
-            return Ok(0);
-        };
-        let stamped = self.rx_stamped || self.kernel_stamped;
-        if self.tls.is_some() {
-            return self.read_sealed(scratch);
-        }
-        loop {
-            let (buf, room) = if self.partial.is_empty() {
-                (scratch.as_mut_ptr(), scratch.len())
-            } else {
-                // Append into spare capacity: no zero-filling per read.
-                self.partial.reserve(scratch.len());
-                let spare = self.partial.spare_capacity_mut();
-                (spare.as_mut_ptr().cast::<u8>(), spare.len())
-            };
-            // SAFETY: `buf` is `scratch` or the spare capacity of
-            // `partial`, writable for `room` bytes.
-            let r = unsafe { read_into(stream, buf, room, stamped) };
-            match r {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.unread = false;
-                    return Err(e);
-                }
-                Ok((n, stamp)) => {
-                    if !self.partial.is_empty() {
-                        // SAFETY: the kernel initialised `n` spare bytes.
-                        unsafe { self.partial.set_len(self.partial.len() + n) };
-                    }
-                    self.last_stamp = stamp;
-                    self.unread = n == room;
-                    return Ok(n);
-                }
-            }
-        }
-    }
-
-    /// `read` over TLS: the records read into `scratch` are opened into
-    /// `partial`; the kernel's stamp is that of the read that completed
-    /// them. Bytes that open into no plaintext yet read as `WouldBlock`.
-    fn read_sealed(&mut self, scratch: &mut [u8]) -> io::Result<usize> {
-        let (Some(tls), Some(stream)) = (self.tls.as_deref_mut(), self.stream.as_ref()) else {
-            return Ok(0);
-        };
-        loop {
-            // SAFETY: `scratch` is writable for its length.
-            let r =
-                unsafe { read_into(stream, scratch.as_mut_ptr(), scratch.len(), self.rx_stamped) };
-            let (n, stamp) = match r {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.unread = false;
-                    return Err(e);
-                }
-                Ok(read) => read,
-            };
-            self.unread = n == scratch.len();
-            if n == 0 {
-                return Ok(0);
-            }
-            self.last_stamp = stamp;
-            let plain = tls.open(&scratch[..n], &mut self.partial)?;
-            // The alert of a refused record, or a key update's answer.
-            if tls.has_output() {
-                tls.send(stream)?;
-            }
-            return match plain {
-                0 => Err(io::ErrorKind::WouldBlock.into()),
-                n => Ok(n),
-            };
-        }
-    }
-
     /// Marks every request in flight as not measured (a phase ended before
     /// they were answered; their late answers must not count in the next).
     pub fn forget_in_flight(&mut self) {
@@ -606,13 +372,13 @@ impl Conn {
 
     /// Takes `link` as this (closed) connection's new socket.
     pub fn reopen(&mut self, link: Link) -> io::Result<()> {
-        if self.rx_stamped {
+        if self.stamps.rx {
             rx_stamp::enable(&link.socket)?;
         }
-        if self.kernel_stamped {
+        if self.stamps.kernel {
             rx_stamp::enable(&link.socket)?;
             tx_stamp::enable(&link.socket)?;
-            self.tx_offsets = tx_stamp::Offsets::new(self.written_bytes);
+            self.stamps.tx_offsets = tx_stamp::Offsets::new(self.written_bytes);
         }
         self.stream = Some(link.socket);
         // A new session counts its bytes from 0.
@@ -625,40 +391,5 @@ impl Conn {
     }
 }
 
-use crate::net::send_raw as send;
-
-/// When an answer read at `read_at` came: its stamp, unless the stamp
-/// falls before the request was even sent (a clock stepped forward while
-/// it waited, a stamp that is not a receive time), then when it was read:
-/// a wrong stamp may make latency later, never earlier.
-fn answered_at(stamped: Option<u64>, read_at: u64, sent_ns: u64) -> u64 {
-    match stamped {
-        Some(at) if at >= sent_ns => at,
-        _ => read_at.max(sent_ns),
-    }
-}
-
-/// One read of up to `len` bytes into `buf`, with the kernel's stamp when
-/// `stamped`: `recvmsg` then, plain `recv` otherwise.
-///
-/// # Safety
-/// `buf` must be valid for writes of `len` bytes.
-unsafe fn read_into(
-    stream: &OwnedFd,
-    buf: *mut u8,
-    len: usize,
-    stamped: bool,
-) -> io::Result<(usize, Option<u64>)> {
-    if stamped {
-        return unsafe { rx_stamp::recv(stream, buf, len) };
-    }
-    // SAFETY: the caller's buffer, as a slice of possibly uninitialised
-    // bytes, which recv only writes.
-    let spare: &mut [std::mem::MaybeUninit<u8>] =
-        unsafe { std::slice::from_raw_parts_mut(buf.cast(), len) };
-    rustix::net::recv(stream, spare, RecvFlags::empty())
-        .map(|((read, _), _)| (read.len(), None))
-        .map_err(io::Error::from)
-}
-
 use crate::net::recv_raw as recv;
+use crate::net::send_raw as send;

@@ -12,7 +12,7 @@
 //! late by at most the gap between them. Out of order (a lost segment
 //! retransmitted after later ones waited), the last segment may be one
 //! that came before the rest: the caller bounds a stamp below by what it
-//! knows (`Conn::arrived_after`, the request's send), which need not
+//! knows (`Stamps::arrived_after`, the request's send), which need not
 //! cover a whole retransmission wait: after a loss an answer may be timed
 //! early by up to that wait.
 

@@ -195,13 +195,15 @@ impl Pipe {
         bytes.len()
     }
 
-    /// Reads into `buf` the answers due by now: `WouldBlock` if none is,
-    /// 0 once the server has closed.
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+    /// Reads into `buf` the answers due by now, and when the last of
+    /// them came (as the kernel's receive stamp of a TCP read, that of its
+    /// last segment): `WouldBlock` if none is due, 0 bytes once the
+    /// server has closed.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<(usize, u64)> {
         let now = self.net.clock.now();
         let mut st = self.net.lock();
         let outbox = &mut st.pipes[self.id].outbox;
-        let mut n = 0;
+        let (mut n, mut last) = (0, now);
         while let Some((at, what)) = outbox.front_mut() {
             if *at > now || n == buf.len() {
                 break;
@@ -209,10 +211,11 @@ impl Pipe {
             let Some(bytes) = what else {
                 // The close, once what came before it is read.
                 if n == 0 {
-                    return Ok(0);
+                    return Ok((0, now));
                 }
                 break;
             };
+            last = *at;
             let take = bytes.len().min(buf.len() - n);
             buf[n..n + take].copy_from_slice(&bytes[..take]);
             bytes.drain(..take);
@@ -223,7 +226,7 @@ impl Pipe {
         }
         match n {
             0 => Err(io::ErrorKind::WouldBlock.into()),
-            n => Ok(n),
+            n => Ok((n, last)),
         }
     }
 }

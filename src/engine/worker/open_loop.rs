@@ -22,6 +22,11 @@ pub(super) struct OpenLoop {
     coalesce_ns: u64,
     /// When the worker last wrote a measured request, ns.
     last_send_ns: Option<u64>,
+    /// `--moderate`: a connection stays quiet `MODERATE_NS` after an
+    /// answer.
+    pub(super) moderate: bool,
+    /// `--skip`: arrivals far behind are skipped, as mutilate does.
+    skip: bool,
     /// Free slots per server (a connection appears once per slot).
     pub(super) ready: Vec<VecDeque<usize>>,
     /// Due requests waiting for a slot.
@@ -46,10 +51,21 @@ impl OpenLoop {
             pacer,
             coalesce_ns,
             last_send_ns: None,
+            moderate: false,
+            skip: false,
             ready: vec![VecDeque::with_capacity(conns * depth); servers],
             backlog: Backlog::new(servers),
             listed: vec![0; conns],
             quiet_until: vec![0; conns],
+        }
+    }
+
+    /// The same, with mutilate's `--moderate` and `--skip` as asked.
+    pub(super) fn moderated(self, moderate: bool, skip: bool) -> Self {
+        OpenLoop {
+            moderate,
+            skip,
+            ..self
         }
     }
 
@@ -95,7 +111,7 @@ impl Worker {
     pub(super) fn list_free_slots(&mut self, c: usize) {
         let server = self.io.conns[c].server;
         let depth = self.depth;
-        if self.shared.spec.skip() {
+        if self.schedule.open().skip {
             let now = self.now();
             let skipped = self.schedule.open().backlog.skip_late(server, now);
             self.recorder.skips += skipped;
@@ -133,10 +149,8 @@ impl Worker {
     /// `--moderate`: connection `c` answered at `at`, and stays quiet for
     /// a while.
     pub(super) fn moderate_after_answer(&mut self, c: usize, at: u64) {
-        if let Some(ol) = self.schedule.open_loop_mut() {
-            if self.shared.spec.moderate() {
-                ol.quiet_until[c] = at + MODERATE_NS;
-            }
+        if let Some(ol) = self.schedule.open_loop_mut().filter(|o| o.moderate) {
+            ol.quiet_until[c] = at + MODERATE_NS;
         }
     }
 
@@ -158,7 +172,7 @@ impl Worker {
     /// and the gap since the previous send.
     pub(super) fn note_stamped_sends(&mut self, c: usize) {
         let record_from = self.progress.record_from;
-        let sends = &mut self.io.conns[c].stamped_sends;
+        let sends = &mut self.io.conns[c].stamps.sends;
         let Some(ol) = self.schedule.running_open() else {
             sends.clear();
             return;
@@ -386,7 +400,7 @@ impl Worker {
     /// A connection to `server` with a free slot (with `--moderate`, one
     /// not kept quiet at `now`).
     fn take_slot(&mut self, server: usize, now: u64) -> Option<usize> {
-        if self.shared.spec.moderate() {
+        if self.schedule.open().moderate {
             return self.take_moderated(server, now);
         }
         let ol = self.schedule.open();

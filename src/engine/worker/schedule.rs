@@ -196,7 +196,7 @@ impl Worker {
     pub(super) fn send_scheduled(&mut self, now: u64, sending: bool) {
         match self.schedule.mode() {
             Mode::Open => {
-                if self.shared.spec.moderate() {
+                if self.schedule.open().moderate {
                     self.release_moderated(now);
                 }
                 if sending {
@@ -230,7 +230,11 @@ impl Worker {
         if self.io.in_flight > 0 || self.schedule.churn().is_some() {
             wake = wake.min(self.checks.timeout_at.max(now));
         }
-        if open && self.shared.spec.moderate() {
+        if self
+            .schedule
+            .open_loop()
+            .is_some_and(|o| open && o.moderate)
+        {
             wake = wake.min(self.moderated_wake().max(now));
         }
         wake

@@ -47,13 +47,8 @@ pub(super) fn schedule(
             start,
         )
     });
-    WorkerSchedule::Open(Box::new(OpenLoop::new(
-        pacer,
-        plan.coalesce_ns,
-        servers,
-        conns,
-        plan.depth,
-    )))
+    let open = OpenLoop::new(pacer, plan.coalesce_ns, servers, conns, plan.depth);
+    WorkerSchedule::Open(Box::new(open.moderated(spec.moderate(), spec.skip())))
 }
 
 /// The most bytes one answer may take: a multiget's values with their
@@ -89,13 +84,13 @@ pub(super) fn memory_sockets(
     let max_pending = max_pending(spec);
     let transport = Transport::Memory(net.clone());
     let conns = opened.iter().enumerate().map(|(i, o)| {
-        let conn = Conn::in_memory(
-            net.connect(o.server),
-            spec.protocol,
-            o.server,
-            depth,
-            max_pending,
-        );
+        let pipe = net.connect(o.server);
+        let mut conn = Conn::in_memory(pipe, spec.protocol, o.server, depth, max_pending);
+        // As `conns` does; memory stamps each answer with when it came.
+        if spec.stamps_answers() {
+            conn.stamp_arrivals()
+                .expect("memory stamps what it carries");
+        }
         transport
             .add(&conn, i, READABLE)
             .expect("memory takes every connection");

@@ -95,7 +95,8 @@ impl Worker {
                 self.take_tx_stamps(c);
             }
             if flags & (READABLE | HANGUP) != 0 {
-                self.io.conns[c].arrived_after = self.reads.arrived_after(self.io.conns[c].unread);
+                self.io.conns[c].stamps.arrived_after =
+                    self.reads.arrived_after(self.io.conns[c].unread);
                 self.on_readable(c);
                 if self.io.conns[c].unread {
                     self.reads.left_bytes();

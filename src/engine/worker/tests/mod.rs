@@ -9,6 +9,8 @@ mod churn;
 mod drain;
 mod open_loop;
 mod preload;
+mod read_delay;
+mod stall;
 mod timeouts;
 
 use super::{Worker, WorkerPlan};
@@ -158,6 +160,9 @@ pub(super) struct Ran {
     /// The measured phase's recorders, every interval merged.
     pub total: Recorder,
     pub intervals: usize,
+    /// How the preload ended, and when, if one ran.
+    pub preload: Option<(PhaseEnd, u64)>,
+    /// How the measured phase ended.
     pub end: PhaseEnd,
     pub elapsed_ns: u64,
     pub drain_ns: u64,
@@ -182,10 +187,10 @@ impl Ran {
 /// Runs `mcbench run ARGS` as one worker over the in-memory network with
 /// `script` as its server, on a manual clock from `T0`.
 pub(super) fn run(args: &[&str], script: Scripted) -> Ran {
-    // Memory carries no kernel stamps: answers are read as they come
-    // (an open loop's default reads late, timed by the kernel's stamps).
+    // Memory stamps each answer with when it came, as the kernel's
+    // receive stamps do (an open loop reads late by default, timed by
+    // them); it takes no transmit stamps.
     let mut all = vec!["-s", "127.0.0.1:11211", "-T", "1", "--kernel-stamps", "off"];
-    all.extend_from_slice(&["--read-answers", "at-once"]);
     all.extend_from_slice(args);
     let spec = crate::cli::run_spec(&all);
     let seen = script.seen.clone();
@@ -194,23 +199,51 @@ pub(super) fn run(args: &[&str], script: Scripted) -> Ran {
     let shared = shared(spec, clock.clone());
     let plan = plan(&shared);
     let (tx, rx) = crossbeam_channel::unbounded();
-    let worker = Worker::in_memory(plan, shared, tx, net.clone()).expect("a worker");
     let (go_tx, go) = crossbeam_channel::bounded(0);
-    drop(go_tx);
-    worker.run(go);
+    // Made on its own thread, as the engine makes each worker.
+    let (on_thread, net_there) = (shared.clone(), net.clone());
+    let thread = std::thread::spawn(move || {
+        let worker = Worker::in_memory(plan, on_thread, tx, net_there).expect("a worker");
+        worker.run(go)
+    });
     let mut ran = Ran {
         total: Recorder::default(),
         intervals: 0,
+        preload: None,
         end: PhaseEnd::Completed,
         elapsed_ns: 0,
         drain_ns: 0,
         seen: Vec::new(),
-        ended_at: clock.now(),
-        connections: net.connections(),
+        ended_at: 0,
+        connections: 0,
     };
-    for msg in rx.try_iter() {
-        take(&mut ran, msg);
+    // The main thread's part, as `engine::collect` plays it: the
+    // preload judged at the barrier, then the workers released.
+    let mut go_tx = Some(go_tx);
+    for msg in rx.iter() {
+        match msg {
+            Message::Ready { .. } => {
+                let failed = ran
+                    .preload
+                    .as_ref()
+                    .is_some_and(|(e, _)| !matches!(e, PhaseEnd::Completed));
+                shared
+                    .abort
+                    .store(failed, std::sync::atomic::Ordering::Relaxed);
+                go_tx = None;
+            }
+            Message::Done {
+                end,
+                counts: Some(_),
+                ..
+            } => ran.preload = Some((end, clock.now())),
+            msg => take(&mut ran, msg),
+        }
     }
+    drop(go_tx);
+    thread.join().expect("the worker ran");
+    ran.ended_at = clock.now();
+    ran.connections = net.connections();
     ran.seen = seen.lock().unwrap().clone();
     ran
 }

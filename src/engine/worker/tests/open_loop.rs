@@ -16,7 +16,8 @@ fn paced(extra: &[&str], script: Scripted) -> super::Ran {
 
 #[test]
 fn every_arrival_goes_out_when_due_and_takes_the_servers_time() {
-    let ran = paced(&[], Scripted::after(100_000));
+    // Each answer read as it comes: its latency is the server's alone.
+    let ran = paced(&["--read-answers", "at-once"], Scripted::after(100_000));
     let gets = ran.total.count(OpKind::Get);
     // 2,000/s for 1 s of Poisson arrivals: the server saw each one.
     assert!((1_800..2_200).contains(&gets), "{gets} gets");
@@ -79,4 +80,36 @@ fn a_closed_loop_under_the_same_stall_counts_it_once() {
     );
     let lat = &ran.total.op(OpKind::Get).expect("gets").latency;
     assert_eq!(lat.count_between(MS, 100 * MS), 1);
+}
+
+#[test]
+fn moderate_keeps_each_connection_quiet_after_an_answer() {
+    // mutilate's --moderate: 250 µs of quiet after each answer.
+    let ran = paced(
+        &["-c", "2", "-d", "1", "--moderate"],
+        Scripted::after(100_000),
+    );
+    let mut last_on: std::collections::HashMap<usize, u64> = Default::default();
+    for s in &ran.seen {
+        if let Some(&prev) = last_on.get(&s.pipe) {
+            // Answered 100 µs after it came; quiet 250 µs after that.
+            assert!(s.at >= prev + 350_000, "{} ns after the last", s.at - prev);
+        }
+        last_on.insert(s.pipe, s.at);
+    }
+    assert_eq!(ran.total.count(OpKind::Get) as usize, ran.gets_seen());
+}
+
+#[test]
+fn late_reads_time_each_answer_by_when_it_came() {
+    // The open loop's default: the worker sleeps to the next arrival and
+    // reads what came meanwhile, each read timed by its receive stamp.
+    let late = paced(&[], Scripted::after(100_000));
+    let lat = &late.total.op(OpKind::Get).expect("gets").latency;
+    let server = lat.lowest_equivalent(100_000);
+    // Never earlier than it came; a read of two answers dates the first
+    // by the second's stamp, as the kernel does, so a few are later.
+    assert_eq!(lat.lowest_equivalent(lat.min()), server);
+    assert_eq!(lat.lowest_equivalent(lat.value_at_quantile(0.5)), server);
+    assert_eq!(late.total.count(OpKind::Get) as usize, late.gets_seen());
 }
