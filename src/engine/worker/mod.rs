@@ -8,7 +8,8 @@
 //!
 //! The loop's fixed skeleton is `skeleton.rs`, its rules in time `phase.rs`.
 //! The parts it is composed of, each with its own state and tests:
-//! - when requests are due: `open_loop.rs` (and its `backlog.rs`),
+//! - when requests are due: `schedule.rs`, the one place the mode is
+//!   looked at, over `open_loop.rs` (and its `backlog.rs`),
 //!   `closed_loop.rs`, `churn.rs`, `replay.rs` (a timed trace);
 //! - what is sent: `source.rs` (preload, mix, trace, delete90);
 //! - where it goes: `router.rs` (one socket, by server, by op);
@@ -16,7 +17,12 @@
 //! - what an answer updates: `answers.rs`, read in `responses.rs`;
 //! - failures: `timeouts.rs`, `stall.rs`, `reconnect.rs`.
 //!
-//! `setup.rs` makes the parts from the worker's plan.
+//! - the sockets and buffers: `sockets.rs`, over the engine's transport;
+//!   the keys drawn with: `keys.rs`.
+//!
+//! `setup.rs` makes the parts from the worker's plan. The worker reads the
+//! time and waits only through the engine's `Clock` and `Transport`:
+//! `tests/` runs whole workers on a manual clock over memory.
 
 mod answers;
 mod backlog;
