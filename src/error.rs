@@ -68,12 +68,15 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub fn usage(msg: impl Into<String>) -> Self {
-        Failure::Usage(msg.into())
+    /// A usage failure (exit 2) with `msg`'s text: a message or any
+    /// layer's typed error.
+    pub fn usage(msg: impl fmt::Display) -> Self {
+        Failure::Usage(msg.to_string())
     }
 
-    pub fn run(msg: impl Into<String>) -> Self {
-        Failure::Run(msg.into())
+    /// A failed run (exit 1) with `msg`'s text.
+    pub fn run(msg: impl fmt::Display) -> Self {
+        Failure::Run(msg.to_string())
     }
 
     pub fn exit_code(&self) -> i32 {

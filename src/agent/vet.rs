@@ -25,7 +25,7 @@ fn time_within(what: &str, s: f64, limit_s: f64) -> Result<(), String> {
 pub fn result(r: &RunResult, elapsed_s: f64) -> Result<(), String> {
     let limit = elapsed_s.max(0.0) + 1.0;
     time_within("a duration", r.duration_s, limit)?;
-    checked::check(r).map_err(|e| shown(&e))
+    checked::check(r).map_err(|e| shown(&e.to_string()))
 }
 
 /// An interval as it closed on the agent, `elapsed_s` after the start.
@@ -33,7 +33,7 @@ pub fn interval(i: &IntervalSummary, elapsed_s: f64) -> Result<(), String> {
     let limit = elapsed_s.max(0.0) + 1.0;
     time_within("an interval ending", i.time_s, limit)?;
     time_within("an interval", i.duration_s, limit)?;
-    checked::interval(i).map_err(|e| shown(&e))
+    checked::interval(i).map_err(|e| shown(&e.to_string()))
 }
 
 pub use crate::untrusted::shown;

@@ -58,7 +58,10 @@ fn slots(
         return Ok(None);
     }
     let decode = |all: Vec<Vec<u8>>| -> Result<Vec<Hdr>, String> {
-        all.into_iter().map(Hdr::from_bytes).collect()
+        Ok(all
+            .into_iter()
+            .map(Hdr::from_bytes)
+            .collect::<Result<_, _>>()?)
     };
     let s = SlotHdrs {
         latency: decode(latency)?,

@@ -205,11 +205,11 @@ fn drop_flag(args: Vec<String>, flag: &str) -> Vec<String> {
 
 /// A configuration file (`untrusted::Bound::Config`).
 fn read(path: &str) -> Result<String, String> {
-    crate::untrusted::read_text(
+    Ok(crate::untrusted::read_text(
         std::path::Path::new(path),
         crate::untrusted::Bound::Config,
         "a configuration file",
-    )
+    )?)
 }
 
 #[cfg(test)]

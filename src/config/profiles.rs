@@ -81,7 +81,7 @@ pub fn slo(name: &str) -> Result<crate::result::Slo, String> {
             ))
         }
     };
-    slo.parse()
+    Ok(slo.parse()?)
 }
 
 /// The flags of profile `name`, or why there is none.

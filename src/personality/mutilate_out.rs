@@ -276,11 +276,11 @@ fn answered(summaries: &BTreeMap<String, OpSummary>, ops: &[&str]) -> u64 {
 
 /// The latency histograms of `ops`, added.
 fn sum(summaries: &BTreeMap<String, OpSummary>, ops: &[&str]) -> Result<Histogram<u64>, String> {
-    Hdr::sum(
+    Ok(Hdr::sum(
         ops.iter()
             .filter_map(|op| summaries.get(*op))
             .map(|o| &o.latency_hdr),
-    )
+    )?)
 }
 
 /// One row: avg, (std,) min, then the percentiles, each `h`'s value

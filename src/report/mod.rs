@@ -263,7 +263,7 @@ fn with_precision(runs: &[RunResult]) -> Result<Vec<RunResult>, Failure> {
             let mut r = r.clone();
             r.attach_precision().map(|()| r)
         })
-        .collect::<Result<_, String>>()
+        .collect::<Result<_, _>>()
         .map_err(Failure::run)
 }
 
