@@ -112,13 +112,22 @@ mod tests {
         assert!(e.contains("--max-keys"), "{e}");
         let mut s = spec();
         s.servers = vec!["unix:/var/run/docker.sock".parse().unwrap()];
-        assert!(admit(s, &limits).unwrap_err().contains("unix socket"));
+        assert!(admit(s, &limits)
+            .unwrap_err()
+            .to_string()
+            .contains("unix socket"));
         let mut s = spec();
         s.stop = StopAfter::Duration(Duration::from_secs(90_000));
-        assert!(admit(s, &limits).unwrap_err().contains("--max-duration"));
+        assert!(admit(s, &limits)
+            .unwrap_err()
+            .to_string()
+            .contains("--max-duration"));
         let mut s = spec();
         s.schedule = crate::spec::Schedule::Open(s.schedule.at_rate(1e9));
-        assert!(admit(s, &limits).unwrap_err().contains("--max-rate"));
+        assert!(admit(s, &limits)
+            .unwrap_err()
+            .to_string()
+            .contains("--max-rate"));
         // A share bounded by requests is bounded in time too.
         let mut s = spec();
         s.stop = StopAfter::Ops(10);

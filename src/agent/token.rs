@@ -139,9 +139,9 @@ mod tests {
         let loose = read(&p).unwrap_err();
         assert!(loose.contains("chmod 600"), "{loose}");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert!(read(&p).unwrap_err().contains("at least 16"));
+        assert!(read(&p).unwrap_err().to_string().contains("at least 16"));
         std::fs::write(&p, "with a space in it here\n").unwrap();
-        assert!(read(&p).unwrap_err().contains("printable"));
+        assert!(read(&p).unwrap_err().to_string().contains("printable"));
         std::fs::write(&p, "0123456789abcdef0123\nsecond line\n").unwrap();
         assert_eq!(read(&p).unwrap(), "0123456789abcdef0123");
     }

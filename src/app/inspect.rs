@@ -94,6 +94,7 @@ fn each_server(
             return exit::of_signal(signalled());
         }
         let shown = Address::resolve(name)
+            .map_err(String::from)
             .and_then(|a| StatsConn::connect(&a, args.timeout, stop.clone()))
             .and_then(|mut c| show(name, &mut c));
         match shown {

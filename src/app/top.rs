@@ -147,8 +147,9 @@ impl Watch {
         let name = self.names[s].clone();
         if self.conns[s].is_none() {
             let stop = Some(self.stop.clone());
-            let opened =
-                Address::resolve(&name).and_then(|a| StatsConn::connect(&a, self.timeout, stop));
+            let opened = Address::resolve(&name)
+                .map_err(String::from)
+                .and_then(|a| StatsConn::connect(&a, self.timeout, stop));
             match opened {
                 Ok(c) => self.conns[s] = Some(c),
                 Err(e) => return Row::failed(&name, e),

@@ -50,7 +50,7 @@ pub enum ResultError {
         source: Box<ResultError>,
     },
     #[error("its spec: {0}")]
-    Spec(String),
+    Spec(#[source] crate::spec::SpecError),
     #[error("duration_s: {0} s is no run's length")]
     Duration(f64),
     #[error("{prefix}total: a count of {count} where its ops count {sum}")]

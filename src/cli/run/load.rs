@@ -284,7 +284,7 @@ impl LoadArgs {
 }
 
 /// `exponential` (Poisson arrivals), `fixed` (even gaps), or a distribution.
-fn parse_arrival(text: &str) -> Result<Distribution, String> {
+fn parse_arrival(text: &str) -> Result<Distribution, crate::workload::WorkloadError> {
     match text {
         "exponential" => Ok(Distribution::Exponential { mean: 1.0 }),
         "fixed" => Ok(Distribution::Fixed(1.0)),

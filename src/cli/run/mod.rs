@@ -202,7 +202,7 @@ impl RunArgs {
     /// connections' churn, or the trace's timestamps at `trace_speed`.
     fn schedule(&self, trace_speed: Option<f64>) -> Result<Schedule, String> {
         let l = &self.load;
-        ScheduleFlags {
+        Ok(ScheduleFlags {
             rate: l.rate,
             arrival: l.arrival.clone(),
             coalesce: l.coalesce,
@@ -211,7 +211,7 @@ impl RunArgs {
             churn: self.conns.churn(),
             trace_speed,
         }
-        .schedule()
+        .schedule()?)
     }
 
     /// Whether agents make the run (`--agent`), not this process.

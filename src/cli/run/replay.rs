@@ -142,7 +142,7 @@ fn open_regular(path: &Path, format: Option<TraceFormat>) -> Result<TraceReader,
             path.display()
         ));
     }
-    TraceReader::open(path, format)
+    Ok(TraceReader::open(path, format)?)
 }
 
 /// A timed replay's schedule, judged before any traffic from the

@@ -204,11 +204,14 @@ fn open_unit<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 }
 
 impl FromStr for Distribution {
-    type Err = String;
+    type Err = super::WorkloadError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, super::WorkloadError> {
         let t = text.trim();
-        let bad = |why: &str| format!("invalid distribution '{text}': {why}");
+        let bad = |why: &str| super::WorkloadError::Distribution {
+            text: text.into(),
+            why: why.into(),
+        };
         match t {
             "fb_key" => return Ok(FB_KEY),
             "fb_value" => return Ok(Distribution::FbValue),
@@ -277,7 +280,7 @@ impl FromStr for Distribution {
             }
             _ => return Err(bad(&format!("unknown family '{name}'; {FORMS}"))),
         };
-        dist.validate().map_err(|e| bad(&e))?;
+        dist.validate().map_err(bad)?;
         Ok(dist)
     }
 }
@@ -287,24 +290,21 @@ exponential:LAMBDA, pareto:LOC,SCALE,SHAPE, gev:LOC,SCALE,SHAPE, zipf:N,THETA, \
 empirical:LO-HI:SHARE,..., fb_key, fb_value, fb_ia, dN, uA,B or eMEAN";
 
 impl Distribution {
-    fn validate(&self) -> Result<(), String> {
+    /// Why the parameters make no distribution, if they do not.
+    fn validate(&self) -> Result<(), &'static str> {
         match *self {
-            Distribution::Uniform { min, max } if max <= min => {
-                Err("uniform needs MIN < MAX".into())
-            }
+            Distribution::Uniform { min, max } if max <= min => Err("uniform needs MIN < MAX"),
             Distribution::Normal { sd, .. } if sd < 0.0 => {
-                Err("the standard deviation must not be negative".into())
+                Err("the standard deviation must not be negative")
             }
-            Distribution::Exponential { mean } if mean <= 0.0 => {
-                Err("the mean must be positive".into())
-            }
+            Distribution::Exponential { mean } if mean <= 0.0 => Err("the mean must be positive"),
             Distribution::Pareto { scale, .. } | Distribution::Gev { scale, .. }
                 if scale <= 0.0 =>
             {
-                Err("the scale must be positive".into())
+                Err("the scale must be positive")
             }
             Distribution::Zipf { theta, .. } if theta.is_nan() || theta < 0.0 => {
-                Err("zipf needs THETA >= 0".into())
+                Err("zipf needs THETA >= 0")
             }
             _ => Ok(()),
         }
@@ -469,7 +469,10 @@ mod tests {
             "fb_values",
         ] {
             let err = bad.parse::<Distribution>().unwrap_err();
-            assert!(err.contains(&format!("'{bad}'")), "{bad}: {err}");
+            assert!(
+                err.to_string().contains(&format!("'{bad}'")),
+                "{bad}: {err}"
+            );
         }
     }
 
