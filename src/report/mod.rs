@@ -6,6 +6,7 @@
 
 mod compare;
 mod csv;
+mod error;
 mod hdr_log;
 mod html;
 mod json;
@@ -26,6 +27,7 @@ mod text_verdict;
 mod tone;
 
 pub use compare::{compare, workload_differences, SHARE_OF_LOAD};
+pub use error::{OutputError, RenderError};
 pub use live::live_line;
 pub use samples::SampleWriter;
 pub use staged::{refuse_same_file, OneFile};
@@ -41,7 +43,7 @@ use std::path::Path;
 pub trait Exporter {
     /// The output's bytes for these runs. A format that holds one run is
     /// given exactly one (the manager sees to it).
-    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String>;
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError>;
 
     /// Whether the format can hold several runs (the HTML overlays them).
     fn takes_several(&self) -> bool {
@@ -49,8 +51,8 @@ pub trait Exporter {
     }
 
     /// The output's bytes for a scan's or a search's curve.
-    fn render_curve(&self, _curve: &Curve) -> Result<Vec<u8>, String> {
-        Err("this format holds runs, not curves".into())
+    fn render_curve(&self, _curve: &Curve) -> Result<Vec<u8>, RenderError> {
+        Err(RenderError::NoCurves)
     }
 
     /// Whether the format can hold a curve.
@@ -234,7 +236,7 @@ impl ExportManager {
 
     fn write_each(
         &mut self,
-        render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, String>,
+        render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, RenderError>,
     ) -> Result<(), Failure> {
         let drop_on_signal = self.drop_on_signal;
         let mut failed = Vec::new();
@@ -269,7 +271,7 @@ fn with_precision(runs: &[RunResult]) -> Result<Vec<RunResult>, Failure> {
 
 fn write_one(
     t: &mut Target,
-    render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, String>,
+    render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, RenderError>,
 ) -> Result<(), String> {
     let bytes = render(t.exporter.as_ref()).map_err(|e| format!("{}: {e}", t.format.flag()))?;
     // The text's colour stays on a terminal only (`tone`).
