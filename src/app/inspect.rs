@@ -4,7 +4,7 @@
 
 use crate::cli::{ServersArgs, StatsArgs};
 use crate::error::exit;
-use crate::server_stats::{slabs, Stats, StatsConn};
+use crate::server_stats::{slabs, Stats, StatsConn, StatsQueryError};
 use crate::spec::Address;
 use mcbench_proto::stats as wire;
 
@@ -71,7 +71,7 @@ fn stats_block(name: &str, stats: &Stats, json: bool, general: bool) -> String {
 /// 1 if any server failed (the others are still printed).
 fn each_server(
     args: &ServersArgs,
-    show: impl Fn(&str, &mut StatsConn) -> Result<String, String>,
+    show: impl Fn(&str, &mut StatsConn) -> Result<String, StatsQueryError>,
     json: bool,
 ) -> i32 {
     let names = match names(args) {
@@ -93,10 +93,12 @@ fn each_server(
         if signalled() != 0 {
             return exit::of_signal(signalled());
         }
-        let shown = Address::resolve(name)
-            .map_err(String::from)
-            .and_then(|a| StatsConn::connect(&a, args.timeout, stop.clone()))
-            .and_then(|mut c| show(name, &mut c));
+        let shown = match Address::resolve(name) {
+            Ok(a) => StatsConn::connect(&a, args.timeout, stop.clone())
+                .and_then(|mut c| show(name, &mut c))
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
         match shown {
             Ok(text) => blocks.push((name, text)),
             Err(e) => {
