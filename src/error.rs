@@ -111,10 +111,15 @@ macro_rules! stderr_line {
 
 /// Writes `text` to stdout and flushes it; the error names stdout, for an
 /// exit 1 once the files are written (`println!` would panic instead).
-pub fn to_stdout(text: &str) -> Result<(), String> {
+pub fn to_stdout(text: &str) -> Result<(), StdoutError> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|e| format!("cannot write to stdout: {e}"))
+        .map_err(StdoutError)
 }
+
+/// Stdout that cannot be written (a closed pipe, a full disk).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to stdout: {0}")]
+pub struct StdoutError(#[source] pub std::io::Error);

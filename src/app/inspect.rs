@@ -2,6 +2,7 @@
 //! layouts (its `stats`/`settings` modes, and its `display` table of slab
 //! classes), read once on a fresh connection.
 
+use super::AppError;
 use crate::cli::{ServersArgs, StatsArgs};
 use crate::error::exit;
 use crate::server_stats::{slabs, Stats, StatsConn, StatsQueryError};
@@ -132,13 +133,13 @@ fn each_server(
 }
 
 /// The servers as written (ranges expanded); weights mean nothing here.
-pub(super) fn names(args: &ServersArgs) -> Result<Vec<String>, String> {
+pub(super) fn names(args: &ServersArgs) -> Result<Vec<String>, AppError> {
     let (names, weights) = crate::spec::servers::expand(&args.servers)?;
     if weights.iter().any(|&w| w != 1) {
-        return Err("a server weight (HOST:PORT:WEIGHT) means nothing to a stats command".into());
+        return Err(AppError::StatsWeight);
     }
     if let Some(udp) = crate::spec::ServerAddr::first_udp(&names) {
-        return Err(format!("'{udp}': stats are read over TCP or a unix socket"));
+        return Err(AppError::StatsOverUdp(udp.to_string()));
     }
     Ok(names.iter().map(ToString::to_string).collect())
 }

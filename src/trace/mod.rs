@@ -140,6 +140,8 @@ pub struct TraceError {
     pub why: RecordError,
 }
 
+impl std::error::Error for TraceError {}
+
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let unit = if self.binary { "record" } else { "line" };
