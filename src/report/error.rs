@@ -66,6 +66,28 @@ pub enum OutputError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{0} holds one run: give one result, or --merge them")]
+    OneRun(&'static str),
+    #[error("{0} holds one run's histograms, not a curve; --json keeps every run")]
+    NotCurve(&'static str),
+    /// Output `flag`, whose report does not render.
+    #[error("{flag}: {source}")]
+    Render {
+        flag: &'static str,
+        #[source]
+        source: RenderError,
+    },
+    #[error("written twice")]
+    WrittenTwice,
+    /// Output `flag` that cannot be written to `what` (a path, stdout or
+    /// stderr).
+    #[error("cannot write {flag} to {what}: {source}")]
+    WriteTo {
+        flag: &'static str,
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
     /// `--save`'s samples file.
     #[error("--save {path}: {source}")]
     Save {

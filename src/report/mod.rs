@@ -123,10 +123,7 @@ impl ExportManager {
     pub fn create(files: &[(Format, &Path)], several: bool) -> Result<Self, Failure> {
         Self::create_checked(files, |format, exporter| {
             if several && !exporter.takes_several() {
-                return Err(format!(
-                    "{} holds one run: give one result, or --merge them",
-                    format.flag()
-                ));
+                return Err(OutputError::OneRun(format.flag()));
             }
             Ok(())
         })
@@ -136,10 +133,7 @@ impl ExportManager {
     pub fn create_curve(files: &[(Format, &Path)]) -> Result<Self, Failure> {
         Self::create_checked(files, |format, exporter| {
             if !exporter.takes_curve() {
-                return Err(format!(
-                    "{} holds one run's histograms, not a curve; --json keeps every run",
-                    format.flag()
-                ));
+                return Err(OutputError::NotCurve(format.flag()));
             }
             Ok(())
         })
@@ -147,7 +141,7 @@ impl ExportManager {
 
     fn create_checked(
         files: &[(Format, &Path)],
-        check: impl Fn(Format, &dyn Exporter) -> Result<(), String>,
+        check: impl Fn(Format, &dyn Exporter) -> Result<(), OutputError>,
     ) -> Result<Self, Failure> {
         let to_stdout = files.iter().filter(|(_, p)| *p == Path::new("-")).count();
         if to_stdout > 1 {
@@ -246,7 +240,7 @@ impl ExportManager {
                 return Err(Failure::Stopped(sig));
             }
             if let Err(e) = write_one(t, &render) {
-                failed.push(e);
+                failed.push(e.to_string());
             }
         }
         if failed.is_empty() {
@@ -272,8 +266,10 @@ fn with_precision(runs: &[RunResult]) -> Result<Vec<RunResult>, Failure> {
 fn write_one(
     t: &mut Target,
     render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, RenderError>,
-) -> Result<(), String> {
-    let bytes = render(t.exporter.as_ref()).map_err(|e| format!("{}: {e}", t.format.flag()))?;
+) -> Result<(), OutputError> {
+    let flag = t.format.flag();
+    let bytes =
+        render(t.exporter.as_ref()).map_err(|source| OutputError::Render { flag, source })?;
     // The text's colour stays on a terminal only (`tone`).
     let colour = t.format == Format::Text;
     let (what, res) = match &mut t.dest {
@@ -286,7 +282,7 @@ fn write_one(
             write_terminal(std::io::stderr().lock(), &bytes, colour),
         ),
         Dest::File(staged, file) => {
-            let staged = staged.take().ok_or("written twice")?;
+            let staged = staged.take().ok_or(OutputError::WrittenTwice)?;
             let what = staged.path().display().to_string();
             (
                 what,
@@ -294,7 +290,7 @@ fn write_one(
             )
         }
     };
-    res.map_err(|e| format!("cannot write {} to {what}: {e}", t.format.flag()))
+    res.map_err(|source| OutputError::WriteTo { flag, what, source })
 }
 
 /// Writes to stdout or stderr; `colour` bytes pass through `anstream`,

@@ -36,6 +36,16 @@ pub enum WorkloadError {
     Distribution { text: String, why: String },
 }
 
+/// A `--value-size` table (`LO-HI:SHARE,...`) refused; the reason of a
+/// [`WorkloadError::Distribution`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TableError {
+    #[error("table row '{0}' is not LO-HI:SHARE")]
+    Row(String),
+    #[error("table shares sum to {0}, not 1")]
+    Sum(f64),
+}
+
 // A bridge for the callers still on String errors.
 impl From<WorkloadError> for String {
     fn from(e: WorkloadError) -> String {

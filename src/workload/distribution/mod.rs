@@ -8,6 +8,7 @@
 
 mod theory;
 
+use crate::workload::TableError;
 use rand::Rng;
 use rand_distr::{Distribution as _, StandardNormal};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -219,7 +220,7 @@ impl FromStr for Distribution {
             _ => {}
         }
         if let Some(table) = t.strip_prefix("empirical:") {
-            return parse_table(table).map_err(|e| bad(&e));
+            return parse_table(table).map_err(|e| bad(&e.to_string()));
         }
         let (name, args) = match t.split_once(':') {
             Some((n, a)) => (n, numbers(a).map_err(|e| bad(&e))?),
@@ -313,11 +314,11 @@ impl Distribution {
 
 /// `LO-HI:SHARE,LO-HI:SHARE,...`; shares must sum to 1 (within 0.001,
 /// memaslap's precision) and ranges must be whole sizes with LO <= HI.
-fn parse_table(text: &str) -> Result<Distribution, String> {
+fn parse_table(text: &str) -> Result<Distribution, TableError> {
     let rows = text
         .split(',')
         .map(|row| {
-            let err = || format!("table row '{row}' is not LO-HI:SHARE");
+            let err = || TableError::Row(row.to_string());
             let (range, share) = row.split_once(':').ok_or_else(err)?;
             let (lo, hi) = range.split_once('-').unwrap_or((range, range));
             let num = |t: &str| t.trim().parse::<f64>().ok().filter(|v| v.is_finite());
@@ -337,7 +338,7 @@ fn parse_table(text: &str) -> Result<Distribution, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let total: f64 = rows.iter().map(|r| r.share).sum();
     if (total - 1.0).abs() > 0.001 {
-        return Err(format!("table shares sum to {total}, not 1"));
+        return Err(TableError::Sum(total));
     }
     Ok(Distribution::Empirical(rows))
 }
