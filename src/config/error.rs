@@ -68,10 +68,3 @@ impl ConfigError {
         }
     }
 }
-
-// A bridge for the callers still on String errors.
-impl From<ConfigError> for String {
-    fn from(e: ConfigError) -> String {
-        e.to_string()
-    }
-}

@@ -46,10 +46,3 @@ impl PartialEq for PersonalityError {
         self.to_string() == other.to_string()
     }
 }
-
-// A bridge for the callers still on String errors.
-impl From<PersonalityError> for String {
-    fn from(e: PersonalityError) -> String {
-        e.to_string()
-    }
-}

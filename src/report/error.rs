@@ -96,16 +96,3 @@ pub enum OutputError {
         source: std::io::Error,
     },
 }
-
-// Bridges for the callers still on String errors.
-impl From<RenderError> for String {
-    fn from(e: RenderError) -> String {
-        e.to_string()
-    }
-}
-
-impl From<OutputError> for String {
-    fn from(e: OutputError) -> String {
-        e.to_string()
-    }
-}

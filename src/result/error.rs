@@ -129,10 +129,3 @@ impl ResultError {
         }
     }
 }
-
-// A bridge for the callers still on String errors.
-impl From<ResultError> for String {
-    fn from(e: ResultError) -> String {
-        e.to_string()
-    }
-}

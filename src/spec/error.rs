@@ -96,7 +96,8 @@ impl PartialEq for SpecError {
     }
 }
 
-// A bridge for the callers still on String errors.
+// A bridge for src/engine, which keeps its String errors (the workers'
+// set-up calls the spec's functions through `?`).
 impl From<SpecError> for String {
     fn from(e: SpecError) -> String {
         e.to_string()

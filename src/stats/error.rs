@@ -54,10 +54,3 @@ pub enum StatsError {
         source: Box<StatsError>,
     },
 }
-
-// A bridge for the callers still on String errors.
-impl From<StatsError> for String {
-    fn from(e: StatsError) -> String {
-        e.to_string()
-    }
-}

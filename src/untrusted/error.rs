@@ -70,16 +70,3 @@ pub enum HistogramError {
     #[error("a histogram declares the range {lowest}..{highest}, outside ours (1..{max})")]
     Range { lowest: u64, highest: u64, max: u64 },
 }
-
-// Bridges for the callers still on String errors.
-impl From<FileError> for String {
-    fn from(e: FileError) -> String {
-        e.to_string()
-    }
-}
-
-impl From<HistogramError> for String {
-    fn from(e: HistogramError) -> String {
-        e.to_string()
-    }
-}

@@ -45,10 +45,3 @@ pub enum TableError {
     #[error("table shares sum to {0}, not 1")]
     Sum(f64),
 }
-
-// A bridge for the callers still on String errors.
-impl From<WorkloadError> for String {
-    fn from(e: WorkloadError) -> String {
-        e.to_string()
-    }
-}
