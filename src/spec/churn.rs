@@ -222,9 +222,7 @@ impl super::RunSpec {
             return Ok(());
         };
         if churn.conns == 0 || churn.calls == 0 {
-            return Err(SpecError::Refused(
-                "--num-conns and --num-calls must be at least 1",
-            ));
+            return Err(SpecError::AtLeastOne("--num-conns and --num-calls"));
         }
         let refuse = |flag, why| Err(SpecError::WithChurn { flag, why });
         if self.depth > 1 {

@@ -16,6 +16,27 @@ pub enum SpecError {
     /// A one-off refusal that names the values given.
     #[error("{0}")]
     Invalid(String),
+    #[error("{0} must be at least 1")]
+    AtLeastOne(&'static str),
+    /// A queue depth (`--depth`, `--measure-depth`) out of range.
+    #[error("{0} must be between 1 and 65536")]
+    Depth(&'static str),
+    #[error("{flag} must be between {min} and {max}, got {got}")]
+    Between {
+        flag: &'static str,
+        min: String,
+        max: String,
+        got: String,
+    },
+    /// `flag` beside a flag (or a server) it cannot work with.
+    #[error("{flag} does not go with {what}")]
+    NotWith { flag: &'static str, what: String },
+    /// `flag` without a server named: the embedded one cannot serve it.
+    #[error("{flag} needs --server: {why}")]
+    NeedsServer {
+        flag: &'static str,
+        why: &'static str,
+    },
     #[error("{flag} must be at most {max}, got {got}")]
     AtMost {
         flag: &'static str,
@@ -78,6 +99,21 @@ pub enum SpecError {
 }
 
 impl SpecError {
+    /// `flag` outside `min..=max`, given `got`.
+    pub fn between(
+        flag: &'static str,
+        min: impl ToString,
+        max: impl ToString,
+        got: impl ToString,
+    ) -> SpecError {
+        SpecError::Between {
+            flag,
+            min: min.to_string(),
+            max: max.to_string(),
+            got: got.to_string(),
+        }
+    }
+
     /// `flag` above its largest value `max`, given `got`.
     pub fn at_most(flag: &'static str, max: impl ToString, got: impl ToString) -> SpecError {
         SpecError::AtMost {

@@ -12,10 +12,12 @@ impl RunSpec {
     /// `--refill-batch`: a closed loop's, and no larger than the depth.
     pub(super) fn validate_refill_batch(&self) -> Result<(), SpecError> {
         if self.refill_batch == 0 || self.refill_batch > self.depth {
-            return Err(SpecError::Invalid(format!(
-                "--refill-batch must be between 1 and --depth ({}), got {}",
-                self.depth, self.refill_batch
-            )));
+            return Err(SpecError::between(
+                "--refill-batch",
+                1,
+                format!("--depth ({})", self.depth),
+                self.refill_batch,
+            ));
         }
         if self.refill_batch > 1 && self.open_loop() {
             return Err(SpecError::Refused("--refill-batch batches a closed loop's refills; an open loop sends each arrival when it is due: drop --refill-batch (or --rate, for a closed loop)"));

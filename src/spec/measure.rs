@@ -27,14 +27,10 @@ impl RunSpec {
             return Ok(());
         };
         if m.connections == 0 {
-            return Err(SpecError::Refused(
-                "--measure-connections must be at least 1",
-            ));
+            return Err(SpecError::AtLeastOne("--measure-connections"));
         }
         if m.depth == 0 || m.depth > 65_536 {
-            return Err(SpecError::Refused(
-                "--measure-depth must be between 1 and 65536",
-            ));
+            return Err(SpecError::Depth("--measure-depth"));
         }
         if !(m.rate.is_finite() && m.rate > 0.0) {
             return Err(SpecError::Invalid(format!(

@@ -75,9 +75,10 @@ impl RunSpec {
             ));
         }
         let refuse = |what: &str| {
-            Err(SpecError::Invalid(format!(
-                "--rep-write does not go with {what}"
-            )))
+            Err(SpecError::NotWith {
+                flag: "--rep-write",
+                what: what.to_string(),
+            })
         };
         if let Some(s) = crate::spec::ServerAddr::first_udp(&self.servers) {
             return refuse(&format!("UDP ('{s}'), as memaslap's does not"));

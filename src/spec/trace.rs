@@ -38,11 +38,12 @@ pub fn parse_speed(s: &str) -> Result<f64, SpecError> {
 /// A timed replay's speed must be in `SPEED_RANGE`.
 pub(super) fn check_speed(v: f64) -> Result<(), SpecError> {
     if !SPEED_RANGE.contains(&v) {
-        return Err(SpecError::Invalid(format!(
-            "--trace-speed must be between {}x and {}x, got {v}",
-            SPEED_RANGE.start(),
-            SPEED_RANGE.end()
-        )));
+        return Err(SpecError::between(
+            "--trace-speed",
+            format!("{}x", SPEED_RANGE.start()),
+            format!("{}x", SPEED_RANGE.end()),
+            v,
+        ));
     }
     Ok(())
 }

@@ -50,13 +50,13 @@ impl RunSpec {
     /// Threads, connections, depth and the key space's first key.
     fn validate_shape(&self) -> Result<(), SpecError> {
         if self.threads == 0 {
-            return Err(SpecError::Refused("--threads must be at least 1"));
+            return Err(SpecError::AtLeastOne("--threads"));
         }
         if self.connections == 0 {
-            return Err(SpecError::Refused("--connections must be at least 1"));
+            return Err(SpecError::AtLeastOne("--connections"));
         }
         if self.depth == 0 || self.depth > 65_536 {
-            return Err(SpecError::Refused("--depth must be between 1 and 65536"));
+            return Err(SpecError::Depth("--depth"));
         }
         if self.load_each_thread && self.window.is_some() {
             return Err(SpecError::Refused("--load-each-thread preloads; --window preloads nothing (its keys are written as it goes): drop one"));
@@ -88,7 +88,7 @@ impl RunSpec {
             StopAfter::Duration(d) if d.is_zero() => {
                 return Err(SpecError::Refused("--duration must be longer than zero"))
             }
-            StopAfter::Ops(0) => return Err(SpecError::Refused("--ops must be at least 1")),
+            StopAfter::Ops(0) => return Err(SpecError::AtLeastOne("--ops")),
             _ => {}
         }
         if self.time_limit.is_some_and(|d| d.is_zero()) {
@@ -118,10 +118,7 @@ impl RunSpec {
             )));
         }
         if !(0.0..=1.0).contains(&self.miss_ratio) {
-            return Err(SpecError::Invalid(format!(
-                "--miss-ratio must be between 0 and 1, got {}",
-                self.miss_ratio
-            )));
+            return Err(SpecError::between("--miss-ratio", 0, 1, self.miss_ratio));
         }
         if !(0.0..=1.0).contains(&self.multiget.share)
             || self.multiget.keys == 0
@@ -145,10 +142,7 @@ impl RunSpec {
             _ => {}
         }
         if !(0.0..=1.0).contains(&self.overwrite) {
-            return Err(SpecError::Invalid(format!(
-                "--overwrite must be between 0 and 1, got {}",
-                self.overwrite
-            )));
+            return Err(SpecError::between("--overwrite", 0, 1, self.overwrite));
         }
         Ok(())
     }

@@ -57,9 +57,10 @@ impl RunSpec {
             }
         }
         if self.servers.is_empty() && p == Protocol::Resp {
-            return Err(SpecError::Refused(
-                "--protocol resp needs --server: the embedded server is memcached",
-            ));
+            return Err(SpecError::NeedsServer {
+                flag: "--protocol resp",
+                why: "the embedded server is memcached",
+            });
         }
         if self.meta_flags.is_some() && p != Protocol::Meta {
             return Err(SpecError::Invalid(format!(
@@ -181,23 +182,22 @@ impl RunSpec {
             };
         }
         if self.conn_sock == 0 || self.conn_sock > 10_000 {
-            return Err(SpecError::Invalid(format!(
-                "--conn-sock must be between 1 and 10000, got {}",
-                self.conn_sock
-            )));
+            return Err(SpecError::between("--conn-sock", 1, 10000, self.conn_sock));
         }
         if self.servers.is_empty() {
-            return Err(SpecError::Refused(
-                "--facebook needs --server: the embedded memcached listens on TCP only",
-            ));
+            return Err(SpecError::NeedsServer {
+                flag: "--facebook",
+                why: "the embedded memcached listens on TCP only",
+            });
         }
         if let Some(s) = self.servers.iter().find(|s| !s.is_tcp()) {
             return Err(SpecError::Invalid(format!("--facebook reaches each server over both TCP and UDP at HOST:PORT; '{s}' names one transport")));
         }
         let refuse = |what: &str| {
-            Err(SpecError::Invalid(format!(
-                "--facebook does not go with {what}"
-            )))
+            Err(SpecError::NotWith {
+                flag: "--facebook",
+                what: what.to_string(),
+            })
         };
         match self.schedule {
             Schedule::Closed => {}
