@@ -33,6 +33,23 @@ pub struct EmbeddedMemcached {
     pub version: String,
 }
 
+/// Why the embedded memcached did not start: a failed run (exit 1).
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error("cannot find a free port: {0}")]
+    FreePort(#[source] std::io::Error),
+    #[error("cannot start {binary}: {source}")]
+    Spawn {
+        binary: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the embedded memcached exited at start ({0})")]
+    Exited(std::process::ExitStatus),
+    #[error("the embedded memcached did not listen on {0} within 5 s")]
+    NotListening(SocketAddr),
+}
+
 impl EmbeddedMemcached {
     /// Starts memcached sized for the run. No `memcached` on PATH is a
     /// usage error (exit 2, with how to install it); one that will not
@@ -47,18 +64,18 @@ impl EmbeddedMemcached {
         })?;
         // The free port is found by binding and releasing it, so another
         // process may take it first: try a few.
-        let mut last = String::new();
+        let mut last = None;
         for _ in 0..START_ATTEMPTS {
             match Self::start_on_free_port(&binary, size) {
                 Ok(server) => return Ok(server),
-                Err(e) => last = e,
+                Err(e) => last = Some(e),
             }
         }
-        Err(Failure::run(last))
+        Err(Failure::run(last.map_or(String::new(), |e| e.to_string())))
     }
 
-    fn start_on_free_port(binary: &Path, size: &Sizing) -> Result<Self, String> {
-        let port = free_port().map_err(|e| format!("cannot find a free port: {e}"))?;
+    fn start_on_free_port(binary: &Path, size: &Sizing) -> Result<Self, StartError> {
+        let port = free_port().map_err(StartError::FreePort)?;
         // Twice the data plus slab overhead, at least memcached's default 64 MiB.
         let memory_mb = (size.data_bytes * 2 / (1 << 20) + 64).max(64);
         let memory_mb = memory_mb.max(4 * size.max_item_bytes.div_ceil(1 << 20) as u64);
@@ -81,7 +98,10 @@ impl EmbeddedMemcached {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+            .map_err(|source| StartError::Spawn {
+                binary: binary.to_path_buf(),
+                source,
+            })?;
         let mut server = EmbeddedMemcached {
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
@@ -91,21 +111,18 @@ impl EmbeddedMemcached {
         Ok(server)
     }
 
-    fn wait_listening(&mut self) -> Result<(), String> {
+    fn wait_listening(&mut self) -> Result<(), StartError> {
         let deadline = Instant::now() + START_TIMEOUT;
         while Instant::now() < deadline {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("the embedded memcached exited at start ({status})"));
+                return Err(StartError::Exited(status));
             }
             if TcpStream::connect_timeout(&self.addr, Duration::from_millis(100)).is_ok() {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Err(format!(
-            "the embedded memcached did not listen on {} within 5 s",
-            self.addr
-        ))
+        Err(StartError::NotListening(self.addr))
     }
 }
 

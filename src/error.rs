@@ -68,12 +68,15 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub fn usage(msg: impl Into<String>) -> Self {
-        Failure::Usage(msg.into())
+    /// A usage failure (exit 2) with `msg`'s text: a message or any
+    /// layer's typed error.
+    pub fn usage(msg: impl fmt::Display) -> Self {
+        Failure::Usage(msg.to_string())
     }
 
-    pub fn run(msg: impl Into<String>) -> Self {
-        Failure::Run(msg.into())
+    /// A failed run (exit 1) with `msg`'s text.
+    pub fn run(msg: impl fmt::Display) -> Self {
+        Failure::Run(msg.to_string())
     }
 
     pub fn exit_code(&self) -> i32 {
@@ -108,10 +111,15 @@ macro_rules! stderr_line {
 
 /// Writes `text` to stdout and flushes it; the error names stdout, for an
 /// exit 1 once the files are written (`println!` would panic instead).
-pub fn to_stdout(text: &str) -> Result<(), String> {
+pub fn to_stdout(text: &str) -> Result<(), StdoutError> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|e| format!("cannot write to stdout: {e}"))
+        .map_err(StdoutError)
 }
+
+/// Stdout that cannot be written (a closed pipe, a full disk).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to stdout: {0}")]
+pub struct StdoutError(#[source] pub std::io::Error);

@@ -72,26 +72,39 @@ pub fn run_only_when_idle() -> io::Result<()> {
 
 /// Whether the hard open-file limit leaves room for `needed` descriptors;
 /// an error that says what to raise when it does not. Changes nothing.
-pub fn fd_limit_allows(needed: u64) -> Result<(), String> {
+pub fn fd_limit_allows(needed: u64) -> Result<(), FdLimitError> {
     match fd_limit() {
-        Some(lim) if lim.rlim_max < needed => Err(format!(
-            "this run needs {needed} file descriptors but the hard limit is {}; \
-             raise it (ulimit -Hn {needed}, or LimitNOFILE) or use fewer connections",
-            lim.rlim_max
-        )),
+        Some(lim) if lim.rlim_max < needed => Err(FdLimitError::HardLimit {
+            needed,
+            hard: lim.rlim_max,
+        }),
         _ => Ok(()),
     }
+}
+
+/// The open-file limit too low for a run's descriptors.
+#[derive(Debug, thiserror::Error)]
+pub enum FdLimitError {
+    #[error(
+        "this run needs {needed} file descriptors but the hard limit is {hard}; \
+         raise it (ulimit -Hn {needed}, or LimitNOFILE) or use fewer connections"
+    )]
+    HardLimit { needed: u64, hard: u64 },
+    #[error("this run needs {needed} file descriptors and raising the limit failed: {source}")]
+    Raise {
+        needed: u64,
+        #[source]
+        source: io::Error,
+    },
 }
 
 /// Raises the soft open-file limit to at least `needed` descriptors (the
 /// hard limit allowing, as `fd_limit_allows` said), and toward `needed +
 /// extra` as far as it allows.
-pub fn claim_fds((needed, extra): (u64, u64)) -> Result<(), String> {
+pub fn claim_fds((needed, extra): (u64, u64)) -> Result<(), FdLimitError> {
     fd_limit_allows(needed)?;
     if let Some(lim) = fd_limit().filter(|l| l.rlim_cur < needed) {
-        set_soft_fd_limit(lim, needed).map_err(|e| {
-            format!("this run needs {needed} file descriptors and raising the limit failed: {e}")
-        })?;
+        set_soft_fd_limit(lim, needed).map_err(|source| FdLimitError::Raise { needed, source })?;
     }
     if extra > 0 {
         raise_fd_limit_toward(needed.saturating_add(extra));

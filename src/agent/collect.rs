@@ -4,7 +4,7 @@
 
 use super::master::{Agent, AgentLoss, Control};
 use super::pb::{self, run_event};
-use super::unix_ns;
+use super::{unix_ns, AgentDataError};
 use crate::error::Failure;
 use crate::result::{self, AgentSummary, MeasureSummary, RunContext, RunResult};
 use crate::spec::{LoadMode, MeasureGroup, OpenLoop, RunSpec, Schedule};
@@ -258,7 +258,8 @@ async fn read_stream(
             Ok(Ok(None)) => break lost("its stream ended without a result".into()),
             Ok(Ok(Some(ev))) => match ev.event {
                 Some(run_event::Event::Final(f)) => {
-                    break final_result(&f.result_json, told_to_stop, start).unwrap_or_else(lost)
+                    break final_result(&f.result_json, told_to_stop, start)
+                        .unwrap_or_else(|e| lost(e.to_string()))
                 }
                 Some(run_event::Event::Interval(i)) => match super::wire::summary(i)
                     .and_then(|s| super::vet::interval(&s, since(start)).map(|()| s))
@@ -282,19 +283,17 @@ async fn read_stream(
 }
 
 /// An agent's final result, checked; or why the agent counts as lost.
-fn final_result(json: &str, told_to_stop: bool, start: i64) -> Result<End, String> {
-    let r = serde_json::from_str::<RunResult>(json)
-        .map_err(|e| format!("its result does not parse: {e}"))?;
+fn final_result(json: &str, told_to_stop: bool, start: i64) -> Result<End, AgentDataError> {
+    let r = serde_json::from_str::<RunResult>(json).map_err(AgentDataError::Parse)?;
     // Stopped on its own host (a signal there), not by the master: its
     // share was not run to its end.
     if !told_to_stop && r.stopped_by.is_some() {
-        return Err(format!(
-            "it was stopped ({}) {:.1} s into its share",
-            r.stopped_by.as_deref().unwrap_or("a signal"),
-            r.duration_s
-        ));
+        return Err(AgentDataError::StoppedThere {
+            by: r.stopped_by.as_deref().unwrap_or("a signal").to_string(),
+            secs: r.duration_s,
+        });
     }
-    super::vet::result(&r, since(start)).map_err(|e| format!("its result does not add up: {e}"))?;
+    super::vet::result(&r, since(start)).map_err(|e| AgentDataError::NotAddingUp(Box::new(e)))?;
     Ok(End::Done(Box::new(r)))
 }
 

@@ -8,6 +8,7 @@
 
 mod collect;
 mod door;
+mod error;
 mod live;
 mod master;
 mod policy;
@@ -18,6 +19,7 @@ mod token;
 mod vet;
 mod wire;
 
+pub use error::{AgentDataError, AgentError};
 pub use master::{run_with_agents, AgentLoss, Control};
 pub use policy::Limits;
 pub use server::{serve, Serve};
@@ -45,11 +47,11 @@ pub const DEFAULT_PORT: u16 = 5556;
 
 /// A tokio runtime for the control plane: two threads, whatever the
 /// machine, so that the engine's own threads keep their cores.
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
+fn runtime() -> Result<tokio::runtime::Runtime, AgentError> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .thread_name("mcbench-grpc")
         .build()
-        .map_err(|e| format!("cannot start the control plane's runtime: {e}"))
+        .map_err(AgentError::Runtime)
 }

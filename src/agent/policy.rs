@@ -5,6 +5,7 @@
 //! trace, a unix socket) is refused, as is anything else a master never
 //! sends (a measurement group of its own).
 
+use super::AgentError;
 use crate::spec::{RunSpec, StopAfter};
 use std::time::Duration;
 
@@ -35,25 +36,28 @@ impl Default for Limits {
 /// The share the agent will run: `spec` checked, with a time limit of
 /// `limits.duration` when nothing else bounds its time. Refused with the
 /// reason (the master shows it) otherwise.
-pub fn admit(mut spec: RunSpec, limits: &Limits) -> Result<RunSpec, String> {
+pub fn admit(mut spec: RunSpec, limits: &Limits) -> Result<RunSpec, AgentError> {
     spec.validate()?;
     if spec.trace.is_some() {
-        return Err(
-            "this agent reads no file a master names: a share with a trace is refused".into(),
-        );
-    }
-    if let Some(server) = spec.servers.iter().find(|s| s.is_unix()) {
-        return Err(format!(
-            "this agent opens no path a master names: {server} is a unix socket on the agent's machine"
+        return Err(AgentError::Refused(
+            "this agent reads no file a master names: a share with a trace is refused",
         ));
     }
-    if spec.measure.is_some() {
-        return Err("a share never carries a measurement group: that is the master's own".into());
+    if let Some(server) = spec.servers.iter().find(|s| s.is_unix()) {
+        return Err(AgentError::UnixSocket(server.to_string()));
     }
-    let over = |what: &str, given: String, flag: &str, limit: String| {
-        Err(format!(
-            "the share asks for {given} {what}; this agent runs at most {limit} (mcbench agent {flag} raises it)"
-        ))
+    if spec.measure.is_some() {
+        return Err(AgentError::Refused(
+            "a share never carries a measurement group: that is the master's own",
+        ));
+    }
+    let over = |what, given, flag, limit| {
+        Err(AgentError::OverLimit {
+            what,
+            given,
+            flag,
+            limit,
+        })
     };
     if spec.keys > limits.keys {
         return over(
@@ -109,16 +113,34 @@ mod tests {
         let mut s = spec();
         s.keys = 1 << 62;
         let e = admit(s, &limits).unwrap_err();
-        assert!(e.contains("--max-keys"), "{e}");
+        assert!(
+            matches!(
+                e,
+                AgentError::OverLimit {
+                    flag: "--max-keys",
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let mut s = spec();
         s.servers = vec!["unix:/var/run/docker.sock".parse().unwrap()];
-        assert!(admit(s, &limits).unwrap_err().contains("unix socket"));
+        assert!(admit(s, &limits)
+            .unwrap_err()
+            .to_string()
+            .contains("unix socket"));
         let mut s = spec();
         s.stop = StopAfter::Duration(Duration::from_secs(90_000));
-        assert!(admit(s, &limits).unwrap_err().contains("--max-duration"));
+        assert!(admit(s, &limits)
+            .unwrap_err()
+            .to_string()
+            .contains("--max-duration"));
         let mut s = spec();
         s.schedule = crate::spec::Schedule::Open(s.schedule.at_rate(1e9));
-        assert!(admit(s, &limits).unwrap_err().contains("--max-rate"));
+        assert!(admit(s, &limits)
+            .unwrap_err()
+            .to_string()
+            .contains("--max-rate"));
         // A share bounded by requests is bounded in time too.
         let mut s = spec();
         s.stop = StopAfter::Ops(10);

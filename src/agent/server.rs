@@ -268,7 +268,8 @@ impl Agent for Service {
             }
             spec.password = Some(req.password);
         }
-        let spec = super::policy::admit(spec, &self.limits).map_err(Status::invalid_argument)?;
+        let spec = super::policy::admit(spec, &self.limits)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
         let busy = Busy::take(&self.busy)?;
         let preload = spec.load == LoadMode::Load;
         let share = spec.clone();

@@ -2,6 +2,7 @@
 //! key slice of its own, in proportion to its weight (`--lambda-mul`).
 //! The workload itself (mix, sizes, servers, duration) is the whole run's.
 
+use super::AgentError;
 use crate::spec::{RunSpec, Schedule, StopAfter};
 use crate::workload::ClientSlice;
 
@@ -28,29 +29,29 @@ pub struct Seat {
 
 /// The specs of `seats.len()` agents, in order. Refused (a usage error,
 /// before any traffic) when a share would be empty.
-pub fn shares(spec: &RunSpec, seats: &[Seat]) -> Result<Vec<RunSpec>, String> {
+pub fn shares(spec: &RunSpec, seats: &[Seat]) -> Result<Vec<RunSpec>, AgentError> {
     let weights: Vec<u64> = seats.iter().map(|s| s.weight).collect();
     let n = weights.len();
     if spec.servers.is_empty() {
-        return Err(
-            "--agent needs --server: agents cannot reach a memcached the master starts".into(),
-        );
+        return Err(AgentError::Refused(
+            "--agent needs --server: agents cannot reach a memcached the master starts",
+        ));
     }
     if spec.trace.is_some() {
-        return Err("--trace and --read-file with --agent are not supported: one file cannot be split among agents yet".into());
+        return Err(AgentError::Refused("--trace and --read-file with --agent are not supported: one file cannot be split among agents yet"));
     }
     if (spec.connections as u64) < n as u64 {
-        return Err(format!(
-            "-c {} connections per server cannot be shared among {n} agents: give at least one each",
-            spec.connections
-        ));
+        return Err(AgentError::FewConnections {
+            connections: spec.connections,
+            agents: n,
+        });
     }
     (0..n)
         .map(|i| one(spec, &weights, seats[i].threads, i))
         .collect()
 }
 
-fn one(spec: &RunSpec, weights: &[u64], threads: usize, i: usize) -> Result<RunSpec, String> {
+fn one(spec: &RunSpec, weights: &[u64], threads: usize, i: usize) -> Result<RunSpec, AgentError> {
     let n = weights.len();
     let sum: u64 = weights.iter().sum::<u64>().max(1);
     let mut s = spec.clone();
@@ -71,9 +72,7 @@ fn one(spec: &RunSpec, weights: &[u64], threads: usize, i: usize) -> Result<RunS
     if let StopAfter::Ops(ops) = spec.stop {
         let mine = weighted(ops, weights, i);
         if mine == 0 {
-            return Err(format!(
-                "-x {ops} is too few requests to share among {n} agents"
-            ));
+            return Err(AgentError::FewOps { ops, agents: n });
         }
         s.stop = StopAfter::Ops(mine);
     }
@@ -90,8 +89,10 @@ fn one(spec: &RunSpec, weights: &[u64], threads: usize, i: usize) -> Result<RunS
         .seed
         .wrapping_add((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     // Its descriptors are the agent's to check, not this host's.
-    s.validate_plan()
-        .map_err(|e| format!("agent {}'s share does not make a run: {e}", i + 1))?;
+    s.validate_plan().map_err(|source| AgentError::Share {
+        agent: i + 1,
+        source,
+    })?;
     Ok(s)
 }
 

@@ -3,30 +3,32 @@
 //! it checks. The token is still required under TLS: TLS says who the
 //! agent is, the token who may drive it.
 
+use super::AgentError;
 use std::path::Path;
 use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
 
 /// Reads a PEM file that must hold `what` (`CERTIFICATE`, `PRIVATE KEY`);
 /// a private key must be its owner's alone, as a token file must.
-fn pem(path: &Path, flag: &str, what: &str) -> Result<Vec<u8>, String> {
+fn pem(path: &Path, flag: &'static str, what: &'static str) -> Result<Vec<u8>, AgentError> {
     let bytes = if what == "PRIVATE KEY" {
         crate::untrusted::read_private_bytes(path, "a private key")
     } else {
         crate::untrusted::read_bytes(path, crate::untrusted::Bound::Secret, "a PEM file")
     }
-    .map_err(|e| format!("{flag}: {e}"))?;
+    .map_err(|source| AgentError::PemFile { flag, source })?;
     let text = String::from_utf8_lossy(&bytes);
     if !text.contains("-----BEGIN ") || !text.contains(what) {
-        return Err(format!(
-            "{flag} {}: not a PEM file holding a {what}",
-            path.display()
-        ));
+        return Err(AgentError::NotPem {
+            flag,
+            path: path.to_path_buf(),
+            what,
+        });
     }
     Ok(bytes)
 }
 
 /// The agent's side: its certificate chain and private key.
-pub fn server(cert: &Path, key: &Path) -> Result<ServerTlsConfig, String> {
+pub fn server(cert: &Path, key: &Path) -> Result<ServerTlsConfig, AgentError> {
     let cert = pem(cert, "--tls-cert", "CERTIFICATE")?;
     let key = pem(key, "--tls-key", "PRIVATE KEY")?;
     Ok(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))
@@ -41,7 +43,7 @@ pub struct ClientTls {
 }
 
 impl ClientTls {
-    pub fn read(ca: &Path, domain: Option<String>) -> Result<Self, String> {
+    pub fn read(ca: &Path, domain: Option<String>) -> Result<Self, AgentError> {
         Ok(ClientTls {
             ca: Certificate::from_pem(pem(ca, "--agent-tls-ca", "CERTIFICATE")?),
             domain,

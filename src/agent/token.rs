@@ -1,5 +1,6 @@
 //! The shared token every call carries (`authorization: Bearer TOKEN`).
 
+use super::AgentError;
 use std::path::Path;
 use tonic::metadata::MetadataValue;
 use tonic::{Request, Status};
@@ -10,21 +11,21 @@ const MIN_LEN: usize = 16;
 /// The token in `path`: its first line, trimmed; at least 16 bytes. As
 /// ssh with a private key, a file that group or others may read (or
 /// write) is refused: the token is the agent's only lock.
-pub fn read(path: &Path) -> Result<String, String> {
-    let text = crate::untrusted::read_private_text(path, "a token file")
-        .map_err(|e| format!("--token-file: {e}"))?;
+pub fn read(path: &Path) -> Result<String, AgentError> {
+    let text =
+        crate::untrusted::read_private_text(path, "a token file").map_err(AgentError::TokenFile)?;
     let token = text.lines().next().unwrap_or("").trim().to_string();
+    let refused = |why: String| AgentError::Token {
+        path: path.to_path_buf(),
+        why,
+    };
     if token.len() < MIN_LEN {
-        return Err(format!(
-            "--token-file {}: the token must be at least {MIN_LEN} characters on its first line",
-            path.display()
-        ));
+        return Err(refused(format!(
+            "at least {MIN_LEN} characters on its first line"
+        )));
     }
     if !token.chars().all(|c| c.is_ascii_graphic()) {
-        return Err(format!(
-            "--token-file {}: the token must be printable ASCII without spaces",
-            path.display()
-        ));
+        return Err(refused("printable ASCII without spaces".into()));
     }
     Ok(token)
 }
@@ -36,10 +37,10 @@ pub struct Attach {
 }
 
 impl Attach {
-    pub fn new(token: &str) -> Result<Self, String> {
+    pub fn new(token: &str) -> Result<Self, AgentError> {
         let header = format!("Bearer {token}")
             .parse()
-            .map_err(|_| "the token is not a valid header value".to_string())?;
+            .map_err(|_| AgentError::TokenHeader)?;
         Ok(Attach { header })
     }
 }
@@ -122,6 +123,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::untrusted::FileError;
 
     #[test]
     fn tokens_compare_whole() {
@@ -137,11 +139,15 @@ mod tests {
         let p = dir.path().join("t");
         std::fs::write(&p, "short\n").unwrap();
         let loose = read(&p).unwrap_err();
-        assert!(loose.contains("chmod 600"), "{loose}");
+        assert!(
+            matches!(&loose, AgentError::TokenFile(FileError::NotPrivate { .. })),
+            "{loose}"
+        );
+        assert!(loose.to_string().contains("chmod 600"), "{loose}");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert!(read(&p).unwrap_err().contains("at least 16"));
+        assert!(read(&p).unwrap_err().to_string().contains("at least 16"));
         std::fs::write(&p, "with a space in it here\n").unwrap();
-        assert!(read(&p).unwrap_err().contains("printable"));
+        assert!(read(&p).unwrap_err().to_string().contains("printable"));
         std::fs::write(&p, "0123456789abcdef0123\nsecond line\n").unwrap();
         assert_eq!(read(&p).unwrap(), "0123456789abcdef0123");
     }

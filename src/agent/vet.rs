@@ -5,35 +5,34 @@
 //! message fails is lost (`--on-agent-loss`), never a number in the
 //! report. Text an agent chose (its host name) is shown escaped.
 
+use super::AgentDataError;
 use crate::result::{checked, RunResult};
 use crate::stats::IntervalSummary;
 
 /// A time an agent sent: finite, not negative, within `limit_s`.
-fn time_within(what: &str, s: f64, limit_s: f64) -> Result<(), String> {
+fn time_within(what: &'static str, s: f64, limit_s: f64) -> Result<(), AgentDataError> {
     if s.is_finite() && (0.0..=limit_s).contains(&s) {
         Ok(())
     } else {
-        Err(format!(
-            "{what} of {s} s, outside the {limit_s:.1} s the run has lasted"
-        ))
+        Err(AgentDataError::OutsideRun { what, s, limit_s })
     }
 }
 
 /// An agent's whole result, `elapsed_s` after the start the master named
 /// (with a second's grace for the clocks): as any result from outside
 /// (`result::checked`), and no longer than the run has lasted.
-pub fn result(r: &RunResult, elapsed_s: f64) -> Result<(), String> {
+pub fn result(r: &RunResult, elapsed_s: f64) -> Result<(), AgentDataError> {
     let limit = elapsed_s.max(0.0) + 1.0;
     time_within("a duration", r.duration_s, limit)?;
-    checked::check(r).map_err(|e| shown(&e))
+    checked::check(r).map_err(|e| AgentDataError::Unchecked(shown(&e.to_string())))
 }
 
 /// An interval as it closed on the agent, `elapsed_s` after the start.
-pub fn interval(i: &IntervalSummary, elapsed_s: f64) -> Result<(), String> {
+pub fn interval(i: &IntervalSummary, elapsed_s: f64) -> Result<(), AgentDataError> {
     let limit = elapsed_s.max(0.0) + 1.0;
     time_within("an interval ending", i.time_s, limit)?;
     time_within("an interval", i.duration_s, limit)?;
-    checked::interval(i).map_err(|e| shown(&e))
+    checked::interval(i).map_err(|e| AgentDataError::Unchecked(shown(&e.to_string())))
 }
 
 pub use crate::untrusted::shown;

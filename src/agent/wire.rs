@@ -2,9 +2,9 @@
 //! back. Histograms stay in HdrHistogram V2 compressed encoding both ways,
 //! so nothing is rounded on the way.
 
-use super::pb;
+use super::{pb, AgentDataError};
 use crate::stats::batches::SlotHdrs;
-use crate::stats::{Hdr, IntervalOp, IntervalSummary, OpRecorder};
+use crate::stats::{Hdr, IntervalOp, IntervalSummary, OpRecorder, StatsError};
 use std::collections::BTreeMap;
 
 /// An interval as an agent sends it.
@@ -53,11 +53,11 @@ fn slots(
     latency: Vec<Vec<u8>>,
     service: Vec<Vec<u8>>,
     count: u64,
-) -> Result<Option<Box<SlotHdrs>>, String> {
+) -> Result<Option<Box<SlotHdrs>>, StatsError> {
     if latency.is_empty() && service.is_empty() {
         return Ok(None);
     }
-    let decode = |all: Vec<Vec<u8>>| -> Result<Vec<Hdr>, String> {
+    let decode = |all: Vec<Vec<u8>>| -> Result<Vec<Hdr>, StatsError> {
         all.into_iter().map(Hdr::from_bytes).collect()
     };
     let s = SlotHdrs {
@@ -70,19 +70,18 @@ fn slots(
 
 /// An interval as the master keeps it. Refused when a histogram does not
 /// decode or disagrees with its count: the agent's data would be wrong.
-pub fn summary(i: pb::Interval) -> Result<IntervalSummary, String> {
+pub fn summary(i: pb::Interval) -> Result<IntervalSummary, AgentDataError> {
     let secs = i.duration_s.max(1e-9);
     let mut ops = BTreeMap::new();
     for o in i.ops {
         let latency = Hdr::from_bytes(o.latency_hdr)?.decode()?;
         if latency.len() != o.count {
-            return Err(format!(
-                "interval {}: {} holds {} latencies for a count of {}",
-                i.index,
-                o.op,
-                latency.len(),
-                o.count
-            ));
+            return Err(AgentDataError::Count {
+                index: i.index,
+                op: o.op,
+                held: latency.len(),
+                count: o.count,
+            });
         }
         let r = OpRecorder {
             latency,
@@ -99,10 +98,13 @@ pub fn summary(i: pb::Interval) -> Result<IntervalSummary, String> {
             .map(Hdr::from_bytes)
             .collect::<Result<_, _>>()?;
         // Four histograms of as many requests, at most the count.
-        op.parts()
-            .map_err(|e| format!("interval {}: {}: {e}", i.index, o.op))?;
-        op.slots = slots(o.slot_latency_hdr, o.slot_service_hdr, op.count)
-            .map_err(|e| format!("interval {}: {}: {e}", i.index, o.op))?;
+        let in_op = |source| AgentDataError::Op {
+            index: i.index,
+            op: o.op.clone(),
+            source,
+        };
+        op.parts().map_err(in_op)?;
+        op.slots = slots(o.slot_latency_hdr, o.slot_service_hdr, op.count).map_err(in_op)?;
         ops.insert(o.op, op);
     }
     let summary = IntervalSummary {
@@ -184,7 +186,10 @@ mod tests {
         let mut fifty = crate::stats::batches::new_batch_histogram();
         fifty.record_n(1_000, 50).unwrap();
         i.ops[0].slot_latency_hdr[0] = Hdr::encode(&fifty).bytes().to_vec();
-        assert!(summary(i).unwrap_err().contains("slots hold 140"));
+        assert!(summary(i)
+            .unwrap_err()
+            .to_string()
+            .contains("slots hold 140"));
     }
 
     #[test]
@@ -199,11 +204,14 @@ mod tests {
     fn an_agents_unknown_class_or_impossible_cpu_is_refused() {
         let mut i = agent_interval();
         i.error_classes.insert("made_up".into(), 1);
-        assert!(summary(i).unwrap_err().contains("made_up"));
+        assert!(summary(i).unwrap_err().to_string().contains("made_up"));
         for cpu in [-1.0, f64::NAN, f64::INFINITY] {
             let mut i = agent_interval();
             i.client_cpu_s = cpu;
-            assert!(summary(i).unwrap_err().contains("CPU time"), "{cpu}");
+            assert!(
+                summary(i).unwrap_err().to_string().contains("CPU time"),
+                "{cpu}"
+            );
         }
     }
 }

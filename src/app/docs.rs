@@ -39,7 +39,7 @@ pub fn completions(args: &CompletionsArgs) -> i32 {
     written(crate::error::to_stdout(&String::from_utf8_lossy(&script)))
 }
 
-fn written(result: Result<(), String>) -> i32 {
+fn written(result: Result<(), crate::error::StdoutError>) -> i32 {
     match result {
         Ok(()) => exit::OK,
         Err(e) => {

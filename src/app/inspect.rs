@@ -2,9 +2,10 @@
 //! layouts (its `stats`/`settings` modes, and its `display` table of slab
 //! classes), read once on a fresh connection.
 
+use super::AppError;
 use crate::cli::{ServersArgs, StatsArgs};
 use crate::error::exit;
-use crate::server_stats::{slabs, Stats, StatsConn};
+use crate::server_stats::{slabs, Stats, StatsConn, StatsQueryError};
 use crate::spec::Address;
 use mcbench_proto::stats as wire;
 
@@ -71,7 +72,7 @@ fn stats_block(name: &str, stats: &Stats, json: bool, general: bool) -> String {
 /// 1 if any server failed (the others are still printed).
 fn each_server(
     args: &ServersArgs,
-    show: impl Fn(&str, &mut StatsConn) -> Result<String, String>,
+    show: impl Fn(&str, &mut StatsConn) -> Result<String, StatsQueryError>,
     json: bool,
 ) -> i32 {
     let names = match names(args) {
@@ -93,9 +94,12 @@ fn each_server(
         if signalled() != 0 {
             return exit::of_signal(signalled());
         }
-        let shown = Address::resolve(name)
-            .and_then(|a| StatsConn::connect(&a, args.timeout, stop.clone()))
-            .and_then(|mut c| show(name, &mut c));
+        let shown = match Address::resolve(name) {
+            Ok(a) => StatsConn::connect(&a, args.timeout, stop.clone())
+                .and_then(|mut c| show(name, &mut c))
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
         match shown {
             Ok(text) => blocks.push((name, text)),
             Err(e) => {
@@ -129,13 +133,13 @@ fn each_server(
 }
 
 /// The servers as written (ranges expanded); weights mean nothing here.
-pub(super) fn names(args: &ServersArgs) -> Result<Vec<String>, String> {
+pub(super) fn names(args: &ServersArgs) -> Result<Vec<String>, AppError> {
     let (names, weights) = crate::spec::servers::expand(&args.servers)?;
     if weights.iter().any(|&w| w != 1) {
-        return Err("a server weight (HOST:PORT:WEIGHT) means nothing to a stats command".into());
+        return Err(AppError::StatsWeight);
     }
     if let Some(udp) = crate::spec::ServerAddr::first_udp(&names) {
-        return Err(format!("'{udp}': stats are read over TCP or a unix socket"));
+        return Err(AppError::StatsOverUdp(udp.to_string()));
     }
     Ok(names.iter().map(ToString::to_string).collect())
 }

@@ -5,6 +5,7 @@
 mod curve;
 mod docs;
 mod each;
+mod error;
 mod inspect;
 mod repeat;
 mod route;
@@ -14,6 +15,7 @@ mod trace_stat;
 
 pub use curve::{scan, scan_presented, search, search_presented};
 pub use docs::{completions, man};
+pub use error::AppError;
 pub use inspect::{slabs, stats};
 pub use repeat::ab;
 pub use route::route;

@@ -269,7 +269,11 @@ fn spec_of(path: &std::path::Path) -> Result<RunSpec, Failure> {
 
 /// `compare A.json B.json` of two sets (`run --repeat --json`): each
 /// change with its bootstrap interval and A's noise floor.
-pub(super) fn compare_sets(a: &RunSet, b: &RunSet, labels: [&str; 2]) -> Result<String, String> {
+pub(super) fn compare_sets(
+    a: &RunSet,
+    b: &RunSet,
+    labels: [&str; 2],
+) -> Result<String, crate::result::ResultError> {
     let diffs = differences(&a.runs, &b.runs)?;
     let title = format!(
         "A = {} ({} runs), B = {} ({} runs); not run in turn: drift between the sets \

@@ -1,6 +1,7 @@
 //! `mcbench route`: the server each key goes to under a distribution, for
 //! checking a placement against a client library or a proxy.
 
+use super::AppError;
 use crate::cli::RouteArgs;
 use crate::error::exit;
 use crate::placement::{Router, Scheme};
@@ -44,10 +45,10 @@ pub fn route(args: &RouteArgs) -> i32 {
 }
 
 /// The router and the servers' addresses, from the flags.
-fn build(args: &RouteArgs) -> Result<(Router, Vec<String>), String> {
+fn build(args: &RouteArgs) -> Result<(Router, Vec<String>), AppError> {
     let scheme = Scheme::parse(&args.distribution, args.hash)?;
     if !scheme.places_keys() {
-        return Err("--distribution none places no key: every server takes any".into());
+        return Err(AppError::NoPlacement);
     }
     let (addrs, weights) = servers::expand(&args.servers)?;
     servers::check_weights(&weights, scheme)?;

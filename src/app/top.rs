@@ -147,8 +147,10 @@ impl Watch {
         let name = self.names[s].clone();
         if self.conns[s].is_none() {
             let stop = Some(self.stop.clone());
-            let opened =
-                Address::resolve(&name).and_then(|a| StatsConn::connect(&a, self.timeout, stop));
+            let opened = match Address::resolve(&name) {
+                Ok(a) => StatsConn::connect(&a, self.timeout, stop).map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
             match opened {
                 Ok(c) => self.conns[s] = Some(c),
                 Err(e) => return Row::failed(&name, e),
@@ -169,7 +171,7 @@ impl Watch {
             }
             Err(e) => {
                 self.conns[s] = None;
-                Row::failed(&name, e)
+                Row::failed(&name, e.to_string())
             }
         }
     }

@@ -60,11 +60,16 @@ pub fn trace_stat(args: &TraceStatArgs) -> i32 {
         r.records as f64 / secs
     );
     let written = crate::error::to_stdout(&text);
-    match (&r.error, &written) {
-        (Some(e), _) | (None, Err(e)) => {
+    let failed = match (&r.error, &written) {
+        (Some(e), _) => Some(e.to_string()),
+        (None, Err(e)) => Some(e.to_string()),
+        (None, Ok(_)) => None,
+    };
+    match failed {
+        Some(e) => {
             crate::stderr_line!("mcbench: error: {e}");
             exit::FAILED
         }
-        (None, Ok(_)) => exit::OK,
+        None => exit::OK,
     }
 }

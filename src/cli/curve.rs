@@ -1,7 +1,8 @@
 //! `mcbench search` and `mcbench scan`: `run`'s flags, plus how the series
 //! of open-loop rates is chosen.
 
-use super::RunArgs;
+use super::error::MAX_SCAN_POINTS;
+use super::{CliError, RunArgs};
 use crate::result::Slo;
 use crate::spec::units::parse_rate;
 use clap::Args;
@@ -70,25 +71,24 @@ pub struct ScanArgs {
 #[derive(Debug, Clone)]
 pub struct Rates(pub Vec<f64>);
 
-/// Most runs one scan may ask for.
-const MAX_SCAN_POINTS: usize = 1000;
-
-fn parse_rates(text: &str) -> Result<Rates, String> {
+fn parse_rates(text: &str) -> Result<Rates, CliError> {
+    let refused = |why| CliError::Rates {
+        text: text.to_string(),
+        why,
+    };
     let parts: Vec<&str> = text.split(':').collect();
     let rates = match parts.as_slice() {
         [min, max, step] => {
             let (min, max, step) = (parse_rate(min)?, parse_rate(max)?, parse_rate(step)?);
             if step <= 0.0 {
-                return Err(format!("--rates {text}: STEP must be above 0"));
+                return Err(refused("STEP must be above 0"));
             }
             if max < min {
-                return Err(format!("--rates {text}: MAX is below MIN"));
+                return Err(refused("MAX is below MIN"));
             }
             let steps = ((max - min) / step + 1e-9).floor();
             if steps >= MAX_SCAN_POINTS as f64 {
-                return Err(format!(
-                    "--rates {text} asks for more than {MAX_SCAN_POINTS} runs"
-                ));
+                return Err(CliError::ScanPoints(text.to_string()));
             }
             let n = steps as usize + 1;
             (0..n).map(|i| min + i as f64 * step).collect()
@@ -98,33 +98,31 @@ fn parse_rates(text: &str) -> Result<Rates, String> {
             .map(parse_rate)
             .collect::<Result<Vec<_>, _>>()?,
         _ => {
-            return Err(format!(
-                "--rates {text}: give MIN:MAX:STEP (10k:200k:10k) or a list (1k,5k,20k)"
+            return Err(refused(
+                "give MIN:MAX:STEP (10k:200k:10k) or a list (1k,5k,20k)",
             ))
         }
     };
     if rates.iter().any(|r| *r <= 0.0) {
-        return Err(format!("--rates {text}: every rate must be above 0 ops/s"));
+        return Err(refused("every rate must be above 0 ops/s"));
     }
     if rates.is_empty() || rates.len() > MAX_SCAN_POINTS {
-        return Err(format!("--rates {text}: give 1 to {MAX_SCAN_POINTS} rates"));
+        return Err(CliError::RateCount(text.to_string()));
     }
     Ok(Rates(rates))
 }
 
 /// `2%` or `0.02`: a share above 0 and below 1.
-fn parse_share(text: &str) -> Result<f64, String> {
+fn parse_share(text: &str) -> Result<f64, CliError> {
     let v = match text.strip_suffix('%') {
         Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
         None => text.trim().parse::<f64>(),
     }
-    .map_err(|_| format!("'{text}' is not a share: give 2% or 0.02"))?;
+    .map_err(|_| CliError::Share(text.to_string()))?;
     if v > 0.0 && v < 1.0 {
         Ok(v)
     } else {
-        Err(format!(
-            "--bracket must be above 0 and below 100%, got {text}"
-        ))
+        Err(CliError::Bracket(text.to_string()))
     }
 }
 

@@ -6,10 +6,12 @@
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 mod curve;
+mod error;
 mod run;
 mod tools;
 
 pub use curve::{ScanArgs, SearchArgs};
+pub use error::CliError;
 pub use run::RunArgs;
 #[cfg(feature = "agents")]
 pub use tools::AgentArgs;
@@ -172,16 +174,14 @@ impl OutputArgs {
 pub struct Percentiles(pub Vec<f64>);
 
 impl std::str::FromStr for Percentiles {
-    type Err = String;
+    type Err = CliError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, CliError> {
         let list = text
             .split(',')
             .map(|p| match p.trim().parse::<f64>() {
                 Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
-                _ => Err(format!(
-                    "'{p}' is not a percentile: give numbers above 0 and at most 100, like 50,99,99.9"
-                )),
+                _ => Err(CliError::Percentile(p.to_string())),
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Percentiles(list))
@@ -261,25 +261,20 @@ pub fn run_spec(args: &[&str]) -> crate::spec::RunSpec {
 /// The spec `mcbench run ARGS` makes, or why the flags are refused: ARGS
 /// alone, whatever the environment holds (`MEMCACHED_SERVERS`,
 /// `MCBENCH_USER`, ... are not read).
-pub fn try_run_spec(args: &[&str]) -> Result<crate::spec::RunSpec, String> {
+pub fn try_run_spec(args: &[&str]) -> Result<crate::spec::RunSpec, CliError> {
     use clap::{CommandFactory, FromArgMatches};
     let command =
         Cli::command().mut_subcommand("run", |run| run.mut_args(|a| a.env(None::<&'static str>)));
     let argv = ["mcbench", "run"].iter().chain(args);
-    let matches = command
-        .try_get_matches_from(argv)
-        .map_err(|e| e.to_string())?;
-    match Cli::from_arg_matches(&matches)
-        .map_err(|e| e.to_string())?
-        .command
-    {
+    let matches = command.try_get_matches_from(argv)?;
+    match Cli::from_arg_matches(&matches)?.command {
         Command::Run(a) => a.to_spec(),
-        _ => Err("not a run".into()),
+        _ => Err(CliError::NotARun),
     }
 }
 
 /// `mcbench run` with no flags: what reports take as the defaults.
-pub fn default_run_spec() -> Result<crate::spec::RunSpec, String> {
+pub fn default_run_spec() -> Result<crate::spec::RunSpec, CliError> {
     try_run_spec(&[])
 }
 

@@ -10,6 +10,8 @@
 //! that reads but asks for what memaslap refuses (a key under 16 bytes, a
 //! proportion above 1) is refused.
 
+use super::ConfigError;
+
 /// What a memaslap config file stands for: mcbench flags, and a note per
 /// line skipped as memaslap skips it (or read otherwise than it reads).
 pub struct MemaslapConfig {
@@ -90,7 +92,7 @@ fn cmd_fields(line: &str) -> Option<(i64, f64)> {
 }
 
 /// The flags a memaslap config file stands for.
-pub fn to_args(text: &str, origin: &str, reading: Reading) -> Result<MemaslapConfig, String> {
+pub fn to_args(text: &str, origin: &str, reading: Reading) -> Result<MemaslapConfig, ConfigError> {
     let rows = Rows::read(text, origin, reading)?;
     let mut args = rows.size_args(origin)?;
     // memaslap's table starts zeroed: a file without cmd rows leaves no
@@ -138,7 +140,7 @@ struct Rows {
 
 impl Rows {
     /// Reads every line as memaslap (or sanely, by `reading`) would.
-    fn read(text: &str, origin: &str, reading: Reading) -> Result<Rows, String> {
+    fn read(text: &str, origin: &str, reading: Reading) -> Result<Rows, ConfigError> {
         // `None`: before any section, or skipping after a line that was none
         // of its section's rows, until the next section.
         let mut section = None;
@@ -160,10 +162,10 @@ impl Rows {
             match (section, row) {
                 (Some(Section::Key), Some(Ok((lo, hi, p)))) => rows
                     .keys
-                    .push(size_row(lo, hi, p, 1, 250).map_err(|e| format!("{}: {e}", at()))?),
-                (Some(Section::Value), Some(Ok((lo, hi, p)))) => rows.values.push(
-                    size_row(lo, hi, p, 1, 1024 * 1024).map_err(|e| format!("{}: {e}", at()))?,
-                ),
+                    .push(size_row(lo, hi, p, 1, 250).map_err(|e| e.at(at()))?),
+                (Some(Section::Value), Some(Ok((lo, hi, p)))) => rows
+                    .values
+                    .push(size_row(lo, hi, p, 1, 1024 * 1024).map_err(|e| e.at(at()))?),
                 (Some(Section::Cmd), Some(Err((kind, p)))) => {
                     rows.cmd(kind, p, line, &at(), reading)?
                 }
@@ -180,9 +182,7 @@ impl Rows {
             }
         }
         if !data {
-            return Err(format!(
-                "{origin}: no configuration in it (memaslap refuses such a file)"
-            ));
+            return Err(ConfigError::Empty(origin.into()));
         }
         Ok(rows)
     }
@@ -195,9 +195,9 @@ impl Rows {
         line: &str,
         at: &str,
         reading: Reading,
-    ) -> Result<(), String> {
+    ) -> Result<(), ConfigError> {
         if !(0.0..=1.0).contains(&p) {
-            return Err(format!("{at}: the proportion must be between 0 and 1"));
+            return Err(ConfigError::Proportion.at(at));
         }
         if reading == Reading::AsMemaslap {
             if let Some(note) = memaslap_row(&mut self.cmds, kind, p, line, at)? {
@@ -218,7 +218,7 @@ impl Rows {
 
     /// `--key-size` and `--value-size` as empirical tables, for the
     /// sections that have rows (each totalling 1).
-    fn size_args(&self, origin: &str) -> Result<Vec<String>, String> {
+    fn size_args(&self, origin: &str) -> Result<Vec<String>, ConfigError> {
         let mut args = Vec::new();
         for (flag, rows, what) in [
             ("--key-size", &self.keys, "key"),
@@ -270,7 +270,7 @@ fn memaslap_row(
     p: f64,
     line: &str,
     at: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, ConfigError> {
     // memaslap passes over types it lacks, without a place in the table.
     if kind >= 2 {
         return Ok(Some(format!(
@@ -280,12 +280,7 @@ fn memaslap_row(
     let op = match cmds.len() {
         0 => "set",
         1 => "get",
-        _ => {
-            return Err(format!(
-                "{at}: a third cmd row: memaslap's table holds two (set, get) and would \
-                 overrun it"
-            ))
-        }
+        _ => return Err(ConfigError::ThirdCmd.at(at)),
     };
     cmds.push((op, p));
     let sane = cmd_fields(line);
@@ -305,22 +300,28 @@ fn memaslap_row(
     Ok(note)
 }
 
-fn size_row(lo: u64, hi: u64, p: f64, min: u64, max: u64) -> Result<(u64, u64, f64), String> {
+fn size_row(lo: u64, hi: u64, p: f64, min: u64, max: u64) -> Result<(u64, u64, f64), ConfigError> {
     if lo < min || hi > max || lo > hi {
-        return Err(format!("sizes must be {min} <= START <= END <= {max}"));
+        return Err(ConfigError::Sizes { min, max });
     }
     if !(0.0..=1.0).contains(&p) {
-        return Err("the proportion must be between 0 and 1".into());
+        return Err(ConfigError::Proportion);
     }
     Ok((lo, hi, p))
 }
 
-fn check_total(shares: impl Iterator<Item = f64>, origin: &str, what: &str) -> Result<(), String> {
+fn check_total(
+    shares: impl Iterator<Item = f64>,
+    origin: &str,
+    what: &'static str,
+) -> Result<(), ConfigError> {
     let total: f64 = shares.sum();
     if (total - 1.0).abs() > 0.001 {
-        return Err(format!(
-            "{origin}: the {what} proportions sum to {total}, not 1"
-        ));
+        return Err(ConfigError::Total {
+            origin: origin.into(),
+            what,
+            total,
+        });
     }
     Ok(())
 }
@@ -476,7 +477,7 @@ mod tests {
             ("key\n16 20 0.5\n", "sum to 0.5"),
         ] {
             let err = to_args(text, "cfg", Reading::Sane).err().unwrap();
-            assert!(err.contains(needle), "{text:?}: {err}");
+            assert!(err.to_string().contains(needle), "{text:?}: {err}");
         }
     }
 }

@@ -8,15 +8,17 @@
 //! is read from clap's own `conflicts_with` (`exclusive`), never kept by
 //! hand.
 
+mod error;
 mod memaslap;
 pub mod profiles;
 mod run_file;
 
 /// The flags a TOML run file stands for (`origin` names it in messages).
-pub fn run_file_flags(text: &str, origin: &str) -> Result<Vec<String>, String> {
+pub fn run_file_flags(text: &str, origin: &str) -> Result<Vec<String>, ConfigError> {
     run_file::to_args(text, origin)
 }
 
+pub use error::ConfigError;
 pub use memaslap::{MemaslapConfig, Reading};
 
 /// The flags a memaslap `-F` configuration file stands for, and the lines
@@ -25,7 +27,7 @@ pub fn memaslap_flags(
     text: &str,
     origin: &str,
     reading: Reading,
-) -> Result<MemaslapConfig, String> {
+) -> Result<MemaslapConfig, ConfigError> {
     memaslap::to_args(text, origin, reading)
 }
 
@@ -33,7 +35,7 @@ use std::ffi::OsString;
 
 /// `argv` with the layers its `run` (or `search`, `scan`) command names
 /// expanded in place.
-pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
+pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, ConfigError> {
     let args: Vec<String> = argv
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
@@ -204,12 +206,12 @@ fn drop_flag(args: Vec<String>, flag: &str) -> Vec<String> {
 }
 
 /// A configuration file (`untrusted::Bound::Config`).
-fn read(path: &str) -> Result<String, String> {
-    crate::untrusted::read_text(
+fn read(path: &str) -> Result<String, ConfigError> {
+    Ok(crate::untrusted::read_text(
         std::path::Path::new(path),
         crate::untrusted::Bound::Config,
         "a configuration file",
-    )
+    )?)
 }
 
 #[cfg(test)]
@@ -244,9 +246,11 @@ mod tests {
     fn unknown_and_impossible_profiles_say_why() {
         assert!(expand(os(&["m", "run", "--profile=nope"]))
             .unwrap_err()
+            .to_string()
             .contains("unknown profile 'nope'"));
         assert!(expand(os(&["m", "run", "--profile", "ycsb-e"]))
             .unwrap_err()
+            .to_string()
             .contains("range scans"));
     }
 

@@ -63,35 +63,28 @@ pub const PROFILES: &[Profile] = &[
 
 /// The latency objective memcache-perf states for its profile `name`
 /// (what `mcbench search` bounds when no `--slo` is given).
-pub fn slo(name: &str) -> Result<crate::result::Slo, String> {
+pub fn slo(name: &str) -> Result<crate::result::Slo, super::ConfigError> {
     let slo = match name {
         "mcperf-1" => "p95:20ms",
         "mcperf-2" => "p99:10ms",
-        "mcperf-3" => {
-            return Err(
-                "profile mcperf-3 names its percentile (p99.9) but no bound: \
-                        give --slo p99.9:BOUND"
-                    .into(),
-            )
-        }
+        "mcperf-3" => return Err(super::ConfigError::NoBound),
         "mcperf-4" => "p99.9:1ms",
-        _ => {
-            return Err(format!(
-                "profile '{name}' states no latency objective: give --slo PERCENTILE:BOUND"
-            ))
-        }
+        _ => return Err(super::ConfigError::NoSlo(name.into())),
     };
-    slo.parse()
+    Ok(slo.parse()?)
 }
 
 /// The flags of profile `name`, or why there is none.
-pub fn lookup(name: &str) -> Result<&'static Profile, String> {
+pub fn lookup(name: &str) -> Result<&'static Profile, super::ConfigError> {
     if name == "ycsb-e" {
-        return Err("profile 'ycsb-e' needs range scans, which memcached does not have".into());
+        return Err(super::ConfigError::RangeScans);
     }
     PROFILES.iter().find(|p| p.name == name).ok_or_else(|| {
         let names: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
-        format!("unknown profile '{name}'; profiles: {}", names.join(", "))
+        super::ConfigError::UnknownProfile {
+            name: name.into(),
+            names: names.join(", "),
+        }
     })
 }
 

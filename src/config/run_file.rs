@@ -3,15 +3,23 @@
 //! `getset = true`). Read into flags, so the file accepts exactly what the
 //! command line does.
 
+use super::ConfigError;
+
 /// The flags a run file stands for.
-pub fn to_args(text: &str, origin: &str) -> Result<Vec<String>, String> {
+pub fn to_args(text: &str, origin: &str) -> Result<Vec<String>, ConfigError> {
     let table: toml::Table = text
         .parse()
-        .map_err(|e: toml::de::Error| format!("{origin}: {}", e.message()))?;
+        .map_err(|e: toml::de::Error| ConfigError::Toml {
+            origin: origin.into(),
+            message: e.message().into(),
+        })?;
     let mut args = Vec::new();
     for (key, value) in table {
         if matches!(key.as_str(), "config" | "profile" | "cfg-cmd" | "json") {
-            return Err(format!("{origin}: '{key}' cannot be set in a run file"));
+            return Err(ConfigError::NotInRunFile {
+                origin: origin.into(),
+                key,
+            });
         }
         let flag = format!("--{key}");
         match value {
@@ -31,7 +39,7 @@ pub fn to_args(text: &str, origin: &str) -> Result<Vec<String>, String> {
 /// Parses each of the file's flags alone, so that a bad value is reported
 /// with the file and the key that hold it, not as a flag the user never
 /// typed.
-pub fn check_values(args: &[String], origin: &str) -> Result<(), String> {
+pub fn check_values(args: &[String], origin: &str) -> Result<(), ConfigError> {
     use clap::Parser;
     let mut i = 0;
     while i < args.len() {
@@ -48,23 +56,25 @@ pub fn check_values(args: &[String], origin: &str) -> Result<(), String> {
                 .unwrap_or("")
                 .trim_start_matches("error: ")
                 .to_string();
-            return Err(format!(
-                "{origin}: key '{}': {first}",
-                flag.trim_start_matches("--")
-            ));
+            return Err(ConfigError::BadValue {
+                origin: origin.into(),
+                key: flag.trim_start_matches("--").into(),
+                why: first,
+            });
         }
     }
     Ok(())
 }
 
-fn scalar(key: &str, value: &toml::Value, origin: &str) -> Result<String, String> {
+fn scalar(key: &str, value: &toml::Value, origin: &str) -> Result<String, ConfigError> {
     match value {
         toml::Value::String(s) => Ok(s.clone()),
         toml::Value::Integer(i) => Ok(i.to_string()),
         toml::Value::Float(f) => Ok(f.to_string()),
-        _ => Err(format!(
-            "{origin}: '{key}' must be a string, number or boolean"
-        )),
+        _ => Err(ConfigError::NotScalar {
+            origin: origin.into(),
+            key: key.into(),
+        }),
     }
 }
 
@@ -95,12 +105,15 @@ mod tests {
     fn bad_files_are_named() {
         assert!(to_args("threads = ", "f.toml")
             .unwrap_err()
+            .to_string()
             .starts_with("f.toml:"));
         assert!(to_args("x = { a = 1 }", "f.toml")
             .unwrap_err()
+            .to_string()
             .contains("'x'"));
         assert!(to_args("profile = \"etc\"", "f.toml")
             .unwrap_err()
+            .to_string()
             .contains("'profile'"));
     }
 }

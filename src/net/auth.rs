@@ -4,7 +4,7 @@
 //! connection was opened with.
 
 use super::blocking::{read_more, send_all, Broken};
-use super::Link;
+use super::{AuthError, Link};
 use mcbench_proto::{AuthOutcome, Protocol};
 
 /// The most bytes an authentication reply may take.
@@ -17,42 +17,36 @@ pub fn authenticate(
     protocol: Protocol,
     user: &str,
     password: &str,
-) -> Result<(), String> {
+) -> Result<(), AuthError> {
     let mut request = Vec::new();
     protocol.encode_auth(&mut request, user.as_bytes(), password.as_bytes());
-    send_all(socket, &request).map_err(|e| format!("sending the credentials: {e}"))?;
+    send_all(socket, &request).map_err(AuthError::Send)?;
     let mut reply = Vec::new();
     loop {
         let parsed = protocol
             .parse_auth(&reply)
-            .map_err(|e| format!("malformed authentication reply: {e}"))?;
+            .map_err(|e| AuthError::Malformed(e.to_string()))?;
         if let Some((outcome, _)) = parsed {
             return verdict(outcome);
         }
         if reply.len() > MAX_REPLY {
-            return Err("authentication reply too long".into());
+            return Err(AuthError::TooLong);
         }
         read_more(socket, &mut reply).map_err(|e| match e {
-            Broken::Closed => "the server closed the connection during authentication".into(),
-            Broken::TimedOut => "no authentication reply within --timeout".into(),
-            Broken::Stopped => "stopped during authentication".into(),
-            Broken::Io(e) => format!("reading the authentication reply: {e}"),
+            Broken::Closed => AuthError::Closed,
+            Broken::TimedOut => AuthError::TimedOut,
+            Broken::Stopped => AuthError::Stopped,
+            Broken::Io(e) => AuthError::Read(e),
         })?;
     }
 }
 
-fn verdict(outcome: AuthOutcome) -> Result<(), String> {
+fn verdict(outcome: AuthOutcome) -> Result<(), AuthError> {
     match outcome {
         AuthOutcome::Accepted => Ok(()),
-        AuthOutcome::Refused => Err("authentication failed (SASL PLAIN refused)".into()),
-        AuthOutcome::Continue => {
-            Err("the server asked for another SASL step; only PLAIN is supported".into())
-        }
-        AuthOutcome::Other(status) => Err(format!(
-            "authentication failed: binary status {status:#06x} (is the server started with -S?)"
-        )),
-        AuthOutcome::Declined(line) => Err(format!(
-            "authentication failed: the server replied '{line}'"
-        )),
+        AuthOutcome::Refused => Err(AuthError::Refused),
+        AuthOutcome::Continue => Err(AuthError::AnotherStep),
+        AuthOutcome::Other(status) => Err(AuthError::Status(status)),
+        AuthOutcome::Declined(line) => Err(AuthError::Declined(line)),
     }
 }

@@ -2,7 +2,7 @@
 //! bound every wait: authentication before a run, the replication-lag
 //! probe and the server-stats poller. The load itself never blocks.
 
-use super::Link;
+use super::{ExchangeError, Link};
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::net::{RecvFlags, SendFlags};
 use std::os::fd::{AsFd, OwnedFd};
@@ -62,27 +62,20 @@ pub fn ready(socket: &impl AsFd, events: PollFlags, wait: Wait) -> Result<(), Br
 }
 
 /// Why an exchange failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Broken {
     /// The peer closed the connection.
+    #[error("the server closed the connection")]
     Closed,
     /// Nothing came within the socket's timeout.
+    #[error("no answer within --timeout")]
     TimedOut,
     /// A signal asked the run to stop.
+    #[error("not answered before the run was stopped")]
     Stopped,
     /// Any other socket error.
+    #[error("{0}")]
     Io(String),
-}
-
-impl std::fmt::Display for Broken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Broken::Closed => f.write_str("the server closed the connection"),
-            Broken::TimedOut => f.write_str("no answer within --timeout"),
-            Broken::Stopped => f.write_str("not answered before the run was stopped"),
-            Broken::Io(e) => f.write_str(e),
-        }
-    }
 }
 
 /// Sends all of `bytes` (sealed first over TLS).
@@ -150,22 +143,22 @@ pub fn exchange(
     limit: usize,
     wait: Wait,
     mut complete: impl FnMut(&[u8]) -> Result<Option<usize>, String>,
-) -> Result<usize, String> {
+) -> Result<usize, ExchangeError> {
     reply.clear();
     let deadline = Instant::now() + wait.timeout;
-    send_all(link, request).map_err(|e| e.to_string())?;
+    send_all(link, request)?;
     loop {
-        if let Some(len) = complete(reply)? {
+        if let Some(len) = complete(reply).map_err(ExchangeError::Reply)? {
             return Ok(len);
         }
         if reply.len() > limit {
-            return Err(format!("a reply longer than {limit} bytes"));
+            return Err(ExchangeError::TooLong(limit));
         }
         let left = Wait {
             timeout: deadline.saturating_duration_since(Instant::now()),
             ..wait
         };
-        ready(&link.socket, PollFlags::IN, left).map_err(|e| e.to_string())?;
-        read_more(link, reply).map_err(|e| e.to_string())?;
+        ready(&link.socket, PollFlags::IN, left)?;
+        read_more(link, reply)?;
     }
 }

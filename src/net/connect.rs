@@ -1,7 +1,7 @@
 //! Opening the run's connections, authenticating them, and sharing them
 //! out among the workers.
 
-use super::{auth, Link, Target};
+use super::{auth, Link, NetError, Target};
 use crate::spec::{Address, RunSpec, SocketOptions};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::SocketAddr;
@@ -38,24 +38,30 @@ pub fn connect_all(
     addrs: &[Target],
     spec: &RunSpec,
     stop: &AtomicUsize,
-) -> Result<Connected, String> {
+) -> Result<Connected, NetError> {
     let mut out =
         Vec::with_capacity(addrs.len() * spec.connections * spec.sockets_per_connection());
     let mut down: Vec<Option<String>> = vec![None; addrs.len()];
     for server in connection_order(addrs.len(), spec) {
         for addr in group(&addrs[server], spec) {
             if stop.load(Ordering::Relaxed) != 0 {
-                return Err(STOPPED.into());
+                return Err(NetError::Stopped);
             }
             let link = match &down[server] {
                 Some(_) => None,
                 None => match open(&addr, spec, spec.connect_timeout(), out.len(), Some(stop)) {
                     Ok(link) => Some(link),
-                    Err(Refused::Down(why)) if spec.replication.is_some() => {
-                        down[server] = Some(why);
+                    Err(why @ NetError::Unreachable { .. }) if spec.replication.is_some() => {
+                        down[server] = Some(why.to_string());
                         None
                     }
-                    Err(e) => return Err(format!("{} (after {} open)", e.message(), out.len())),
+                    Err(e) => {
+                        let open = out.len();
+                        return Err(NetError::After {
+                            open,
+                            source: Box::new(e),
+                        });
+                    }
                 },
             };
             out.push(Opened {
@@ -65,11 +71,11 @@ pub fn connect_all(
             });
         }
     }
-    let down: Vec<(usize, String)> = (down.into_iter().enumerate())
+    let mut down: Vec<(usize, String)> = (down.into_iter().enumerate())
         .filter_map(|(server, why)| Some((server, why?)))
         .collect();
     if !down.is_empty() && down.len() == addrs.len() {
-        return Err(format!("every server is down: {}", down[0].1));
+        return Err(NetError::AllDown(down.swap_remove(0).1));
     }
     Ok(Connected { conns: out, down })
 }
@@ -81,16 +87,17 @@ pub struct Connected {
     pub down: Vec<(usize, String)>,
 }
 
-/// `connect_one`, saying whether the server could not be reached.
+/// `connect_one`, typed: [`NetError::Unreachable`] when the server could
+/// not be reached.
 fn open(
     addr: &Target,
     spec: &RunSpec,
     timeout: Duration,
     nth: usize,
     stop: Option<&AtomicUsize>,
-) -> Result<Link, Refused> {
-    let link = open_blocking(addr, spec, timeout, nth, stop)?;
-    set_nonblocking(&link.socket).map_err(|e| Refused::Other(format!("{addr}: {e}")))?;
+) -> Result<Link, NetError> {
+    let link = connect_blocking(addr, spec, timeout, nth, stop)?;
+    set_nonblocking(&link.socket).map_err(|e| NetError::Io(e).at(addr))?;
     Ok(link)
 }
 
@@ -130,7 +137,8 @@ pub const STOPPED: &str = "stopped by a signal while connecting";
 /// Opens one connection to `addr`, authenticated, non-blocking. Blocks
 /// for the connect and the authentication exchange (each bounded by
 /// `timeout`; the connect cut short once `stop` is set). `nth` picks its
-/// source address among `--source-addrs`.
+/// source address among `--source-addrs`. A String error: src/engine's
+/// reconnects keep theirs.
 pub fn connect_one(
     addr: &Target,
     spec: &RunSpec,
@@ -138,89 +146,60 @@ pub fn connect_one(
     nth: usize,
     stop: Option<&AtomicUsize>,
 ) -> Result<Link, String> {
-    open(addr, spec, timeout, nth, stop).map_err(Refused::message)
+    open(addr, spec, timeout, nth, stop).map_err(|e| e.to_string())
 }
 
 /// `connect_one`, left blocking with `timeout` on its reads and writes.
 /// Over TLS the handshake is done (within `timeout`) before the
-/// authentication.
+/// authentication. [`NetError::Unreachable`] when the server could not
+/// be reached.
 pub fn connect_blocking(
     addr: &Target,
     spec: &RunSpec,
     timeout: Duration,
     nth: usize,
     stop: Option<&AtomicUsize>,
-) -> Result<Link, String> {
-    open_blocking(addr, spec, timeout, nth, stop).map_err(Refused::message)
-}
-
-/// `connect_blocking`, saying whether the server could not be reached.
-fn open_blocking(
-    addr: &Target,
-    spec: &RunSpec,
-    timeout: Duration,
-    nth: usize,
-    stop: Option<&AtomicUsize>,
-) -> Result<Link, Refused> {
+) -> Result<Link, NetError> {
     let mut link = secured(addr, spec, timeout, nth, stop);
-    if matches!(&link, Err(Refused::Resumption)) {
+    if matches!(&link, Err(NetError::Resumption)) {
         // Once, on a new socket: the session now makes a full handshake.
         link = secured(addr, spec, timeout, nth, stop);
     }
     let mut link = link.map_err(|e| match e {
-        Refused::Resumption => {
-            Refused::Other(format!("{addr}: the server refused resumed TLS handshakes"))
-        }
+        NetError::Resumption => e.at(addr),
         e => e,
     })?;
     if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
         auth::authenticate(&mut link, spec.protocol, user, password)
-            .map_err(|e| Refused::Other(format!("{addr}: {e}")))?;
+            .map_err(|e| NetError::from(e).at(addr))?;
     }
     Ok(link)
 }
 
-/// Why a connection could not be had.
-enum Refused {
-    /// The server could not be reached (the TCP connect failed).
-    Down(String),
-    /// The server refused to resume a TLS session: worth a new try.
-    Resumption,
-    Other(String),
-}
-
-impl Refused {
-    fn message(self) -> String {
-        match self {
-            Refused::Down(why) | Refused::Other(why) => why,
-            Refused::Resumption => "the server refused a resumed TLS handshake".into(),
-        }
-    }
-}
-
 /// A blocking connection to `addr`, with its TLS handshake done if over
-/// TLS (the handshake's time kept).
+/// TLS (the handshake's time kept); [`NetError::Resumption`] when the
+/// server refused to resume its session.
 fn secured(
     addr: &Target,
     spec: &RunSpec,
     timeout: Duration,
     nth: usize,
     stop: Option<&AtomicUsize>,
-) -> Result<Link, Refused> {
-    let socket = connect(addr, &spec.socket, timeout, nth, stop).map_err(|e| {
-        Refused::Down(format!(
-            "cannot connect to the server at {addr}: {}",
-            describe(&e)
-        ))
+) -> Result<Link, NetError> {
+    let socket = connect(addr, &spec.socket, timeout, nth, stop).map_err(|source| {
+        NetError::Unreachable {
+            addr: addr.to_string(),
+            source,
+        }
     })?;
     let mut link = Link::plain(socket);
     let tls = addr.session();
-    if let Some(mut tls) = tls.map_err(|e| Refused::Other(format!("{addr}: {e}")))? {
+    if let Some(mut tls) = tls.map_err(|e| NetError::Io(e).at(addr))? {
         let began = super::clock_ns();
         if let Err(why) = handshake_blocking(&link.socket, &mut tls, timeout, stop) {
             return Err(match tls.resumption_refused() {
-                true => Refused::Resumption,
-                false => Refused::Other(format!("{addr}: {why}")),
+                true => NetError::Resumption,
+                false => why.at(addr),
             });
         }
         link.handshake_ns = super::clock_ns() - began;
@@ -238,26 +217,23 @@ fn handshake_blocking(
     tls: &mut super::tls::Session,
     timeout: Duration,
     stop: Option<&AtomicUsize>,
-) -> Result<(), String> {
-    set_nonblocking(socket).map_err(|e| e.to_string())?;
+) -> Result<(), NetError> {
+    set_nonblocking(socket).map_err(NetError::Io)?;
     let deadline = std::time::Instant::now() + timeout;
     let mut scratch = vec![0u8; 16 << 10];
-    while !tls
-        .handshake(socket, &mut scratch)
-        .map_err(|e| e.to_string())?
-    {
+    while !tls.handshake(socket, &mut scratch).map_err(NetError::Io)? {
         wait_handshake(socket, tls.has_output(), deadline, stop)?;
     }
     while tls.has_output() {
-        tls.send(socket).map_err(|e| e.to_string())?;
+        tls.send(socket).map_err(NetError::Io)?;
         if tls.has_output() {
             wait_handshake(socket, true, deadline, stop)?;
         }
     }
     socket2::SockRef::from(socket)
         .set_nonblocking(false)
-        .map_err(|e| e.to_string())?;
-    tls.confirm(socket, CONFIRM_WAIT).map_err(|e| e.to_string())
+        .map_err(NetError::Io)?;
+    tls.confirm(socket, CONFIRM_WAIT).map_err(NetError::Io)
 }
 
 /// Waits until the handshake can go on (`send`: its records wait to go
@@ -267,7 +243,7 @@ fn wait_handshake(
     send: bool,
     deadline: std::time::Instant,
     stop: Option<&AtomicUsize>,
-) -> Result<(), String> {
+) -> Result<(), NetError> {
     use super::blocking::{ready, Broken, Wait};
     use rustix::event::PollFlags;
     let timeout = deadline.saturating_duration_since(std::time::Instant::now());
@@ -278,11 +254,9 @@ fn wait_handshake(
     };
     match ready(socket, events, Wait { timeout, stop }) {
         Ok(()) => Ok(()),
-        Err(Broken::Stopped) => Err(STOPPED.into()),
-        Err(Broken::TimedOut) => {
-            Err("the TLS handshake did not finish within the connect timeout".into())
-        }
-        Err(e) => Err(e.to_string()),
+        Err(Broken::Stopped) => Err(NetError::Stopped),
+        Err(Broken::TimedOut) => Err(NetError::HandshakeTimeout),
+        Err(e) => Err(NetError::Wait(e)),
     }
 }
 
@@ -299,12 +273,14 @@ pub fn connect_plain(
     addr: &Address,
     timeout: Duration,
     stop: Option<&AtomicUsize>,
-) -> Result<OwnedFd, String> {
+) -> Result<OwnedFd, NetError> {
     if matches!(addr, Address::Udp(_)) {
-        return Err(format!("{addr}: a TCP or unix socket is needed"));
+        return Err(NetError::NotStream(addr.to_string()));
     }
-    connect(addr, &SocketOptions::default(), timeout, 0, stop)
-        .map_err(|e| format!("cannot connect to {addr}: {}", describe(&e)))
+    connect(addr, &SocketOptions::default(), timeout, 0, stop).map_err(|source| NetError::Connect {
+        addr: addr.to_string(),
+        source,
+    })
 }
 
 /// A connect error, with what to do about running out of ports.

@@ -14,11 +14,13 @@
 mod auth;
 pub mod blocking;
 pub mod connect;
+mod error;
 mod link;
 pub mod sidecar;
 pub mod tls;
 
 pub use connect::{connect_blocking, connect_plain};
+pub use error::{AuthError, ExchangeError, NetError, TlsError};
 pub use link::{Link, Target};
 pub use sidecar::RunEnd;
 

@@ -3,7 +3,7 @@
 //! 10k, 64 B keys, 1024 B values, get/set 9:1).
 
 use super::values::{memaslap_size, memaslap_time, proportion, with_port};
-use super::{refused, Extras, Tool, ToolCommand, Translation};
+use super::{refused, Extras, PersonalityError, Tool, ToolCommand, Translation};
 use clap::Args;
 use std::time::Duration;
 
@@ -121,7 +121,7 @@ const DEFAULTS: [&str; 6] = [
 ];
 
 impl MemaslapArgs {
-    pub fn translate(self) -> Result<Translation, String> {
+    pub fn translate(self) -> Result<Translation, PersonalityError> {
         let mut t = Translation::new("run");
         let (raw, servers) = self.server_list()?;
         t.flag("--server", servers.join(","));
@@ -132,10 +132,10 @@ impl MemaslapArgs {
         }
         t.flag("--threads", self.threads);
         if self.concurrency == 0 || !self.concurrency.is_multiple_of(self.threads) {
-            return Err(format!(
+            return Err(PersonalityError::Invalid(format!(
                 "-c/--concurrency ({}) must be a multiple of -T/--threads ({})",
                 self.concurrency, self.threads
-            ));
+            )));
         }
         t.flag("--connections", self.per_server(servers.len())?);
         match (self.execute_number, self.time) {
@@ -154,7 +154,7 @@ impl MemaslapArgs {
                 crate::untrusted::Bound::Config,
                 "a memaslap configuration",
             )
-            .map_err(|e| format!("-F/--cfg_cmd: {e}"))?;
+            .map_err(PersonalityError::ConfigFile)?;
             let reading = crate::config::Reading::AsMemaslap;
             let cfg = crate::config::memaslap_flags(&text, &path, reading)?;
             t.native.extend(cfg.args);
@@ -168,9 +168,9 @@ impl MemaslapArgs {
         }
         let window = self.win_size.unwrap_or(10 * 1024);
         if window == 0 || !window.is_multiple_of(1024) {
-            return Err(format!(
+            return Err(PersonalityError::Invalid(format!(
                 "-w/--win_size must be a multiple of 1024 (1k, 10k), got {window}"
-            ));
+            )));
         }
         t.flag("--window", window);
         self.checks_and_modes(&mut t)?;
@@ -198,7 +198,7 @@ impl MemaslapArgs {
     }
 
     /// `-s`, else `MEMCACHED_SERVERS`; one at least.
-    fn server_list(&self) -> Result<(String, Vec<String>), String> {
+    fn server_list(&self) -> Result<(String, Vec<String>), PersonalityError> {
         let text = match &self.servers {
             Some(s) => s.clone(),
             None => std::env::var("MEMCACHED_SERVERS").unwrap_or_default(),
@@ -210,23 +210,25 @@ impl MemaslapArgs {
             .map(|s| with_port(s, 11211))
             .collect();
         if list.is_empty() {
-            return Err("No servers provided: give -s/--servers or MEMCACHED_SERVERS".into());
+            return Err(PersonalityError::Refused(
+                "No servers provided: give -s/--servers or MEMCACHED_SERVERS",
+            ));
         }
         Ok((text, list))
     }
 
     /// mcbench's connections per server for memaslap's concurrency: each
     /// concurrency has one server, or every server with --rep_write.
-    fn per_server(&self, servers: usize) -> Result<usize, String> {
+    fn per_server(&self, servers: usize) -> Result<usize, PersonalityError> {
         if self.rep_write.is_some() {
             return Ok(self.concurrency);
         }
         if !self.concurrency.is_multiple_of(servers) {
-            return Err(format!(
+            return Err(PersonalityError::Invalid(format!(
                 "-c/--concurrency ({}) must be a multiple of the {servers} servers: \
                  mcbench gives each server the same connections",
                 self.concurrency
-            ));
+            )));
         }
         Ok(self.concurrency / servers)
     }
@@ -243,7 +245,7 @@ impl MemaslapArgs {
     }
 
     /// Verification, multi-get, the transports and the replication test.
-    fn checks_and_modes(&self, t: &mut Translation) -> Result<(), String> {
+    fn checks_and_modes(&self, t: &mut Translation) -> Result<(), PersonalityError> {
         if let Some(v) = self.verify {
             t.flag("--verify", v);
         }
@@ -262,7 +264,9 @@ impl MemaslapArgs {
             t.flag("--multiget", self.division);
             per_key_mix(&mut t.native, self.division);
         } else if self.division == 0 {
-            return Err("-d/--division must be at least 1".into());
+            return Err(PersonalityError::Refused(
+                "-d/--division must be at least 1",
+            ));
         }
         if self.reconnect {
             t.switch("--reconnect");

@@ -5,6 +5,8 @@
 //! right: Period and Global each show their own Net(M/s) (memaslap 1.0.18
 //! swaps them), and latencies are mcbench's (from the intended send).
 
+use crate::report::RenderError;
+
 use crate::app::Presenter;
 use crate::report::Exporter;
 use crate::result::RunResult;
@@ -245,8 +247,8 @@ struct Final {
 }
 
 impl Exporter for Final {
-    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
-        let r = runs.first().ok_or("no run")?;
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError> {
+        let r = runs.first().ok_or(RenderError::NoRun)?;
         let mut out = String::new();
         if self.stat_freq {
             for (name, ops) in KINDS {

@@ -13,6 +13,7 @@
 //!
 //! Not here: measuring (`engine`), checks of a run (`RunSpec::validate`).
 
+mod error;
 mod memaslap;
 mod memaslap_out;
 mod mutilate;
@@ -21,6 +22,8 @@ mod mutilate_out;
 mod twemperf;
 mod twemperf_out;
 mod values;
+
+pub use error::PersonalityError;
 
 use crate::app::Presenter;
 use crate::cli::{Cli, Command};
@@ -286,6 +289,9 @@ fn shell_words(argv: &[OsString]) -> String {
 }
 
 /// The message of a flag refused because mcbench lacks its capability.
-fn refused(flag: &str, why: &str) -> String {
-    format!("{flag} is not supported: {why}")
+fn refused(flag: &str, why: &str) -> PersonalityError {
+    PersonalityError::Unsupported {
+        flag: flag.into(),
+        why: why.into(),
+    }
 }

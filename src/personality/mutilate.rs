@@ -3,7 +3,7 @@
 //! one connection per server per thread, depth 1, 30 B keys, 200 B
 //! values, 10,000 records, no sets, busy-polling workers.
 
-use super::{refused, Extras, Tool, ToolCommand, Translation};
+use super::{refused, Extras, PersonalityError, Tool, ToolCommand, Translation};
 use clap::{ArgAction, Args};
 
 /// Where a run's workload comes from, which decides the defaults passed.
@@ -269,7 +269,7 @@ impl ToolCommand for MemcachePerfArgs {
 }
 
 impl MutilateArgs {
-    pub fn translate(self) -> Result<Translation, String> {
+    pub fn translate(self) -> Result<Translation, PersonalityError> {
         let c = &self.common;
         if c.agentmode {
             return c.agent();
@@ -306,7 +306,11 @@ impl MutilateArgs {
                 t.flag("--trace-timing", "ignore");
             }
             (None, 0) => {}
-            (None, _) => return Err("--twitter_trace needs --read_file FILE".into()),
+            (None, _) => {
+                return Err(PersonalityError::Refused(
+                    "--twitter_trace needs --read_file FILE",
+                ))
+            }
         }
         if self.misswindow > 0 {
             t.flag("--miss-window", self.misswindow);
@@ -317,7 +321,7 @@ impl MutilateArgs {
 }
 
 impl MemcachePerfArgs {
-    pub fn translate(self) -> Result<Translation, String> {
+    pub fn translate(self) -> Result<Translation, PersonalityError> {
         if self.poll_max.is_some() {
             return Err(refused(
                 "-M/--poll_max",
@@ -339,7 +343,9 @@ impl MemcachePerfArgs {
         }
         if let Some(p) = self.profile {
             if !(1..=4).contains(&p) {
-                return Err(format!("--profile must be 1, 2, 3 or 4, got {p}"));
+                return Err(PersonalityError::Invalid(format!(
+                    "--profile must be 1, 2, 3 or 4, got {p}"
+                )));
             }
             t.flag("--profile", format!("mcperf-{p}"));
             self.profile_size(&mut t, p);
@@ -406,10 +412,17 @@ impl MemcachePerfArgs {
 impl Common {
     /// The flags both tools share. `profile`: a --profile sets the
     /// workload, so only what was typed is passed over it.
-    fn translate(&self, unix: bool, keys: Keys, queries: u64) -> Result<Translation, String> {
+    fn translate(
+        &self,
+        unix: bool,
+        keys: Keys,
+        queries: u64,
+    ) -> Result<Translation, PersonalityError> {
         let mut t = Translation::new("run");
         if self.search.is_some() && self.scan.is_some() {
-            return Err("--search and --scan exclude each other".into());
+            return Err(PersonalityError::Refused(
+                "--search and --scan exclude each other",
+            ));
         }
         if let Some(s) = &self.search {
             t.command = "search";
@@ -478,7 +491,12 @@ impl Common {
     /// `-r`: mutilate divides the records by the servers, and every
     /// server's connections walk (and the preload puts) keys 0..r/servers
     /// on it. A key file or trace brings its own keys.
-    fn records(&self, t: &mut Translation, keys: Keys, servers: usize) -> Result<(), String> {
+    fn records(
+        &self,
+        t: &mut Translation,
+        keys: Keys,
+        servers: usize,
+    ) -> Result<(), PersonalityError> {
         if matches!(keys, Keys::KeyFile | Keys::Twitter) {
             if let Some(r) = self.records {
                 t.flag("--keys", r);
@@ -488,9 +506,9 @@ impl Common {
         let records = self.records.unwrap_or(10_000);
         let each = records / servers.max(1) as u64;
         if each == 0 {
-            return Err(format!(
+            return Err(PersonalityError::Invalid(format!(
                 "-r/--records {records} over {servers} servers leaves none on each"
-            ));
+            )));
         }
         if self.records.is_some() || servers > 1 {
             t.flag("--keys", each);
@@ -505,7 +523,7 @@ impl Common {
         threads: usize,
         servers: usize,
         t: &mut Translation,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, PersonalityError> {
         let per_thread = self.connections.unwrap_or(1);
         let threads_per_server = if self.roundrobin && servers > 1 {
             if !threads.is_multiple_of(servers) {
@@ -522,15 +540,19 @@ impl Common {
             .checked_mul(threads_per_server)
             .filter(|n| *n > 0)
             .ok_or_else(|| {
-                format!("-c {per_thread} with -T {threads}: no connections, or too many")
+                PersonalityError::Invalid(format!(
+                    "-c {per_thread} with -T {threads}: no connections, or too many"
+                ))
             })
     }
 
     /// -s, each HOST[:PORT[-END]] (memcache-perf's port ranges), or paths;
     /// how many servers that makes.
-    fn servers(&self, t: &mut Translation, unix: bool) -> Result<usize, String> {
+    fn servers(&self, t: &mut Translation, unix: bool) -> Result<usize, PersonalityError> {
         if self.server.is_empty() {
-            return Err("a server must be specified: -s HOST[:PORT]".into());
+            return Err(PersonalityError::Refused(
+                "a server must be specified: -s HOST[:PORT]",
+            ));
         }
         let mut n = 0;
         for s in &self.server {
@@ -548,10 +570,10 @@ impl Common {
     }
 
     /// -t, -N and --mcbench-duration: time and queries both bound a run.
-    fn stop(&self, t: &mut Translation, queries: u64) -> Result<(), String> {
+    fn stop(&self, t: &mut Translation, queries: u64) -> Result<(), PersonalityError> {
         let time = std::time::Duration::from_secs(self.time.unwrap_or(5));
         if time.is_zero() {
-            return Err("-t/--time must be at least 1 s".into());
+            return Err(PersonalityError::Refused("-t/--time must be at least 1 s"));
         }
         let cap = self.extras.duration.map_or(time, |d| d.min(time));
         if queries > 0 {
@@ -622,7 +644,7 @@ impl Common {
 }
 
 /// `host`, `host:port` or memcache-perf's `host:port-end`, as servers.
-fn expand_ports(s: &str) -> Result<Vec<String>, String> {
+fn expand_ports(s: &str) -> Result<Vec<String>, PersonalityError> {
     let full = super::values::with_port(s, 11211);
     let Some((host, ports)) = full.rsplit_once(':') else {
         return Ok(vec![full]);
@@ -630,7 +652,7 @@ fn expand_ports(s: &str) -> Result<Vec<String>, String> {
     let Some((a, b)) = ports.split_once('-') else {
         return Ok(vec![full]);
     };
-    let bad = || format!("-s {s}: expected HOST[:PORT[-END_PORT]]");
+    let bad = || PersonalityError::Invalid(format!("-s {s}: expected HOST[:PORT[-END_PORT]]"));
     let a: u16 = a.parse().map_err(|_| bad())?;
     let b: u16 = b.parse().map_err(|_| bad())?;
     if b < a {

@@ -6,12 +6,12 @@
 
 use super::mutilate::Common;
 use super::values::with_port;
-use super::Translation;
+use super::{PersonalityError, Translation};
 use std::path::PathBuf;
 
 /// The token every agent and master shares. mutilate has none: the file
 /// named by `MCBENCH_TOKEN_FILE`, else `~/.config/mcbench/agent-token`.
-fn token_file() -> Result<String, String> {
+fn token_file() -> Result<String, PersonalityError> {
     if let Some(p) = std::env::var_os("MCBENCH_TOKEN_FILE") {
         return Ok(p.to_string_lossy().into_owned());
     }
@@ -22,11 +22,7 @@ fn token_file() -> Result<String, String> {
     if p.exists() {
         return Ok(p.display().to_string());
     }
-    Err(format!(
-        "agent mode needs a token shared by the master and its agents, which mutilate does not have: \
-         write one line of 16 or more characters to {} on every machine, or name such a file in MCBENCH_TOKEN_FILE",
-        p.display()
-    ))
+    Err(PersonalityError::NoToken(p))
 }
 
 /// mutilate's agent port (`mcbench agent` listens on the same by default).
@@ -40,21 +36,23 @@ struct Probe {
 }
 
 impl Common {
-    fn port(&self) -> Result<u16, String> {
+    fn port(&self) -> Result<u16, PersonalityError> {
         match &self.agent_port {
             None => Ok(MUTILATE_AGENT_PORT),
-            Some(p) => p
-                .parse()
-                .map_err(|_| format!("-p/--agent_port must be a port number, got {p}")),
+            Some(p) => p.parse().map_err(|_| {
+                PersonalityError::Invalid(format!("-p/--agent_port must be a port number, got {p}"))
+            }),
         }
     }
 
     /// `-A`: serve as an agent, on every interface as mutilate's agent
     /// does, weighted as mutilate weighs one (threads × `-l`).
-    pub(super) fn agent(&self) -> Result<Translation, String> {
+    pub(super) fn agent(&self) -> Result<Translation, PersonalityError> {
         let mut t = Translation::new("agent");
         if !self.agent.is_empty() {
-            return Err("-A and -a exclude each other: an agent enlists no agents".into());
+            return Err(PersonalityError::Refused(
+                "-A and -a exclude each other: an agent enlists no agents",
+            ));
         }
         t.flag("--listen", format!("0.0.0.0:{}", self.port()?));
         // mutilate's agent serves plain text on every interface; its
@@ -84,9 +82,11 @@ impl Common {
         threads: usize,
         per_server: usize,
         rate: u64,
-    ) -> Result<(usize, u64), String> {
+    ) -> Result<(usize, u64), PersonalityError> {
         if self.lambda_mul.is_some() {
-            return Err("-l/--lambda_mul weighs an agent: give it with -A on that agent".into());
+            return Err(PersonalityError::Refused(
+                "-l/--lambda_mul weighs an agent: give it with -A on that agent",
+            ));
         }
         if self.agent.is_empty() {
             if self.agent_port.is_some() {
@@ -135,7 +135,7 @@ impl Common {
         per_server: usize,
         load: usize,
         rate: u64,
-    ) -> Result<(u64, Option<Probe>), String> {
+    ) -> Result<(u64, Option<Probe>), PersonalityError> {
         if self.measure_connections.is_none()
             && self.measure_qps.is_none()
             && self.measure_depth.is_none()
@@ -146,13 +146,13 @@ impl Common {
         let depth = self.measure_depth.or(self.depth).unwrap_or(1);
         let (probe_rate, agents_rate) = match self.measure_qps {
             Some(q) if rate > 0 && q >= rate => {
-                return Err(format!(
+                return Err(PersonalityError::Invalid(format!(
                     "-Q {q} leaves nothing of -q {rate} to the agents: give -q above -Q"
-                ))
+                )))
             }
             Some(q) => (q as f64, rate.saturating_sub(q)),
             None if rate == 0 => {
-                return Err("-C or -D without -Q on a closed-loop run: the master's probe connections keep a rate; give -Q".into())
+                return Err(PersonalityError::Refused("-C or -D without -Q on a closed-loop run: the master's probe connections keep a rate; give -Q"))
             }
             None => {
                 let share = rate as f64 * connections as f64 / (connections + load) as f64;

@@ -2,6 +2,8 @@
 //! `op_q` rows, QPS, misses, RX/TX, and memcache-perf's machine CPU use,
 //! from mcbench's histograms.
 
+use crate::report::RenderError;
+
 use super::Tool;
 use crate::app::Presenter;
 use crate::report::Exporter;
@@ -63,8 +65,8 @@ struct Render {
 }
 
 impl Exporter for Render {
-    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
-        let r = runs.first().ok_or("no run")?;
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError> {
+        let r = runs.first().ok_or(RenderError::NoRun)?;
         // Both tools print nothing after --loadonly.
         if r.spec.load == LoadMode::LoadOnly {
             return Ok(Vec::new());
@@ -88,7 +90,7 @@ impl Exporter for Render {
     /// `--scan`: the header with QPS and target, then each rate's read row
     /// with its achieved QPS and the rate asked for. `--search`: the
     /// table of the answer's last run, as the tools print their last.
-    fn render_curve(&self, curve: &Curve) -> Result<Vec<u8>, String> {
+    fn render_curve(&self, curve: &Curve) -> Result<Vec<u8>, RenderError> {
         let mut out = String::new();
         match curve.kind {
             CurveKind::Scan => {
@@ -169,7 +171,7 @@ impl Render {
     /// The read, update and op_q rows: latencies in µs, op_q in requests.
     /// With probe connections (-C/-Q/-D), the latencies are theirs, as
     /// mutilate's are its master's.
-    fn rows(&self, out: &mut String, r: &RunResult) -> Result<(), String> {
+    fn rows(&self, out: &mut String, r: &RunResult) -> Result<(), RenderError> {
         let (cols, _) = self.columns();
         let std = self.tool == Tool::MemcachePerf;
         let ops = r.measure.as_ref().map_or(&r.ops, |m| &m.ops);
@@ -275,12 +277,15 @@ fn answered(summaries: &BTreeMap<String, OpSummary>, ops: &[&str]) -> u64 {
 }
 
 /// The latency histograms of `ops`, added.
-fn sum(summaries: &BTreeMap<String, OpSummary>, ops: &[&str]) -> Result<Histogram<u64>, String> {
-    Hdr::sum(
+fn sum(
+    summaries: &BTreeMap<String, OpSummary>,
+    ops: &[&str],
+) -> Result<Histogram<u64>, RenderError> {
+    Ok(Hdr::sum(
         ops.iter()
             .filter_map(|op| summaries.get(*op))
             .map(|o| &o.latency_hdr),
-    )
+    )?)
 }
 
 /// One row: avg, (std,) min, then the percentiles, each `h`'s value

@@ -3,7 +3,7 @@
 //! prefixed `mcp:`, 4 KB send and 16 KB receive buffers, no preload.
 
 use super::values::twemperf_sizes;
-use super::{Extras, Tool, ToolCommand, Translation};
+use super::{Extras, PersonalityError, Tool, ToolCommand, Translation};
 use clap::Args;
 
 /// twemperf's methods (`-m`), each one of mcbench's op types.
@@ -181,14 +181,14 @@ fn host_and_port(server: &str) -> bool {
 }
 
 impl TwemperfArgs {
-    pub fn translate(self) -> Result<Translation, String> {
+    pub fn translate(self) -> Result<Translation, PersonalityError> {
         if host_and_port(&self.server) {
-            return Err(format!(
+            return Err(PersonalityError::Invalid(format!(
                 "-s/--server takes a host, and -p/--port its port: '{}' is memcache-perf's \
                  host:port (its binary is also called mcperf; `mcbench memcache-perf` runs its \
                  command lines)",
                 self.server
-            ));
+            )));
         }
         let mut t = Translation::new("run");
         t.flag(
@@ -222,14 +222,14 @@ impl TwemperfArgs {
     }
 
     /// `-m`: the one command every call sends, lowercased.
-    fn method(&self, t: &mut Translation) -> Result<String, String> {
+    fn method(&self, t: &mut Translation) -> Result<String, PersonalityError> {
         let method = self.method.to_ascii_lowercase();
         if !METHODS.contains(&method.as_str()) {
-            return Err(format!(
+            return Err(PersonalityError::Invalid(format!(
                 "-m/--method '{}' is not one of {}",
                 self.method,
                 METHODS.join(", ")
-            ));
+            )));
         }
         t.flag("--mix", format!("{method}=1"));
         if method == "cas" {
@@ -240,16 +240,16 @@ impl TwemperfArgs {
     }
 
     /// `-z`: the value sizes (for incr/decr, the amount).
-    fn sizes(&self, t: &mut Translation, method: &str) -> Result<(), String> {
+    fn sizes(&self, t: &mut Translation, method: &str) -> Result<(), PersonalityError> {
         let sizes = twemperf_sizes(&self.sizes)?;
         if matches!(method, "incr" | "decr") {
             // twemperf sends the drawn size as the amount (`incr k N`).
             let delta: u64 = sizes.parse().map_err(|_| {
-                format!(
+                PersonalityError::Invalid(format!(
                     "-z/--sizes '{}' with -m {method}: twemperf sends each size as the amount; \
                      mcbench's amount is one number: give -z dN",
                     self.sizes
-                )
+                ))
             })?;
             t.flag("--delta", delta);
         }
@@ -258,7 +258,7 @@ impl TwemperfArgs {
     }
 
     /// twemperf's keys, and `--client`'s seed.
-    fn keys(&self, t: &mut Translation) -> Result<(), String> {
+    fn keys(&self, t: &mut Translation) -> Result<(), PersonalityError> {
         // twemperf's keys: the prefix and 8 hex digits of an id that
         // counts up from 1 with each call.
         t.flag("--key-prefix", &self.prefix);
@@ -279,7 +279,7 @@ impl TwemperfArgs {
 
     /// The requests' expiry and noreply, the sockets' options and the
     /// timeout.
-    fn sockets(&self, t: &mut Translation) -> Result<(), String> {
+    fn sockets(&self, t: &mut Translation) -> Result<(), PersonalityError> {
         t.flag("--expiry", self.expiry);
         t.flag("--send-buffer", self.send_buffer);
         t.flag("--recv-buffer", self.recv_buffer);
@@ -298,7 +298,11 @@ impl TwemperfArgs {
                 "-t/--timeout 0 (none) keeps mcbench's 5 s: a request unanswered that long \
                  fails as client-timo",
             ),
-            Some(x) => return Err(format!("-t/--timeout must be 0 or more seconds, got {x}")),
+            Some(x) => {
+                return Err(PersonalityError::Invalid(format!(
+                    "-t/--timeout must be 0 or more seconds, got {x}"
+                )))
+            }
             None => {}
         }
         Ok(())

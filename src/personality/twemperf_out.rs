@@ -2,6 +2,8 @@
 //! Response, Errors, CPU, Net I/O), on stderr as mcperf prints it, from
 //! mcbench's result. Percentiles are read from the kept histograms.
 
+use crate::report::RenderError;
+
 use crate::app::Presenter;
 use crate::report::Exporter;
 use crate::result::{Quantiles, RunResult, SizeSummary};
@@ -32,8 +34,8 @@ struct Block {
 }
 
 impl Exporter for Block {
-    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
-        let r = runs.first().ok_or("no run")?;
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError> {
+        let r = runs.first().ok_or(RenderError::NoRun)?;
         let mut out = String::new();
         let delta = r.duration_s.max(1e-9);
         let c = &r.connections;
@@ -93,7 +95,7 @@ impl Exporter for Block {
 }
 
 impl Block {
-    fn responses(&self, out: &mut String, r: &RunResult, delta: f64) -> Result<(), String> {
+    fn responses(&self, out: &mut String, r: &RunResult, delta: f64) -> Result<(), RenderError> {
         let c = &r.connections;
         let n = c.response_size.count;
         let _ = writeln!(
@@ -175,7 +177,12 @@ fn quiet(r: &RunResult) -> bool {
 /// What `-q` leaves to say: the requests no reply came for, timed by
 /// mcbench to a fence (mcperf cannot time them), and the errors the server
 /// still sent.
-fn quiet_lines(out: &mut String, r: &RunResult, requests: u64, errors: u64) -> Result<(), String> {
+fn quiet_lines(
+    out: &mut String,
+    r: &RunResult,
+    requests: u64,
+    errors: u64,
+) -> Result<(), RenderError> {
     let h = r.total.latency_hdr.decode()?;
     let p = |q: f64| crate::result::percentile_us(&h, q) / 1e3;
     let _ = writeln!(

@@ -1,9 +1,10 @@
 //! The seed tools' value syntaxes, read as each tool reads them.
 
+use super::PersonalityError;
 use std::time::Duration;
 
 /// memaslap's times (`-t`, `-S`): a number with s, m, h or d; bare is s.
-pub fn memaslap_time(text: &str) -> Result<Duration, String> {
+pub fn memaslap_time(text: &str) -> Result<Duration, PersonalityError> {
     let t = text.trim();
     let (num, unit) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_lowercase()),
@@ -14,23 +15,19 @@ pub fn memaslap_time(text: &str) -> Result<Duration, String> {
         'm' => 60,
         'h' => 3600,
         'd' => 86_400,
-        _ => {
-            return Err(format!(
-                "invalid time '{text}': expected N with s, m, h or d (2m)"
-            ))
-        }
+        _ => return Err(PersonalityError::Time(text.into())),
     };
     num.parse::<u64>()
         .ok()
         .filter(|n| *n > 0)
         .and_then(|n| n.checked_mul(secs_per))
         .map(Duration::from_secs)
-        .ok_or_else(|| format!("invalid time '{text}': expected N with s, m, h or d (2m)"))
+        .ok_or_else(|| PersonalityError::Time(text.into()))
 }
 
 /// memaslap's counts with a K or M suffix (`-w 40k`, `-P 40k`, `-x`):
 /// K is 1024 and M 1024² as memaslap reads them.
-pub fn memaslap_size(text: &str) -> Result<u64, String> {
+pub fn memaslap_size(text: &str) -> Result<u64, PersonalityError> {
     let t = text.trim();
     let (num, mult) = match t.chars().last().map(|c| c.to_ascii_lowercase()) {
         Some('k') => (&t[..t.len() - 1], 1024),
@@ -40,7 +37,7 @@ pub fn memaslap_size(text: &str) -> Result<u64, String> {
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("invalid number '{text}': expected N, NK or NM (10k)"))
+        .ok_or_else(|| PersonalityError::Number(text.into()))
 }
 
 pub use crate::spec::with_default_port as with_port;
@@ -55,22 +52,20 @@ pub fn host_port(host: &str, port: u16) -> String {
 }
 
 /// A proportion between 0 and 1 (memaslap's `-v`, `-e`, `-o`).
-pub fn proportion(text: &str) -> Result<f64, String> {
+pub fn proportion(text: &str) -> Result<f64, PersonalityError> {
     text.trim()
         .parse::<f64>()
         .ok()
         .filter(|p| (0.0..=1.0).contains(p))
-        .ok_or_else(|| format!("invalid proportion '{text}': expected 0..1 (0.05)"))
+        .ok_or_else(|| PersonalityError::Proportion(text.into()))
 }
 
 /// twemperf's `-z` sizes, `[D]R1[,R2]`: `d1` (or `1`) fixed, `uA,B` uniform
 /// (A..B after twemperf's rounding), `eM` exponential with mean M
 /// (mcbench floors where twemperf rounds: half a byte less on average);
 /// as an mcbench distribution.
-pub fn twemperf_sizes(text: &str) -> Result<String, String> {
-    let bad = || {
-        format!("invalid sizes '{text}': expected [D]R1[,R2] with D d, u or e (d1, u1,16, e100)")
-    };
+pub fn twemperf_sizes(text: &str) -> Result<String, PersonalityError> {
+    let bad = || PersonalityError::Sizes(text.into());
     let t = text.trim();
     let (kind, rest) = match t.chars().next() {
         Some(c @ ('d' | 'u' | 'e')) => (c, &t[1..]),

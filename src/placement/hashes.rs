@@ -65,9 +65,9 @@ impl KeyHash {
 }
 
 impl std::str::FromStr for KeyHash {
-    type Err = String;
+    type Err = super::PlacementError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, super::PlacementError> {
         let t = text.trim().to_ascii_lowercase().replace('-', "_");
         if t == "default" || t == "oaat" {
             return Ok(KeyHash::OneAtATime);
@@ -75,10 +75,7 @@ impl std::str::FromStr for KeyHash {
         KeyHash::ALL
             .into_iter()
             .find(|h| h.name() == t)
-            .ok_or_else(|| {
-                let names: Vec<&str> = KeyHash::ALL.iter().map(|h| h.name()).collect();
-                format!("unknown hash '{text}': expected {}", names.join(", "))
-            })
+            .ok_or_else(|| super::PlacementError::UnknownHash(text.to_string()))
     }
 }
 

@@ -18,11 +18,13 @@
 //! (the workload's `KeySpace`).
 
 mod ch3;
+mod error;
 mod hashes;
 mod ketama;
 mod replicas;
 
 pub use ch3::furc_hash;
+pub use error::PlacementError;
 pub use hashes::KeyHash;
 pub use ketama::Naming;
 pub use replicas::Replicas;
@@ -51,28 +53,17 @@ impl Scheme {
     }
 
     /// Parses `--distribution NAME` with `--hash` (modula's key hash).
-    pub fn parse(name: &str, hash: Option<KeyHash>) -> Result<Self, String> {
+    pub fn parse(name: &str, hash: Option<KeyHash>) -> Result<Self, PlacementError> {
         let scheme = match name.trim().to_ascii_lowercase().as_str() {
             "modula" => Scheme::Modula(hash.unwrap_or(KeyHash::OneAtATime)),
             "ketama" | "ketama-weighted" | "ketama_weighted" | "consistent" => Scheme::Ketama,
             "ketama-spy" | "ketama_spy" => Scheme::KetamaSpy,
             "ch3" | "furc" => Scheme::Ch3,
             "none" => Scheme::None,
-            _ => {
-                return Err(format!(
-                "unknown --distribution '{name}': expected modula, ketama, ketama-spy, ch3 or none"
-            ))
-            }
+            _ => return Err(PlacementError::UnknownScheme(name.to_string())),
         };
-        if let (Some(h), false) = (hash, matches!(scheme, Scheme::Modula(_))) {
-            return Err(format!(
-                "--hash {h} applies to --distribution modula; {scheme} hashes keys with {}",
-                match scheme {
-                    Scheme::Ch3 => "MurmurHash64A",
-                    Scheme::None => "nothing",
-                    _ => "MD5",
-                }
-            ));
+        if let (Some(hash), false) = (hash, matches!(scheme, Scheme::Modula(_))) {
+            return Err(PlacementError::HashNotModula { hash, scheme });
         }
         Ok(scheme)
     }
@@ -91,10 +82,10 @@ impl fmt::Display for Scheme {
 }
 
 impl std::str::FromStr for Scheme {
-    type Err = String;
+    type Err = PlacementError;
 
     /// The form `Display` writes (`modula/md5`, `ketama`, ...).
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, PlacementError> {
         match text.split_once('/') {
             Some((name, hash)) => Scheme::parse(name, Some(hash.parse()?)),
             None => Scheme::parse(text, None),

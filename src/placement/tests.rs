@@ -154,11 +154,17 @@ fn schemes_parse_and_print_back() {
     );
     assert!(Scheme::parse("ketama", Some(KeyHash::Crc))
         .unwrap_err()
+        .to_string()
         .contains("--hash"));
     assert!(Scheme::parse("rendezvous", None)
         .unwrap_err()
+        .to_string()
         .contains("rendezvous"));
-    assert!("fnv9".parse::<KeyHash>().unwrap_err().contains("fnv9"));
+    assert!("fnv9"
+        .parse::<KeyHash>()
+        .unwrap_err()
+        .to_string()
+        .contains("fnv9"));
 }
 
 #[test]

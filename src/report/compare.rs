@@ -1,6 +1,8 @@
 //! `mcbench compare`: runs side by side, each with its ratio to the first,
 //! after checking that they ran the same workload.
 
+use crate::report::RenderError;
+
 use crate::result::{percentile_label, percentile_us, OpSummary, RunResult};
 use crate::server_stats::Figures;
 use std::fmt::Write;
@@ -57,7 +59,7 @@ fn show(v: Option<&serde_json::Value>) -> String {
 
 /// The comparison table: one column per run, `value (ratio)` where the
 /// ratio is to the first run.
-pub fn compare(runs: &[RunResult], labels: &[String]) -> Result<String, String> {
+pub fn compare(runs: &[RunResult], labels: &[String]) -> Result<String, RenderError> {
     let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
     let first = &runs[0];
     rows.push(("ops/s".into(), runs.iter().map(|r| r.total.rate).collect()));
@@ -94,7 +96,7 @@ pub fn compare(runs: &[RunResult], labels: &[String]) -> Result<String, String> 
 /// run, and whether each run's interval meets the first's: intervals that
 /// do not meet differ by more than one run's own noise (between-run noise
 /// is `--repeat`'s to tell).
-fn interval_notes(runs: &[RunResult], labels: &[String]) -> Result<String, String> {
+fn interval_notes(runs: &[RunResult], labels: &[String]) -> Result<String, RenderError> {
     let mut out = String::from("\nlatency, 95 % intervals (µs):\n");
     let mut runs = runs.to_vec();
     for r in &mut runs {
@@ -182,7 +184,7 @@ fn latency_rows(
     runs: &[RunResult],
     pick: impl Fn(&RunResult) -> Option<&OpSummary>,
     first: &RunResult,
-) -> Result<(), String> {
+) -> Result<(), RenderError> {
     let hists = runs
         .iter()
         .map(|r| {

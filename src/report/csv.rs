@@ -7,6 +7,8 @@
 //! saved results and agents, so one that a spreadsheet would run as a
 //! formula (`=`, `+`, `-`, `@`, tab, CR first) is made inert with a `'`.
 
+use crate::report::RenderError;
+
 use super::Exporter;
 use crate::result::{percentile_label, percentile_us, Curve, RunResult};
 use crate::stats::max_us;
@@ -28,8 +30,9 @@ fn writer() -> csv::Writer<Vec<u8>> {
         .from_writer(Vec::new())
 }
 
-fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, String> {
-    w.into_inner().map_err(|e| format!("CSV: {e}"))
+fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, RenderError> {
+    w.into_inner()
+        .map_err(|e| RenderError::CsvFlush(e.to_string()))
 }
 
 /// Lower and upper bound of each percentile's 95 % interval, µs.
@@ -46,7 +49,7 @@ fn interval_cells(h: &hdrhistogram::Histogram<u64>, percentiles: &[f64]) -> Vec<
 }
 
 /// Each part's mean and p99 over an interval, µs; empty where unstamped.
-fn part_cells(op: &crate::stats::IntervalOp) -> Result<Vec<String>, String> {
+fn part_cells(op: &crate::stats::IntervalOp) -> Result<Vec<String>, RenderError> {
     Ok(match op.parts()? {
         Some(p) => (p.hists.iter())
             .flat_map(|h| [h.mean() / 1e3, percentile_us(h, 99.0)].map(|v| format!("{v:.3}")))
@@ -56,7 +59,7 @@ fn part_cells(op: &crate::stats::IntervalOp) -> Result<Vec<String>, String> {
 }
 
 impl Exporter for CsvExporter {
-    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError> {
         let r = &runs[0];
         let mut w = writer();
         let mut header: Vec<String> = ["time_s", "interval_s", "op", "count", "rate"]
@@ -81,7 +84,7 @@ impl Exporter for CsvExporter {
             header.push(format!("{part}_mean_us"));
             header.push(format!("{part}_p99_us"));
         }
-        w.write_record(&header).map_err(|e| e.to_string())?;
+        w.write_record(&header)?;
         for s in &r.intervals {
             for (name, op) in &s.ops {
                 let h = op.latency_hdr.decode()?;
@@ -101,13 +104,13 @@ impl Exporter for CsvExporter {
                 row.extend([op.hits, op.misses, op.errors].map(|n| n.to_string()));
                 row.extend(interval_cells(&h, &r.percentiles));
                 row.extend(part_cells(op)?);
-                w.write_record(&row).map_err(|e| e.to_string())?;
+                w.write_record(&row)?;
             }
         }
         finish(w)
     }
 
-    fn render_curve(&self, curve: &Curve) -> Result<Vec<u8>, String> {
+    fn render_curve(&self, curve: &Curve) -> Result<Vec<u8>, RenderError> {
         let mut w = writer();
         w.write_record([
             "point",
@@ -125,8 +128,7 @@ impl Exporter for CsvExporter {
             "repeat",
             "slo_lower_us",
             "slo_upper_us",
-        ])
-        .map_err(|e| e.to_string())?;
+        ])?;
         for (i, p) in curve.points.iter().enumerate() {
             let row = [
                 (i + 1).to_string(),
@@ -145,7 +147,7 @@ impl Exporter for CsvExporter {
                 p.slo_lower_us.map_or(String::new(), |v| format!("{v:.3}")),
                 p.slo_upper_us.map_or(String::new(), |v| format!("{v:.3}")),
             ];
-            w.write_record(&row).map_err(|e| e.to_string())?;
+            w.write_record(&row)?;
         }
         finish(w)
     }

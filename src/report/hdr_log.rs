@@ -4,6 +4,8 @@
 //! type. Values are ns; the max column is in ms (divisor 10^6, as Java's
 //! log writer).
 
+use crate::report::RenderError;
+
 use super::Exporter;
 use crate::result::RunResult;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
@@ -13,7 +15,7 @@ use std::time::{Duration, UNIX_EPOCH};
 pub struct HdrLogExporter;
 
 impl Exporter for HdrLogExporter {
-    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError> {
         let r = &runs[0];
         let start = UNIX_EPOCH + Duration::from_secs_f64(r.started_unix_s.max(0.0));
         let mut buf = Vec::new();
@@ -26,7 +28,7 @@ impl Exporter for HdrLogExporter {
             .with_base_time(start)
             .with_max_value_divisor(1e6)
             .begin_log_with(&mut buf, &mut serializer)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| RenderError::Log(e.to_string()))?;
         for s in &r.intervals {
             let from = Duration::from_secs_f64((s.time_s - s.duration_s).max(0.0));
             let length = Duration::from_secs_f64(s.duration_s.max(0.0));
@@ -34,10 +36,10 @@ impl Exporter for HdrLogExporter {
                 let tag = if name == "total" {
                     None
                 } else {
-                    Some(Tag::new(name).ok_or_else(|| format!("op '{name}' is no log tag"))?)
+                    Some(Tag::new(name).ok_or_else(|| RenderError::LogTag(name.clone()))?)
                 };
                 log.write_histogram(&op.latency_hdr.decode()?, from, length, tag)
-                    .map_err(|e| format!("{e:?}"))?;
+                    .map_err(|e| RenderError::Log(format!("{e:?}")))?;
             }
         }
         drop(log);

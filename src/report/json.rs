@@ -2,6 +2,8 @@
 //! runs as a `RunSet`, `mcbench.runs/1`; a scan's or a search's `Curve`,
 //! schema `mcbench.curve/1`.
 
+use crate::report::RenderError;
+
 use super::Exporter;
 use crate::result::{Curve, RunResult, RunSet};
 
@@ -10,12 +12,11 @@ pub struct JsonExporter;
 impl Exporter for JsonExporter {
     /// One run as it is; several (`run --repeat`, `report A B`) as a set,
     /// `mcbench.runs/1`.
-    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError> {
         let mut s = match runs {
             [one] => serde_json::to_string_pretty(one),
             several => serde_json::to_string_pretty(&RunSet::new(None, several.to_vec())),
-        }
-        .map_err(|e| e.to_string())?;
+        }?;
         s.push('\n');
         Ok(s.into_bytes())
     }
@@ -25,8 +26,8 @@ impl Exporter for JsonExporter {
     }
 
     /// The curve's points and every run behind them (`mcbench.curve/1`).
-    fn render_curve(&self, curve: &Curve) -> Result<Vec<u8>, String> {
-        let mut s = serde_json::to_string_pretty(curve).map_err(|e| e.to_string())?;
+    fn render_curve(&self, curve: &Curve) -> Result<Vec<u8>, RenderError> {
+        let mut s = serde_json::to_string_pretty(curve)?;
         s.push('\n');
         Ok(s.into_bytes())
     }

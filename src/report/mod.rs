@@ -6,6 +6,7 @@
 
 mod compare;
 mod csv;
+mod error;
 mod hdr_log;
 mod html;
 mod json;
@@ -26,6 +27,7 @@ mod text_verdict;
 mod tone;
 
 pub use compare::{compare, workload_differences, SHARE_OF_LOAD};
+pub use error::{OutputError, RenderError};
 pub use live::live_line;
 pub use samples::SampleWriter;
 pub use staged::{refuse_same_file, OneFile};
@@ -41,7 +43,7 @@ use std::path::Path;
 pub trait Exporter {
     /// The output's bytes for these runs. A format that holds one run is
     /// given exactly one (the manager sees to it).
-    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String>;
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError>;
 
     /// Whether the format can hold several runs (the HTML overlays them).
     fn takes_several(&self) -> bool {
@@ -49,8 +51,8 @@ pub trait Exporter {
     }
 
     /// The output's bytes for a scan's or a search's curve.
-    fn render_curve(&self, _curve: &Curve) -> Result<Vec<u8>, String> {
-        Err("this format holds runs, not curves".into())
+    fn render_curve(&self, _curve: &Curve) -> Result<Vec<u8>, RenderError> {
+        Err(RenderError::NoCurves)
     }
 
     /// Whether the format can hold a curve.
@@ -121,10 +123,7 @@ impl ExportManager {
     pub fn create(files: &[(Format, &Path)], several: bool) -> Result<Self, Failure> {
         Self::create_checked(files, |format, exporter| {
             if several && !exporter.takes_several() {
-                return Err(format!(
-                    "{} holds one run: give one result, or --merge them",
-                    format.flag()
-                ));
+                return Err(OutputError::OneRun(format.flag()));
             }
             Ok(())
         })
@@ -134,10 +133,7 @@ impl ExportManager {
     pub fn create_curve(files: &[(Format, &Path)]) -> Result<Self, Failure> {
         Self::create_checked(files, |format, exporter| {
             if !exporter.takes_curve() {
-                return Err(format!(
-                    "{} holds one run's histograms, not a curve; --json keeps every run",
-                    format.flag()
-                ));
+                return Err(OutputError::NotCurve(format.flag()));
             }
             Ok(())
         })
@@ -145,7 +141,7 @@ impl ExportManager {
 
     fn create_checked(
         files: &[(Format, &Path)],
-        check: impl Fn(Format, &dyn Exporter) -> Result<(), String>,
+        check: impl Fn(Format, &dyn Exporter) -> Result<(), OutputError>,
     ) -> Result<Self, Failure> {
         let to_stdout = files.iter().filter(|(_, p)| *p == Path::new("-")).count();
         if to_stdout > 1 {
@@ -234,7 +230,7 @@ impl ExportManager {
 
     fn write_each(
         &mut self,
-        render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, String>,
+        render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, RenderError>,
     ) -> Result<(), Failure> {
         let drop_on_signal = self.drop_on_signal;
         let mut failed = Vec::new();
@@ -244,7 +240,7 @@ impl ExportManager {
                 return Err(Failure::Stopped(sig));
             }
             if let Err(e) = write_one(t, &render) {
-                failed.push(e);
+                failed.push(e.to_string());
             }
         }
         if failed.is_empty() {
@@ -263,15 +259,17 @@ fn with_precision(runs: &[RunResult]) -> Result<Vec<RunResult>, Failure> {
             let mut r = r.clone();
             r.attach_precision().map(|()| r)
         })
-        .collect::<Result<_, String>>()
+        .collect::<Result<_, _>>()
         .map_err(Failure::run)
 }
 
 fn write_one(
     t: &mut Target,
-    render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, String>,
-) -> Result<(), String> {
-    let bytes = render(t.exporter.as_ref()).map_err(|e| format!("{}: {e}", t.format.flag()))?;
+    render: impl Fn(&dyn Exporter) -> Result<Vec<u8>, RenderError>,
+) -> Result<(), OutputError> {
+    let flag = t.format.flag();
+    let bytes =
+        render(t.exporter.as_ref()).map_err(|source| OutputError::Render { flag, source })?;
     // The text's colour stays on a terminal only (`tone`).
     let colour = t.format == Format::Text;
     let (what, res) = match &mut t.dest {
@@ -284,7 +282,7 @@ fn write_one(
             write_terminal(std::io::stderr().lock(), &bytes, colour),
         ),
         Dest::File(staged, file) => {
-            let staged = staged.take().ok_or("written twice")?;
+            let staged = staged.take().ok_or(OutputError::WrittenTwice)?;
             let what = staged.path().display().to_string();
             (
                 what,
@@ -292,7 +290,7 @@ fn write_one(
             )
         }
     };
-    res.map_err(|e| format!("cannot write {} to {what}: {e}", t.format.flag()))
+    res.map_err(|source| OutputError::WriteTo { flag, what, source })
 }
 
 /// Writes to stdout or stderr; `colour` bytes pass through `anstream`,

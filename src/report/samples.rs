@@ -2,6 +2,7 @@
 //! file as the intervals arrive (format: `docs/samples.md`).
 
 use super::staged::StagedFile;
+use super::OutputError;
 use crate::stats::Sample;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -21,11 +22,14 @@ pub struct SampleWriter {
 
 impl SampleWriter {
     /// Creates the file (before any traffic) and writes its header.
-    pub fn create(path: &Path) -> Result<SampleWriter, String> {
+    pub fn create(path: &Path) -> Result<SampleWriter, OutputError> {
         let (staged, file) = StagedFile::create("--save", path)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         out.write_all(SAMPLES_HEADER.as_bytes())
-            .map_err(|e| format!("--save {}: {e}", path.display()))?;
+            .map_err(|source| OutputError::Save {
+                path: path.into(),
+                source,
+            })?;
         Ok(SampleWriter {
             staged,
             out,
@@ -61,16 +65,14 @@ impl SampleWriter {
 
     /// Flushes the file and puts it in place; reports the first write
     /// error.
-    pub fn finish(mut self) -> Result<(), String> {
+    pub fn finish(mut self) -> Result<(), OutputError> {
         let flushed = self.out.flush();
-        let path = self.staged.path().display().to_string();
-        match self.error.take().map_or(flushed, Err) {
-            Ok(()) => self
-                .staged
-                .commit()
-                .map_err(|e| format!("--save {path}: {e}")),
-            Err(e) => Err(format!("--save {path}: {e}")),
-        }
+        let path = self.staged.path().to_path_buf();
+        let written = match self.error.take().map_or(flushed, Err) {
+            Ok(()) => self.staged.commit(),
+            Err(e) => Err(e),
+        };
+        written.map_err(|source| OutputError::Save { path, source })
     }
 }
 

@@ -12,6 +12,7 @@
 //! runs (killed by SIGKILL, which no cleanup survives) is removed when the
 //! same path is next written.
 
+use super::OutputError;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -25,17 +26,25 @@ pub struct StagedFile {
 impl StagedFile {
     /// Creates the temporary file for `path`; `flag` names the output in
     /// messages.
-    pub fn create(flag: &str, path: &Path) -> Result<(StagedFile, File), String> {
-        let shown = path.display();
+    pub fn create(flag: &str, path: &Path) -> Result<(StagedFile, File), OutputError> {
         if path.is_dir() {
-            return Err(format!("{flag} {shown}: is a directory"));
+            return Err(OutputError::IsDirectory {
+                flag: flag.into(),
+                path: path.into(),
+            });
         }
         // A symlink (`/dev/stdout`) is written through, never replaced.
         let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
         let target = std::fs::metadata(path).ok();
         if link || target.as_ref().is_some_and(|m| !m.is_file()) {
-            let file = open_in_place(path, target.is_some_and(|m| m.is_file()))
-                .map_err(|e| format!("{flag} {shown}: cannot open it: {e}"))?;
+            let file =
+                open_in_place(path, target.is_some_and(|m| m.is_file())).map_err(|source| {
+                    OutputError::Open {
+                        flag: flag.into(),
+                        path: path.into(),
+                        source,
+                    }
+                })?;
             let staged = StagedFile {
                 path: path.to_path_buf(),
                 tmp: None,
@@ -43,14 +52,18 @@ impl StagedFile {
             };
             return Ok((staged, file));
         }
-        let name = path
-            .file_name()
-            .ok_or_else(|| format!("{flag} {shown}: not a file name"))?;
+        let name = path.file_name().ok_or_else(|| OutputError::NotFileName {
+            flag: flag.into(),
+            path: path.into(),
+        })?;
         let prefix = format!(".{}.mcbench-", name.to_string_lossy());
         remove_orphans(path, &prefix);
         let tmp = path.with_file_name(format!("{prefix}{}.tmp", std::process::id()));
-        let file = File::create(&tmp)
-            .map_err(|e| format!("{flag} {shown}: cannot create the file: {e}"))?;
+        let file = File::create(&tmp).map_err(|source| OutputError::Create {
+            flag: flag.into(),
+            path: path.into(),
+            source,
+        })?;
         let staged = StagedFile {
             path: path.to_path_buf(),
             tmp: Some(tmp),
@@ -150,14 +163,15 @@ pub fn identity(path: &Path) -> PathBuf {
 }
 
 /// Refuses two outputs (or an output and an input) that are one file.
-pub fn refuse_same_file(paths: &[(&str, &Path)]) -> Result<(), String> {
+pub fn refuse_same_file(paths: &[(&str, &Path)]) -> Result<(), OutputError> {
     for (i, (flag_a, a)) in paths.iter().enumerate() {
         for (flag_b, b) in &paths[..i] {
             if *a != Path::new("-") && identity(a) == identity(b) {
-                return Err(format!(
-                    "{flag_b} and {flag_a} name the same file {}: give each its own",
-                    a.display()
-                ));
+                return Err(OutputError::SameFile {
+                    first: flag_b.to_string(),
+                    second: flag_a.to_string(),
+                    path: a.to_path_buf(),
+                });
             }
         }
     }
@@ -171,7 +185,7 @@ pub struct OneFile {
 }
 
 impl OneFile {
-    pub fn create(flag: &str, path: &Path) -> Result<OneFile, String> {
+    pub fn create(flag: &str, path: &Path) -> Result<OneFile, OutputError> {
         if path == Path::new("-") {
             return Ok(OneFile { staged: None });
         }
@@ -180,19 +194,19 @@ impl OneFile {
         })
     }
 
-    pub fn write(self, bytes: &[u8]) -> Result<(), String> {
+    pub fn write(self, bytes: &[u8]) -> Result<(), OutputError> {
         use std::io::Write;
         match self.staged {
             None => std::io::stdout()
                 .lock()
                 .write_all(bytes)
-                .map_err(|e| format!("cannot write to stdout: {e}")),
+                .map_err(OutputError::Stdout),
             Some((staged, mut file)) => {
                 let what = staged.path().display().to_string();
                 file.write_all(bytes)
                     .and_then(|()| file.flush())
                     .and_then(|()| staged.commit())
-                    .map_err(|e| format!("cannot write {what}: {e}"))
+                    .map_err(|source| OutputError::Write { what, source })
             }
         }
     }

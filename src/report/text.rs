@@ -2,6 +2,8 @@
 //! op type (percentiles from the kept histograms), counters, client
 //! self-measurement and warnings.
 
+use crate::report::RenderError;
+
 use super::text_verdict::intervals_table;
 use super::tone::{paint, Tone};
 use super::Exporter;
@@ -20,7 +22,7 @@ pub struct TextExporter {
 
 impl Exporter for TextExporter {
     /// Several runs (`mcbench report A.json B.json`) follow one another.
-    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError> {
         let mut out = String::new();
         for (i, r) in runs.iter().enumerate() {
             if i > 0 {
@@ -38,7 +40,7 @@ impl Exporter for TextExporter {
         true
     }
 
-    fn render_curve(&self, curve: &crate::result::Curve) -> Result<Vec<u8>, String> {
+    fn render_curve(&self, curve: &crate::result::Curve) -> Result<Vec<u8>, RenderError> {
         Ok(super::text_curve::render(curve).into_bytes())
     }
 
@@ -47,7 +49,7 @@ impl Exporter for TextExporter {
     }
 }
 
-fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
+fn render_one(out: &mut String, r: &RunResult) -> Result<(), RenderError> {
     let _ = writeln!(out, "{}", identity(r));
     settings(out, r);
     table(out, r, "Latency (intended send → response), µs", |s| {
@@ -95,7 +97,7 @@ pub(super) fn asked_for(out: &mut String, r: &RunResult) {
 }
 
 /// `--measure-connections`: the measurement group's own tables.
-fn measure_group(out: &mut String, r: &RunResult) -> Result<(), String> {
+fn measure_group(out: &mut String, r: &RunResult) -> Result<(), RenderError> {
     let Some(m) = &r.measure else {
         return Ok(());
     };
@@ -382,7 +384,7 @@ fn table(
     r: &RunResult,
     title: &str,
     pick: fn(&OpSummary) -> &Hdr,
-) -> Result<(), String> {
+) -> Result<(), RenderError> {
     group_table(out, &r.percentiles, (&r.ops, &r.total), title, pick)
 }
 
@@ -393,7 +395,7 @@ fn group_table(
     (ops, total): (&BTreeMap<String, OpSummary>, &OpSummary),
     title: &str,
     pick: fn(&OpSummary) -> &Hdr,
-) -> Result<(), String> {
+) -> Result<(), RenderError> {
     let _ = writeln!(out, "{title}");
     let _ = write!(out, "{:<8}{:>11}{:>12}{:>12}", "op", "ops", "ok/s", "err/s");
     let mut heads = vec!["min".to_string(), "mean".into(), "stdev".into()];

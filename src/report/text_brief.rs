@@ -5,6 +5,8 @@
 //! have something to say. `--details` prints every section (`text.rs`); the
 //! JSON holds every figure of both.
 
+use crate::report::RenderError;
+
 use super::text;
 use super::tone::{paint, Tone};
 use crate::precision::{us, Estimate};
@@ -22,7 +24,7 @@ const WIDTH: usize = 100;
 /// The percentiles the headline names, where the run has them.
 const HEADLINE: [f64; 3] = [50.0, 99.0, 99.9];
 
-pub fn render_one(out: &mut String, r: &RunResult) -> Result<(), String> {
+pub fn render_one(out: &mut String, r: &RunResult) -> Result<(), RenderError> {
     let _ = writeln!(out, "{}", text::identity(r));
     headline(out, r);
     out.push('\n');
@@ -240,7 +242,7 @@ fn inline_table(
     (ops, total): (&BTreeMap<String, OpSummary>, &OpSummary),
     title: &str,
     kind: Kind,
-) -> Result<(), String> {
+) -> Result<(), RenderError> {
     let _ = writeln!(out, "{title}");
     let _ = write!(out, "{:<8}{:>10}{:>8}", "op", "ok/s", "err/s");
     for p in percentiles {

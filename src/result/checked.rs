@@ -15,7 +15,7 @@
 //!   duration) are the histogram's own;
 //! - each interval's histograms hold its counts, and its keys its requests.
 
-use super::{quantiles, OpSummary, Quantiles, RunResult};
+use super::{quantiles, OpSummary, Quantiles, ResultError, RunResult};
 use crate::stats::IntervalSummary;
 use crate::workload::OpKind;
 
@@ -34,23 +34,24 @@ pub fn known_op(name: &str) -> bool {
 }
 
 /// Every rule above, over the whole result.
-pub fn check(r: &RunResult) -> Result<(), String> {
+pub fn check(r: &RunResult) -> Result<(), ResultError> {
     let secs = r.duration_s;
     if !(secs.is_finite() && (0.0..=MAX_DURATION_S).contains(&secs)) {
-        return Err(format!("duration_s: {secs} s is no run's length"));
+        return Err(ResultError::Duration(secs));
     }
-    let group = |prefix: &str, ops: &[(&str, &OpSummary)], total: &OpSummary, rates: bool| {
+    let group = |prefix: &'static str, ops: &[(&str, &OpSummary)], total: &OpSummary, rates| {
         let sum = ops.iter().fold(0u64, |s, (_, o)| s.saturating_add(o.count));
         if sum != total.count {
-            return Err(format!(
-                "{prefix}total: a count of {} where its ops count {sum}",
-                total.count
-            ));
+            return Err(ResultError::TotalCount {
+                prefix,
+                count: total.count,
+                sum,
+            });
         }
         for (name, o) in ops {
-            op(name, o, secs, rates).map_err(|e| format!("{prefix}{name}: {e}"))?;
+            op(name, o, secs, rates).map_err(|e| in_op(prefix, name, e))?;
         }
-        op("total", total, secs, rates).map_err(|e| format!("{prefix}total: {e}"))
+        op("total", total, secs, rates).map_err(|e| in_op(prefix, "total", e))
     };
     let ops: Vec<(&str, &OpSummary)> = r.ops.iter().map(|(n, o)| (n.as_str(), o)).collect();
     group("", &ops, &r.total, true)?;
@@ -66,17 +67,32 @@ pub fn check(r: &RunResult) -> Result<(), String> {
 }
 
 /// One op of a result, over `secs`; `rates`: its rates are over `secs`.
-pub fn op(name: &str, o: &OpSummary, secs: f64, rates: bool) -> Result<(), String> {
+/// `e`, found in op `name` of the group `prefix` names.
+fn in_op(prefix: &'static str, name: &str, e: ResultError) -> ResultError {
+    ResultError::Op {
+        prefix,
+        op: name.into(),
+        source: Box::new(e),
+    }
+}
+
+pub fn op(name: &str, o: &OpSummary, secs: f64, rates: bool) -> Result<(), ResultError> {
     if !known_op(name) {
-        return Err("an op mcbench does not send".into());
+        return Err(ResultError::UnknownOp);
     }
     holds("latency_hdr", o.latency_hdr.count()?, o.count)?;
     holds("service_time_hdr", o.service_time_hdr.count()?, o.count)?;
     if o.count as f64 > MAX_RATE * (secs + 1.0) {
-        return Err(format!("{} requests in {secs:.1} s", o.count));
+        return Err(ResultError::TooManyRequests {
+            count: o.count,
+            secs,
+        });
     }
     if o.ok > o.count {
-        return Err(format!("{} answered of {} sent", o.ok, o.count));
+        return Err(ResultError::OkPastCount {
+            ok: o.ok,
+            count: o.count,
+        });
     }
     answered_keys(o.hits, o.misses, o.count)?;
     if let Some(parts) = &o.latency_parts {
@@ -105,50 +121,55 @@ pub fn op(name: &str, o: &OpSummary, secs: f64, rates: bool) -> Result<(), Strin
 
 /// An interval: its histograms hold its counts, its keys its requests,
 /// its times are times.
-pub fn interval(i: &IntervalSummary) -> Result<(), String> {
-    let at = |e: String| format!("interval {}: {e}", i.index);
-    for (what, s) in [("time_s", i.time_s), ("duration_s", i.duration_s)] {
-        if !(s.is_finite() && (0.0..=MAX_DURATION_S).contains(&s)) {
-            return Err(at(format!("{what} of {s} s")));
+pub fn interval(i: &IntervalSummary) -> Result<(), ResultError> {
+    let at = |e: ResultError| ResultError::Interval {
+        index: i.index,
+        source: Box::new(e),
+    };
+    for (what, secs) in [("time_s", i.time_s), ("duration_s", i.duration_s)] {
+        if !(secs.is_finite() && (0.0..=MAX_DURATION_S).contains(&secs)) {
+            return Err(at(ResultError::IntervalTime { what, secs }));
         }
     }
     let mut requests = 0u64;
     for (name, o) in &i.ops {
         if !known_op(name) {
-            return Err(at(format!("an op {name:?} mcbench does not send")));
+            return Err(at(ResultError::UnknownOpNamed(name.clone())));
         }
-        holds("latency_hdr", o.latency_hdr.count().map_err(at)?, o.count)
-            .map_err(|e| at(format!("{name}: {e}")))?;
-        answered_keys(o.hits, o.misses, o.count).map_err(|e| at(format!("{name}: {e}")))?;
+        let held = o.latency_hdr.count().map_err(|e| at(e.into()))?;
+        holds("latency_hdr", held, o.count).map_err(|e| at(in_op("", name, e)))?;
+        answered_keys(o.hits, o.misses, o.count).map_err(|e| at(in_op("", name, e)))?;
         if name == "total" {
             requests = o.count;
         }
     }
     answered_keys(i.hits, i.misses, requests).map_err(at)?;
-    i.check()
+    Ok(i.check()?)
 }
 
 /// A histogram of `held` values for an op of `count` requests.
-fn holds(what: &str, held: u64, count: u64) -> Result<(), String> {
+fn holds(what: &'static str, held: u64, count: u64) -> Result<(), ResultError> {
     if held != count {
-        return Err(format!("{what} holds {held} values for a count of {count}"));
+        return Err(ResultError::Holds { what, held, count });
     }
     Ok(())
 }
 
 /// Keys found and not found: no more than `count` requests could ask.
-pub fn answered_keys(hits: u64, misses: u64, count: u64) -> Result<(), String> {
+pub fn answered_keys(hits: u64, misses: u64, count: u64) -> Result<(), ResultError> {
     let most = count.saturating_mul(u64::from(crate::spec::MAX_MULTIGET_KEYS));
     if hits.saturating_add(misses) > most {
-        return Err(format!(
-            "{hits} hits and {misses} misses for {count} requests"
-        ));
+        return Err(ResultError::Keys {
+            hits,
+            misses,
+            count,
+        });
     }
     Ok(())
 }
 
 /// The quantiles shown are the histogram's.
-fn figures(what: &str, shown: &Quantiles, kept: &Quantiles) -> Result<(), String> {
+fn figures(what: &str, shown: &Quantiles, kept: &Quantiles) -> Result<(), ResultError> {
     let pairs = [
         ("min", shown.min, kept.min),
         ("mean", shown.mean, kept.mean),
@@ -167,13 +188,15 @@ fn figures(what: &str, shown: &Quantiles, kept: &Quantiles) -> Result<(), String
 }
 
 /// `shown` is `kept`, but for the last digits of a float.
-fn same(what: &str, shown: f64, kept: f64) -> Result<(), String> {
+fn same(what: &str, shown: f64, kept: f64) -> Result<(), ResultError> {
     if (shown - kept).abs() <= 1e-9 * kept.abs().max(1.0) {
         Ok(())
     } else {
-        Err(format!(
-            "{what} says {shown}, where its histogram gives {kept}"
-        ))
+        Err(ResultError::Figure {
+            what: what.into(),
+            shown,
+            kept,
+        })
     }
 }
 

@@ -2,7 +2,7 @@
 //! (rates, connect time, lifetime, sizes, failures by class), with
 //! histograms instead of averages.
 
-use super::{quantiles, Quantiles};
+use super::{quantiles, Quantiles, ResultError};
 use crate::engine::Outcome;
 use crate::stats::{ConnError, Hdr, Sizes};
 use serde::{Deserialize, Serialize};
@@ -149,7 +149,7 @@ impl Connections {
 
     /// Runs side by side (`report --merge`): counts and histograms add;
     /// the most open at once is at most the sum of each run's.
-    pub fn merge(runs: &[&Connections], secs: f64) -> Result<Self, String> {
+    pub fn merge(runs: &[&Connections], secs: f64) -> Result<Self, ResultError> {
         let sum = |f: fn(&Connections) -> u64| runs.iter().map(|c| f(c)).sum::<u64>();
         let connect = Hdr::sum(runs.iter().map(|c| &c.connect_time_hdr))?;
         let lifetime = Hdr::sum(runs.iter().map(|c| &c.lifetime_hdr))?;

@@ -3,7 +3,7 @@
 //! curve. The runs are kept whole beside the points, histograms included,
 //! so that any point can be looked into again.
 
-use super::{percentile_label, percentile_us, RunResult};
+use super::{percentile_label, percentile_us, ResultError, RunResult};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -22,12 +22,11 @@ pub struct Slo {
 }
 
 impl std::str::FromStr for Slo {
-    type Err = String;
+    type Err = ResultError;
 
     /// `p99:1ms`, `99.9:500us`, or mutilate's `99:1000` (a bare bound is µs).
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad =
-            || format!("'{text}' is not an SLO: give PERCENTILE:BOUND, like p99:1ms or 99.9:500us");
+    fn from_str(text: &str) -> Result<Self, ResultError> {
+        let bad = || ResultError::NotSlo(text.into());
         let (p, bound) = text.split_once(':').ok_or_else(bad)?;
         let percentile: f64 = p
             .trim()
@@ -35,9 +34,7 @@ impl std::str::FromStr for Slo {
             .parse()
             .map_err(|_| bad())?;
         if !(percentile > 0.0 && percentile < 100.0) {
-            return Err(format!(
-                "the SLO's percentile must be above 0 and below 100, got {percentile}"
-            ));
+            return Err(ResultError::SloPercentile(percentile));
         }
         let bound = bound.trim();
         let bound_us = match bound.parse::<f64>() {
@@ -50,7 +47,7 @@ impl std::str::FromStr for Slo {
             }
         };
         if !(bound_us.is_finite() && bound_us > 0.0) {
-            return Err(format!("the SLO's bound must be above 0, got '{bound}'"));
+            return Err(ResultError::SloBound(bound.into()));
         }
         Ok(Slo {
             percentile,
@@ -148,7 +145,7 @@ impl CurvePoint {
         run: &RunResult,
         slo: Option<Slo>,
         repeat: bool,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ResultError> {
         let (group, latency) = run.slo_latency();
         let h = latency.decode()?;
         let interval = slo.map(|s| run.slo_estimate(s.percentile)).transpose()?;
@@ -317,7 +314,7 @@ impl Curve {
 
     /// `--updown`: the rates run twice whose latency intervals (the
     /// SLO's percentile, else p99) do not meet.
-    pub fn hysteresis_rates(&self) -> Result<Vec<f64>, String> {
+    pub fn hysteresis_rates(&self) -> Result<Vec<f64>, ResultError> {
         let percent = self.slo.map_or(99.0, |s| s.percentile);
         let mut flagged = Vec::new();
         for (i, a) in self.points.iter().enumerate() {
@@ -340,7 +337,12 @@ impl Curve {
     }
 
     /// Adds `run` as the next point.
-    pub fn push(&mut self, offered_rate: f64, run: RunResult, repeat: bool) -> Result<(), String> {
+    pub fn push(
+        &mut self,
+        offered_rate: f64,
+        run: RunResult,
+        repeat: bool,
+    ) -> Result<(), ResultError> {
         let point = CurvePoint::of(offered_rate, &run, self.slo, repeat)?;
         self.points.push(point);
         self.runs.push(run);

@@ -1,18 +1,18 @@
 //! Saved results read back: `mcbench report`, `compare` and merges start
 //! here.
 
-use super::{RunResult, SCHEMA};
+use super::{ResultError, RunResult, SCHEMA};
 use std::path::Path;
 
 impl RunResult {
     /// Reads a result `mcbench run --json` wrote.
-    pub fn load(path: &Path) -> Result<RunResult, String> {
+    pub fn load(path: &Path) -> Result<RunResult, ResultError> {
         let text = crate::untrusted::read_text(
             path,
             crate::untrusted::Bound::Result,
             "an mcbench result",
         )?;
-        RunResult::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        RunResult::parse(&text).map_err(|e| e.in_file(path))
     }
 
     /// Parses the JSON text of a result; refuses other schemas by name,
@@ -22,7 +22,7 @@ impl RunResult {
     /// first: a document tree costs some 30 times its text (1.4 GB for a
     /// 44 MB result), and a field mcbench does not know is skipped, not
     /// kept.
-    pub fn parse(text: &str) -> Result<RunResult, String> {
+    pub fn parse(text: &str) -> Result<RunResult, ResultError> {
         #[derive(serde::Deserialize)]
         struct Head {
             schema: Option<String>,
@@ -31,38 +31,27 @@ impl RunResult {
             // JSON, but not an object with a string "schema" (an array, a
             // number), or not JSON at all.
             match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-                Ok(_) => "not an mcbench result (no \"schema\" field)".to_string(),
-                Err(_) => format!("not JSON: {e}"),
+                Ok(_) => ResultError::NoSchema,
+                Err(_) => ResultError::NotJson(e),
             }
         })?;
         match head.schema.as_deref() {
             Some(SCHEMA) => {}
-            Some(other) => {
-                return Err(format!(
-                    "schema {other}, but this mcbench reads {SCHEMA}; results of schema \
-                     mcbench.run/1 kept no histograms and cannot be rendered again"
-                ))
-            }
-            None => return Err("not an mcbench result (no \"schema\" field)".into()),
+            Some(other) => return Err(ResultError::OldSchema(other.into())),
+            None => return Err(ResultError::NoSchema),
         }
-        let r: RunResult =
-            serde_json::from_str(text).map_err(|e| format!("not a valid {SCHEMA} result: {e}"))?;
+        let r: RunResult = serde_json::from_str(text).map_err(ResultError::NotValid)?;
         RunResult::admit(r)
     }
 
     /// A result read from outside (a file, a set's member), kept only if
     /// it is of this schema, its spec is one a report can show, and its
     /// figures add up (`checked`).
-    pub(super) fn admit(r: RunResult) -> Result<RunResult, String> {
+    pub(super) fn admit(r: RunResult) -> Result<RunResult, ResultError> {
         if r.schema != SCHEMA {
-            return Err(format!(
-                "schema {}, but this mcbench reads {SCHEMA}",
-                r.schema
-            ));
+            return Err(ResultError::Schema(r.schema));
         }
-        r.spec
-            .validate_reported()
-            .map_err(|e| format!("its spec: {e}"))?;
+        r.spec.validate_reported().map_err(ResultError::Spec)?;
         super::checked::check(&r)?;
         Ok(r)
     }

@@ -60,7 +60,7 @@ impl MeasureSummary {
 
     /// The groups of runs made at the same time, as one: histograms added;
     /// the send lag is the worst part's (its histogram is not kept).
-    pub fn merge(parts: &[&MeasureSummary], secs: f64) -> Result<Option<Self>, String> {
+    pub fn merge(parts: &[&MeasureSummary], secs: f64) -> Result<Option<Self>, super::ResultError> {
         let Some(first) = parts.first() else {
             return Ok(None);
         };

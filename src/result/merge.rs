@@ -2,7 +2,7 @@
 //! merged into one: histograms are added, never their percentiles, so the
 //! merged percentiles are those of one run that recorded every request.
 
-use super::{Bytes, Client, Connections, Gets, LagSummary, OpSummary, RunResult};
+use super::{Bytes, Client, Connections, Gets, LagSummary, OpSummary, ResultError, RunResult};
 use crate::stats::batches::{BatchSeries, SlotHdrs};
 use crate::stats::{Hdr, IntervalOp, IntervalSummary, OpRecorder};
 use std::collections::BTreeMap;
@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 /// One result of every request of `runs`. The spec, percentiles and
 /// version are the first run's; counts and histograms are sums; times are
 /// the longest.
-pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
+pub fn merge(runs: &[RunResult]) -> Result<RunResult, ResultError> {
     merge_unless(runs, &|| false)
 }
 
@@ -19,13 +19,13 @@ pub fn merge(runs: &[RunResult]) -> Result<RunResult, String> {
 /// merge, and a signal must not wait for them (`report --merge`). A
 /// master of agents merges to the end whatever comes: its results are
 /// what a signal must not lose.
-pub fn merge_unless(runs: &[RunResult], stopped: &dyn Fn() -> bool) -> Result<RunResult, String> {
-    let first = runs.first().ok_or("nothing to merge")?;
+pub fn merge_unless(
+    runs: &[RunResult],
+    stopped: &dyn Fn() -> bool,
+) -> Result<RunResult, ResultError> {
+    let first = runs.first().ok_or(ResultError::NothingToMerge)?;
     if let Some(r) = runs.iter().find(|r| r.spec.interval != first.spec.interval) {
-        return Err(format!(
-            "cannot merge runs with intervals of {:?} and {:?}: their time series do not line up",
-            first.spec.interval, r.spec.interval
-        ));
+        return Err(ResultError::Intervals(first.spec.interval, r.spec.interval));
     }
     let secs = runs.iter().map(|r| r.duration_s).fold(0.0, f64::max);
     let hits: u64 = runs.iter().map(|r| r.gets.hits).sum();
@@ -111,7 +111,7 @@ fn each_some<'a, T>(
 }
 
 /// Every op type of any run, each merged from the runs that have it.
-fn merge_ops(runs: &[RunResult], secs: f64) -> Result<BTreeMap<String, OpSummary>, String> {
+fn merge_ops(runs: &[RunResult], secs: f64) -> Result<BTreeMap<String, OpSummary>, ResultError> {
     let mut names: Vec<&String> = runs.iter().flat_map(|r| r.ops.keys()).collect();
     names.sort();
     names.dedup();
@@ -128,7 +128,7 @@ fn merge_ops(runs: &[RunResult], secs: f64) -> Result<BTreeMap<String, OpSummary
 pub fn ops_of_intervals(
     intervals: &[IntervalSummary],
     secs: f64,
-) -> Result<BTreeMap<String, OpSummary>, String> {
+) -> Result<BTreeMap<String, OpSummary>, ResultError> {
     let mut names: Vec<&String> = intervals.iter().flat_map(|s| s.ops.keys()).collect();
     names.sort();
     names.dedup();
@@ -144,7 +144,10 @@ pub fn ops_of_intervals(
 /// merge of the runs that finished): ops, total, hits, misses, bytes and
 /// the intervals themselves. What intervals do not carry (CPU,
 /// connections, error classes) stays as `into` has it.
-pub fn add_intervals(into: &mut RunResult, intervals: &[IntervalSummary]) -> Result<(), String> {
+pub fn add_intervals(
+    into: &mut RunResult,
+    intervals: &[IntervalSummary],
+) -> Result<(), ResultError> {
     let last = intervals.iter().map(|s| s.time_s).fold(0.0, f64::max);
     let secs = into.duration_s.max(last).max(1e-9);
     into.duration_s = secs;
@@ -187,7 +190,7 @@ pub fn start_spread_s(runs: &[RunResult]) -> f64 {
 
 /// The parts' sum, summarised as a run's op is. `ok` is summed rather
 /// than derived: on `total`, `errors` counts failures without a reply too.
-pub(super) fn merge_op(parts: &[&OpSummary], secs: f64) -> Result<OpSummary, String> {
+pub(super) fn merge_op(parts: &[&OpSummary], secs: f64) -> Result<OpSummary, ResultError> {
     let all = OpRecorder {
         latency: Hdr::sum(parts.iter().map(|p| &p.latency_hdr))?,
         service: Hdr::sum(parts.iter().map(|p| &p.service_time_hdr))?,
@@ -234,7 +237,7 @@ fn merge_bytes(runs: &[RunResult], secs: f64) -> Bytes {
     }
 }
 
-fn merge_client(runs: &[RunResult]) -> Result<Client, String> {
+fn merge_client(runs: &[RunResult]) -> Result<Client, ResultError> {
     let lag = Hdr::sum(runs.iter().map(|r| &r.client.send_lag_hdr))?;
     let user: f64 = runs.iter().map(|r| r.client.cpu_user_s).sum();
     let sys: f64 = runs.iter().map(|r| r.client.cpu_sys_s).sum();
@@ -287,7 +290,7 @@ fn merge_intervals<'a>(
     all: impl Iterator<Item = &'a IntervalSummary>,
     same_servers: bool,
     stopped: &dyn Fn() -> bool,
-) -> Result<Vec<IntervalSummary>, String> {
+) -> Result<Vec<IntervalSummary>, ResultError> {
     let mut by_index: BTreeMap<u64, Vec<&IntervalSummary>> = BTreeMap::new();
     for s in all {
         by_index.entry(s.index).or_default().push(s);
@@ -295,7 +298,7 @@ fn merge_intervals<'a>(
     by_index
         .into_iter()
         .map(|(index, parts)| match stopped() {
-            true => Err(STOPPED.to_string()),
+            true => Err(ResultError::Stopped),
             false => merge_interval_rows(index, &parts, same_servers),
         })
         .collect()
@@ -303,7 +306,10 @@ fn merge_intervals<'a>(
 
 /// Intervals of one number from processes with servers of their own
 /// order, as one (no per-server rows).
-pub fn merge_interval(index: u64, parts: &[&IntervalSummary]) -> Result<IntervalSummary, String> {
+pub fn merge_interval(
+    index: u64,
+    parts: &[&IntervalSummary],
+) -> Result<IntervalSummary, ResultError> {
     merge_interval_rows(index, parts, false)
 }
 
@@ -311,7 +317,7 @@ fn merge_interval_rows(
     index: u64,
     parts: &[&IntervalSummary],
     same_servers: bool,
-) -> Result<IntervalSummary, String> {
+) -> Result<IntervalSummary, ResultError> {
     let secs = parts.iter().map(|p| p.duration_s).fold(0.0, f64::max);
     let mut names: Vec<&String> = parts.iter().flat_map(|p| p.ops.keys()).collect();
     names.sort();
@@ -357,7 +363,7 @@ fn merge_interval_rows(
 /// The parts' slots added slot by slot, where every part has them.
 fn added_slots<'a>(
     parts: impl Iterator<Item = &'a IntervalOp>,
-) -> Result<Option<Box<SlotHdrs>>, String> {
+) -> Result<Option<Box<SlotHdrs>>, ResultError> {
     let Some(all) = parts
         .map(|p| p.slots.as_deref())
         .collect::<Option<Vec<_>>>()
@@ -369,7 +375,7 @@ fn added_slots<'a>(
 
 /// One op type's interval parts as one recorder: histograms and counts
 /// added.
-fn added<'a>(parts: impl Iterator<Item = &'a IntervalOp>) -> Result<OpRecorder, String> {
+fn added<'a>(parts: impl Iterator<Item = &'a IntervalOp>) -> Result<OpRecorder, ResultError> {
     let ps: Vec<&IntervalOp> = parts.collect();
     Ok(OpRecorder {
         latency: Hdr::sum(ps.iter().map(|p| &p.latency_hdr))?,
@@ -385,9 +391,12 @@ fn added<'a>(parts: impl Iterator<Item = &'a IntervalOp>) -> Result<OpRecorder, 
 
 /// The latency parts of several runs or intervals added (none where none
 /// was stamped); the first that does not check refuses them all.
-fn merged_parts(
-    parts: impl Iterator<Item = Result<crate::stats::parts::PartsRecorder, String>>,
-) -> Result<Option<Box<crate::stats::parts::PartsRecorder>>, String> {
+fn merged_parts<E>(
+    parts: impl Iterator<Item = Result<crate::stats::parts::PartsRecorder, E>>,
+) -> Result<Option<Box<crate::stats::parts::PartsRecorder>>, ResultError>
+where
+    ResultError: From<E>,
+{
     let mut all: Option<Box<crate::stats::parts::PartsRecorder>> = None;
     for p in parts {
         all.get_or_insert_with(Box::default).merge(&p?);
@@ -554,7 +563,7 @@ mod stop_tests {
             asked.get() > 3
         };
         let r = merge_intervals(parts.iter().chain(&parts), false, &stopped);
-        assert_eq!(r.unwrap_err(), STOPPED);
+        assert_eq!(r.unwrap_err().to_string(), STOPPED);
         assert_eq!(asked.get(), 4);
         let whole = merge_intervals(parts.iter().chain(&parts), false, &|| false).unwrap();
         assert_eq!(whole.len(), 10);

@@ -7,6 +7,7 @@ mod agents;
 pub mod checked;
 mod connections;
 pub mod curve;
+mod error;
 mod load;
 mod measure;
 mod merge;
@@ -33,6 +34,7 @@ use std::collections::BTreeMap;
 pub use agents::AgentSummary;
 pub use connections::{Connections, SizeSummary};
 pub use curve::{decide, Curve, CurveKind, CurvePoint, Slo, Verdict};
+pub use error::ResultError;
 pub use measure::MeasureSummary;
 pub use merge::{
     add_intervals, merge, merge_interval, merge_unless, ops_of_intervals, start_spread_s,

@@ -149,21 +149,20 @@ impl LatencyParts {
     /// agent: four named parts of `requests` each, at most `count`, and
     /// bands within range that hold no more requests than that, each
     /// band's sums within its latencies.
-    pub fn recorder(&self, count: u64) -> Result<PartsRecorder, String> {
+    pub fn recorder(&self, count: u64) -> Result<PartsRecorder, super::ResultError> {
         let names: Vec<&str> = self.parts.iter().map(|p| p.part.as_str()).collect();
         if names != PART_NAMES {
-            return Err(format!(
-                "latency parts: {names:?} where the parts are {PART_NAMES:?}"
-            ));
+            return Err(super::ResultError::PartNames {
+                names: names.into_iter().map(String::from).collect(),
+            });
         }
         let hdrs: Vec<Hdr> = self.parts.iter().map(|p| p.hdr.clone()).collect();
         let mut r = PartsRecorder::of_hdrs(&hdrs, count)?;
         if r.requests() != self.requests {
-            return Err(format!(
-                "latency parts: {} requests, histograms of {}",
-                self.requests,
-                r.requests()
-            ));
+            return Err(super::ResultError::PartRequests {
+                requests: self.requests,
+                held: r.requests(),
+            });
         }
         let mut banded = 0u64;
         for row in &self.bands {
@@ -172,7 +171,7 @@ impl LatencyParts {
             let ok =
                 band < BANDS && r.bands[band].requests == 0 && within_band(band, row.requests, sum);
             if !ok {
-                return Err(format!("latency parts: band {} does not fit", row.band));
+                return Err(super::ResultError::Band(row.band));
             }
             banded = banded.saturating_add(row.requests);
             r.bands[band] = Band {
@@ -182,10 +181,10 @@ impl LatencyParts {
             };
         }
         if banded > self.requests {
-            return Err(format!(
-                "latency parts: bands of {banded} requests for {}",
-                self.requests
-            ));
+            return Err(super::ResultError::Banded {
+                banded,
+                requests: self.requests,
+            });
         }
         Ok(r)
     }

@@ -2,7 +2,7 @@
 //! printed percentile of every op type, and the verdict printed last (was
 //! the run long enough, did its intervals look alike, was the rate held).
 
-use super::{OpSummary, RunResult};
+use super::{OpSummary, ResultError, RunResult};
 use crate::precision::{
     estimate, judge, trend, Batches, Estimate, Samples, Shortfall, Stationarity, CONFIDENCE,
     MIN_BATCHES, MIN_INDEPENDENT_TAIL,
@@ -79,7 +79,7 @@ pub struct RateHeld {
 impl RunResult {
     /// Fills every op's intervals and the verdict; run after a result is
     /// built, merged or read back from a file that lacks them.
-    pub fn attach_precision(&mut self) -> Result<(), String> {
+    pub fn attach_precision(&mut self) -> Result<(), ResultError> {
         let censored = censored(self);
         let timeout_ns = timeout_ns(self);
         let pcts = self.percentiles.clone();
@@ -108,7 +108,11 @@ fn censored(r: &RunResult) -> u64 {
 }
 
 /// The intervals of one op's latency and service time.
-fn fill(s: &mut OpSummary, pcts: &[f64], (censored, timeout_ns): (u64, u64)) -> Result<(), String> {
+fn fill(
+    s: &mut OpSummary,
+    pcts: &[f64],
+    (censored, timeout_ns): (u64, u64),
+) -> Result<(), ResultError> {
     let lat = s.latency_hdr.decode()?;
     if let Some(parts) = s.latency_parts.as_mut() {
         parts.at = parts.at_percentiles(&lat, pcts);
@@ -166,11 +170,11 @@ impl RunResult {
     /// A percentile of the SLO latency (the measurement group's, else
     /// every request's, with its batches and censored requests) with its
     /// 95 % interval.
-    pub fn slo_estimate(&self, percent: f64) -> Result<Estimate, String> {
+    pub fn slo_estimate(&self, percent: f64) -> Result<Estimate, ResultError> {
         Ok(self.slo_estimates(&[percent])?.remove(0))
     }
 
-    fn slo_estimates(&self, percents: &[f64]) -> Result<Vec<Estimate>, String> {
+    fn slo_estimates(&self, percents: &[f64]) -> Result<Vec<Estimate>, ResultError> {
         let (whose, op) = self.slo_op();
         let all = op.latency_hdr.decode()?;
         let batches = op.batches.as_ref().map(|b| b.latency_hists()).transpose()?;
@@ -200,7 +204,7 @@ fn timeout_ns(r: &RunResult) -> u64 {
 
 /// The verdict on the SLO latency (the measurement group's, else every
 /// request's): targets, stationarity, warm-up and rate.
-fn verdict(r: &RunResult) -> Result<PrecisionVerdict, String> {
+fn verdict(r: &RunResult) -> Result<PrecisionVerdict, ResultError> {
     let wanted = targets(r);
     let percents: Vec<f64> = wanted.iter().map(|(p, _, _)| *p).collect();
     let (_, slo) = r.slo_op();
@@ -317,7 +321,7 @@ fn busy_intervals(r: &RunResult) -> Vec<(&IntervalSummary, f64)> {
 /// The stationarity of the full intervals' total latency.
 /// Decoded one interval at a time: a saved run of thousands of intervals
 /// would otherwise hold thousands of histograms at once.
-fn stationarity(r: &RunResult) -> Result<Stationarity, String> {
+fn stationarity(r: &RunResult) -> Result<Stationarity, ResultError> {
     let mut kept = Vec::new();
     for (s, _) in busy_intervals(r) {
         let hdr = &s.ops["total"].latency_hdr;
@@ -327,8 +331,8 @@ fn stationarity(r: &RunResult) -> Result<Stationarity, String> {
     }
     let mut next = kept.iter();
     crate::precision::stationarity_of(kept.len(), || match next.next() {
-        Some(hdr) => hdr.decode(),
-        None => Err("fewer histograms than counted".to_string()),
+        Some(hdr) => Ok(hdr.decode()?),
+        None => Err(ResultError::FewerHistograms),
     })
 }
 

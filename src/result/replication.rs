@@ -75,7 +75,7 @@ impl ReplicationSummary {
     }
 
     /// Runs made at the same time: counts and histograms added.
-    pub fn merge(parts: &[&ReplicationSummary]) -> Result<Option<Self>, String> {
+    pub fn merge(parts: &[&ReplicationSummary]) -> Result<Option<Self>, super::ResultError> {
         let Some(first) = parts.first() else {
             return Ok(None);
         };

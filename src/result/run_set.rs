@@ -3,7 +3,7 @@
 //! set to another with a bootstrap interval against the noise floor the
 //! baseline shows against itself (A/A).
 
-use super::{percentile_label, RunResult};
+use super::{percentile_label, ResultError, RunResult};
 use crate::precision::bootstrap::{self, Change};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -30,19 +30,19 @@ impl RunSet {
 
     /// Reads a set written by `run --repeat --json`; None when the file is
     /// a single run's result (or anything else: `RunResult::load` says).
-    pub fn load(path: &Path) -> Result<Option<RunSet>, String> {
+    pub fn load(path: &Path) -> Result<Option<RunSet>, ResultError> {
         let text = crate::untrusted::read_text(
             path,
             crate::untrusted::Bound::Result,
             "an mcbench result",
         )?;
-        RunSet::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        RunSet::parse(&text).map_err(|e| e.in_file(path))
     }
 
     /// `load`'s parse: read straight into the runs' types, as
     /// `RunResult::parse` reads one (a document tree would cost some 30
     /// times the text), each run checked as a single one is.
-    fn parse(text: &str) -> Result<Option<RunSet>, String> {
+    fn parse(text: &str) -> Result<Option<RunSet>, ResultError> {
         #[derive(serde::Deserialize)]
         struct Head {
             schema: Option<String>,
@@ -52,21 +52,26 @@ impl RunSet {
             label: Option<String>,
             runs: Option<Vec<RunResult>>,
         }
-        let head: Head = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        let head: Head = serde_json::from_str(text).map_err(ResultError::NotJson)?;
         if head.schema.as_deref() != Some(RUN_SET_SCHEMA) {
             return Ok(None);
         }
-        let set: SetFile = serde_json::from_str(text)
-            .map_err(|e| format!("not a valid {RUN_SET_SCHEMA} set: {e}"))?;
+        let set: SetFile =
+            serde_json::from_str(text).map_err(|source| ResultError::NotValidSet { source })?;
         let runs = set
             .runs
-            .ok_or("a set of runs without \"runs\"")?
+            .ok_or(ResultError::SetWithoutRuns)?
             .into_iter()
             .enumerate()
-            .map(|(i, r)| RunResult::admit(r).map_err(|e| format!("run {}: {e}", i + 1)))
+            .map(|(i, r)| {
+                RunResult::admit(r).map_err(|e| ResultError::Run {
+                    index: i + 1,
+                    source: Box::new(e),
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         if runs.is_empty() {
-            return Err("a set of no runs".into());
+            return Err(ResultError::EmptySet);
         }
         Ok(Some(RunSet::new(set.label, runs)))
     }
@@ -97,7 +102,7 @@ impl Metric {
     }
 
     /// Its value in `r`.
-    pub fn value(self, r: &RunResult) -> Result<f64, String> {
+    pub fn value(self, r: &RunResult) -> Result<f64, ResultError> {
         match self {
             Metric::OkRate => Ok(r.total.ok_rate),
             Metric::Latency(p) => {
@@ -126,7 +131,7 @@ pub struct Spread {
 }
 
 /// Each figure's spread over `runs`.
-pub fn spreads(runs: &[RunResult]) -> Result<Vec<Spread>, String> {
+pub fn spreads(runs: &[RunResult]) -> Result<Vec<Spread>, ResultError> {
     Metric::of(runs)
         .into_iter()
         .map(|m| {
@@ -166,7 +171,7 @@ pub struct Difference {
 
 /// Each figure's change from `a` to `b` (the first run of `a` names the
 /// percentiles).
-pub fn differences(a: &[RunResult], b: &[RunResult]) -> Result<Vec<Difference>, String> {
+pub fn differences(a: &[RunResult], b: &[RunResult]) -> Result<Vec<Difference>, ResultError> {
     let mut out = Vec::new();
     for m in Metric::of(a) {
         let xa = a

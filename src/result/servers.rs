@@ -54,7 +54,10 @@ impl ServerSummary {
 
     /// Rows of runs made at the same time, merged by address (exact
     /// histogram addition).
-    pub fn merge(runs: &[&[ServerSummary]], secs: f64) -> Result<Vec<ServerSummary>, String> {
+    pub fn merge(
+        runs: &[&[ServerSummary]],
+        secs: f64,
+    ) -> Result<Vec<ServerSummary>, super::ResultError> {
         let mut addresses: Vec<&str> = Vec::new();
         for row in runs.iter().flat_map(|r| r.iter()) {
             if !addresses.contains(&row.address.as_str()) {

@@ -1,7 +1,7 @@
 //! A kept connection to one server for its `stats`: connected once (the
 //! connect timed apart), asked as often as wanted, each round trip timed.
 
-use super::Stats;
+use super::{Stats, StatsQueryError};
 use crate::net::blocking;
 use crate::spec::Address;
 use mcbench_proto::stats::{self as wire, Reply};
@@ -34,7 +34,7 @@ impl StatsConn {
         addr: &Address,
         timeout: Duration,
         stop: Option<Arc<AtomicUsize>>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, StatsQueryError> {
         let began = Instant::now();
         let socket = crate::net::connect_plain(addr, timeout, stop.as_deref())?;
         let link = crate::net::Link::plain(socket);
@@ -61,7 +61,7 @@ impl StatsConn {
 
     /// `stats` (`group` `None`) or `stats GROUP`, and how long it took.
     /// A server that has no such group answers an error line: `Err`.
-    pub fn query(&mut self, group: Option<&str>) -> Result<(Stats, Duration), String> {
+    pub fn query(&mut self, group: Option<&str>) -> Result<(Stats, Duration), StatsQueryError> {
         let mut request = Vec::new();
         wire::encode(&mut request, group);
         let began = Instant::now();
@@ -86,7 +86,10 @@ impl StatsConn {
         let took = began.elapsed();
         let what = group.map_or("stats".to_string(), |g| format!("stats {g}"));
         if let Some(class) = refused {
-            return Err(format!("{REFUSED} '{what}' ({})", class.name()));
+            return Err(StatsQueryError::Refused {
+                what,
+                class: class.name(),
+            });
         }
         // A server's names and values reach a terminal: escaped.
         let stats = wire::pairs(&self.reply[..len])

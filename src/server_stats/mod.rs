@@ -17,6 +17,7 @@
 //! module) or how the figures are printed (`report`).
 
 pub mod conn;
+mod error;
 pub mod figures;
 pub mod sampler;
 pub mod slabs;
@@ -28,5 +29,6 @@ use std::collections::BTreeMap;
 pub type Stats = BTreeMap<String, String>;
 
 pub use conn::StatsConn;
+pub use error::StatsQueryError;
 pub use figures::Figures;
 pub use sampler::{ServerLog, StatsSample};

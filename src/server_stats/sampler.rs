@@ -10,7 +10,7 @@
 //! and nothing else. After a warm-up it is read when the warm-up ends, as
 //! the workers' first requests are under way.
 
-use super::{Stats, StatsConn};
+use super::{Stats, StatsConn, StatsQueryError};
 use crate::net::Target;
 use crate::net::{clock_ns, RunEnd};
 use crate::spec::RunSpec;
@@ -228,20 +228,20 @@ impl Sampler {
             Err(e) => {
                 log.failures += 1;
                 // A refused group leaves the connection in step.
-                if !e.starts_with(super::conn::REFUSED) {
+                if !matches!(e, StatsQueryError::Refused { .. }) {
                     self.conns[s] = None;
                 }
                 if log.errors.len() < MAX_ERRORS {
-                    log.errors.push(e);
+                    log.errors.push(e.to_string());
                 }
                 None
             }
         }
     }
 
-    fn conn(&mut self, s: usize) -> Result<&mut StatsConn, String> {
+    fn conn(&mut self, s: usize) -> Result<&mut StatsConn, StatsQueryError> {
         if self.conns[s].is_none() && self.ending {
-            return Err("not asked at the end: its connection had failed".into());
+            return Err(StatsQueryError::NotAsked);
         }
         if self.conns[s].is_none() {
             let began = clock_ns();

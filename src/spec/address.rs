@@ -1,6 +1,8 @@
 //! Server addresses: the transport is part of the address, as in
 //! `HOST:PORT` (TCP), `udp:HOST:PORT` and `unix:/path`.
 
+use super::SpecError;
+
 use std::fmt;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -21,16 +23,14 @@ enum Written<'a> {
 }
 
 impl Address {
-    fn parse(text: &str) -> Result<Written<'_>, String> {
+    fn parse(text: &str) -> Result<Written<'_>, SpecError> {
         let text = text.trim();
         if text.is_empty() {
-            return Err("an empty server address (-s '' or MEMCACHED_SERVERS='')".into());
+            return Err(SpecError::EmptyAddress);
         }
         if let Some(path) = text.strip_prefix("unix:") {
             if path.is_empty() {
-                return Err(format!(
-                    "'{text}' names no socket path (unix:/path/to/socket)"
-                ));
+                return Err(SpecError::NoSocketPath(text.into()));
             }
             return Ok(Written::Unix(path));
         }
@@ -48,7 +48,7 @@ impl Address {
     /// Parses and resolves `text`; a host without a port gets memcached's
     /// 11211. A name that does not resolve is a failed run (the network's
     /// answer), not a usage error: `check` has judged the form already.
-    pub fn resolve(text: &str) -> Result<Address, String> {
+    pub fn resolve(text: &str) -> Result<Address, SpecError> {
         match Address::parse(text)? {
             Written::Unix(path) => Ok(Address::Unix(PathBuf::from(path))),
             Written::Udp(h, p) => resolve_inet(h, p).map(Address::Udp),
@@ -58,7 +58,7 @@ impl Address {
 
     /// The host as written and the port, as key distributions name a
     /// server: a unix socket is its path with port 0 (libmemcached's).
-    pub fn name_of(text: &str) -> Result<crate::placement::Server, String> {
+    pub fn name_of(text: &str) -> Result<crate::placement::Server, SpecError> {
         let (host, port) = match Address::parse(text)? {
             Written::Unix(path) => (path, 0),
             Written::Udp(h, p) | Written::Tcp(h, p) => (h, p),
@@ -107,7 +107,7 @@ pub struct ServerAddr {
 impl ServerAddr {
     /// Checks the form of `text` without resolving it (usage errors,
     /// found before anything starts).
-    pub fn parse(text: &str) -> Result<ServerAddr, String> {
+    pub fn parse(text: &str) -> Result<ServerAddr, SpecError> {
         let transport = match Address::parse(text)? {
             Written::Tcp(..) => Transport::Tcp,
             Written::Udp(..) => Transport::Udp,
@@ -153,7 +153,7 @@ impl ServerAddr {
 
     /// Resolves the address (a host name that does not resolve is a failed
     /// run, not a usage error).
-    pub fn resolve(&self) -> Result<Address, String> {
+    pub fn resolve(&self) -> Result<Address, SpecError> {
         Address::resolve(&self.text)
     }
 
@@ -170,8 +170,8 @@ impl fmt::Display for ServerAddr {
 }
 
 impl std::str::FromStr for ServerAddr {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, String> {
+    type Err = SpecError;
+    fn from_str(text: &str) -> Result<Self, SpecError> {
         ServerAddr::parse(text)
     }
 }
@@ -204,9 +204,8 @@ pub fn with_default_port(server: &str, default_port: u16) -> String {
 }
 
 /// `host:port`, `[v6]:port`, a bare host or a bare IPv6 address.
-fn host_port(text: &str) -> Result<(&str, u16), String> {
-    let bad =
-        || format!("'{text}' is no server address (HOST:PORT, [IPv6]:PORT, udp:..., unix:/path)");
+fn host_port(text: &str) -> Result<(&str, u16), SpecError> {
+    let bad = || SpecError::NotAnAddress(text.into());
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
         let (host, after) = rest.split_once(']').ok_or_else(bad)?;
         match after {
@@ -229,12 +228,15 @@ fn host_port(text: &str) -> Result<(&str, u16), String> {
     Ok((host, port))
 }
 
-fn resolve_inet(host: &str, port: u16) -> Result<SocketAddr, String> {
+fn resolve_inet(host: &str, port: u16) -> Result<SocketAddr, SpecError> {
     (host, port)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve server '{host}': {e}"))?
+        .map_err(|source| SpecError::Resolve {
+            host: host.into(),
+            source,
+        })?
         .next()
-        .ok_or_else(|| format!("cannot resolve server '{host}': no address"))
+        .ok_or_else(|| SpecError::NoAddress { host: host.into() })
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! per server. Run before anything starts, so a run that cannot be done is
 //! a usage error (exit 2), never a failure half-way.
 
+use super::SpecError;
+
 use super::RunSpec;
 
 /// The longest `--label`, in characters: a legend's width.
@@ -19,21 +21,18 @@ pub const MAX_VALUE_SIZE: usize = 1 << 30;
 pub const MAX_KEYS: u64 = 1 << 62;
 
 impl RunSpec {
-    pub(super) fn validate_bounds(&self) -> Result<(), String> {
+    pub(super) fn validate_bounds(&self) -> Result<(), SpecError> {
         if self.threads > MAX_THREADS {
-            return Err(format!(
-                "--threads must be at most {MAX_THREADS}, got {}",
-                self.threads
-            ));
+            return Err(SpecError::at_most("--threads", MAX_THREADS, self.threads));
         }
         if self.max_value_size == 0 || self.max_value_size > MAX_VALUE_SIZE {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--max-value-size must be between 1 byte and 1 GiB (memcached's largest -I), got {}",
                 self.max_value_size
-            ));
+            )));
         }
         if self.keys > MAX_KEYS {
-            return Err(format!("--keys must be at most 2^62, got {}", self.keys));
+            return Err(SpecError::at_most("--keys", "2^62", self.keys));
         }
         // Below a millisecond a connect on loopback already times out:
         // every server would look unreachable.
@@ -43,9 +42,9 @@ impl RunSpec {
             ("--drain-timeout", self.drain_timeout()),
         ];
         if let Some((flag, t)) = timeouts.iter().find(|(_, t)| *t < MIN_TIMEOUT) {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "{flag} (or --timeout) must be at least 1 ms (below it every connect and answer times out), got {t:?}"
-            ));
+            )));
         }
         Ok(())
     }
@@ -89,15 +88,15 @@ impl RunSpec {
 
     /// What the run needs of each server: connections for every thread,
     /// a key on every server.
-    pub(super) fn validate_resources(&self) -> Result<(), String> {
+    pub(super) fn validate_resources(&self) -> Result<(), SpecError> {
         let nservers = self.servers.len().max(1);
         let total_conns = self.total_connections(nservers);
         if self.connections * nservers < self.threads {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--threads {} needs at least as many connections, but the run has {total_conns} \
                  ({} per server × {nservers} server(s))",
                 self.threads, self.connections
-            ));
+            )));
         }
         // Sizes and prefix against the key count (placement is not needed).
         self.key_space(crate::placement::Router::Single)?;
@@ -107,31 +106,33 @@ impl RunSpec {
     /// What this host must allow to make the run itself: its file
     /// descriptors. Read only: the limit is raised where the run starts
     /// (`os::claim_fds`).
-    pub fn validate_host(&self) -> Result<(), String> {
-        crate::os::fd_limit_allows(self.fds_needed().0)
+    pub fn validate_host(&self) -> Result<(), SpecError> {
+        Ok(crate::os::fd_limit_allows(self.fds_needed().0)?)
     }
 
     /// What reports show of a saved result's spec, checked as a run
     /// checks it (a result file is untrusted): its label and its SLO.
-    pub fn validate_reported(&self) -> Result<(), String> {
+    pub fn validate_reported(&self) -> Result<(), SpecError> {
         self.validate_label()?;
         self.validate_decide()
     }
 
     /// `--label`: printable, one line, 1 to `MAX_LABEL` characters (a
     /// saved result's is checked again when read).
-    pub(super) fn validate_label(&self) -> Result<(), String> {
+    pub(super) fn validate_label(&self) -> Result<(), SpecError> {
         let Some(label) = &self.label else {
             return Ok(());
         };
         if label.trim().is_empty() || label.chars().count() > MAX_LABEL {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--label takes 1 to {MAX_LABEL} characters; got {:?}",
                 label
-            ));
+            )));
         }
         if label.chars().any(char::is_control) {
-            return Err(format!("--label is one printable line; got {label:?}"));
+            return Err(SpecError::Invalid(format!(
+                "--label is one printable line; got {label:?}"
+            )));
         }
         Ok(())
     }

@@ -5,6 +5,8 @@
 //! Not the engine's schedule itself (that is `engine::worker::churn`); only
 //! what the user asked for, parsed and checked.
 
+use super::SpecError;
+
 use super::units::{self, parse_count};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -33,15 +35,13 @@ pub enum Gaps {
 
 impl Gaps {
     /// Parses twemperf's rate syntax (see the type's doc).
-    pub fn parse(text: &str) -> Result<Gaps, String> {
+    pub fn parse(text: &str) -> Result<Gaps, SpecError> {
         let t = text.trim();
-        let bad = |why: &str| {
-            format!(
-                "invalid rate '{text}': {why} (twemperf's syntax: R per second, 0 for one after \
-                 another, or dT, eT, uT1,T2 with intervals in seconds)"
-            )
+        let bad = |why| SpecError::Gaps {
+            text: text.into(),
+            why,
         };
-        let interval = |s: &str| -> Result<f64, String> {
+        let interval = |s: &str| -> Result<f64, SpecError> {
             let secs = units::parse_duration(s).map_err(|_| bad("not an interval"))?;
             let secs = secs.as_secs_f64();
             if secs >= MIN_INTERVAL_S {
@@ -179,23 +179,21 @@ pub struct SocketOptions {
 
 /// Parses a socket buffer size: a count with an optional k/M suffix
 /// (`16384`, `16k`).
-pub fn parse_buffer(text: &str) -> Result<usize, String> {
+pub fn parse_buffer(text: &str) -> Result<usize, SpecError> {
     let n = parse_count(text)?;
     if n == 0 || n > 1 << 30 {
-        return Err(format!(
-            "invalid buffer size '{text}': between 1 byte and 1 GiB"
-        ));
+        return Err(SpecError::Buffer(text.into()));
     }
     Ok(n as usize)
 }
 
 /// Parses `--source-addrs 127.0.0.2,127.0.0.3`.
-pub fn parse_source_addrs(text: &str) -> Result<Vec<IpAddr>, String> {
+pub fn parse_source_addrs(text: &str) -> Result<Vec<IpAddr>, SpecError> {
     text.split(',')
         .map(|a| {
-            a.trim().parse::<IpAddr>().map_err(|_| {
-                format!("invalid source address '{a}': expected an IP address such as 127.0.0.2")
-            })
+            a.trim()
+                .parse::<IpAddr>()
+                .map_err(|_| SpecError::SourceAddrText(a.into()))
         })
         .collect()
 }
@@ -213,24 +211,20 @@ impl super::RunSpec {
 
     /// `--num-conns` and the socket options: what a connection schedule
     /// can be combined with.
-    pub(super) fn validate_churn(&self) -> Result<(), String> {
+    pub(super) fn validate_churn(&self) -> Result<(), SpecError> {
         self.validate_socket()?;
         let Some(churn) = self.churn() else {
             if self.stop == super::StopAfter::Schedule {
-                return Err(
-                    "a run that ends with its connection schedule needs --num-conns".into(),
-                );
+                return Err(SpecError::Refused(
+                    "a run that ends with its connection schedule needs --num-conns",
+                ));
             }
             return Ok(());
         };
         if churn.conns == 0 || churn.calls == 0 {
-            return Err("--num-conns and --num-calls must be at least 1".into());
+            return Err(SpecError::AtLeastOne("--num-conns and --num-calls"));
         }
-        let refuse = |flag: &str, why: &str| {
-            Err(format!(
-                "{flag} does not go with --num-conns: {why} (drop one of them)"
-            ))
-        };
+        let refuse = |flag, why| Err(SpecError::WithChurn { flag, why });
         if self.depth > 1 {
             return refuse(
                 "--depth",
@@ -262,39 +256,36 @@ impl super::RunSpec {
             return refuse("a UDP server", "UDP has no connections to open and close");
         }
         if (self.threads as u64) > churn.conns {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--threads {} needs at least as many connections, but --num-conns is {}",
                 self.threads, churn.conns
-            ));
+            )));
         }
         Ok(())
     }
 
-    fn validate_socket(&self) -> Result<(), String> {
+    fn validate_socket(&self) -> Result<(), SpecError> {
         if !self.socket.source_addrs.is_empty() {
             if self.servers.is_empty() {
                 // The embedded memcached listens on 127.0.0.1: any
                 // loopback address reaches it.
                 if let Some(a) = self.socket.source_addrs.iter().find(|a| !a.is_loopback()) {
-                    return Err(format!(
+                    return Err(SpecError::Invalid(format!(
                         "--source-addrs {a}: the memcached started for the run listens on \
                          loopback; give loopback addresses (127.0.0.2, ...)"
-                    ));
+                    )));
                 }
             }
             if self.facebook {
-                return Err(
-                    "--source-addrs binds TCP connections; --facebook also opens UDP sockets"
-                        .into(),
-                );
+                return Err(SpecError::Refused(
+                    "--source-addrs binds TCP connections; --facebook also opens UDP sockets",
+                ));
             }
             for ip in &self.socket.source_addrs {
                 // Binding port 0 sends nothing: it only asks the kernel
                 // whether the address is this host's.
                 if let Err(e) = std::net::UdpSocket::bind((*ip, 0)) {
-                    return Err(format!(
-                        "--source-addrs {ip}: not an address of this host ({e})"
-                    ));
+                    return Err(SpecError::SourceAddr { ip: *ip, source: e });
                 }
             }
         }
@@ -309,21 +300,20 @@ impl super::RunSpec {
             .find(|s| !s.is_tcp())
             .filter(|_| tcp_only)
         {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--linger, --send-buffer, --recv-buffer, --no-nodelay and --source-addrs set TCP \
                  connections; '{s}' is not a TCP server"
-            ));
+            )));
         }
         if self.facebook && (self.socket.send_buffer.is_some() || self.socket.recv_buffer.is_some())
         {
-            return Err(
+            return Err(SpecError::Refused(
                 "--send-buffer and --recv-buffer set TCP connections; --facebook also reads over \
-                 a UDP socket, whose buffers they would not set"
-                    .into(),
-            );
+                 a UDP socket, whose buffers they would not set",
+            ));
         }
         if let Some(s) = self.socket.linger_s.filter(|s| *s > 65_535) {
-            return Err(format!("--linger must be at most 65535 s, got {s}"));
+            return Err(SpecError::at_most("--linger", "65535 s", s));
         }
         Ok(())
     }

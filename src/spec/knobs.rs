@@ -1,6 +1,8 @@
 //! mutilate's and memcache-perf's smaller knobs (`--skip`, `-W/--wait`,
 //! `--trace-commands`) and what they need of the rest of the run.
 
+use super::SpecError;
+
 use super::{LoadMode, RunSpec};
 use crate::workload::OpKind;
 
@@ -8,30 +10,35 @@ impl RunSpec {
     /// mutilate's and memcache-perf's smaller knobs: `--skip`, `-W/--wait`,
     /// `--trace-commands`.
     /// `--refill-batch`: a closed loop's, and no larger than the depth.
-    pub(super) fn validate_refill_batch(&self) -> Result<(), String> {
+    pub(super) fn validate_refill_batch(&self) -> Result<(), SpecError> {
         if self.refill_batch == 0 || self.refill_batch > self.depth {
-            return Err(format!(
-                "--refill-batch must be between 1 and --depth ({}), got {}",
-                self.depth, self.refill_batch
+            return Err(SpecError::between(
+                "--refill-batch",
+                1,
+                format!("--depth ({})", self.depth),
+                self.refill_batch,
             ));
         }
         if self.refill_batch > 1 && self.open_loop() {
-            return Err(
-                "--refill-batch batches a closed loop's refills; an open loop sends each arrival when it is due: drop --refill-batch (or --rate, for a closed loop)"
-                    .into(),
-            );
+            return Err(SpecError::Refused("--refill-batch batches a closed loop's refills; an open loop sends each arrival when it is due: drop --refill-batch (or --rate, for a closed loop)"));
         }
         Ok(())
     }
 
-    pub(super) fn validate_knobs(&self) -> Result<(), String> {
+    pub(super) fn validate_knobs(&self) -> Result<(), SpecError> {
         if self.miss_window == Some(0) {
-            return Err("--miss-window must be at least 1 request".into());
+            return Err(SpecError::Refused(
+                "--miss-window must be at least 1 request",
+            ));
         }
         self.validate_assoc()?;
         self.validate_delete90()?;
         if self.wait > MAX_WAIT {
-            return Err(format!("--wait must be at most 1h, got {:?}", self.wait));
+            return Err(SpecError::at_most(
+                "--wait",
+                "1h",
+                format!("{:?}", self.wait),
+            ));
         }
         if self.trace_commands
             && !matches!(
@@ -39,15 +46,12 @@ impl RunSpec {
                 mcbench_proto::Protocol::Ascii | mcbench_proto::Protocol::Meta
             )
         {
-            return Err(
-                "--trace-commands sends start_trace/stop_trace, text commands: use --protocol ascii or meta"
-                    .into(),
-            );
+            return Err(SpecError::Refused("--trace-commands sends start_trace/stop_trace, text commands: use --protocol ascii or meta"));
         }
         if self.trace_commands && crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
-            return Err(
-                "--trace-commands sends its commands over TCP: give TCP or unix servers".into(),
-            );
+            return Err(SpecError::Refused(
+                "--trace-commands sends its commands over TCP: give TCP or unix servers",
+            ));
         }
         let measured = [
             (self.trace_commands, "--trace-commands brackets"),
@@ -56,7 +60,9 @@ impl RunSpec {
         ];
         if self.load == LoadMode::LoadOnly {
             if let Some((_, what)) = measured.iter().find(|(given, _)| *given) {
-                return Err(format!("{what} the measured phase: --load-only has none"));
+                return Err(SpecError::Invalid(format!(
+                    "{what} the measured phase: --load-only has none"
+                )));
             }
         }
         Ok(())
@@ -65,26 +71,25 @@ impl RunSpec {
 
 impl RunSpec {
     /// `--assoc`: RESP gets and sets only, as single keys.
-    fn validate_assoc(&self) -> Result<(), String> {
+    fn validate_assoc(&self) -> Result<(), SpecError> {
         let Some(field) = self.assoc else {
             return Ok(());
         };
         if self.protocol != mcbench_proto::Protocol::Resp {
-            return Err(
-                "--assoc stores keys as Redis hash fields: it needs --protocol resp".into(),
-            );
+            return Err(SpecError::Refused(
+                "--assoc stores keys as Redis hash fields: it needs --protocol resp",
+            ));
         }
         if self.expiry > 0 || self.exp_verify > 0.0 {
-            return Err(
-                "--assoc writes hash fields, which have no expiry: drop --expiry and --exp-verify"
-                    .into(),
-            );
+            return Err(SpecError::Refused(
+                "--assoc writes hash fields, which have no expiry: drop --expiry and --exp-verify",
+            ));
         }
         if field == 0 || usize::from(field) > crate::workload::MAX_KEY_LEN {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--assoc is the field's length in bytes, 1 to {}; got {field}",
                 crate::workload::MAX_KEY_LEN
-            ));
+            )));
         }
         let others: Vec<&str> = self
             .ops_sent()
@@ -93,14 +98,14 @@ impl RunSpec {
             .map(|op| op.name())
             .collect();
         if !others.is_empty() || self.multiget.share > 0.0 {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--assoc sends gets and sets as HGET/HSET; it cannot send {}",
                 if others.is_empty() {
                     "multigets".to_string()
                 } else {
                     others.join(", ")
                 }
-            ));
+            )));
         }
         Ok(())
     }
@@ -109,17 +114,17 @@ impl RunSpec {
 impl RunSpec {
     /// `--delete90`: a fixed number of queries in getset mode (as the
     /// fork demands), sent closed loop over the key space.
-    fn validate_delete90(&self) -> Result<(), String> {
+    fn validate_delete90(&self) -> Result<(), SpecError> {
         if !self.delete90 {
             return Ok(());
         }
         if !self.getset {
-            return Err(
-                "--delete90 needs --getset: the deleted keys are refilled as gets miss".into(),
-            );
+            return Err(SpecError::Refused(
+                "--delete90 needs --getset: the deleted keys are refilled as gets miss",
+            ));
         }
         if !matches!(self.stop, super::StopAfter::Ops(_)) {
-            return Err("--delete90 deletes halfway through a fixed number of queries: give --ops/-x (--queries)".into());
+            return Err(SpecError::Refused("--delete90 deletes halfway through a fixed number of queries: give --ops/-x (--queries)"));
         }
         let refused = [
             (
@@ -145,7 +150,9 @@ impl RunSpec {
             ),
         ];
         match refused.iter().find(|(given, _)| *given) {
-            Some((_, what)) => Err(format!("--delete90 cannot be used with {what}")),
+            Some((_, what)) => Err(SpecError::Invalid(format!(
+                "--delete90 cannot be used with {what}"
+            ))),
             None => Ok(()),
         }
     }

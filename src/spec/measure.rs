@@ -3,6 +3,8 @@
 //! whose latency is reported apart. With the load group's queueing out of
 //! it, it is what an SLO reads.
 
+use super::SpecError;
+
 use super::{LoadMode, RunSpec, StopAfter};
 use serde::{Deserialize, Serialize};
 
@@ -20,28 +22,28 @@ pub struct MeasureGroup {
 impl RunSpec {
     /// The measurement group's checks: a group that would measure nothing,
     /// or that the run's other modes would send elsewhere, is refused.
-    pub(super) fn validate_measure(&self) -> Result<(), String> {
+    pub(super) fn validate_measure(&self) -> Result<(), SpecError> {
         let Some(m) = &self.measure else {
             return Ok(());
         };
         if m.connections == 0 {
-            return Err("--measure-connections must be at least 1".into());
+            return Err(SpecError::AtLeastOne("--measure-connections"));
         }
         if m.depth == 0 || m.depth > 65_536 {
-            return Err("--measure-depth must be between 1 and 65536".into());
+            return Err(SpecError::Depth("--measure-depth"));
         }
         if !(m.rate.is_finite() && m.rate > 0.0) {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--measure-rate must be a positive number of ops/s, got {}",
                 m.rate
-            ));
+            )));
         }
         if m.rate > super::schedule::MAX_RATE {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--measure-rate {} ops/s is beyond any client: at most {:e} a second",
                 m.rate,
                 super::schedule::MAX_RATE
-            ));
+            )));
         }
         let refused = [
             (
@@ -65,9 +67,9 @@ impl RunSpec {
             ),
         ];
         match refused.iter().find(|(given, _)| *given) {
-            Some((_, what)) => Err(format!(
+            Some((_, what)) => Err(SpecError::Invalid(format!(
                 "--measure-connections does not go with {what}: drop one of them"
-            )),
+            ))),
             None => Ok(()),
         }
     }

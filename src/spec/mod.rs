@@ -3,6 +3,7 @@
 
 mod address;
 mod checks;
+mod error;
 pub use checks::MAX_LABEL;
 pub mod churn;
 mod knobs;
@@ -21,6 +22,7 @@ mod wire;
 
 pub use address::{with_default_port, Address, ServerAddr, Transport};
 pub use churn::{Churn, Gaps, SocketOptions};
+pub use error::SpecError;
 pub use measure::MeasureGroup;
 pub use precision::PrecisionTarget;
 pub use reads::ReadAnswers;
@@ -418,13 +420,13 @@ impl RunSpec {
     }
 
     /// The key space, its keys placed by `router`.
-    pub fn key_space(&self, router: crate::placement::Router) -> Result<KeySpace, String> {
+    pub fn key_space(&self, router: crate::placement::Router) -> Result<KeySpace, SpecError> {
         let names = crate::workload::KeyNames {
             prefix: self.key_prefix.clone(),
             digits: self.key_digits,
             first: self.first_key,
         };
-        KeySpace::new(
+        Ok(KeySpace::new(
             self.keys,
             self.client,
             &names,
@@ -433,7 +435,7 @@ impl RunSpec {
             self.seed,
             router,
         )
-        .map(|keys| keys.with_replicas(self.replicas()))
+        .map(|keys| keys.with_replicas(self.replicas()))?)
     }
 
     /// The largest value size a request can have, bytes.

@@ -2,6 +2,8 @@
 //! 95 % interval that the run must reach (it measures until then, within
 //! `-t`), and the default every printed percentile is judged against.
 
+use super::SpecError;
+
 use serde::{Deserialize, Serialize};
 
 /// The half-width a printed percentile is judged against when the run
@@ -18,13 +20,11 @@ pub struct PrecisionTarget {
 }
 
 impl std::str::FromStr for PrecisionTarget {
-    type Err = String;
+    type Err = SpecError;
 
     /// `p99.9:5%`, `99:0.05`.
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = || {
-            format!("'{text}' is not a precision target: give PERCENTILE:HALF-WIDTH, like p99.9:5%")
-        };
+    fn from_str(text: &str) -> Result<Self, SpecError> {
+        let bad = || SpecError::PrecisionTarget(text.into());
         let (p, width) = text.split_once(':').ok_or_else(bad)?;
         let percentile: f64 = p
             .trim()
@@ -47,18 +47,18 @@ impl std::str::FromStr for PrecisionTarget {
 
 impl PrecisionTarget {
     /// Values a target may hold (the checks of a spec read from JSON too).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SpecError> {
         if !(self.percentile > 0.0 && self.percentile < 100.0) {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--precision: the percentile must be above 0 and below 100, got {}",
                 self.percentile
-            ));
+            )));
         }
         if !(self.relative > 0.0 && self.relative <= 1.0) {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--precision: the half-width must be above 0 and at most 100%, got {}",
                 self.relative
-            ));
+            )));
         }
         Ok(())
     }
@@ -76,7 +76,7 @@ pub struct SloDecision {
 impl super::RunSpec {
     /// `--precision` measures until precise, within `-t`: it needs that
     /// bound, and a measured phase.
-    pub(super) fn validate_precision(&self) -> Result<(), String> {
+    pub(super) fn validate_precision(&self) -> Result<(), SpecError> {
         self.validate_decide()?;
         let Some(first) = self.precision.first() else {
             return Ok(());
@@ -85,14 +85,16 @@ impl super::RunSpec {
             t.check()?;
         }
         if !matches!(self.stop, super::StopAfter::Duration(_)) {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--precision p{}:... runs until precise within -t/--duration, the longest it may \
                  take: give -t instead of a request count or --num-conns",
                 first.percentile
-            ));
+            )));
         }
         if self.load == super::LoadMode::LoadOnly {
-            return Err("--precision needs a measured phase; --load-only has none".into());
+            return Err(SpecError::Refused(
+                "--precision needs a measured phase; --load-only has none",
+            ));
         }
         Ok(())
     }
@@ -101,17 +103,17 @@ impl super::RunSpec {
 impl super::RunSpec {
     /// `search`'s SLO: a percentile strictly between 0 and 100 and a
     /// bound above 0 and within the longest latency recorded (an hour).
-    pub(super) fn validate_decide(&self) -> Result<(), String> {
+    pub(super) fn validate_decide(&self) -> Result<(), SpecError> {
         let Some(d) = self.decide else {
             return Ok(());
         };
         let longest_us = crate::stats::HIGHEST_NS as f64 / 1e3;
         let bound = d.bound_us > 0.0 && d.bound_us <= longest_us;
         if !(d.percentile > 0.0 && d.percentile < 100.0 && bound) {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "the SLO p{}:{} µs cannot decide a probe",
                 d.percentile, d.bound_us
-            ));
+            )));
         }
         Ok(())
     }

@@ -2,6 +2,8 @@
 //! reads, by default where deep pipelines cover the pause) and
 //! `--read-answers` (an open loop's reads at its next wake-up).
 
+use super::SpecError;
+
 use super::{LoadMode, RunSpec, ServerAddr};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -177,12 +179,16 @@ impl RunSpec {
             .map(|(_, why)| *why)
     }
 
-    pub(super) fn validate_read_answers(&self) -> Result<(), String> {
+    pub(super) fn validate_read_answers(&self) -> Result<(), SpecError> {
         if let (Some(true), Some(why)) = (self.kernel_stamps, self.latency_parts_blocker()) {
-            return Err(format!("--kernel-stamps on: {why}; drop --kernel-stamps"));
+            return Err(SpecError::Invalid(format!(
+                "--kernel-stamps on: {why}; drop --kernel-stamps"
+            )));
         }
         match (self.read_answers, self.late_reads_blocker()) {
-            (Some(ReadAnswers::Late), Some(why)) => Err(format!("--read-answers late: {why}")),
+            (Some(ReadAnswers::Late), Some(why)) => {
+                Err(SpecError::Invalid(format!("--read-answers late: {why}")))
+            }
             _ => Ok(()),
         }
     }
@@ -191,16 +197,18 @@ impl RunSpec {
     /// arrivals instead, `--read-answers`), and it stays short: it is time
     /// a closed loop's connections sit answered and idle. Over UDP each
     /// datagram is a wake-up of its own: there is nothing to batch.
-    pub(super) fn validate_read_delay(&self) -> Result<(), String> {
+    pub(super) fn validate_read_delay(&self) -> Result<(), SpecError> {
         let Some(read_delay) = self.read_delay.filter(|d| !d.is_zero()) else {
             return Ok(());
         };
         if let Some(why) = self.pause_refusal() {
-            return Err(why.into());
+            return Err(SpecError::Refused(why));
         }
         if read_delay > MAX_READ_DELAY {
-            return Err(format!(
-                "--read-delay must be at most 10ms, got {read_delay:?}"
+            return Err(SpecError::at_most(
+                "--read-delay",
+                "10ms",
+                format!("{read_delay:?}"),
             ));
         }
         Ok(())

@@ -1,6 +1,8 @@
 //! memaslap's replication test (`--rep-write N`) as a run sets it: how
 //! many servers take writes, and how the replication lag is probed.
 
+use super::SpecError;
+
 use super::{units, RunSpec};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -47,33 +49,37 @@ impl RunSpec {
     /// `--rep-write`: two servers at least, writers among them, and only
     /// what routes each request by its key on held TCP or unix
     /// connections (memaslap refuses UDP and its facebook test too).
-    pub(super) fn validate_replication(&self) -> Result<(), String> {
+    pub(super) fn validate_replication(&self) -> Result<(), SpecError> {
         let Some(r) = &self.replication else {
             return Ok(());
         };
         let n = self.servers.len();
         if n < 2 {
-            return Err(
-                "--rep-write needs at least two servers (-s A -s B): reads go to a server the key was not written to"
-                    .into(),
-            );
+            return Err(SpecError::Refused("--rep-write needs at least two servers (-s A -s B): reads go to a server the key was not written to"));
         }
         if r.writers == 0 || r.writers > n {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--rep-write {} names the servers that take writes: 1 to {n} (the number of servers)",
                 r.writers
-            ));
+            )));
         }
         if !(r.lag_rate.is_finite() && (0.0..=MAX_LAG_RATE).contains(&r.lag_rate)) {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--rep-lag-rate is lag probes per second, 0 (none) to {MAX_LAG_RATE}; got {}",
                 r.lag_rate
-            ));
+            )));
         }
         if r.lag_poll.is_zero() || r.lag_poll > Duration::from_secs(1) {
-            return Err("--rep-lag-poll must be above 0 and at most 1s".into());
+            return Err(SpecError::Refused(
+                "--rep-lag-poll must be above 0 and at most 1s",
+            ));
         }
-        let refuse = |what: &str| Err(format!("--rep-write does not go with {what}"));
+        let refuse = |what: &str| {
+            Err(SpecError::NotWith {
+                flag: "--rep-write",
+                what: what.to_string(),
+            })
+        };
         if let Some(s) = crate::spec::ServerAddr::first_udp(&self.servers) {
             return refuse(&format!("UDP ('{s}'), as memaslap's does not"));
         }

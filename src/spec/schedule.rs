@@ -9,6 +9,8 @@
 //! command line: a saved result or an agent's spec cannot smuggle in a
 //! combination the command line refuses.
 
+use super::SpecError;
+
 use super::churn::Churn;
 use super::units;
 use crate::workload::Distribution;
@@ -98,18 +100,14 @@ impl Default for ScheduleFlags {
 
 impl ScheduleFlags {
     /// The one schedule these flags choose, or why they choose none.
-    pub fn schedule(self) -> Result<Schedule, String> {
+    pub fn schedule(self) -> Result<Schedule, SpecError> {
         // A shape that cannot be scaled is refused even where it is not
         // used: it was written wrong.
         check_gaps(&self.arrival)?;
         let arrivals = match (self.rate, self.trace_speed) {
-            (Some(_), Some(_)) => return Err(
-                "--trace replays the trace's timestamps; --rate would be a second schedule (add --trace-timing ignore to use --rate)".into(),
-            ),
+            (Some(_), Some(_)) => return Err(SpecError::Refused("--trace replays the trace's timestamps; --rate would be a second schedule (add --trace-timing ignore to use --rate)")),
             (Some(rate), None) => Some(Arrivals::Rate { rate, gaps: self.arrival.clone() }),
-            (None, Some(_)) if !self.poisson_gaps() => return Err(
-                "--arrival shapes --rate's gaps; a trace's timestamps set its own (add --trace-timing ignore and --rate)".into(),
-            ),
+            (None, Some(_)) if !self.poisson_gaps() => return Err(SpecError::Refused("--arrival shapes --rate's gaps; a trace's timestamps set its own (add --trace-timing ignore and --rate)")),
             (None, Some(speed)) => Some(Arrivals::Trace { speed }),
             (None, None) => None,
         };
@@ -137,15 +135,19 @@ impl ScheduleFlags {
     }
 
     /// An open loop's knobs, given to a schedule without arrivals.
-    fn refuse_open_knobs(&self) -> Result<(), String> {
+    fn refuse_open_knobs(&self) -> Result<(), SpecError> {
         if self.skip {
-            return Err("--skip drops arrivals of an open loop that is behind: give --rate".into());
+            return Err(SpecError::Refused(
+                "--skip drops arrivals of an open loop that is behind: give --rate",
+            ));
         }
         if self.moderate {
-            return Err("--moderate spaces the sends of an open loop: give --rate".into());
+            return Err(SpecError::Refused(
+                "--moderate spaces the sends of an open loop: give --rate",
+            ));
         }
         if self.coalesce.is_some_and(|w| !w.is_zero()) {
-            return Err("--coalesce gathers an open loop's arrivals into one wake-up: give --rate (or a timed --trace)".into());
+            return Err(SpecError::Refused("--coalesce gathers an open loop's arrivals into one wake-up: give --rate (or a timed --trace)"));
         }
         // A gap shape without a rate shapes nothing: profiles set one for
         // whatever rate the run is given (`scan` and `search` give their
@@ -154,18 +156,18 @@ impl ScheduleFlags {
     }
 }
 
-fn churn_with_arrivals(rate: bool) -> String {
-    if rate {
-        "--rate does not go with --num-conns: each connection paces its own requests; use --call-rate".into()
+fn churn_with_arrivals(rate: bool) -> SpecError {
+    SpecError::Refused(if rate {
+        "--rate does not go with --num-conns: each connection paces its own requests; use --call-rate"
     } else {
-        "--trace does not go with --num-conns: a replay keeps its connections open".into()
-    }
+        "--trace does not go with --num-conns: a replay keeps its connections open"
+    })
 }
 
 impl TryFrom<ScheduleFlags> for Schedule {
-    type Error = String;
+    type Error = SpecError;
 
-    fn try_from(flags: ScheduleFlags) -> Result<Self, String> {
+    fn try_from(flags: ScheduleFlags) -> Result<Self, SpecError> {
         flags.schedule()
     }
 }
@@ -286,25 +288,29 @@ impl super::RunSpec {
 
     /// What the schedule's own values must be (which schedule it is, the
     /// type has settled).
-    pub(super) fn validate_schedule(&self) -> Result<(), String> {
+    pub(super) fn validate_schedule(&self) -> Result<(), SpecError> {
         let Some(open) = self.open() else {
             return Ok(());
         };
         if let Some(w) = open.coalesce.filter(|w| *w > MAX_COALESCE) {
-            return Err(format!("--coalesce must be at most 1ms, got {w:?}"));
+            return Err(SpecError::Invalid(format!(
+                "--coalesce must be at most 1ms, got {w:?}"
+            )));
         }
         match &open.arrivals {
-            Arrivals::Rate { rate, .. } if !(rate.is_finite() && *rate > 0.0) => Err(format!(
-                "--rate must be a positive number of ops/s, got {rate}"
-            )),
-            Arrivals::Rate { rate, .. } if *rate > MAX_RATE => Err(format!(
+            Arrivals::Rate { rate, .. } if !(rate.is_finite() && *rate > 0.0) => {
+                Err(SpecError::Invalid(format!(
+                    "--rate must be a positive number of ops/s, got {rate}"
+                )))
+            }
+            Arrivals::Rate { rate, .. } if *rate > MAX_RATE => Err(SpecError::Invalid(format!(
                 "--rate {rate} ops/s is beyond any client: at most {MAX_RATE:e} a second \
                  (arrivals a nanosecond apart)"
-            )),
+            ))),
             Arrivals::Rate { gaps, .. } => check_gaps(gaps),
-            Arrivals::Trace { .. } if self.trace.is_none() => {
-                Err("a replay at a trace's timestamps needs --trace".into())
-            }
+            Arrivals::Trace { .. } if self.trace.is_none() => Err(SpecError::Refused(
+                "a replay at a trace's timestamps needs --trace",
+            )),
             Arrivals::Trace { speed } => super::trace::check_speed(*speed),
         }
     }
@@ -316,19 +322,19 @@ pub const MAX_RATE: f64 = 1e9;
 
 /// A gap shape that can be scaled to a rate: non-negative gaps of a
 /// finite positive mean.
-fn check_gaps(gaps: &Distribution) -> Result<(), String> {
+fn check_gaps(gaps: &Distribution) -> Result<(), SpecError> {
     let (gap_lo, _) = gaps.support();
     if gap_lo < 0.0 {
-        return Err(format!(
+        return Err(SpecError::Invalid(format!(
             "--arrival {gaps} can draw negative gaps (down to {gap_lo}); a gap shape must be of \
              non-negative values (exponential, fixed, uniform:0,2, fb_ia, ...)"
-        ));
+        )));
     }
     let mean = gaps.mean();
     if !(mean.is_finite() && mean > 0.0) {
-        return Err(format!(
+        return Err(SpecError::Invalid(format!(
             "--arrival {gaps} has no finite positive mean, so it cannot be scaled to a rate"
-        ));
+        )));
     }
     Ok(())
 }
@@ -364,7 +370,7 @@ mod tests {
         ];
         for f in closed {
             let err = f.clone().schedule().unwrap_err();
-            assert!(err.contains("give --rate"), "{f:?}: {err}");
+            assert!(err.to_string().contains("give --rate"), "{f:?}: {err}");
         }
         // A zero window is no coalescing: it is dropped, not refused.
         let zero = ScheduleFlags {
@@ -393,19 +399,31 @@ mod tests {
             churn: Some(churn),
             ..flags()
         };
-        assert!(with_rate.schedule().unwrap_err().contains("--call-rate"));
+        assert!(with_rate
+            .schedule()
+            .unwrap_err()
+            .to_string()
+            .contains("--call-rate"));
         let with_trace = ScheduleFlags {
             trace_speed: Some(1.0),
             churn: Some(churn),
             ..flags()
         };
-        assert!(with_trace.schedule().unwrap_err().contains("--num-conns"));
+        assert!(with_trace
+            .schedule()
+            .unwrap_err()
+            .to_string()
+            .contains("--num-conns"));
         let both = ScheduleFlags {
             rate: Some(5.0),
             trace_speed: Some(2.0),
             ..flags()
         };
-        assert!(both.schedule().unwrap_err().contains("second schedule"));
+        assert!(both
+            .schedule()
+            .unwrap_err()
+            .to_string()
+            .contains("second schedule"));
         let shaped = ScheduleFlags {
             trace_speed: Some(2.0),
             arrival: Distribution::Fixed(1.0),
@@ -414,6 +432,7 @@ mod tests {
         assert!(shaped
             .schedule()
             .unwrap_err()
+            .to_string()
             .contains("timestamps set its own"));
     }
 

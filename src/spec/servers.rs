@@ -2,6 +2,8 @@
 //! and memaslap's), memcache-perf's `HOST:PORT-END_PORT` ranges, what key
 //! placement needs of each server, and what `--server-stats` needs.
 
+use super::SpecError;
+
 use super::{Address, RunSpec, ServerAddr};
 use crate::placement::{Router, Scheme, Server};
 
@@ -12,7 +14,7 @@ const MAX_RANGE: u32 = 1024;
 /// A weight is a third field after a port (`10.0.0.1:11211:3`,
 /// `[::1]:11211:3`); a port range gives one server per port, each with
 /// the range's weight.
-pub fn expand(written: &[String]) -> Result<(Vec<ServerAddr>, Vec<u32>), String> {
+pub fn expand(written: &[String]) -> Result<(Vec<ServerAddr>, Vec<u32>), SpecError> {
     let mut addrs = Vec::new();
     let mut weights = Vec::new();
     for text in written {
@@ -29,7 +31,7 @@ pub fn expand(written: &[String]) -> Result<(Vec<ServerAddr>, Vec<u32>), String>
 /// `HOST:PORT:WEIGHT` → (`HOST:PORT`, WEIGHT); anything else unchanged
 /// with weight 1. A bare IPv6 address (many colons, no brackets) has no
 /// weight.
-fn split_weight(text: &str) -> Result<(String, u32), String> {
+fn split_weight(text: &str) -> Result<(String, u32), SpecError> {
     if text.starts_with("unix:") {
         return Ok((text.to_string(), 1));
     }
@@ -57,13 +59,13 @@ fn split_weight(text: &str) -> Result<(String, u32), String> {
         .ok()
         .filter(|w| *w > 0)
         .ok_or_else(|| {
-            format!("server '{text}': the weight after HOST:PORT must be a whole number from 1, got '{weight}'")
+            SpecError::Invalid(format!("server '{text}': the weight after HOST:PORT must be a whole number from 1, got '{weight}'"))
         })?;
     Ok((format!("{prefix}{address}"), weight))
 }
 
 /// `HOST:P1-P2` → one address per port; anything else unchanged.
-fn expand_range(text: &str) -> Result<Vec<String>, String> {
+fn expand_range(text: &str) -> Result<Vec<String>, SpecError> {
     let bare = ["udp:", "tcp:"]
         .iter()
         .find_map(|p| text.strip_prefix(p))
@@ -80,17 +82,21 @@ fn expand_range(text: &str) -> Result<Vec<String>, String> {
     if text.starts_with("unix:") {
         return Ok(vec![text.to_string()]);
     }
-    let bad = || format!("server '{text}': a port range is HOST:FIRST-LAST with FIRST <= LAST");
+    let bad = || {
+        SpecError::Invalid(format!(
+            "server '{text}': a port range is HOST:FIRST-LAST with FIRST <= LAST"
+        ))
+    };
     let from: u16 = from.parse().map_err(|_| bad())?;
     let to: u16 = to.parse().map_err(|_| bad())?;
     if from > to {
         return Err(bad());
     }
     if u32::from(to - from) >= MAX_RANGE {
-        return Err(format!(
+        return Err(SpecError::Invalid(format!(
             "server '{text}' names {} servers; a range names at most {MAX_RANGE}",
             u32::from(to - from) + 1
-        ));
+        )));
     }
     Ok((from..=to).map(|p| format!("{head}:{p}")).collect())
 }
@@ -127,16 +133,16 @@ impl RunSpec {
     /// `--roundrobin` with a connection for each thread of a server; the
     /// modes that bind each connection to one server (`--roundrobin`,
     /// `--num-conns`, `--facebook`) with `--distribution none` only.
-    pub(super) fn validate_placement(&self) -> Result<(), String> {
+    pub(super) fn validate_placement(&self) -> Result<(), SpecError> {
         let n = self.servers.len();
         if n > crate::workload::MAX_SERVERS {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "{n} servers; a run places keys on at most {}",
                 crate::workload::MAX_SERVERS
-            ));
+            )));
         }
         if self.weights.len() > n {
-            return Err("more weights than servers".into());
+            return Err(SpecError::Refused("more weights than servers"));
         }
         check_weights(&self.weights, self.distribution)?;
         if self.roundrobin {
@@ -155,31 +161,31 @@ impl RunSpec {
             None
         };
         if let Some(why) = bound {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "{why}: with several servers it needs --distribution none (each server gets any key), not {}",
                 self.distribution
-            ));
+            )));
         }
         if self.connections < self.threads {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--threads {} needs as many connections: with keys placed on {n} servers each connection is a client with a socket to every server (-c {})",
                 self.threads, self.connections
-            ));
+            )));
         }
         Ok(())
     }
 
     /// `--roundrobin`: held connections only, and one for every thread
     /// that serves a server.
-    fn validate_roundrobin(&self, n: usize) -> Result<(), String> {
+    fn validate_roundrobin(&self, n: usize) -> Result<(), SpecError> {
         if self.churn().is_some() {
-            return Err("--roundrobin assigns held connections to threads; --num-conns opens its own, spread over the servers".into());
+            return Err(SpecError::Refused("--roundrobin assigns held connections to threads; --num-conns opens its own, spread over the servers"));
         }
         let per_server = self.threads.div_ceil(n.max(1));
         if self.threads > n && self.connections < per_server {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--roundrobin gives each of the {n} servers up to {per_server} threads, each needing a connection to it: use -c {per_server} or more"
-            ));
+            )));
         }
         Ok(())
     }
@@ -189,20 +195,20 @@ impl RunSpec {
     /// `--server-stats` reads memcached's text `stats` on connections of
     /// its own: not over UDP, not from redis, and not after a binary SASL
     /// handshake (which binds the connection to the binary protocol).
-    pub(super) fn validate_server_stats(&self) -> Result<(), String> {
+    pub(super) fn validate_server_stats(&self) -> Result<(), SpecError> {
         if !self.server_stats {
             return Ok(());
         }
         if self.protocol == mcbench_proto::Protocol::Resp {
-            return Err("--server-stats reads memcached's `stats`; redis answers INFO, which it does not read".into());
+            return Err(SpecError::Refused("--server-stats reads memcached's `stats`; redis answers INFO, which it does not read"));
         }
         if self.user.is_some() && self.protocol == mcbench_proto::Protocol::Binary {
-            return Err("--server-stats asks `stats` in the text protocol; with --user over --protocol binary the connection would be bound to binary by its SASL handshake: use --protocol ascii or meta".into());
+            return Err(SpecError::Refused("--server-stats asks `stats` in the text protocol; with --user over --protocol binary the connection would be bound to binary by its SASL handshake: use --protocol ascii or meta"));
         }
         if let Some(s) = ServerAddr::first_udp(&self.servers) {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--server-stats reads stats over TCP or a unix socket, not UDP ('{s}')"
-            ));
+            )));
         }
         Ok(())
     }
@@ -211,21 +217,24 @@ impl RunSpec {
 impl RunSpec {
     /// `--each`: the same run against each server alone, in turn; one spec
     /// per server. Modes that need the servers together are refused.
-    pub fn each(&self) -> Result<Vec<RunSpec>, String> {
+    pub fn each(&self) -> Result<Vec<RunSpec>, SpecError> {
         if self.servers.len() < 2 {
-            return Err("--each runs the workload against each server in turn: give at least two (-s A -s B)".into());
+            return Err(SpecError::Refused("--each runs the workload against each server in turn: give at least two (-s A -s B)"));
         }
         if self.replication.is_some() {
-            return Err("--each runs one server at a time; --rep-write needs them together".into());
+            return Err(SpecError::Refused(
+                "--each runs one server at a time; --rep-write needs them together",
+            ));
         }
         if self.roundrobin {
-            return Err(
-                "--each runs one server at a time; --roundrobin spreads threads over several"
-                    .into(),
-            );
+            return Err(SpecError::Refused(
+                "--each runs one server at a time; --roundrobin spreads threads over several",
+            ));
         }
         if self.save_rate.is_some() {
-            return Err("--save keeps one run's requests; --each makes one run per server".into());
+            return Err(SpecError::Refused(
+                "--save keeps one run's requests; --each makes one run per server",
+            ));
         }
         self.servers
             .iter()
@@ -251,11 +260,11 @@ impl RunSpec {
 }
 
 /// Weights are read by ketama only: refused elsewhere rather than ignored.
-pub fn check_weights(weights: &[u32], scheme: Scheme) -> Result<(), String> {
+pub fn check_weights(weights: &[u32], scheme: Scheme) -> Result<(), SpecError> {
     if weights.iter().any(|&w| w != 1) && !scheme.weighted() {
-        return Err(format!(
+        return Err(SpecError::Invalid(format!(
             "server weights (HOST:PORT:WEIGHT) apply to --distribution ketama or ketama-spy, not {scheme}"
-        ));
+        )));
     }
     Ok(())
 }
@@ -284,7 +293,7 @@ pub fn placement_list(addrs: &[ServerAddr], weights: &[u32]) -> Vec<Server> {
 mod tests {
     use super::*;
 
-    fn ex(list: &[&str]) -> Result<(Vec<String>, Vec<u32>), String> {
+    fn ex(list: &[&str]) -> Result<(Vec<String>, Vec<u32>), SpecError> {
         let (addrs, weights) = expand(&list.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
         Ok((addrs.iter().map(ToString::to_string).collect(), weights))
     }

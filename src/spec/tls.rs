@@ -3,6 +3,8 @@
 //! what name to check, and whether sessions resume; the files are read
 //! and the configuration built where connections are made (`net::tls`).
 
+use super::SpecError;
+
 use super::RunSpec;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -26,32 +28,36 @@ pub struct TlsSpec {
 
 impl RunSpec {
     /// TLS goes over TCP only, for every server of the run or none.
-    pub(super) fn validate_tls(&self) -> Result<(), String> {
+    pub(super) fn validate_tls(&self) -> Result<(), SpecError> {
         let prefixed = self.servers.iter().filter(|s| s.has_tls_prefix()).count();
         if prefixed > 0 && prefixed < self.servers.len() {
-            return Err("some servers are named tls: and some not: a run is over TLS or not; name every server tls:, or none and give --tls".into());
+            return Err(SpecError::Refused("some servers are named tls: and some not: a run is over TLS or not; name every server tls:, or none and give --tls"));
         }
         let Some(tls) = self.tls.as_ref() else {
             return Ok(());
         };
         if let Some(s) = self.servers.iter().find(|s| !s.is_tcp()) {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--tls goes over TCP only: {s} is not a TCP server (drop --tls, or name a TCP server)"
-            ));
+            )));
         }
         if self.servers.is_empty() {
-            return Err("--tls needs a server started with TLS (-s HOST:PORT); the memcached mcbench starts for itself speaks none".into());
+            return Err(SpecError::Refused("--tls needs a server started with TLS (-s HOST:PORT); the memcached mcbench starts for itself speaks none"));
         }
         if tls.cert.is_some() != tls.key.is_some() {
-            return Err("--tls-cert and --tls-key go together: give both".into());
+            return Err(SpecError::Refused(
+                "--tls-cert and --tls-key go together: give both",
+            ));
         }
         if tls.insecure && tls.ca.is_some() {
-            return Err(
-                "--tls-insecure checks no certificate: drop --tls-ca, or --tls-insecure".into(),
-            );
+            return Err(SpecError::Refused(
+                "--tls-insecure checks no certificate: drop --tls-ca, or --tls-insecure",
+            ));
         }
         if self.facebook {
-            return Err("--facebook sends gets over UDP: it cannot go over --tls".into());
+            return Err(SpecError::Refused(
+                "--facebook sends gets over UDP: it cannot go over --tls",
+            ));
         }
         Ok(())
     }

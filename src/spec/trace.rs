@@ -1,6 +1,8 @@
 //! Trace replay (`--trace`, `--read-file`) and what it needs of the rest
 //! of the run.
 
+use super::SpecError;
+
 use super::{LoadMode, RunSpec, StopAfter};
 use crate::trace::TraceFormat;
 use serde::{Deserialize, Serialize};
@@ -23,23 +25,24 @@ pub struct TraceSpec {
 const SPEED_RANGE: std::ops::RangeInclusive<f64> = 1e-3..=1e6;
 
 /// `2x`, `0.5x` or `2`: how many times faster than recorded.
-pub fn parse_speed(s: &str) -> Result<f64, String> {
+pub fn parse_speed(s: &str) -> Result<f64, SpecError> {
     let v: f64 = s
         .strip_suffix(['x', 'X'])
         .unwrap_or(s)
         .parse()
-        .map_err(|_| format!("--trace-speed is a factor such as 2x or 0.5x, not {s:?}"))?;
+        .map_err(|_| SpecError::TraceSpeed(s.into()))?;
     check_speed(v)?;
     Ok(v)
 }
 
 /// A timed replay's speed must be in `SPEED_RANGE`.
-pub(super) fn check_speed(v: f64) -> Result<(), String> {
+pub(super) fn check_speed(v: f64) -> Result<(), SpecError> {
     if !SPEED_RANGE.contains(&v) {
-        return Err(format!(
-            "--trace-speed must be between {}x and {}x, got {v}",
-            SPEED_RANGE.start(),
-            SPEED_RANGE.end()
+        return Err(SpecError::between(
+            "--trace-speed",
+            format!("{}x", SPEED_RANGE.start()),
+            format!("{}x", SPEED_RANGE.end()),
+            v,
         ));
     }
     Ok(())
@@ -48,10 +51,12 @@ pub(super) fn check_speed(v: f64) -> Result<(), String> {
 impl RunSpec {
     /// A replay sends the trace's keys in the trace's order: every flag
     /// that shapes the key space or needs keys of its own is refused.
-    pub(super) fn validate_trace(&self) -> Result<(), String> {
+    pub(super) fn validate_trace(&self) -> Result<(), SpecError> {
         let Some(t) = &self.trace else {
             if self.stop == StopAfter::TraceEnd {
-                return Err("a run without --trace has no trace end to stop at".into());
+                return Err(SpecError::Refused(
+                    "a run without --trace has no trace end to stop at",
+                ));
             }
             return Ok(());
         };
@@ -61,18 +66,15 @@ impl RunSpec {
             "--trace"
         };
         if self.load != LoadMode::NoLoad {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "{flag} replays the trace's own keys: there is no key space to preload (drop --load/--load-only; --getset fills misses)"
-            ));
+            )));
         }
         if matches!(self.stop, StopAfter::Ops(_)) && !self.warmup.is_zero() {
-            return Err("-x with a trace replays its first N requests; a warm-up would take some of them: drop -w, or cut the run with -t".into());
+            return Err(SpecError::Refused("-x with a trace replays its first N requests; a warm-up would take some of them: drop -w, or cut the run with -t"));
         }
         if t.clients && self.open_loop() {
-            return Err(
-                "--trace-clients keeps each client's requests in order on one connection, which a closed loop does; an open loop sends each request on any free connection (add --trace-timing ignore, without --rate)"
-                    .into(),
-            );
+            return Err(SpecError::Refused("--trace-clients keeps each client's requests in order on one connection, which a closed loop does; an open loop sends each request on any free connection (add --trace-timing ignore, without --rate)"));
         }
         let refused = [
             (self.window.is_some(), "--window"),
@@ -96,16 +98,16 @@ impl RunSpec {
             ),
         ];
         if let Some((_, what)) = refused.iter().find(|(given, _)| *given) {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "{flag} takes its keys from the trace: {what} cannot be used with it"
-            ));
+            )));
         }
         let mixed = [crate::workload::OpKind::Cas, crate::workload::OpKind::Mget];
         if t.format == TraceFormat::Keys {
             if let Some(op) = mixed.iter().find(|op| self.mix.share_of(**op) > 0.0) {
-                return Err(format!(
+                return Err(SpecError::Invalid(format!(
                     "--read-file draws ops from the mix, one key per request: {op} cannot be in it"
-                ));
+                )));
             }
         }
         Ok(())

@@ -1,18 +1,18 @@
 //! Parsing of human-written quantities: durations and counts.
 
+use super::SpecError;
+
 use std::time::Duration;
 
 /// Parses `30s`, `2m`, `1h`, `500ms`, `250us`, `1.5s`; a bare number is
 /// seconds (mutilate's `-t 5`).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, SpecError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid duration '{text}': expected e.g. 30s, 2m, 1h, 500ms"))?;
+    let value: f64 = num.parse().map_err(|_| SpecError::Duration(text.into()))?;
     let scale = match unit.trim() {
         "" | "s" | "sec" => 1.0,
         "ms" => 1e-3,
@@ -21,14 +21,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "m" | "min" => 60.0,
         "h" => 3600.0,
         other => {
-            return Err(format!(
-                "invalid duration '{text}': unknown unit '{other}' (use ns, us, ms, s, m or h)"
-            ))
+            return Err(SpecError::DurationUnit {
+                text: text.into(),
+                unit: other.into(),
+            })
         }
     };
     let secs = value * scale;
     if !secs.is_finite() || secs > 1e9 {
-        return Err(format!("invalid duration '{text}': out of range"));
+        return Err(SpecError::DurationRange(text.into()));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -46,23 +47,23 @@ fn split_suffix(text: &str) -> (String, u64) {
 }
 
 /// Parses a count that may carry a k/M/G suffix (`10k`, `1M`) or use `_`.
-pub fn parse_count(text: &str) -> Result<u64, String> {
+pub fn parse_count(text: &str) -> Result<u64, SpecError> {
     let (num, mult) = split_suffix(text);
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("invalid count '{text}': expected e.g. 10000, 10k, 1M"))
+        .ok_or_else(|| SpecError::Count(text.into()))
 }
 
 /// Parses a rate in ops/s: a number, or a count with a suffix (`4k`,
 /// `1.5M`), as `--keys` and `--ops` take them.
-pub fn parse_rate(text: &str) -> Result<f64, String> {
+pub fn parse_rate(text: &str) -> Result<f64, SpecError> {
     let (num, mult) = split_suffix(text);
     num.parse::<f64>()
         .ok()
         .map(|n| n * mult as f64)
         .filter(|r| r.is_finite())
-        .ok_or_else(|| format!("invalid rate '{text}': expected ops/s, e.g. 20000, 20k, 1.5M"))
+        .ok_or_else(|| SpecError::Rate(text.into()))
 }
 
 /// Serde helper: a `Duration` as floating-point seconds.
@@ -113,6 +114,7 @@ mod tests {
         assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
         assert!(parse_duration("5x")
             .unwrap_err()
+            .to_string()
             .contains("unknown unit 'x'"));
         assert!(parse_duration("").is_err());
         assert!(parse_duration("-1s").is_err());

@@ -1,6 +1,8 @@
 //! memaslap's checks as the spec holds them (`--verify`, `--exp-verify`,
 //! `--verbose`): what they can be combined with, and the workload's view.
 
+use super::SpecError;
+
 use super::{LoadMode, RunSpec};
 use crate::workload::{Checks, OpKind, DEFAULT_TTL_S};
 
@@ -29,18 +31,20 @@ impl RunSpec {
         }
     }
 
-    pub(super) fn validate_checks(&self) -> Result<(), String> {
+    pub(super) fn validate_checks(&self) -> Result<(), SpecError> {
         for (flag, share) in [("--verify", self.verify), ("--exp-verify", self.exp_verify)] {
             if !(0.0..=1.0).contains(&share) {
-                return Err(format!("{flag} is a share between 0 and 1, got {share}"));
+                return Err(SpecError::Invalid(format!(
+                    "{flag} is a share between 0 and 1, got {share}"
+                )));
             }
         }
         if let Some(ttl) = self.exp_verify_ttl {
             if ttl == 0 || u64::from(ttl) > u64::from(mcbench_proto::MAX_RELATIVE_EXPTIME) {
-                return Err(format!(
+                return Err(SpecError::Invalid(format!(
                     "--exp-verify-ttl is 1 to {} s (a relative expiry), got {ttl}",
                     mcbench_proto::MAX_RELATIVE_EXPTIME
-                ));
+                )));
             }
         }
         if self.verify > 0.0 {
@@ -48,31 +52,30 @@ impl RunSpec {
                 .into_iter()
                 .find(|op| self.mix.share_of(*op) > 0.0)
             {
-                return Err(format!(
+                return Err(SpecError::Invalid(format!(
                     "--verify checks values against what this run sets; {} in --mix changes \
                      them on the server in ways it cannot check",
                     op.name()
-                ));
+                )));
             }
             if ![OpKind::Get, OpKind::Gets, OpKind::Gat, OpKind::Gats]
                 .iter()
                 .any(|op| self.mix.share_of(*op) > 0.0)
             {
-                return Err(
-                    "--verify checks the values gets read, but --mix has no get, gets, gat or gats"
-                        .into(),
-                );
+                return Err(SpecError::Refused(
+                    "--verify checks the values gets read, but --mix has no get, gets, gat or gats",
+                ));
             }
         }
         if self.exp_verify > 0.0
             && (self.mix.share_of(OpKind::Set) == 0.0 || self.mix.share_of(OpKind::Get) == 0.0)
         {
-            return Err("--exp-verify sets keys with a short expiry and gets them back: --mix needs both set and get".into());
+            return Err(SpecError::Refused("--exp-verify sets keys with a short expiry and gets them back: --mix needs both set and get"));
         }
         if self.verbose && !(self.verify > 0.0 || self.exp_verify > 0.0) {
-            return Err(
-                "--verbose prints the first failed checks: give --verify or --exp-verify".into(),
-            );
+            return Err(SpecError::Refused(
+                "--verbose prints the first failed checks: give --verify or --exp-verify",
+            ));
         }
         Ok(())
     }

@@ -1,6 +1,8 @@
 //! The checks of what the wire can carry: the protocol's commands,
 //! noreply's quiet forms, UDP's datagrams and memaslap's facebook test.
 
+use super::SpecError;
+
 use super::{LoadMode, RunSpec, Schedule, MAX_UDP_REQUEST};
 use mcbench_proto::udp::HEADER_LEN as UDP_HEADER;
 use mcbench_proto::Protocol;
@@ -9,17 +11,14 @@ impl RunSpec {
     /// `--noreply` must quiet some command the run measures: a text
     /// protocol `get` has no quiet form, so `--mix get=1 --noreply` would
     /// change nothing but the preload.
-    fn validate_noreply(&self) -> Result<(), String> {
+    fn validate_noreply(&self) -> Result<(), SpecError> {
         use crate::workload::OpKind;
         if !self.noreply {
             return Ok(());
         }
         let p = self.protocol;
         if p == Protocol::Resp {
-            return Err(
-                "--noreply: RESP has no quiet mode; drop it, or use --protocol ascii, meta or binary"
-                    .into(),
-            );
+            return Err(SpecError::Refused("--noreply: RESP has no quiet mode; drop it, or use --protocol ascii, meta or binary"));
         }
         let preload_only = |op: OpKind| {
             op == OpKind::Set
@@ -31,20 +30,20 @@ impl RunSpec {
             .into_iter()
             .any(|op| !preload_only(op) && p.supports_noreply(op.cmd()));
         if !quiet {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--noreply: no command the run measures has a quiet form in the {} protocol",
                 p.name()
-            ));
+            )));
         }
         Ok(())
     }
 
     /// The protocol must carry every op the run can send.
-    pub(super) fn validate_protocol(&self) -> Result<(), String> {
+    pub(super) fn validate_protocol(&self) -> Result<(), SpecError> {
         let p = self.protocol;
         for op in self.ops_sent() {
             if !p.supports(op.cmd()) {
-                return Err(format!(
+                return Err(SpecError::Invalid(format!(
                     "--protocol {} has no '{}' command; ops it can send: {}",
                     p.name(),
                     op.name(),
@@ -54,25 +53,27 @@ impl RunSpec {
                         .map(|o| o.name())
                         .collect::<Vec<_>>()
                         .join(", ")
-                ));
+                )));
             }
         }
         if self.servers.is_empty() && p == Protocol::Resp {
-            return Err("--protocol resp needs --server: the embedded server is memcached".into());
+            return Err(SpecError::NeedsServer {
+                flag: "--protocol resp",
+                why: "the embedded server is memcached",
+            });
         }
         if self.meta_flags.is_some() && p != Protocol::Meta {
-            return Err(format!(
+            return Err(SpecError::Invalid(format!(
                 "--meta-flags are for --protocol meta, not {}",
                 p.name()
-            ));
+            )));
         }
         let (_, key_max) = self.key_size.support();
         if self.meta_options()?.base64_keys && key_max > 186.0 {
-            return Err(
+            return Err(SpecError::Refused(
                 "--meta-flags b: a base64 key must fit memcached's 250 bytes, so keys of at most \
-                 186 bytes (see --key-size)"
-                    .into(),
-            );
+                 186 bytes (see --key-size)",
+            ));
         }
         self.validate_noreply()?;
         if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
@@ -80,13 +81,10 @@ impl RunSpec {
         }
         self.validate_facebook()?;
         if self.user.is_some() != self.password.is_some() {
-            return Err("--user and --password go together".into());
+            return Err(SpecError::Refused("--user and --password go together"));
         }
         if self.user.is_some() && self.servers.is_empty() {
-            return Err(
-                "--user/--password need --server: the embedded memcached runs without authentication"
-                    .into(),
-            );
+            return Err(SpecError::Refused("--user/--password need --server: the embedded memcached runs without authentication"));
         }
         Ok(())
     }
@@ -95,12 +93,14 @@ impl RunSpec {
     /// text or binary, no authentication.
     /// Requests over UDP must fit a datagram; `stores` says whether
     /// storage commands go over UDP too (not with `--facebook`).
-    fn validate_udp(&self, stores: bool) -> Result<(), String> {
+    fn validate_udp(&self, stores: bool) -> Result<(), SpecError> {
         if self.protocol == Protocol::Resp {
-            return Err("RESP does not run over UDP".into());
+            return Err(SpecError::Refused("RESP does not run over UDP"));
         }
         if self.user.is_some() {
-            return Err("memcached has no authentication over UDP".into());
+            return Err(SpecError::Refused(
+                "memcached has no authentication over UDP",
+            ));
         }
         // The largest requests the run can send, measured by encoding them:
         // every protocol frames them differently.
@@ -114,13 +114,13 @@ impl RunSpec {
                 &keys,
             ))?;
             if size > MAX_UDP_REQUEST {
-                return Err(format!(
+                return Err(SpecError::Invalid(format!(
                     "over UDP a request must fit one {MAX_UDP_REQUEST}-byte datagram, but a \
                      multiget of {} keys of up to {} bytes takes {size} \
                      (--multiget or --getq-size set the keys)",
                     self.multiget.keys,
                     key.len()
-                ));
+                )));
             }
         }
         if stores && ops.iter().any(|op| op.writes()) {
@@ -131,29 +131,31 @@ impl RunSpec {
             };
             let size = self.largest_udp_request(store)?;
             if size > MAX_UDP_REQUEST {
-                return Err(format!(
+                return Err(SpecError::Invalid(format!(
                     "over UDP a request must fit one {MAX_UDP_REQUEST}-byte datagram, but a \
                      store of a {}-byte value under a {}-byte key takes {size} (see --value-size)",
                     value.len(),
                     key.len()
-                ));
+                )));
             }
         }
         Ok(())
     }
 
     /// The meta flags, parsed.
-    pub fn meta_options(&self) -> Result<mcbench_proto::meta::Options, String> {
+    pub fn meta_options(&self) -> Result<mcbench_proto::meta::Options, SpecError> {
         self.meta_flags
             .as_deref()
             .map_or(Ok(Default::default()), |flags| {
-                flags.parse().map_err(|e| format!("--meta-flags: {e}"))
+                flags
+                    .parse()
+                    .map_err(|e| SpecError::Invalid(format!("--meta-flags: {e}")))
             })
     }
 
     /// The bytes of `req` as one UDP datagram of this run, with every
     /// number at its widest.
-    fn largest_udp_request(&self, req: mcbench_proto::Request) -> Result<usize, String> {
+    fn largest_udp_request(&self, req: mcbench_proto::Request) -> Result<usize, SpecError> {
         let req = mcbench_proto::Request {
             flags: u32::MAX,
             exptime: u32::MAX,
@@ -171,29 +173,32 @@ impl RunSpec {
 
     /// memaslap's facebook test: retrievals over UDP, the rest over TCP,
     /// one closed-loop group of sockets per connection.
-    fn validate_facebook(&self) -> Result<(), String> {
+    fn validate_facebook(&self) -> Result<(), SpecError> {
         if !self.facebook {
             return if self.conn_sock == 1 {
                 Ok(())
             } else {
-                Err("--conn-sock sets the TCP connections of each --facebook connection: give --facebook".into())
+                Err(SpecError::Refused("--conn-sock sets the TCP connections of each --facebook connection: give --facebook"))
             };
         }
         if self.conn_sock == 0 || self.conn_sock > 10_000 {
-            return Err(format!(
-                "--conn-sock must be between 1 and 10000, got {}",
-                self.conn_sock
-            ));
+            return Err(SpecError::between("--conn-sock", 1, 10000, self.conn_sock));
         }
         if self.servers.is_empty() {
-            return Err(
-                "--facebook needs --server: the embedded memcached listens on TCP only".into(),
-            );
+            return Err(SpecError::NeedsServer {
+                flag: "--facebook",
+                why: "the embedded memcached listens on TCP only",
+            });
         }
         if let Some(s) = self.servers.iter().find(|s| !s.is_tcp()) {
-            return Err(format!("--facebook reaches each server over both TCP and UDP at HOST:PORT; '{s}' names one transport"));
+            return Err(SpecError::Invalid(format!("--facebook reaches each server over both TCP and UDP at HOST:PORT; '{s}' names one transport")));
         }
-        let refuse = |what: &str| Err(format!("--facebook does not go with {what}"));
+        let refuse = |what: &str| {
+            Err(SpecError::NotWith {
+                flag: "--facebook",
+                what: what.to_string(),
+            })
+        };
         match self.schedule {
             Schedule::Closed => {}
             Schedule::Open(_) => {

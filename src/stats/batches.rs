@@ -12,7 +12,7 @@
 //! series (written with each op, in JSON).
 
 use super::recorder::HIGHEST_NS;
-use super::Hdr;
+use super::{Hdr, StatsError};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -135,33 +135,30 @@ pub struct SlotHdrs {
 impl SlotHdrs {
     /// Refuses slots that cannot be an interval's (from an agent): not
     /// `SLOTS` of each, or not adding up to `count` requests.
-    pub fn check(&self, count: u64) -> Result<(), String> {
+    pub fn check(&self, count: u64) -> Result<(), StatsError> {
         if self.latency.len() != SLOTS || self.service.len() != SLOTS {
-            return Err(format!(
-                "{} and {} slots where an interval has {SLOTS}",
-                self.latency.len(),
-                self.service.len()
-            ));
+            return Err(StatsError::SlotCount {
+                latency: self.latency.len(),
+                service: self.service.len(),
+            });
         }
         for (what, hdrs) in [("latency", &self.latency), ("service time", &self.service)] {
             let sum = sum_counts(hdrs)?;
             if sum != count {
-                return Err(format!(
-                    "its {what} slots hold {sum} requests for a count of {count}"
-                ));
+                return Err(StatsError::SlotSum { what, sum, count });
             }
         }
         Ok(())
     }
 
     /// The slots of several processes' same interval, added slot by slot.
-    pub fn add(parts: &[&SlotHdrs]) -> Result<SlotHdrs, String> {
-        let sum = |pick: fn(&SlotHdrs) -> &Vec<Hdr>| -> Result<Vec<Hdr>, String> {
+    pub fn add(parts: &[&SlotHdrs]) -> Result<SlotHdrs, StatsError> {
+        let sum = |pick: fn(&SlotHdrs) -> &Vec<Hdr>| -> Result<Vec<Hdr>, StatsError> {
             (0..SLOTS)
                 .map(|i| {
                     let mut h = new_batch_histogram();
                     for p in parts {
-                        let slot = pick(p).get(i).ok_or("an interval short of slots")?;
+                        let slot = pick(p).get(i).ok_or(StatsError::ShortOfSlots)?;
                         h.add(slot.decode_batch()?).expect("same bounds");
                     }
                     Ok(Hdr::encode(&h))
@@ -176,10 +173,10 @@ impl SlotHdrs {
 }
 
 /// The requests `hdrs` hold, summed without overflow.
-fn sum_counts(hdrs: &[Hdr]) -> Result<u64, String> {
+fn sum_counts(hdrs: &[Hdr]) -> Result<u64, StatsError> {
     hdrs.iter().try_fold(0u64, |sum, h| {
         sum.checked_add(h.decode_batch()?.len())
-            .ok_or_else(|| "batch counts that overflow".to_string())
+            .ok_or(StatsError::CountOverflow)
     })
 }
 
@@ -222,7 +219,7 @@ impl BatchSeries {
     }
 
     /// Appends one interval's slots (None: the op had no answer in it).
-    pub fn push(&mut self, slots: Option<&SlotHdrs>) -> Result<(), String> {
+    pub fn push(&mut self, slots: Option<&SlotHdrs>) -> Result<(), StatsError> {
         for i in 0..SLOTS {
             match slots {
                 Some(s) => self.push_slot(&s.latency[i], &s.service[i])?,
@@ -232,7 +229,7 @@ impl BatchSeries {
         Ok(())
     }
 
-    fn push_slot(&mut self, latency: &Hdr, service: &Hdr) -> Result<(), String> {
+    fn push_slot(&mut self, latency: &Hdr, service: &Hdr) -> Result<(), StatsError> {
         if self.open == 0 {
             self.latency.push(latency.clone());
             self.service_time.push(service.clone());
@@ -254,7 +251,7 @@ impl BatchSeries {
     /// Neighbours merged in pairs: half as many batches, twice as long.
     /// Only with every batch full (`open` 0), so that batch j still holds
     /// slots [j·per, (j + 1)·per).
-    fn halve(&mut self) -> Result<(), String> {
+    fn halve(&mut self) -> Result<(), StatsError> {
         self.latency = pairs(&self.latency)?;
         self.service_time = pairs(&self.service_time)?;
         self.slots_per_batch *= 2;
@@ -263,18 +260,18 @@ impl BatchSeries {
     }
 
     /// The latency batches, decoded.
-    pub fn latency_hists(&self) -> Result<Vec<Histogram<u64>>, String> {
+    pub fn latency_hists(&self) -> Result<Vec<Histogram<u64>>, StatsError> {
         self.latency.iter().map(Hdr::decode_batch).collect()
     }
 
-    pub fn service_hists(&self) -> Result<Vec<Histogram<u64>>, String> {
+    pub fn service_hists(&self) -> Result<Vec<Histogram<u64>>, StatsError> {
         self.service_time.iter().map(Hdr::decode_batch).collect()
     }
 
     /// Series of processes that ran at the same time (agents, `--merge`),
     /// added batch by batch, each first merged to the longest batches
     /// among them.
-    pub fn merge(parts: &[&BatchSeries]) -> Result<Option<BatchSeries>, String> {
+    pub fn merge(parts: &[&BatchSeries]) -> Result<Option<BatchSeries>, StatsError> {
         let Some(per) = parts.iter().map(|p| p.slots_per_batch).max() else {
             return Ok(None);
         };
@@ -296,7 +293,7 @@ impl BatchSeries {
     }
 
     /// Adds `other` (batches as long) batch by batch.
-    fn add(&mut self, other: &BatchSeries) -> Result<(), String> {
+    fn add(&mut self, other: &BatchSeries) -> Result<(), StatsError> {
         for (mine, theirs) in [
             (&mut self.latency, &other.latency),
             (&mut self.service_time, &other.service_time),
@@ -316,22 +313,21 @@ impl BatchSeries {
     /// untrusted): lengths that disagree, more batches than a series
     /// keeps, a batch length that is not positive, or batches that do
     /// not add up to the op's `count` requests.
-    pub fn check(&self, count: u64) -> Result<(), String> {
+    pub fn check(&self, count: u64) -> Result<(), StatsError> {
         if self.latency.len() != self.service_time.len() {
-            return Err(format!(
-                "{} latency batches beside {} of service time",
-                self.latency.len(),
-                self.service_time.len()
-            ));
+            return Err(StatsError::BatchLengths {
+                latency: self.latency.len(),
+                service: self.service_time.len(),
+            });
         }
         if self.latency.len() > MAX_BATCHES + 1 {
-            return Err(format!(
-                "{} batches, where a run keeps at most {MAX_BATCHES}",
-                self.latency.len()
-            ));
+            return Err(StatsError::TooManyBatches {
+                batches: self.latency.len(),
+                max: MAX_BATCHES,
+            });
         }
         if !(self.batch_s.is_finite() && self.batch_s > 0.0) || self.slots_per_batch == 0 {
-            return Err(format!("batches {} s long", self.batch_s));
+            return Err(StatsError::BatchLength(self.batch_s));
         }
         for (what, hdrs) in [
             ("latency", &self.latency),
@@ -339,22 +335,20 @@ impl BatchSeries {
         ] {
             let sum = sum_counts(hdrs)?;
             if sum != count {
-                return Err(format!(
-                    "its {what} batches hold {sum} requests for a count of {count}"
-                ));
+                return Err(StatsError::BatchSum { what, sum, count });
             }
         }
         Ok(())
     }
 }
 
-fn add_hdrs(a: &Hdr, b: &Hdr) -> Result<Hdr, String> {
+fn add_hdrs(a: &Hdr, b: &Hdr) -> Result<Hdr, StatsError> {
     let mut h = a.decode_batch()?;
     h.add(b.decode_batch()?).expect("same bounds");
     Ok(Hdr::encode(&h))
 }
 
-fn pairs(hdrs: &[Hdr]) -> Result<Vec<Hdr>, String> {
+fn pairs(hdrs: &[Hdr]) -> Result<Vec<Hdr>, StatsError> {
     hdrs.chunks(2)
         .map(|pair| match pair {
             [a, b] => add_hdrs(a, b),
@@ -427,7 +421,7 @@ mod tests {
     fn slots_that_do_not_add_up_are_refused() {
         let s = interval(4, 7_000);
         s.check(40).unwrap();
-        assert!(s.check(41).unwrap_err().contains("40 requests"));
+        assert!(s.check(41).unwrap_err().to_string().contains("40 requests"));
         let mut short = s.clone();
         short.latency.pop();
         assert!(short.check(40).is_err());

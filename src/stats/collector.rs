@@ -3,6 +3,7 @@
 use super::batches::{BatchSeries, SlotHdrs, SLOTS};
 use super::hdr::Hdr;
 use super::recorder::{max_us, quantile_us, ErrorClass, OpRecorder, Recorder};
+use super::StatsError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -83,23 +84,26 @@ impl IntervalSummary {
     /// Refuses what no run records: a CPU time that is negative or not
     /// finite, an error class mcbench does not have (an agent's interval
     /// and a saved result are untrusted).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), StatsError> {
         if !(self.client_cpu_s.is_finite() && self.client_cpu_s >= 0.0) {
-            return Err(format!(
-                "interval {}: a CPU time of {} s",
-                self.index, self.client_cpu_s
-            ));
+            return Err(StatsError::CpuTime {
+                index: self.index,
+                secs: self.client_cpu_s,
+            });
         }
         let known = |c: &String| ErrorClass::ALL.iter().any(|k| k.name() == c);
         if let Some(class) = self.error_classes.keys().find(|c| !known(c)) {
-            return Err(format!(
-                "interval {}: an error class {class:?} mcbench does not have",
-                self.index
-            ));
+            return Err(StatsError::ErrorClass {
+                index: self.index,
+                class: class.clone(),
+            });
         }
         for (name, op) in &self.ops {
-            op.parts()
-                .map_err(|e| format!("interval {}: {name}: {e}", self.index))?;
+            op.parts().map_err(|e| StatsError::OpParts {
+                index: self.index,
+                op: name.clone(),
+                source: Box::new(e),
+            })?;
         }
         Ok(())
     }
@@ -382,7 +386,7 @@ impl IntervalOp {
 
     /// The parts' histograms as a recorder (without bands), checked: four
     /// of them, each of as many requests, at most `count`.
-    pub fn parts(&self) -> Result<Option<super::parts::PartsRecorder>, String> {
+    pub fn parts(&self) -> Result<Option<super::parts::PartsRecorder>, StatsError> {
         if self.parts_hdr.is_empty() {
             return Ok(None);
         }

@@ -5,6 +5,7 @@
 //! encoded and decode on demand.
 
 use super::recorder::new_histogram;
+use super::StatsError;
 use crate::untrusted::V2_COMPRESSED_COOKIE;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
@@ -23,7 +24,7 @@ impl Hdr {
     }
 
     /// Bytes received as a V2 compressed histogram: checked by decoding.
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<Hdr, String> {
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Hdr, StatsError> {
         let hdr = Hdr(bytes);
         hdr.decode()?;
         Ok(hdr)
@@ -38,33 +39,32 @@ impl Hdr {
 
     /// The histogram, with the recorder's range so that it merges with
     /// any other of the run.
-    pub fn decode(&self) -> Result<Histogram<u64>, String> {
+    pub fn decode(&self) -> Result<Histogram<u64>, StatsError> {
         self.decode_into(new_histogram())
     }
 
     /// A batch's histogram (`batches::new_batch_histogram`'s layout,
     /// whatever the layout it was written in).
-    pub fn decode_batch(&self) -> Result<Histogram<u64>, String> {
+    pub fn decode_batch(&self) -> Result<Histogram<u64>, StatsError> {
         self.decode_into(super::batches::new_batch_histogram())
     }
 
     /// The histogram added into `into` (empty, of the layout wanted).
-    fn decode_into(&self, mut into: Histogram<u64>) -> Result<Histogram<u64>, String> {
+    fn decode_into(&self, mut into: Histogram<u64>) -> Result<Histogram<u64>, StatsError> {
         // Checked (and inflated) first: the bytes may come from a file or
         // an agent.
         let raw = crate::untrusted::inflate_v2(&self.0)?;
         let h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut raw.as_slice())
-            .map_err(|e| format!("a kept histogram does not decode: {e:?}"))?;
-        into.add(&h)
-            .map_err(|e| format!("a kept histogram is out of range: {e:?}"))?;
+            .map_err(StatsError::Decode)?;
+        into.add(&h).map_err(StatsError::Range)?;
         Ok(into)
     }
 
     /// How many values it holds, read from its bytes (checked: no sum
     /// past `u64::MAX`), without decoding it.
-    pub fn count(&self) -> Result<u64, String> {
-        crate::untrusted::count_v2(&self.0)
+    pub fn count(&self) -> Result<u64, StatsError> {
+        Ok(crate::untrusted::count_v2(&self.0)?)
     }
 
     /// The empty batch histogram.
@@ -88,16 +88,14 @@ impl Hdr {
     /// does, so that a saved result with a bad histogram is refused as it
     /// is read; decoding waits until a report needs it (an hour's results
     /// hold ~25k histograms: each is decoded once, not twice).
-    pub fn from_base64(text: &str) -> Result<Hdr, String> {
-        let bytes = BASE64
-            .decode(text.trim())
-            .map_err(|e| format!("a histogram is not base64: {e}"))?;
+    pub fn from_base64(text: &str) -> Result<Hdr, StatsError> {
+        let bytes = BASE64.decode(text.trim()).map_err(StatsError::NotBase64)?;
         crate::untrusted::inflate_v2(&bytes)?;
         Ok(Hdr(bytes))
     }
 
     /// Adds every `hdrs` into one histogram.
-    pub fn sum<'a>(hdrs: impl IntoIterator<Item = &'a Hdr>) -> Result<Histogram<u64>, String> {
+    pub fn sum<'a>(hdrs: impl IntoIterator<Item = &'a Hdr>) -> Result<Histogram<u64>, StatsError> {
         let mut all = new_histogram();
         for h in hdrs {
             all.add(h.decode()?).expect("same bounds");

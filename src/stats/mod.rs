@@ -6,6 +6,7 @@ mod checks;
 mod collector;
 mod connections;
 pub mod cpu;
+mod error;
 mod hdr;
 pub mod parts;
 mod recorder;
@@ -15,6 +16,7 @@ mod servers;
 pub use checks::CheckCounts;
 pub use collector::{Collected, Collector, IntervalOp, IntervalServer, IntervalSummary, Snapshot};
 pub use connections::{ConnError, ConnStats, Sizes};
+pub use error::StatsError;
 pub use hdr::Hdr;
 pub use recorder::{
     max_us, new_histogram, quantile_us, ErrorClass, MissWindow, OpRecorder, Recorder, Sample,

@@ -184,13 +184,12 @@ impl PartsRecorder {
     /// Histograms kept elsewhere (an interval, a saved result, an agent),
     /// checked: one per part, each of as many requests, at most `count`
     /// (the op's requests).
-    pub fn of_hdrs(hdrs: &[super::Hdr], count: u64) -> Result<PartsRecorder, String> {
+    pub fn of_hdrs(hdrs: &[super::Hdr], count: u64) -> Result<PartsRecorder, super::StatsError> {
         if hdrs.len() != PART_NAMES.len() {
-            return Err(format!(
-                "latency parts: {} histograms where there are {} parts",
-                hdrs.len(),
-                PART_NAMES.len()
-            ));
+            return Err(super::StatsError::PartCount {
+                got: hdrs.len(),
+                parts: PART_NAMES.len(),
+            });
         }
         let mut r = PartsRecorder::default();
         for (h, hdr) in r.hists.iter_mut().zip(hdrs) {
@@ -198,10 +197,10 @@ impl PartsRecorder {
         }
         let n = r.requests();
         if r.hists.iter().any(|h| h.len() != n) || n > count {
-            return Err(format!(
-                "latency parts: histograms of {:?} requests for {count} answered",
-                r.hists.iter().map(Histogram::len).collect::<Vec<_>>()
-            ));
+            return Err(super::StatsError::PartRequests {
+                counts: r.hists.iter().map(Histogram::len).collect(),
+                count,
+            });
         }
         Ok(r)
     }

@@ -1,6 +1,6 @@
 //! libCacheSim's binary formats: packed little-endian records.
 
-use super::{op_of_code, Record};
+use super::{op_of_code, Record, RecordError};
 
 /// lcs: the header's first and last eight bytes.
 pub const LCS_MAGIC: u64 = 0x1234_5678_9abc_def0;
@@ -39,7 +39,7 @@ pub fn oracle(b: &[u8], rec: &mut Record) {
 }
 
 /// oracleGeneral with `u8 op, u16 namespace` before the next access.
-pub fn opns(b: &[u8], rec: &mut Record) -> Result<(), String> {
+pub fn opns(b: &[u8], rec: &mut Record) -> Result<(), RecordError> {
     oracle(b, rec);
     rec.op = op_of_code(b[16])?;
     rec.client = u32::from(u16::from_le_bytes([b[17], b[18]]));
@@ -47,26 +47,26 @@ pub fn opns(b: &[u8], rec: &mut Record) -> Result<(), String> {
 }
 
 /// An lcs trace's record length for header `version` (v1–v8).
-pub fn lcs_record_len(version: u64) -> Result<usize, String> {
+pub fn lcs_record_len(version: u64) -> Result<usize, RecordError> {
     const FEATURES: [usize; 9] = [0, 0, 0, 0, 1, 2, 4, 8, 16];
     match version {
         1 => Ok(24),
         2 => Ok(28),
         3..=8 => Ok(36 + 4 * FEATURES[version as usize]),
-        v => Err(format!("lcs version {v} is unknown (1 to 8 are)")),
+        v => Err(RecordError::LcsVersion(v)),
     }
 }
 
 /// Checks an lcs header; returns its version.
-pub fn lcs_header(h: &[u8]) -> Result<u64, String> {
+pub fn lcs_header(h: &[u8]) -> Result<u64, RecordError> {
     if h.len() < LCS_HEADER_LEN {
-        return Err(format!(
-            "an lcs trace starts with an {LCS_HEADER_LEN}-byte header; the file has {} bytes",
-            h.len()
-        ));
+        return Err(RecordError::LcsShort {
+            want: LCS_HEADER_LEN,
+            got: h.len(),
+        });
     }
     if u64_at(h, 0) != LCS_MAGIC || u64_at(h, LCS_HEADER_LEN - 8) != LCS_MAGIC {
-        return Err("not an lcs trace: its header's magic numbers are wrong".into());
+        return Err(RecordError::LcsMagic);
     }
     let version = u64_at(h, 8);
     lcs_record_len(version)?;
@@ -74,7 +74,7 @@ pub fn lcs_header(h: &[u8]) -> Result<u64, String> {
 }
 
 /// One lcs record of `version`.
-pub fn lcs(b: &[u8], version: u64, rec: &mut Record) -> Result<(), String> {
+pub fn lcs(b: &[u8], version: u64, rec: &mut Record) -> Result<(), RecordError> {
     rec.time_s = Some(u64::from(u32_at(b, 0)));
     set_id(rec, u64_at(b, 4));
     match version {
@@ -94,7 +94,7 @@ pub fn lcs(b: &[u8], version: u64, rec: &mut Record) -> Result<(), String> {
 }
 
 /// `op:8 | tenant:24`, as a little-endian bit field.
-fn lcs_op_tenant(rec: &mut Record, word: u32) -> Result<(), String> {
+fn lcs_op_tenant(rec: &mut Record, word: u32) -> Result<(), RecordError> {
     rec.op = op_of_code((word & 0xff) as u8)?;
     rec.client = word >> 8;
     Ok(())

@@ -9,10 +9,12 @@
 //! records into a schedule.
 
 mod binary;
+mod error;
 mod reader;
 mod schedule;
 mod text;
 
+pub use error::{OpenError, RecordError};
 pub use reader::TraceReader;
 pub use schedule::{ScheduleJudge, Verdict};
 
@@ -59,20 +61,15 @@ impl TraceFormat {
 }
 
 impl std::str::FromStr for TraceFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = OpenError;
+    fn from_str(s: &str) -> Result<Self, OpenError> {
         Ok(match s {
             "twitter" => TraceFormat::Twitter,
             "oracle-general" | "oracleGeneral" => TraceFormat::OracleGeneral,
             "oracle-general-opns" | "oracleGeneralOpNS" => TraceFormat::OracleGeneralOpns,
             "lcs" => TraceFormat::Lcs,
             "meta-kv" => TraceFormat::MetaKv,
-            _ => {
-                return Err(format!(
-                    "unknown trace format {s:?}: use one of {}",
-                    TraceFormat::NAMES
-                ))
-            }
+            _ => return Err(OpenError::UnknownFormat(s.into())),
         })
     }
 }
@@ -140,8 +137,10 @@ pub struct TraceError {
     /// The line (text formats) or record (binary ones), from 1.
     pub at: u64,
     pub binary: bool,
-    pub why: String,
+    pub why: RecordError,
 }
+
+impl std::error::Error for TraceError {}
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -151,7 +150,7 @@ impl fmt::Display for TraceError {
 }
 
 /// libCacheSim's op codes (`req_op_e`).
-fn op_of_code(code: u8) -> Result<TraceOp, String> {
+fn op_of_code(code: u8) -> Result<TraceOp, RecordError> {
     Ok(match code {
         0 => TraceOp::Nop,
         1 | 12 => TraceOp::Op(OpKind::Get),
@@ -167,7 +166,7 @@ fn op_of_code(code: u8) -> Result<TraceOp, String> {
         9 => TraceOp::Op(OpKind::Delete),
         10 => TraceOp::Op(OpKind::Incr),
         11 => TraceOp::Op(OpKind::Decr),
-        _ => return Err(format!("unknown op code {code}")),
+        _ => return Err(RecordError::OpCode(code)),
     })
 }
 

@@ -2,7 +2,7 @@
 //! streamed one at a time (zstd decompressed on the way).
 
 use super::binary::{self, LCS_HEADER_LEN, OPNS_LEN, ORACLE_LEN};
-use super::{text, Record, TraceError, TraceFormat};
+use super::{text, OpenError, Record, RecordError, TraceError, TraceFormat};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -27,11 +27,13 @@ pub struct TraceReader {
 impl TraceReader {
     /// Opens `path`: zstd is found by its magic number, the format from
     /// `format` or else the file (lcs magic, extension, first line).
-    pub fn open(path: &Path, format: Option<TraceFormat>) -> Result<Self, String> {
-        let shown = path.display();
+    pub fn open(path: &Path, format: Option<TraceFormat>) -> Result<Self, OpenError> {
         // Unbounded, but streamed: only a regular file, which ends.
         let (file, _) = crate::untrusted::open_regular(path)?;
-        Self::from_read(Box::new(file), path, format).map_err(|e| format!("{shown}: {e}"))
+        Self::from_read(Box::new(file), path, format).map_err(|e| OpenError::In {
+            path: path.into(),
+            source: Box::new(e),
+        })
     }
 
     /// Reads a trace from `input`; `path` is its name, for the format's
@@ -40,12 +42,11 @@ impl TraceReader {
         input: Box<dyn Read + Send>,
         path: &Path,
         format: Option<TraceFormat>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, OpenError> {
         let mut raw = BufReader::with_capacity(BUFFER, input);
-        let head = raw.fill_buf().map_err(|e| format!("cannot read: {e}"))?;
+        let head = raw.fill_buf().map_err(OpenError::Read)?;
         let mut input: Box<dyn BufRead + Send> = if head.starts_with(&ZSTD_MAGIC) {
-            let decoder =
-                zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| format!("zstd: {e}"))?;
+            let decoder = zstd::stream::read::Decoder::with_buffer(raw).map_err(OpenError::Zstd)?;
             Box::new(BufReader::with_capacity(BUFFER, decoder))
         } else {
             Box::new(raw)
@@ -81,13 +82,13 @@ impl TraceReader {
     }
 
     /// Reads the header (lcs) and sets the record length.
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), OpenError> {
         self.record_len = match self.format {
             TraceFormat::OracleGeneral => ORACLE_LEN,
             TraceFormat::OracleGeneralOpns => OPNS_LEN,
             TraceFormat::Lcs => {
                 let mut header = vec![0; LCS_HEADER_LEN];
-                let n = read_full(&mut self.input, &mut header).map_err(|e| e.to_string())?;
+                let n = read_full(&mut self.input, &mut header).map_err(OpenError::Head)?;
                 header.truncate(n);
                 self.lcs_version = binary::lcs_header(&header)?;
                 binary::lcs_record_len(self.lcs_version)?
@@ -108,7 +109,7 @@ impl TraceReader {
     }
 
     /// An error in the record just counted.
-    fn fail(&self, why: String) -> TraceError {
+    fn fail(&self, why: RecordError) -> TraceError {
         TraceError {
             at: self.at,
             binary: self.record_len > 0,
@@ -121,7 +122,7 @@ impl TraceReader {
         TraceError {
             at: self.at + 1,
             binary: self.record_len > 0,
-            why: e.to_string(),
+            why: RecordError::Read(e.to_string()),
         }
     }
 
@@ -133,10 +134,10 @@ impl TraceReader {
         }
         self.at += 1;
         if n < self.record_len {
-            return Err(self.fail(format!(
-                "the trace ends inside a record ({n} of {} bytes)",
-                self.record_len
-            )));
+            return Err(self.fail(RecordError::Cut {
+                got: n,
+                want: self.record_len,
+            }));
         }
         let b = &self.line;
         let decoded = match self.format {
@@ -163,7 +164,7 @@ impl TraceReader {
             }
             self.at += 1;
             if self.line.len() > MAX_LINE {
-                return Err(self.fail(format!("a line longer than {MAX_LINE} bytes")));
+                return Err(self.fail(RecordError::LongLine(MAX_LINE)));
             }
             let line = &self.line;
             let blank = line.iter().all(u8::is_ascii_whitespace);
@@ -200,8 +201,8 @@ fn read_full(input: &mut dyn BufRead, buf: &mut [u8]) -> std::io::Result<usize> 
 /// The format of a trace given without `--trace-format`: lcs by its magic,
 /// libCacheSim's formats by their extension, text by its first line's
 /// fields (7: Twitter; 5 or 10: Meta KV).
-fn detect(path: &Path, input: &mut Box<dyn BufRead + Send>) -> Result<TraceFormat, String> {
-    let head = input.fill_buf().map_err(|e| e.to_string())?;
+fn detect(path: &Path, input: &mut Box<dyn BufRead + Send>) -> Result<TraceFormat, OpenError> {
+    let head = input.fill_buf().map_err(OpenError::Head)?;
     if head.len() >= 8 && head[..8] == binary::LCS_MAGIC.to_le_bytes() {
         return Ok(TraceFormat::Lcs);
     }
@@ -222,12 +223,7 @@ fn detect(path: &Path, input: &mut Box<dyn BufRead + Send>) -> Result<TraceForma
     }
     let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
     let first = &head[..line_end];
-    let unknown = || {
-        format!(
-            "cannot tell the trace's format from its name or first line: give --trace-format ({})",
-            TraceFormat::NAMES
-        )
-    };
+    let unknown = || OpenError::Undetected;
     if first.is_empty() || first.iter().any(|&b| b == 0 || b >= 0x80) {
         return Err(unknown());
     }

@@ -1,6 +1,6 @@
 //! The text formats: one record per line, comma-separated, no quoting.
 
-use super::{Record, TraceOp};
+use super::{Record, RecordError, TraceOp};
 use crate::workload::{OpKind, MAX_KEY_LEN};
 
 /// The most requests one Meta KV record may stand for.
@@ -14,38 +14,36 @@ fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// A decimal field.
-fn number(field: &[u8], what: &str) -> Result<u64, String> {
+fn number(field: &[u8], what: &'static str) -> Result<u64, RecordError> {
     if field.is_empty() || field.len() > 19 || !field.iter().all(u8::is_ascii_digit) {
-        return Err(format!(
-            "{what} is not a whole number: {:?}",
-            String::from_utf8_lossy(field)
-        ));
+        return Err(RecordError::NotNumber {
+            what,
+            field: String::from_utf8_lossy(field).into(),
+        });
     }
     Ok(field
         .iter()
         .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
 }
 
-fn number_u32(field: &[u8], what: &str) -> Result<u32, String> {
-    u32::try_from(number(field, what)?).map_err(|_| format!("{what} is too large"))
+fn number_u32(field: &[u8], what: &'static str) -> Result<u32, RecordError> {
+    u32::try_from(number(field, what)?).map_err(|_| RecordError::TooLarge(what))
 }
 
 /// Keys go on the wire as they are: no space, control byte or DEL.
-fn check_key(key: &[u8]) -> Result<(), String> {
+fn check_key(key: &[u8]) -> Result<(), RecordError> {
     if key.is_empty() {
-        return Err("the key is empty".into());
+        return Err(RecordError::EmptyKey);
     }
     if let Some(b) = key.iter().find(|&&b| b <= b' ' || b == 0x7f) {
-        return Err(format!(
-            "the key holds byte {b:#04x}, which memcached keys cannot"
-        ));
+        return Err(RecordError::KeyByte(*b));
     }
     Ok(())
 }
 
 /// Sets `rec.key` to `key` cut or padded (with `_`) to `size` bytes (0:
 /// as given), at most `MAX_KEY_LEN`.
-fn set_key(rec: &mut Record, key: &[u8], size: u64) -> Result<(), String> {
+fn set_key(rec: &mut Record, key: &[u8], size: u64) -> Result<(), RecordError> {
     check_key(key)?;
     let want = match size {
         0 => key.len(),
@@ -57,13 +55,18 @@ fn set_key(rec: &mut Record, key: &[u8], size: u64) -> Result<(), String> {
     Ok(())
 }
 
-fn expect_fields<'a>(line: &'a [u8], n: usize, what: &str) -> Result<Vec<&'a [u8]>, String> {
+fn expect_fields<'a>(
+    line: &'a [u8],
+    n: usize,
+    what: &'static str,
+) -> Result<Vec<&'a [u8]>, RecordError> {
     let f: Vec<&[u8]> = fields(line).collect();
     if f.len() != n {
-        return Err(format!(
-            "{what} has {n} comma-separated fields; this line has {}",
-            f.len()
-        ));
+        return Err(RecordError::FieldCount {
+            what,
+            want: n,
+            got: f.len(),
+        });
     }
     Ok(f)
 }
@@ -71,7 +74,7 @@ fn expect_fields<'a>(line: &'a [u8], n: usize, what: &str) -> Result<Vec<&'a [u8
 /// Twitter's `timestamp,key,key size,value size,client id,op,TTL`. A get
 /// whose value size is 0 is a miss of the traced cache (cacheMon's note):
 /// its size is not known (`None`: a fill takes `--value-size`).
-pub fn twitter(line: &[u8], rec: &mut Record) -> Result<(), String> {
+pub fn twitter(line: &[u8], rec: &mut Record) -> Result<(), RecordError> {
     let f = expect_fields(line, 7, "a Twitter trace line")?;
     rec.time_s = Some(number(f[0], "the timestamp")?);
     set_key(rec, f[1], number(f[2], "the key size")?)?;
@@ -89,7 +92,7 @@ pub fn twitter(line: &[u8], rec: &mut Record) -> Result<(), String> {
     Ok(())
 }
 
-fn twitter_op(op: &[u8]) -> Result<OpKind, String> {
+fn twitter_op(op: &[u8]) -> Result<OpKind, RecordError> {
     Ok(match op {
         b"get" => OpKind::Get,
         b"gets" => OpKind::Gets,
@@ -103,12 +106,7 @@ fn twitter_op(op: &[u8]) -> Result<OpKind, String> {
         b"delete" => OpKind::Delete,
         b"incr" => OpKind::Incr,
         b"decr" => OpKind::Decr,
-        _ => {
-            return Err(format!(
-                "unknown operation {:?}",
-                String::from_utf8_lossy(op)
-            ))
-        }
+        _ => return Err(RecordError::TwitterOp(String::from_utf8_lossy(op).into())),
     })
 }
 
@@ -120,7 +118,7 @@ pub fn meta_header(line: &[u8]) -> bool {
 
 /// Meta's KV cache CSV: 2022's `key,op,size,op_count,key_size`, or 2024's
 /// `op_time,key,key_size,op,op_count,size,cache_hits,ttl,usecase,sub_usecase`.
-pub fn meta_kv(line: &[u8], rec: &mut Record) -> Result<(), String> {
+pub fn meta_kv(line: &[u8], rec: &mut Record) -> Result<(), RecordError> {
     let f: Vec<&[u8]> = fields(line).collect();
     let (key, key_size, op, count, size) = match f.len() {
         5 => (f[0], f[4], f[1], f[3], f[2]),
@@ -129,27 +127,21 @@ pub fn meta_kv(line: &[u8], rec: &mut Record) -> Result<(), String> {
             rec.ttl = number_u32(f[7], "the ttl")?;
             (f[1], f[2], f[3], f[4], f[5])
         }
-        n => {
-            return Err(format!(
-                "a Meta KV line has 5 (2022) or 10 (2024) comma-separated fields; this one has {n}"
-            ))
-        }
+        n => return Err(RecordError::MetaFields(n)),
     };
     set_key(rec, key, number(key_size, "key_size")?)?;
     rec.op = TraceOp::Op(match op {
         b"GET" | b"GET_LEASE" => OpKind::Get,
         b"SET" => OpKind::Set,
         b"DELETE" => OpKind::Delete,
-        _ => {
-            return Err(format!(
-                "unknown op {:?}: GET, GET_LEASE, SET or DELETE",
-                String::from_utf8_lossy(op)
-            ))
-        }
+        _ => return Err(RecordError::MetaOp(String::from_utf8_lossy(op).into())),
     });
     rec.repeat = number_u32(count, "op_count")?.max(1);
     if rec.repeat > MAX_OP_COUNT {
-        return Err(format!("op_count {} is over {MAX_OP_COUNT}", rec.repeat));
+        return Err(RecordError::OpCount {
+            count: rec.repeat,
+            max: MAX_OP_COUNT,
+        });
     }
     rec.value_len = Some(number_u32(size, "the size")?);
     if f.len() == 10 && rec.op == TraceOp::Op(OpKind::Get) {
@@ -160,7 +152,7 @@ pub fn meta_kv(line: &[u8], rec: &mut Record) -> Result<(), String> {
 
 /// `--read-file`: `key`, `key,value size`, or the mutilate fork's
 /// `time,app,req,key,value size` (req 1 is a get, 2 a set).
-pub fn keys(line: &[u8], rec: &mut Record) -> Result<(), String> {
+pub fn keys(line: &[u8], rec: &mut Record) -> Result<(), RecordError> {
     let f: Vec<&[u8]> = fields(line).collect();
     match f.len() {
         1 | 2 => {
@@ -175,21 +167,12 @@ pub fn keys(line: &[u8], rec: &mut Record) -> Result<(), String> {
             rec.op = TraceOp::Op(match f[2] {
                 b"1" => OpKind::Get,
                 b"2" => OpKind::Set,
-                other => {
-                    return Err(format!(
-                        "req is 1 (get) or 2 (set), not {:?}",
-                        String::from_utf8_lossy(other)
-                    ))
-                }
+                other => return Err(RecordError::Req(String::from_utf8_lossy(other).into())),
             });
             set_key(rec, f[3], 0)?;
             rec.value_len = Some(number_u32(f[4], "the value size")?);
         }
-        n => {
-            return Err(format!(
-                "a key file line is `key`, `key,value size` or `time,app,req,key,value size`; this one has {n} fields"
-            ))
-        }
+        n => return Err(RecordError::KeyFields(n)),
     }
     Ok(())
 }
@@ -224,13 +207,13 @@ mod tests {
     fn malformed_lines_say_why() {
         let mut r = rec();
         let e = twitter(b"1,ab,5,10,1,set", &mut r).unwrap_err();
-        assert!(e.contains("7 comma-separated fields"), "{e}");
+        assert!(e.to_string().contains("7 comma-separated fields"), "{e}");
         let e = twitter(b"1,ab,5,ten,1,set,0", &mut r.clone()).unwrap_err();
-        assert!(e.contains("value size"), "{e}");
+        assert!(e.to_string().contains("value size"), "{e}");
         let e = twitter(b"1,a b,5,1,1,set,0", &mut rec()).unwrap_err();
-        assert!(e.contains("0x20"), "{e}");
+        assert!(e.to_string().contains("0x20"), "{e}");
         let e = twitter(b"1,ab,5,1,1,frob,0", &mut rec()).unwrap_err();
-        assert!(e.contains("frob"), "{e}");
+        assert!(e.to_string().contains("frob"), "{e}");
     }
 
     #[test]

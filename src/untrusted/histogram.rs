@@ -5,6 +5,8 @@
 
 /// The cookies of the V2 encoding, compressed (as results keep it:
 /// `stats::Hdr` writes it) and not.
+use super::HistogramError;
+
 pub const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
 const V2_COOKIE: u32 = 0x1c84_9313;
 /// The V2 header: cookie, payload length, normalizing offset, digits,
@@ -23,20 +25,20 @@ const MAX_DIGITS: u32 = 3;
 /// its header checked: the payload no longer than `MAX_V2_PAYLOAD` and
 /// exactly as long as declared, bounds within our recorders'. A message
 /// naming the field otherwise, before anything of its size is allocated.
-pub fn inflate_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
+pub fn inflate_v2(bytes: &[u8]) -> Result<Vec<u8>, HistogramError> {
     let word = |b: &[u8], at: usize| -> Option<u32> {
         Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
     };
     if word(bytes, 0) != Some(V2_COMPRESSED_COOKIE) {
-        return Err("a histogram is not in the HdrHistogram V2 compressed encoding".into());
+        return Err(HistogramError::NotV2);
     }
-    let declared = word(bytes, 4).ok_or("a histogram ends inside its header")? as usize;
+    let declared = word(bytes, 4).ok_or(HistogramError::HeaderCut)? as usize;
     let stream = &bytes[8..];
     if declared != stream.len() {
-        return Err(format!(
-            "a histogram declares {declared} compressed bytes and holds {} (compressed length)",
-            stream.len()
-        ));
+        return Err(HistogramError::CompressedLength {
+            declared,
+            held: stream.len(),
+        });
     }
     let raw = inflate_bounded(stream, V2_HEADER + MAX_V2_PAYLOAD)?;
     check_header(&raw)?;
@@ -48,7 +50,7 @@ pub fn inflate_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
 /// run of empty counts), without building the histogram. A sum past
 /// `u64::MAX`, or a varint that runs off the payload, is refused: no
 /// histogram of ours holds one (the decoder would wrap it silently).
-pub fn count_v2(bytes: &[u8]) -> Result<u64, String> {
+pub fn count_v2(bytes: &[u8]) -> Result<u64, HistogramError> {
     let raw = inflate_v2(bytes)?;
     let mut payload = &raw[V2_HEADER..];
     let mut total = 0u64;
@@ -59,7 +61,7 @@ pub fn count_v2(bytes: &[u8]) -> Result<u64, String> {
         if value & 1 == 0 {
             total = total
                 .checked_add(value >> 1)
-                .ok_or("a histogram whose counts add up past 2^64")?;
+                .ok_or(HistogramError::CountOverflow)?;
         }
     }
     Ok(total)
@@ -67,7 +69,7 @@ pub fn count_v2(bytes: &[u8]) -> Result<u64, String> {
 
 /// One LEB128 varint of at most 9 bytes (the ninth holds 8 bits whole),
 /// and the bytes it took.
-fn varint(bytes: &[u8]) -> Result<(u64, usize), String> {
+fn varint(bytes: &[u8]) -> Result<(u64, usize), HistogramError> {
     let mut value = 0u64;
     for (i, &b) in bytes.iter().enumerate().take(9) {
         if i == 8 {
@@ -78,12 +80,12 @@ fn varint(bytes: &[u8]) -> Result<(u64, usize), String> {
             return Ok((value, i + 1));
         }
     }
-    Err("a histogram's counts end inside a number".into())
+    Err(HistogramError::NumberCut)
 }
 
 /// Inflates the zlib `stream` into at most `max` bytes; refuses a stream
 /// that inflates to more or that does not end.
-fn inflate_bounded(stream: &[u8], max: usize) -> Result<Vec<u8>, String> {
+fn inflate_bounded(stream: &[u8], max: usize) -> Result<Vec<u8>, HistogramError> {
     let mut z = flate2::Decompress::new(true);
     let mut out = Vec::with_capacity(max.min(stream.len().saturating_mul(8)).max(V2_HEADER));
     loop {
@@ -94,17 +96,15 @@ fn inflate_bounded(stream: &[u8], max: usize) -> Result<Vec<u8>, String> {
                 &mut out,
                 flate2::FlushDecompress::None,
             )
-            .map_err(|e| format!("a histogram does not inflate: {e}"))?;
+            .map_err(|e| HistogramError::Inflate(e.to_string()))?;
         if status == flate2::Status::StreamEnd {
             return Ok(out);
         }
         if out.len() >= max {
-            return Err(format!(
-                "a histogram inflates to more than {max} bytes, more than any of ours holds (payload)"
-            ));
+            return Err(HistogramError::TooLarge { max });
         }
         if (z.total_in(), z.total_out()) == before && out.len() < out.capacity() {
-            return Err("a histogram is cut short (its compressed stream does not end)".into());
+            return Err(HistogramError::CutShort);
         }
         if out.len() == out.capacity() {
             out.reserve((out.capacity()).min(max - out.len()).max(64));
@@ -113,32 +113,35 @@ fn inflate_bounded(stream: &[u8], max: usize) -> Result<Vec<u8>, String> {
 }
 
 /// The V2 header of `raw`, checked field by field.
-fn check_header(raw: &[u8]) -> Result<(), String> {
+fn check_header(raw: &[u8]) -> Result<(), HistogramError> {
     let u32_at = |at: usize| u32::from_be_bytes(raw[at..at + 4].try_into().expect("4 bytes"));
     let u64_at = |at: usize| u64::from_be_bytes(raw[at..at + 8].try_into().expect("8 bytes"));
     if raw.len() < V2_HEADER {
-        return Err("a histogram ends inside its V2 header".into());
+        return Err(HistogramError::V2HeaderCut);
     }
     if u32_at(0) != V2_COOKIE {
-        return Err("a histogram's inner cookie is not V2's".into());
+        return Err(HistogramError::InnerCookie);
     }
     let payload = u32_at(4) as usize;
     if payload != raw.len() - V2_HEADER {
-        return Err(format!(
-            "a histogram declares a payload of {payload} bytes and holds {} (payload length)",
-            raw.len() - V2_HEADER
-        ));
+        return Err(HistogramError::PayloadLength {
+            declared: payload,
+            held: raw.len() - V2_HEADER,
+        });
     }
     let (digits, lowest, highest) = (u32_at(12), u64_at(16), u64_at(24));
     if digits > MAX_DIGITS {
-        return Err(format!(
-            "a histogram declares {digits} significant digits, more than ours ({MAX_DIGITS})"
-        ));
+        return Err(HistogramError::Digits {
+            digits,
+            max: MAX_DIGITS,
+        });
     }
     if lowest == 0 || highest > MAX_HIGHEST || highest < 2 * lowest {
-        return Err(format!(
-            "a histogram declares the range {lowest}..{highest}, outside ours (1..{MAX_HIGHEST})"
-        ));
+        return Err(HistogramError::Range {
+            lowest,
+            highest,
+            max: MAX_HIGHEST,
+        });
     }
     Ok(())
 }
@@ -179,6 +182,6 @@ mod tests {
             big.record_n(v, 1 << 62).unwrap();
         }
         let err = count_v2(crate::stats::Hdr::encode(&big).bytes()).unwrap_err();
-        assert!(err.contains("past 2^64"), "{err}");
+        assert_eq!(err, HistogramError::CountOverflow);
     }
 }

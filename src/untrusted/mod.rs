@@ -7,10 +7,12 @@
 //! their requests) and the agents' calls (`agent`, which validates them as
 //! user input and decodes their histograms here).
 
+mod error;
 mod file;
 mod histogram;
 mod text;
 
+pub use error::{FileError, HistogramError};
 pub use file::{open_regular, read_bytes, read_private_bytes, read_private_text, read_text, Bound};
 pub use histogram::{count_v2, inflate_v2, V2_COMPRESSED_COOKIE};
 pub use text::shown;

@@ -15,7 +15,7 @@
 //! application's client places it: hot keys make a hot server.
 
 use super::popularity::{Cursor, Picker, Popularity};
-use super::Distribution;
+use super::{Distribution, WorkloadError};
 use crate::placement::{Replicas, Router};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -31,10 +31,10 @@ pub struct ClientSlice {
 }
 
 impl std::str::FromStr for ClientSlice {
-    type Err = String;
+    type Err = WorkloadError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = || format!("invalid client slice '{text}': expected I/N with 0 <= I < N");
+    fn from_str(text: &str) -> Result<Self, WorkloadError> {
+        let bad = || WorkloadError::ClientSlice(text.into());
         let (i, n) = text.split_once('/').ok_or_else(bad)?;
         let (index, of) = (
             i.trim().parse().map_err(|_| bad())?,
@@ -148,48 +148,46 @@ const MAX_OWNER_TABLE: u64 = 1 << 20;
 pub const MAX_SERVERS: usize = 4096;
 
 /// This client's slice of `total` keys: its first id and how many.
-fn slice_of(total: u64, slice: ClientSlice) -> Result<(u64, u64), String> {
+fn slice_of(total: u64, slice: ClientSlice) -> Result<(u64, u64), WorkloadError> {
     // In u128: total × index overflows u64 for large key spaces.
     let cut = |i: u64| (u128::from(total) * u128::from(i) / u128::from(slice.of)) as u64;
     let first = cut(slice.index);
     let count = cut(slice.index + 1) - first;
     if count == 0 {
-        return Err(format!(
-            "the key space must hold at least one key per client (--keys {total})"
-        ));
+        return Err(WorkloadError::KeyPerClient(total));
     }
     Ok((first, count))
 }
 
 /// The shortest key every id fits in, planned misses included (see
 /// `miss`), once the prefix and `size` are found able to make keys.
-fn min_key_len(names: &KeyNames, size: &Distribution, total: u64) -> Result<usize, String> {
+fn min_key_len(names: &KeyNames, size: &Distribution, total: u64) -> Result<usize, WorkloadError> {
     let prefix = names.prefix.as_str();
     if prefix.bytes().any(|b| !b.is_ascii_graphic()) {
-        return Err(format!(
-            "key prefix '{prefix}' must be printable ASCII without spaces"
-        ));
+        return Err(WorkloadError::PrefixNotPrintable(prefix.into()));
     }
     // Room for every id, planned misses included (see `miss`).
     let base = names.digits.base();
     let min_len = prefix.len() + digits((2 * total).saturating_add(names.first), base);
     // Any id (window keys grow without bound) must fit: u64 has 20 digits.
     if prefix.len() + 20 > MAX_KEY_LEN {
-        return Err(format!("key prefix '{prefix}' is too long"));
+        return Err(WorkloadError::PrefixTooLong(prefix.into()));
     }
     let (lo, hi) = size.support();
     if let Some(fixed) = size.as_fixed() {
         if fixed < min_len as f64 {
-            return Err(format!(
-                "key size {fixed} is too small for {total} keys with prefix '{prefix}': \
-                     it needs at least {min_len} bytes"
-            ));
+            return Err(WorkloadError::KeySizeTooSmall {
+                fixed,
+                keys: total,
+                prefix: prefix.into(),
+                min_len,
+            });
         }
     }
     if lo > MAX_KEY_LEN as f64 || hi < 1.0 {
-        return Err(format!(
-            "key size {size} cannot produce a valid key (1..={MAX_KEY_LEN} bytes)"
-        ));
+        return Err(WorkloadError::KeySize {
+            size: size.to_string(),
+        });
     }
     Ok(min_len)
 }
@@ -205,7 +203,7 @@ impl KeySpace {
         popularity: Popularity,
         seed: u64,
         router: Router,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, WorkloadError> {
         let (first, count) = slice_of(total, slice)?;
         let min_len = min_key_len(names, &size, total)?;
         let mut ks = KeySpace {
@@ -560,7 +558,7 @@ mod tests {
             )
         };
         let err = new(1_000_000, "mcb:", "5").unwrap_err();
-        assert!(err.contains("at least 11 bytes"), "{err}");
+        assert!(err.to_string().contains("at least 11 bytes"), "{err}");
         assert!(new(10, "mcb:", "fixed:300").is_err());
         assert!(new(10, "has space", "30").is_err());
         assert!(new(0, "k", "30").is_err());

@@ -1,5 +1,6 @@
 //! The operation mix: which command each request is.
 
+use super::WorkloadError;
 use mcbench_proto::Cmd;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -117,11 +118,9 @@ pub struct Mix {
 
 impl Mix {
     /// `update` is the share of sets; the rest are gets (mutilate's `-u`).
-    pub fn from_update_ratio(update: f64) -> Result<Self, String> {
+    pub fn from_update_ratio(update: f64) -> Result<Self, WorkloadError> {
         if !(0.0..=1.0).contains(&update) {
-            return Err(format!(
-                "invalid update ratio {update}: it is the share of sets, between 0 and 1"
-            ));
+            return Err(WorkloadError::UpdateRatio(update));
         }
         Ok(Mix {
             shares: vec![(OpKind::Get, 1.0 - update), (OpKind::Set, update)],
@@ -156,10 +155,13 @@ impl Mix {
 
 /// `get=90,set=10` (or `get:90,set:10`): weights, normalised to shares.
 impl std::str::FromStr for Mix {
-    type Err = String;
+    type Err = WorkloadError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = |why: String| format!("invalid mix '{text}': {why}");
+    fn from_str(text: &str) -> Result<Self, WorkloadError> {
+        let bad = |why: String| WorkloadError::Mix {
+            text: text.into(),
+            why,
+        };
         let mut shares: Vec<(OpKind, f64)> = Vec::new();
         for part in text.split(',') {
             let (name, weight) = part
@@ -248,7 +250,10 @@ mod tests {
             ("get=1,get=2", "twice"),
         ] {
             let err = bad.parse::<Mix>().unwrap_err();
-            assert!(err.contains(needle) && err.contains(bad), "{bad}: {err}");
+            assert!(
+                err.to_string().contains(needle) && err.to_string().contains(bad),
+                "{bad}: {err}"
+            );
         }
     }
 }

@@ -4,6 +4,7 @@
 
 mod checks;
 mod distribution;
+mod error;
 mod keyspace;
 mod mix;
 mod popularity;
@@ -13,6 +14,7 @@ mod window;
 
 pub use checks::{checks_value, Check, Checks, Expiring, ExpiringKeys, DEFAULT_TTL_S};
 pub use distribution::{Distribution, Range};
+pub use error::{TableError, WorkloadError};
 pub use keyspace::{ClientSlice, KeyDigits, KeyNames, KeySpace, MAX_KEY_LEN, MAX_SERVERS};
 pub use mix::{Mix, MultiGet, OpKind};
 pub use popularity::{Cursor, Popularity};

@@ -139,10 +139,13 @@ impl Picker {
 }
 
 impl FromStr for Popularity {
-    type Err = String;
+    type Err = super::WorkloadError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = |why: &str| format!("invalid key popularity '{text}': {why}");
+    fn from_str(text: &str) -> Result<Self, super::WorkloadError> {
+        let bad = |why: &str| super::WorkloadError::Popularity {
+            text: text.into(),
+            why: why.into(),
+        };
         let (name, args) = text.trim().split_once(':').unwrap_or((text.trim(), ""));
         let nums: Vec<f64> = if args.is_empty() {
             Vec::new()
@@ -286,7 +289,7 @@ mod tests {
             "zipf:-1",
         ] {
             let err = bad.parse::<Popularity>().unwrap_err();
-            assert!(err.contains(&format!("'{bad}'")), "{err}");
+            assert!(err.to_string().contains(&format!("'{bad}'")), "{err}");
         }
     }
 }

@@ -408,7 +408,7 @@ impl Series {
 }
 
 /// `run` flags a series cannot take.
-fn refuse(run: &RunArgs) -> Result<(), String> {
+fn refuse(run: &RunArgs) -> Result<(), crate::app::AppError> {
     let refused = [
         (
             run.target.each,
@@ -428,7 +428,7 @@ fn refuse(run: &RunArgs) -> Result<(), String> {
         ),
     ];
     match refused.iter().find(|(given, _)| *given) {
-        Some((_, what)) => Err(format!("search and scan do not take {what}")),
+        Some((_, what)) => Err(crate::app::AppError::NotInSeries(what)),
         None => Ok(()),
     }
 }

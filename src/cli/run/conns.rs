@@ -123,7 +123,7 @@ impl ConnectionArgs {
     }
 
     /// Every connection's socket options.
-    pub(super) fn socket_options(&self) -> Result<SocketOptions, String> {
+    pub(super) fn socket_options(&self) -> Result<SocketOptions, crate::spec::SpecError> {
         Ok(SocketOptions {
             linger_s: self.linger,
             send_buffer: self.send_buffer,

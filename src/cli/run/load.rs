@@ -1,5 +1,6 @@
 //! `mcbench run`'s flags under "Load and schedule".
 
+use crate::cli::CliError;
 use crate::spec::units::{parse_count, parse_duration, parse_rate};
 use crate::workload::Distribution;
 use clap::Args;
@@ -278,13 +279,13 @@ impl LoadArgs {
     }
 
     /// The CPUs to pin worker threads to: empty for one each in order.
-    pub(super) fn affinity(&self) -> Result<Option<Vec<usize>>, String> {
+    pub(super) fn affinity(&self) -> Result<Option<Vec<usize>>, CliError> {
         self.affinity.as_deref().map(parse_affinity).transpose()
     }
 }
 
 /// `exponential` (Poisson arrivals), `fixed` (even gaps), or a distribution.
-fn parse_arrival(text: &str) -> Result<Distribution, String> {
+fn parse_arrival(text: &str) -> Result<Distribution, crate::workload::WorkloadError> {
     match text {
         "exponential" => Ok(Distribution::Exponential { mean: 1.0 }),
         "fixed" => Ok(Distribution::Fixed(1.0)),
@@ -294,7 +295,7 @@ fn parse_arrival(text: &str) -> Result<Distribution, String> {
 
 /// `auto` (one CPU per thread, in order of the CPUs this process may use)
 /// or a comma-separated list of CPU numbers.
-fn parse_affinity(text: &str) -> Result<Vec<usize>, String> {
+fn parse_affinity(text: &str) -> Result<Vec<usize>, CliError> {
     if text == "auto" {
         return Ok(Vec::new());
     }
@@ -302,7 +303,7 @@ fn parse_affinity(text: &str) -> Result<Vec<usize>, String> {
         .map(|p| {
             p.trim()
                 .parse::<usize>()
-                .map_err(|_| format!("invalid --affinity '{text}': expected CPU numbers like 0,2"))
+                .map_err(|_| CliError::Affinity(text.to_string()))
         })
         .collect()
 }

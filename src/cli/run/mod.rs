@@ -35,8 +35,8 @@ pub use server::ServerStatsArgs;
 pub use target::TargetArgs;
 pub use workload::WorkloadArgs;
 
-use super::OutputArgs;
-use crate::spec::{RunSpec, Schedule, ScheduleFlags, StopAfter, TraceSpec};
+use super::{CliError, OutputArgs};
+use crate::spec::{RunSpec, Schedule, ScheduleFlags, SpecError, StopAfter, TraceSpec};
 use clap::Args;
 use std::time::Duration;
 
@@ -78,7 +78,7 @@ const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
 impl RunArgs {
     /// Maps the flags onto a validated `RunSpec`.
-    pub fn to_spec(&self) -> Result<RunSpec, String> {
+    pub fn to_spec(&self) -> Result<RunSpec, CliError> {
         let spec = self.assemble()?;
         // --each runs each server alone: each of those runs is checked,
         // not the servers together (whose key placement none of them has).
@@ -96,7 +96,7 @@ impl RunArgs {
 
     /// The spec the flags say, each field from its group, not yet checked
     /// as a whole.
-    fn assemble(&self) -> Result<RunSpec, String> {
+    fn assemble(&self) -> Result<RunSpec, CliError> {
         let (trace, trace_speed) = self.trace()?;
         let (timeout, connect_timeout, drain_timeout) = self.load.timeouts();
         let (mix, multiget) = self.workload.mix()?;
@@ -180,7 +180,7 @@ impl RunArgs {
     /// The trace to replay, and its speed if it is replayed at its
     /// timestamps; the key space's and workload's flags are refused beside
     /// one.
-    fn trace(&self) -> Result<(Option<TraceSpec>, Option<f64>), String> {
+    fn trace(&self) -> Result<(Option<TraceSpec>, Option<f64>), CliError> {
         let generated = (&self.key_space, &self.workload);
         let replay = self.replay.replay(generated, self.load.time_limit)?;
         Ok(replay.map_or((None, None), |(trace, speed)| (Some(trace), speed)))
@@ -200,7 +200,7 @@ impl RunArgs {
 
     /// When requests are sent: the load's rate and arrivals, the
     /// connections' churn, or the trace's timestamps at `trace_speed`.
-    fn schedule(&self, trace_speed: Option<f64>) -> Result<Schedule, String> {
+    fn schedule(&self, trace_speed: Option<f64>) -> Result<Schedule, SpecError> {
         let l = &self.load;
         ScheduleFlags {
             rate: l.rate,
@@ -224,10 +224,10 @@ impl RunArgs {
 }
 
 /// `on` or `off` (also true/false, yes/no, 1/0).
-fn parse_on_off(text: &str) -> Result<bool, String> {
+fn parse_on_off(text: &str) -> Result<bool, CliError> {
     match text.trim().to_ascii_lowercase().as_str() {
         "on" | "true" | "yes" | "1" => Ok(true),
         "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("'{text}' is neither on nor off")),
+        _ => Err(CliError::OnOff(text.to_string())),
     }
 }

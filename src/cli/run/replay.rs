@@ -1,6 +1,6 @@
 //! `mcbench run`'s flags under "Trace replay".
 
-use super::{KeyArgs, WorkloadArgs};
+use super::{CliError, KeyArgs, WorkloadArgs};
 use crate::spec::TraceSpec;
 use crate::trace::{Record, ScheduleJudge, TraceFormat, TraceReader, Verdict};
 use crate::workload::Distribution;
@@ -83,7 +83,7 @@ impl ReplayArgs {
         &self,
         generated: (&KeyArgs, &WorkloadArgs),
         time_limit: Option<Duration>,
-    ) -> Result<Option<Replay>, String> {
+    ) -> Result<Option<Replay>, CliError> {
         let (path, format) = match (&self.trace, &self.read_file) {
             (Some(path), _) => (path, self.trace_format),
             (None, Some(path)) => (path, Some(TraceFormat::Keys)),
@@ -96,18 +96,24 @@ impl ReplayArgs {
         // The first record, read now: a malformed one, or one without the
         // timestamp a replay needs, is refused before any traffic.
         let mut first = Record::default();
-        let any = reader
-            .next(&mut first)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let any = reader.next(&mut first).map_err(|source| CliError::Record {
+            path: path.clone(),
+            source,
+        })?;
         if speed.is_some() && any && first.time_s.is_none() {
-            return Err(format!(
-                "{}: its records have no timestamps to replay: add --trace-timing ignore",
-                path.display()
-            ));
+            return Err(CliError::Untimed(path.clone()));
         }
         if let (Some(speed), Some(t)) = (speed, first.time_s) {
-            judge_schedule(&mut reader, t, speed, time_limit)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            judge_schedule(&mut reader, t, speed, time_limit).map_err(|e| match e {
+                Judged::Record(source) => CliError::Record {
+                    path: path.clone(),
+                    source,
+                },
+                Judged::Refused(why) => CliError::Schedule {
+                    path: path.clone(),
+                    why,
+                },
+            })?;
         }
         let trace = TraceSpec {
             path: path.clone(),
@@ -120,13 +126,12 @@ impl ReplayArgs {
 
     /// The replay's speed, if a trace of `format` is replayed at its
     /// timestamps.
-    fn speed(&self, format: TraceFormat) -> Result<Option<f64>, String> {
+    fn speed(&self, format: TraceFormat) -> Result<Option<f64>, CliError> {
         let ignore = self.trace_timing.as_deref() == Some("ignore");
         if ignore && self.trace_speed.is_some() {
-            return Err(
-                "--trace-speed sets the replay of timestamps; --trace-timing ignore uses none"
-                    .into(),
-            );
+            return Err(CliError::Refused(
+                "--trace-speed sets the replay of timestamps; --trace-timing ignore uses none",
+            ));
         }
         Ok((format.timed() && !ignore).then(|| self.trace_speed.unwrap_or(1.0)))
     }
@@ -135,14 +140,18 @@ impl ReplayArgs {
 /// The trace opened. It is read twice (here for its format and first
 /// record, then by the replay), and once per run of a search or scan: not
 /// a pipe.
-fn open_regular(path: &Path, format: Option<TraceFormat>) -> Result<TraceReader, String> {
+fn open_regular(path: &Path, format: Option<TraceFormat>) -> Result<TraceReader, CliError> {
     if path.exists() && !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Err(format!(
-            "{} is not a regular file: a trace is read once for its format and again to replay it; save it to a file first",
-            path.display()
-        ));
+        return Err(CliError::TraceNotRegular(path.to_path_buf()));
     }
-    TraceReader::open(path, format)
+    Ok(TraceReader::open(path, format)?)
+}
+
+/// Why a timed replay's schedule was refused: a record that does not
+/// read, or the judge's words.
+enum Judged {
+    Record(crate::trace::TraceError),
+    Refused(String),
 }
 
 /// A timed replay's schedule, judged before any traffic from the
@@ -155,7 +164,7 @@ fn judge_schedule(
     first_s: u64,
     speed: f64,
     time_limit: Option<Duration>,
-) -> Result<(), String> {
+) -> Result<(), Judged> {
     /// About a second of reading, for a text trace.
     const PRESCAN_RECORDS: u64 = 2_000_000;
     let mut judge = ScheduleJudge::default();
@@ -163,7 +172,7 @@ fn judge_schedule(
     let mut rec = Record::default();
     let mut whole = false;
     for _ in 1..PRESCAN_RECORDS {
-        if !reader.next(&mut rec).map_err(|e| e.to_string())? {
+        if !reader.next(&mut rec).map_err(Judged::Record)? {
             whole = true;
             break;
         }
@@ -172,7 +181,7 @@ fn judge_schedule(
         }
     }
     match judge.verdict(speed, time_limit) {
-        Verdict::Refuse(why) => Err(why),
+        Verdict::Refuse(why) => Err(Judged::Refused(why)),
         Verdict::Warn(why) if whole => {
             crate::stderr_line!("mcbench: warning: {why}");
             Ok(())
@@ -187,7 +196,7 @@ fn judge_schedule(
 fn refuse_generated(
     (keys, workload): (&KeyArgs, &WorkloadArgs),
     format: TraceFormat,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let keys_file = format == TraceFormat::Keys;
     let given = [
         (!keys_file && workload.update.is_some(), "-u/--update"),
@@ -203,14 +212,10 @@ fn refuse_generated(
         .shaping_flag()
         .or_else(|| given.iter().find(|(g, _)| *g).map(|(_, flag)| *flag));
     match flag {
-        Some(flag) => Err(format!(
-            "{flag} shapes the generated workload; a trace brings its own keys{}: drop it",
-            if keys_file {
-                ""
-            } else {
-                ", ops and value sizes"
-            }
-        )),
+        Some(flag) => Err(CliError::Shaping {
+            flag,
+            keys_only: keys_file,
+        }),
         None => Ok(()),
     }
 }

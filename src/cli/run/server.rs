@@ -78,15 +78,15 @@ pub struct ServerStatsArgs {
 
 impl ServerStatsArgs {
     /// `--rep-write` and its lag probe; the probe's flags alone are refused.
-    pub(super) fn replication(&self) -> Result<Option<Replication>, String> {
+    pub(super) fn replication(&self) -> Result<Option<Replication>, crate::cli::CliError> {
         use crate::spec::replication::{DEFAULT_LAG_POLL, DEFAULT_LAG_RATE};
         let Some(writers) = self.rep_write else {
             return Ok(None);
         };
         if self.rep_lag_rate == Some(0.0) && self.rep_lag_poll.is_some() {
-            return Err(
-                "--rep-lag-poll sets how the lag probe polls; --rep-lag-rate 0 runs none".into(),
-            );
+            return Err(crate::cli::CliError::Refused(
+                "--rep-lag-poll sets how the lag probe polls; --rep-lag-rate 0 runs none",
+            ));
         }
         Ok(Some(Replication {
             writers,

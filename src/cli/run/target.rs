@@ -1,7 +1,8 @@
 //! `mcbench run`'s flags under "Target".
 
 use super::parse_on_off;
-use crate::placement::Scheme;
+use crate::cli::CliError;
+use crate::placement::{PlacementError, Scheme};
 use crate::spec::{ServerAddr, TlsSpec};
 use clap::Args;
 use std::path::PathBuf;
@@ -170,7 +171,7 @@ type Servers = (Vec<ServerAddr>, Vec<u32>, Option<TlsSpec>);
 impl TargetArgs {
     /// The servers as written (`--udp` applied), each port range expanded,
     /// with their ketama weights and the TLS they are reached over.
-    pub(super) fn servers(&self) -> Result<Servers, String> {
+    pub(super) fn servers(&self) -> Result<Servers, CliError> {
         let written: Vec<String> = self
             .servers
             .iter()
@@ -195,10 +196,10 @@ impl TargetArgs {
     }
 
     /// `--distribution` with `--hash`; `--roundrobin` means `none`.
-    pub(super) fn distribution(&self) -> Result<Scheme, String> {
+    pub(super) fn distribution(&self) -> Result<Scheme, PlacementError> {
         match (&self.distribution, self.roundrobin) {
             (None, true) if self.hash.is_none() => Ok(Scheme::None),
-            (None, _) => Ok(Scheme::parse("modula", self.hash)?),
+            (None, _) => Scheme::parse("modula", self.hash),
             (Some(name), _) => Scheme::parse(name, self.hash),
         }
     }
@@ -214,7 +215,7 @@ impl TargetArgs {
 
     /// `--tls` and its flags, or servers named `tls:`; the TLS flags
     /// without either are refused.
-    fn tls_spec(&self, servers: &[ServerAddr]) -> Result<Option<TlsSpec>, String> {
+    fn tls_spec(&self, servers: &[ServerAddr]) -> Result<Option<TlsSpec>, CliError> {
         let prefixed = servers.iter().any(|s| s.has_tls_prefix());
         if !self.tls && !prefixed {
             let given = [
@@ -225,9 +226,7 @@ impl TargetArgs {
                 ("--tls-insecure", self.tls_insecure),
             ];
             if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
-                return Err(format!(
-                    "{flag} is for the servers' TLS: add --tls (the agents' control plane is --agent-tls-ca)"
-                ));
+                return Err(CliError::TlsFlag(flag));
             }
             return Ok(None);
         }

@@ -1,5 +1,6 @@
 //! `mcbench run`'s flags under "Workload".
 
+use crate::cli::CliError;
 use crate::spec::units::parse_count;
 use crate::spec::TraceSpec;
 use crate::workload::{Mix, MultiGet, OpKind};
@@ -127,7 +128,7 @@ impl WorkloadArgs {
 
     /// The op mix: `-u` (memaslap's update ratio), else `--mix`, else 10 %
     /// sets; and how its gets become multigets.
-    pub(super) fn mix(&self) -> Result<(Mix, MultiGet), String> {
+    pub(super) fn mix(&self) -> Result<(Mix, MultiGet), CliError> {
         let mix = match (self.update, &self.mix) {
             (Some(u), _) => Mix::from_update_ratio(u)?,
             (None, Some(mix)) => mix.clone(),
@@ -141,14 +142,13 @@ impl WorkloadArgs {
     /// how many there are and `--multiget` (else `--getq-size`) how many
     /// keys each asks for; otherwise `--multiget N` turns every get into a
     /// multiget of N keys and `--getq-freq` a share of them.
-    fn multiget(&self, mix: &Mix) -> Result<MultiGet, String> {
+    fn multiget(&self, mix: &Mix) -> Result<MultiGet, CliError> {
         if mix.share_of(OpKind::Mget) > 0.0 {
             if self.getq_freq.is_some() {
-                return Err(
+                return Err(CliError::Refused(
                     "--getq-freq has nothing to do with mget in --mix: the mix sets how many \
-                     requests are multigets"
-                        .into(),
-                );
+                     requests are multigets",
+                ));
             }
             return Ok(MultiGet {
                 share: 0.0,
@@ -164,7 +164,7 @@ impl WorkloadArgs {
                 share: pct / 100.0,
                 keys: self.getq_size,
             }),
-            (None, Some(pct)) => Err(format!("--getq-freq is a percentage (0..100), got {pct}")),
+            (None, Some(pct)) => Err(CliError::GetqFreq(pct)),
             (None, None) => Ok(MultiGet::NONE),
         }
     }

@@ -12,6 +12,7 @@
 //!
 //! Not the agents' control plane (that is `agent::tls`, through tonic).
 
+use super::TlsError;
 use crate::spec::TlsSpec;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
@@ -101,11 +102,11 @@ impl TlsReport {
 impl Client {
     /// Reads the files `spec` names and makes the configuration; a file
     /// that cannot be used is a usage error.
-    pub fn new(spec: &TlsSpec) -> Result<Arc<Client>, String> {
+    pub fn new(spec: &TlsSpec) -> Result<Arc<Client>, TlsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
-            .map_err(|e| format!("--tls: {e}"))?;
+            .map_err(TlsError::Protocols)?;
         let builder = if spec.insecure {
             builder
                 .dangerous()
@@ -117,12 +118,15 @@ impl Client {
             (Some(cert), Some(key)) => {
                 let chain = certificates(cert, "--tls-cert")?;
                 let bytes = crate::untrusted::read_private_bytes(key, "a private key")
-                    .map_err(|e| format!("--tls-key: {e}"))?;
-                let key = PrivateKeyDer::from_pem_slice(&bytes)
-                    .map_err(|e| format!("--tls-key {}: no private key: {e}", key.display()))?;
+                    .map_err(TlsError::KeyFile)?;
+                let key =
+                    PrivateKeyDer::from_pem_slice(&bytes).map_err(|source| TlsError::NoKey {
+                        path: key.clone(),
+                        source,
+                    })?;
                 builder
                     .with_client_auth_cert(chain, key)
-                    .map_err(|e| format!("--tls-cert/--tls-key: {e}"))?
+                    .map_err(TlsError::ClientAuth)?
             }
             _ => builder.with_no_client_auth(),
         };
@@ -147,10 +151,9 @@ impl Client {
     }
 
     /// The name a server written as `host` is checked against.
-    pub fn name_for(&self, host: &str) -> Result<ServerName<'static>, String> {
+    pub fn name_for(&self, host: &str) -> Result<ServerName<'static>, TlsError> {
         let name = self.spec.server_name.as_deref().unwrap_or(host);
-        ServerName::try_from(name.to_string())
-            .map_err(|_| format!("'{name}' is no name a certificate can carry (--tls-server-name)"))
+        ServerName::try_from(name.to_string()).map_err(|_| TlsError::ServerName(name.to_string()))
     }
 
     /// Counts a failed handshake, and keeps why if it is the first.
@@ -205,21 +208,22 @@ impl Client {
 }
 
 /// The certificates to trust: `--tls-ca`'s, else the system's.
-fn roots(spec: &TlsSpec) -> Result<rustls::RootCertStore, String> {
+fn roots(spec: &TlsSpec) -> Result<rustls::RootCertStore, TlsError> {
     let mut roots = rustls::RootCertStore::empty();
     match &spec.ca {
         Some(path) => {
             for cert in certificates(path, "--tls-ca")? {
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("--tls-ca {}: {e}", path.display()))?;
+                roots.add(cert).map_err(|source| TlsError::Trust {
+                    path: path.clone(),
+                    source,
+                })?;
             }
         }
         None => {
             let found = rustls_native_certs::load_native_certs();
             roots.add_parsable_certificates(found.certs);
             if roots.is_empty() {
-                return Err("--tls: no trusted certificates found on this system; give --tls-ca FILE (or --tls-insecure)".into());
+                return Err(TlsError::NoRoots);
             }
         }
     }
@@ -229,25 +233,29 @@ fn roots(spec: &TlsSpec) -> Result<rustls::RootCertStore, String> {
 /// Every certificate of a PEM file; at least one.
 fn certificates(
     path: &std::path::Path,
-    flag: &str,
-) -> Result<Vec<CertificateDer<'static>>, String> {
+    flag: &'static str,
+) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let bytes = pem_file(path, flag)?;
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+        .map_err(|source| TlsError::Pem {
+            flag,
+            path: path.to_path_buf(),
+            source,
+        })?;
     if certs.is_empty() {
-        return Err(format!(
-            "{flag} {}: not a PEM file holding a CERTIFICATE",
-            path.display()
-        ));
+        return Err(TlsError::NoCertificate {
+            flag,
+            path: path.to_path_buf(),
+        });
     }
     Ok(certs)
 }
 
 /// A PEM file, bounded and regular.
-fn pem_file(path: &std::path::Path, flag: &str) -> Result<Vec<u8>, String> {
+fn pem_file(path: &std::path::Path, flag: &'static str) -> Result<Vec<u8>, TlsError> {
     crate::untrusted::read_bytes(path, crate::untrusted::Bound::Secret, "a PEM file")
-        .map_err(|e| format!("{flag}: {e}"))
+        .map_err(|source| TlsError::PemFile { flag, source })
 }
 
 /// One connection's record layer. Plaintext goes in with `push` and out

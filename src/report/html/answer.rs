@@ -3,6 +3,8 @@
 //! intervals). Several runs: one table, a column per run, each figure
 //! with its ratio to the first run's.
 
+use crate::report::RenderError;
+
 use super::{esc, label};
 use crate::precision::Estimate;
 use crate::result::{percentile_label, RunResult};
@@ -11,7 +13,7 @@ use std::fmt::Write;
 /// The headline's percentiles.
 const PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
 
-pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
+pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), RenderError> {
     page.push_str("<section id=\"answer\">\n");
     match runs {
         [r] => one(page, r),

@@ -3,6 +3,8 @@
 //! (a `viewBox`); its legend is the page's (`super::figure`), outside the
 //! plotted area, so that it never hides a line.
 
+use crate::report::RenderError;
+
 use plotters::prelude::*;
 
 /// How a line is drawn: its colour and its dash.
@@ -98,7 +100,7 @@ pub fn spectrum(
     series: &[Series],
     shade_from: Option<f64>,
     slo: Option<(f64, f64)>,
-) -> Result<String, String> {
+) -> Result<String, RenderError> {
     let (lo, hi) = y_range(series, true);
     let (lo, hi) = match slo {
         Some((_, b)) => (lo.min(b / 1.5), hi.max(b * 1.5)),
@@ -152,7 +154,7 @@ pub fn spectrum(
 
 /// A value over the run's time: s on x, from 0 to `t_end` (every chart of
 /// a page on one time axis).
-pub fn over_time(y_desc: &str, series: &[Series], t_end: f64) -> Result<String, String> {
+pub fn over_time(y_desc: &str, series: &[Series], t_end: f64) -> Result<String, RenderError> {
     let (_, hi) = y_range(series, false);
     let t_end = series
         .iter()
@@ -188,7 +190,7 @@ pub fn over_time(y_desc: &str, series: &[Series], t_end: f64) -> Result<String, 
 
 /// Latency (µs, log axis) against achieved throughput (ops/s): the
 /// latency–throughput curve, each point marked; `bound` draws an SLO.
-pub fn curve(series: &[Series], bound: Option<f64>) -> Result<String, String> {
+pub fn curve(series: &[Series], bound: Option<f64>) -> Result<String, RenderError> {
     let (lo, hi) = y_range(series, true);
     let (lo, hi) = match bound {
         Some(b) => (lo.min(b / 1.5), hi.max(b * 1.5)),
@@ -249,7 +251,7 @@ const DATA_WIDTH: u32 = 3;
 fn draw<'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
     series: &[Series],
-) -> Result<(), String>
+) -> Result<(), RenderError>
 where
     X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
     Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
@@ -326,8 +328,8 @@ fn y_range(series: &[Series], log: bool) -> (f64, f64) {
     }
 }
 
-fn err(e: impl std::fmt::Debug) -> String {
-    format!("drawing a chart: {e:?}")
+fn err(e: impl std::fmt::Debug) -> RenderError {
+    RenderError::Chart(format!("{e:?}"))
 }
 
 #[cfg(test)]

@@ -2,12 +2,14 @@
 //! throughput curve (p50, p99, p99.9 and the SLO's percentile against the
 //! achieved rate), then the first run's settings.
 
+use crate::report::RenderError;
+
 use super::charts::{self, style, Series};
 use super::{esc, figure, head, Swatch};
 use crate::result::{percentile_label, Curve, CurveKind};
 use std::fmt::Write;
 
-pub fn page(curve: &Curve) -> Result<Vec<u8>, String> {
+pub fn page(curve: &Curve) -> Result<Vec<u8>, RenderError> {
     let mut page = head(match curve.kind {
         CurveKind::Scan => "mcbench scan",
         CurveKind::Search => "mcbench search",

@@ -6,6 +6,8 @@
 //! Several runs (`report A.json B.json --html F`, `run --each`) share one
 //! set of charts, a colour per run, and a headline side by side.
 
+use crate::report::RenderError;
+
 mod answer;
 mod charts;
 mod curve;
@@ -24,7 +26,7 @@ use std::fmt::Write;
 pub struct HtmlExporter;
 
 impl Exporter for HtmlExporter {
-    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, String> {
+    fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError> {
         let mut page = head("mcbench report");
         answer::write(&mut page, runs)?;
         section(&mut page, "spectrum", "Latency by percentile");
@@ -46,7 +48,7 @@ impl Exporter for HtmlExporter {
         true
     }
 
-    fn render_curve(&self, curve: &crate::result::Curve) -> Result<Vec<u8>, String> {
+    fn render_curve(&self, curve: &crate::result::Curve) -> Result<Vec<u8>, RenderError> {
         curve::page(curve)
     }
 

@@ -3,6 +3,8 @@
 //! show here), and each server's own view (`--server-stats`: commands/s,
 //! hit ratio, evictions, CPU per command).
 
+use crate::report::RenderError;
+
 use super::charts::{style, Series};
 use super::{label, section};
 use crate::result::RunResult;
@@ -20,7 +22,7 @@ const CHARTS: [(&str, &str); 5] = [
     ("Server CPU per command (rusage_user + rusage_system)", "ns"),
 ];
 
-pub fn write(page: &mut String, runs: &[RunResult], t_end: f64) -> Result<(), String> {
+pub fn write(page: &mut String, runs: &[RunResult], t_end: f64) -> Result<(), RenderError> {
     let mut lines: [Vec<Series>; 5] = Default::default();
     for (i, r) in runs.iter().enumerate() {
         for s in 0..r.servers.len() {

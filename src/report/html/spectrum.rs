@@ -2,12 +2,14 @@
 //! and the total, latency and service time of each run, each line ending
 //! where its samples stop bounding the percentile.
 
+use crate::report::RenderError;
+
 use super::charts::{self, style, Series};
 use super::{figure, label, Swatch};
 use crate::precision::order::highest_bounded;
 use crate::result::RunResult;
 
-pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
+pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), RenderError> {
     // An SLO the runs were judged against (`search`, `scan --slo`).
     let slo = runs[0]
         .spec
@@ -60,7 +62,7 @@ fn op_names(runs: &[RunResult]) -> Vec<String> {
 
 /// Latency (solid) and service time (dashed) of `op` in each run, and
 /// where each run's lines end (1/(1−p)).
-fn lines(runs: &[RunResult], op: &str) -> Result<(Vec<Series>, Vec<f64>), String> {
+fn lines(runs: &[RunResult], op: &str) -> Result<(Vec<Series>, Vec<f64>), RenderError> {
     let (mut out, mut ends) = (Vec::new(), Vec::new());
     for (i, r) in runs.iter().enumerate() {
         let s = if op == "total" {

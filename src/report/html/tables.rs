@@ -2,12 +2,14 @@
 //! percentile with its 95 % interval, max and errors by class; the client
 //! (CPU, send lag, TLS); and the verdict on precision.
 
+use crate::report::RenderError;
+
 use super::{esc, label, section};
 use crate::result::{percentile_label, percentile_us, RunResult};
 use crate::stats::max_us;
 use std::fmt::Write;
 
-pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
+pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), RenderError> {
     section(page, "tables", "Tables");
     summary(page, runs)?;
     client(page, runs);
@@ -19,7 +21,7 @@ pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
 }
 
 /// Per run and op type: count, ok/s, the run's percentiles, max, errors.
-fn summary(page: &mut String, runs: &[RunResult]) -> Result<(), String> {
+fn summary(page: &mut String, runs: &[RunResult]) -> Result<(), RenderError> {
     let pcts = &runs[0].percentiles;
     page.push_str(
         "<h3>Latency (intended send → response), µs</h3>\n<div class=\"scroll\"><table class=\"summary\">\n\

@@ -1,12 +1,14 @@
 //! The run over time, an interval a point: throughput, p50 and p99, send
 //! lag (open loop), errors by class and the client's CPU.
 
+use crate::report::RenderError;
+
 use super::charts::{self, style, Series};
 use super::{figure, label};
 use crate::result::{percentile_us, RunResult};
 use crate::stats::IntervalSummary;
 
-pub fn write(page: &mut String, runs: &[RunResult], t_end: f64) -> Result<(), String> {
+pub fn write(page: &mut String, runs: &[RunResult], t_end: f64) -> Result<(), RenderError> {
     let n = runs.len();
     let (mut rate, mut latency, mut lag, mut errors, mut cpu) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -67,7 +69,7 @@ pub(super) fn chart(
     unit: &str,
     mut series: Vec<Series>,
     t_end: f64,
-) -> Result<bool, String> {
+) -> Result<bool, RenderError> {
     series.retain(|s| s.points.len() >= 2);
     if series.is_empty() {
         return Ok(false);
@@ -92,7 +94,7 @@ fn error_lines(
     run: usize,
     runs: usize,
     name: &dyn Fn(&str) -> String,
-) -> Result<Vec<Series>, String> {
+) -> Result<Vec<Series>, RenderError> {
     let rate = |s: &IntervalSummary, n: u64| n as f64 / s.duration_s.max(1e-9);
     if runs > 1 || r.intervals.iter().all(|s| s.error_classes.is_empty()) {
         let points = per_interval(r, |s| Ok(rate(s, s.errors)))?;
@@ -120,8 +122,8 @@ fn error_lines(
 /// One value per interval of `r`, at the interval's end.
 fn per_interval(
     r: &RunResult,
-    value: impl Fn(&IntervalSummary) -> Result<f64, String>,
-) -> Result<Vec<(f64, f64)>, String> {
+    value: impl Fn(&IntervalSummary) -> Result<f64, RenderError>,
+) -> Result<Vec<(f64, f64)>, RenderError> {
     r.intervals
         .iter()
         .map(|s| Ok((s.time_s, value(s)?)))
@@ -129,7 +131,7 @@ fn per_interval(
 }
 
 /// The interval's latency at `percent`, all ops together, µs.
-fn total_percentile(s: &IntervalSummary, percent: f64) -> Result<f64, String> {
+fn total_percentile(s: &IntervalSummary, percent: f64) -> Result<f64, RenderError> {
     match s.ops.get("total") {
         Some(o) => Ok(percentile_us(&o.latency_hdr.decode()?, percent)),
         None => Ok(0.0),

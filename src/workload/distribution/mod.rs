@@ -8,6 +8,7 @@
 
 mod theory;
 
+use crate::workload::TableError;
 use rand::Rng;
 use rand_distr::{Distribution as _, StandardNormal};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -204,11 +205,14 @@ fn open_unit<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 }
 
 impl FromStr for Distribution {
-    type Err = String;
+    type Err = super::WorkloadError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, super::WorkloadError> {
         let t = text.trim();
-        let bad = |why: &str| format!("invalid distribution '{text}': {why}");
+        let bad = |why: &str| super::WorkloadError::Distribution {
+            text: text.into(),
+            why: why.into(),
+        };
         match t {
             "fb_key" => return Ok(FB_KEY),
             "fb_value" => return Ok(Distribution::FbValue),
@@ -216,7 +220,7 @@ impl FromStr for Distribution {
             _ => {}
         }
         if let Some(table) = t.strip_prefix("empirical:") {
-            return parse_table(table).map_err(|e| bad(&e));
+            return parse_table(table).map_err(|e| bad(&e.to_string()));
         }
         let (name, args) = match t.split_once(':') {
             Some((n, a)) => (n, numbers(a).map_err(|e| bad(&e))?),
@@ -277,7 +281,7 @@ impl FromStr for Distribution {
             }
             _ => return Err(bad(&format!("unknown family '{name}'; {FORMS}"))),
         };
-        dist.validate().map_err(|e| bad(&e))?;
+        dist.validate().map_err(bad)?;
         Ok(dist)
     }
 }
@@ -287,24 +291,21 @@ exponential:LAMBDA, pareto:LOC,SCALE,SHAPE, gev:LOC,SCALE,SHAPE, zipf:N,THETA, \
 empirical:LO-HI:SHARE,..., fb_key, fb_value, fb_ia, dN, uA,B or eMEAN";
 
 impl Distribution {
-    fn validate(&self) -> Result<(), String> {
+    /// Why the parameters make no distribution, if they do not.
+    fn validate(&self) -> Result<(), &'static str> {
         match *self {
-            Distribution::Uniform { min, max } if max <= min => {
-                Err("uniform needs MIN < MAX".into())
-            }
+            Distribution::Uniform { min, max } if max <= min => Err("uniform needs MIN < MAX"),
             Distribution::Normal { sd, .. } if sd < 0.0 => {
-                Err("the standard deviation must not be negative".into())
+                Err("the standard deviation must not be negative")
             }
-            Distribution::Exponential { mean } if mean <= 0.0 => {
-                Err("the mean must be positive".into())
-            }
+            Distribution::Exponential { mean } if mean <= 0.0 => Err("the mean must be positive"),
             Distribution::Pareto { scale, .. } | Distribution::Gev { scale, .. }
                 if scale <= 0.0 =>
             {
-                Err("the scale must be positive".into())
+                Err("the scale must be positive")
             }
             Distribution::Zipf { theta, .. } if theta.is_nan() || theta < 0.0 => {
-                Err("zipf needs THETA >= 0".into())
+                Err("zipf needs THETA >= 0")
             }
             _ => Ok(()),
         }
@@ -313,11 +314,11 @@ impl Distribution {
 
 /// `LO-HI:SHARE,LO-HI:SHARE,...`; shares must sum to 1 (within 0.001,
 /// memaslap's precision) and ranges must be whole sizes with LO <= HI.
-fn parse_table(text: &str) -> Result<Distribution, String> {
+fn parse_table(text: &str) -> Result<Distribution, TableError> {
     let rows = text
         .split(',')
         .map(|row| {
-            let err = || format!("table row '{row}' is not LO-HI:SHARE");
+            let err = || TableError::Row(row.to_string());
             let (range, share) = row.split_once(':').ok_or_else(err)?;
             let (lo, hi) = range.split_once('-').unwrap_or((range, range));
             let num = |t: &str| t.trim().parse::<f64>().ok().filter(|v| v.is_finite());
@@ -337,7 +338,7 @@ fn parse_table(text: &str) -> Result<Distribution, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let total: f64 = rows.iter().map(|r| r.share).sum();
     if (total - 1.0).abs() > 0.001 {
-        return Err(format!("table shares sum to {total}, not 1"));
+        return Err(TableError::Sum(total));
     }
     Ok(Distribution::Empirical(rows))
 }
@@ -469,7 +470,10 @@ mod tests {
             "fb_values",
         ] {
             let err = bad.parse::<Distribution>().unwrap_err();
-            assert!(err.contains(&format!("'{bad}'")), "{bad}: {err}");
+            assert!(
+                err.to_string().contains(&format!("'{bad}'")),
+                "{bad}: {err}"
+            );
         }
     }
 
