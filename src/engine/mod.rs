@@ -8,6 +8,7 @@
 pub mod clock;
 mod collect;
 mod conn;
+mod error;
 mod lag_probe;
 mod pacer;
 mod plan;
@@ -39,6 +40,7 @@ use worker::{Worker, WorkerPlan};
 
 use crate::net::{connect, sidecar, RunEnd};
 use crate::os;
+pub use error::EngineError;
 pub use lag_probe::LagRecorder;
 
 /// Read-only state every worker shares.
@@ -355,7 +357,7 @@ fn worker_main(
             match Worker::new(plan, shared, tx.clone()) {
                 Ok(w) => w.run(go),
                 Err(e) => {
-                    let _ = tx.send(done_failed(index, e));
+                    let _ = tx.send(done_failed(index, e.to_string()));
                 }
             }
         }));

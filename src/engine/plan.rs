@@ -1,7 +1,7 @@
 //! Planning a run's workers: each one's connections, share of the rate,
 //! of `--ops` and of the key space, its CPU, and its share of a trace.
 
-use super::{trace_feed, WorkerPlan};
+use super::{trace_feed, EngineError, WorkerPlan};
 use crate::net::connect;
 use crate::os;
 use crate::spec::{LoadMode, RunSpec, StopAfter};
@@ -108,7 +108,7 @@ pub(super) fn plan_measure(
     spec: &RunSpec,
     addrs: &[crate::net::Target],
     stop: &std::sync::atomic::AtomicUsize,
-) -> Result<Option<WorkerPlan>, String> {
+) -> Result<Option<WorkerPlan>, crate::net::NetError> {
     let Some(m) = spec.measure else {
         return Ok(None);
     };
@@ -216,7 +216,7 @@ pub(super) fn start_feed(
     spec: &RunSpec,
     plans: &mut [WorkerPlan],
     stop: Arc<AtomicUsize>,
-) -> Result<Option<std::thread::JoinHandle<trace_feed::FeedReport>>, String> {
+) -> Result<Option<std::thread::JoinHandle<trace_feed::FeedReport>>, EngineError> {
     let Some(t) = &spec.trace else {
         return Ok(None);
     };

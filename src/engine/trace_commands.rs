@@ -4,6 +4,7 @@
 //! activity between them. A server that does not know them answers
 //! `ERROR`: a warning, not a failed run.
 
+use super::EngineError;
 use crate::net::blocking::{exchange, Wait};
 use crate::net::connect_blocking;
 use crate::net::Target;
@@ -30,7 +31,7 @@ pub fn send(
             let reply = match ask(spec, addr, command, stop) {
                 Ok((_, false)) => return None,
                 Ok((line, true)) => line,
-                Err(e) => e,
+                Err(e) => e.to_string(),
             };
             Some(Warning::TraceRefused {
                 server: addr.to_string(),
@@ -47,7 +48,7 @@ fn ask(
     addr: &Target,
     command: TraceCommand,
     stop: &AtomicUsize,
-) -> Result<(String, bool), String> {
+) -> Result<(String, bool), EngineError> {
     let mut link = connect_blocking(addr, spec, spec.connect_timeout(), 0, Some(stop))?;
     let wait = Wait {
         timeout: spec.timeout,
@@ -69,5 +70,5 @@ fn ask(
             None => Ok(None),
         },
     )?;
-    answer.ok_or_else(|| "no reply".to_string())
+    answer.ok_or(EngineError::NoReply)
 }

@@ -7,6 +7,7 @@
 //! second are spread evenly over it, so that a replay is not a burst at
 //! each second's start. `--trace-speed` divides the times.
 
+use super::EngineError;
 use crate::trace::{Record, ScheduleJudge, TraceFormat, TraceOp, TraceReader};
 use crossbeam_channel::{Receiver, SendTimeoutError, Sender};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -116,7 +117,7 @@ pub struct FeedReport {
 pub fn spawn(
     plan: FeedPlan,
     stop: Arc<AtomicUsize>,
-) -> Result<(Vec<Receiver<Batch>>, std::thread::JoinHandle<FeedReport>), String> {
+) -> Result<(Vec<Receiver<Batch>>, std::thread::JoinHandle<FeedReport>), EngineError> {
     let reader = TraceReader::open(&plan.path, Some(plan.format))?;
     let (txs, rxs): (Vec<_>, Vec<_>) = (0..plan.workers)
         .map(|_| crossbeam_channel::bounded(QUEUED))
@@ -125,7 +126,7 @@ pub fn spawn(
     let handle = std::thread::Builder::new()
         .name("mcbench-trace".into())
         .spawn(move || feed.run(reader))
-        .map_err(|e| format!("cannot start the trace reader: {e}"))?;
+        .map_err(EngineError::FeedThread)?;
     Ok((rxs, handle))
 }
 
@@ -400,7 +401,7 @@ pub struct Drained {
 /// Reads a whole trace through the feed (decoding, timing and batching,
 /// as a replay does) into one consumer that only counts: `trace-stat`,
 /// and the measure of how fast a replay can be fed.
-pub fn drain(plan: FeedPlan, stop: Arc<AtomicUsize>) -> Result<Drained, String> {
+pub fn drain(plan: FeedPlan, stop: Arc<AtomicUsize>) -> Result<Drained, EngineError> {
     let started = std::time::Instant::now();
     let (rxs, handle) = spawn(FeedPlan { workers: 1, ..plan }, stop)?;
     let mut ops = std::collections::BTreeMap::new();

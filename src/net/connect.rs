@@ -137,16 +137,15 @@ pub const STOPPED: &str = "stopped by a signal while connecting";
 /// Opens one connection to `addr`, authenticated, non-blocking. Blocks
 /// for the connect and the authentication exchange (each bounded by
 /// `timeout`; the connect cut short once `stop` is set). `nth` picks its
-/// source address among `--source-addrs`. A String error: src/engine's
-/// reconnects keep theirs.
+/// source address among `--source-addrs`.
 pub fn connect_one(
     addr: &Target,
     spec: &RunSpec,
     timeout: Duration,
     nth: usize,
     stop: Option<&AtomicUsize>,
-) -> Result<Link, String> {
-    open(addr, spec, timeout, nth, stop).map_err(|e| e.to_string())
+) -> Result<Link, NetError> {
+    open(addr, spec, timeout, nth, stop)
 }
 
 /// `connect_one`, left blocking with `timeout` on its reads and writes.

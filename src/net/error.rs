@@ -160,17 +160,3 @@ pub enum TlsError {
         source: FileError,
     },
 }
-
-// Bridges for src/engine, which keeps its String errors and calls
-// connect_all, connect_blocking and exchange through `?`.
-impl From<NetError> for String {
-    fn from(e: NetError) -> String {
-        e.to_string()
-    }
-}
-
-impl From<ExchangeError> for String {
-    fn from(e: ExchangeError) -> String {
-        e.to_string()
-    }
-}

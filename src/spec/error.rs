@@ -131,11 +131,3 @@ impl PartialEq for SpecError {
         self.to_string() == other.to_string()
     }
 }
-
-// A bridge for src/engine, which keeps its String errors (the workers'
-// set-up calls the spec's functions through `?`).
-impl From<SpecError> for String {
-    fn from(e: SpecError) -> String {
-        e.to_string()
-    }
-}

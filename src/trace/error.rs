@@ -83,11 +83,3 @@ pub enum OpenError {
     )]
     Undetected,
 }
-
-// A bridge for src/engine, which keeps its String errors (the trace feed
-// opens its trace through `?`).
-impl From<OpenError> for String {
-    fn from(e: OpenError) -> String {
-        e.to_string()
-    }
-}

@@ -14,6 +14,7 @@ pub mod memory;
 use super::clock::Clock;
 use super::conn::Conn;
 use super::poller::{Poller, READABLE, WRITABLE};
+use super::EngineError;
 use crate::net::{connect, Link, Target};
 use crate::spec::RunSpec;
 use crate::stats::ConnError;
@@ -96,7 +97,7 @@ impl Transport {
         spec: &RunSpec,
         timeout: Duration,
         stop: Option<&AtomicUsize>,
-    ) -> Result<u64, String> {
+    ) -> Result<u64, EngineError> {
         match self {
             Transport::Os(p) => reopen_os(p, conn, dial, spec, timeout, stop),
             #[cfg(test)]
@@ -167,12 +168,12 @@ fn reopen_os(
     spec: &RunSpec,
     timeout: Duration,
     stop: Option<&AtomicUsize>,
-) -> Result<u64, String> {
+) -> Result<u64, EngineError> {
     let link = connect::connect_one(dial.target, spec, timeout, dial.nth, stop)?;
     p.add(link.socket.as_raw_fd(), dial.token as u64, READABLE)
-        .map_err(|e| e.to_string())?;
+        .map_err(EngineError::Socket)?;
     let handshake_ns = link.handshake_ns;
     // Closing the socket on failure takes it out of the epoll set.
-    conn.reopen(link).map_err(|e| e.to_string())?;
+    conn.reopen(link).map_err(EngineError::Socket)?;
     Ok(handshake_ns)
 }

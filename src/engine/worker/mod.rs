@@ -52,7 +52,7 @@ mod writes;
 
 use super::conn::InFlight;
 use super::request::Encoder;
-use super::{Message, PhaseEnd, PhaseKind, Shared};
+use super::{EngineError, Message, PhaseEnd, PhaseKind, Shared};
 use crate::stats::{cpu, Recorder, Snapshot};
 use crate::workload::Request;
 use rand::rngs::SmallRng;
@@ -173,7 +173,7 @@ impl Worker {
         mut plan: WorkerPlan,
         shared: Arc<Shared>,
         tx: crossbeam_channel::Sender<Message>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, EngineError> {
         let opened = std::mem::take(&mut plan.conns);
         let io = setup::sockets(opened, &shared.spec, plan.depth, shared.addrs.len())?;
         Worker::assemble(plan, shared, tx, io)
@@ -186,7 +186,7 @@ impl Worker {
         shared: Arc<Shared>,
         tx: crossbeam_channel::Sender<Message>,
         net: crate::engine::transport::memory::Network,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, EngineError> {
         let opened = std::mem::take(&mut plan.conns);
         let servers = shared.addrs.len();
         let io = setup::memory_sockets(opened, &shared.spec, plan.depth, servers, net);
@@ -199,7 +199,7 @@ impl Worker {
         shared: Arc<Shared>,
         tx: crossbeam_channel::Sender<Message>,
         io: sockets::Sockets,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, EngineError> {
         let spec = &shared.spec;
         let nservers = shared.addrs.len();
         let sockets = io.conns.len();

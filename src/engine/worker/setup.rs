@@ -13,8 +13,9 @@ use crate::engine::poller::READABLE;
 use crate::engine::request::{Encoder, WireOptions};
 use crate::engine::trace_feed::Batch;
 use crate::engine::transport::Transport;
+use crate::engine::EngineError;
 use crate::net::connect::Opened;
-use crate::spec::RunSpec;
+use crate::spec::{RunSpec, SpecError};
 use crate::workload::Cursor;
 
 /// The run's schedule for this worker, over its `conns` connections: a
@@ -64,8 +65,8 @@ pub(super) fn sockets(
     spec: &RunSpec,
     depth: usize,
     servers: usize,
-) -> Result<Sockets, String> {
-    let transport = Transport::os(EVENTS).map_err(|e| format!("epoll: {e}"))?;
+) -> Result<Sockets, EngineError> {
+    let transport = Transport::os(EVENTS).map_err(EngineError::Epoll)?;
     let max_pending = max_pending(spec);
     let conns = conns(opened, spec, depth, max_pending, &transport)?;
     Ok(Sockets::new(transport, conns, servers, max_pending))
@@ -108,7 +109,7 @@ fn conns(
     depth: usize,
     max_pending: usize,
     transport: &Transport,
-) -> Result<Vec<Conn>, String> {
+) -> Result<Vec<Conn>, EngineError> {
     let mut conns = Vec::with_capacity(opened.len());
     for (i, o) in opened.into_iter().enumerate() {
         let mut c = Conn::new(
@@ -120,16 +121,12 @@ fn conns(
             max_pending,
         );
         if spec.stamps_answers() {
-            c.stamp_arrivals()
-                .map_err(|e| format!("receive timestamps (SO_TIMESTAMPNS): {e}"))?;
+            c.stamp_arrivals().map_err(EngineError::RxStamps)?;
         }
         if spec.latency_parts_blocker().is_none() && c.udp.is_none() {
-            c.stamp_kernel()
-                .map_err(|e| format!("kernel timestamps (SO_TIMESTAMPING): {e}"))?;
+            c.stamp_kernel().map_err(EngineError::KernelStamps)?;
         }
-        transport
-            .add(&c, i, READABLE)
-            .map_err(|e| format!("epoll: {e}"))?;
+        transport.add(&c, i, READABLE).map_err(EngineError::Epoll)?;
         conns.push(c);
     }
     Ok(conns)
@@ -168,7 +165,7 @@ pub(super) fn router(spec: &RunSpec, servers: usize, sockets: usize) -> router::
     }
 }
 
-pub(super) fn encoder(spec: &RunSpec) -> Result<Encoder, String> {
+pub(super) fn encoder(spec: &RunSpec) -> Result<Encoder, SpecError> {
     Ok(Encoder::new(WireOptions {
         protocol: spec.protocol,
         expiry: spec.expiry,
