@@ -24,7 +24,7 @@ impl Clock {
     }
 
     /// The time now, ns.
-    #[inline]
+    #[inline(always)]
     pub fn now(&self) -> u64 {
         match self {
             Clock::Monotonic => crate::net::clock_ns(),

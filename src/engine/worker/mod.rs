@@ -166,6 +166,9 @@ pub struct Worker {
     requests: source::Requests,
     /// Where the phase is in time: measuring, sending, answered.
     progress: phase::Progress,
+    /// The run's clock (`Shared::clock`), kept at hand: read on every
+    /// turn and read.
+    clock: crate::engine::clock::Clock,
 }
 
 impl Worker {
@@ -229,6 +232,7 @@ impl Worker {
             recorder: Box::default(),
             reads: read_policy::ReadPolicy::new(spec),
             progress: phase::Progress::default(),
+            clock: shared.clock.clone(),
             shared,
             tx,
         };
@@ -293,8 +297,9 @@ impl Worker {
     }
 
     /// The time now on the worker's clock, ns.
+    #[inline]
     fn now(&self) -> u64 {
-        self.shared.clock.now()
+        self.clock.now()
     }
 
     fn send(&self, msg: Message) {
