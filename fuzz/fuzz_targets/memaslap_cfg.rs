@@ -15,7 +15,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
 });
 
-fn check(read: Result<mcbench::config::MemaslapConfig, String>) {
+fn check(read: Result<mcbench::config::MemaslapConfig, mcbench::config::ConfigError>) {
     match read {
         Ok(cfg) => {
             let args = cfg.args;
@@ -30,6 +30,6 @@ fn check(read: Result<mcbench::config::MemaslapConfig, String>) {
                 }
             }
         }
-        Err(e) => assert!(e.starts_with("f.cnf"), "{e}"),
+        Err(e) => assert!(e.to_string().starts_with("f.cnf"), "{e}"),
     }
 }

@@ -12,6 +12,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
                 assert!(first.starts_with("--"), "{args:?}");
             }
         }
-        Err(e) => assert!(e.starts_with("f.toml"), "{e}"),
+        Err(e) => assert!(e.to_string().starts_with("f.toml"), "{e}"),
     }
 });
