@@ -105,10 +105,13 @@ fn a_large_answer_waits_one_pause_not_one_per_read() {
         ]);
         assert!(out.status.success(), "{addr}: {}", stderr(&out));
         assert_eq!(f(&j, "gets.hits"), 40.0, "{addr}");
-        // About one pause (6-7 ms here); one per read or per buffer-full
-        // is ten or more (70 ms over the unix socket).
+        // One pause per answer (6-7 ms here): a request behind others
+        // in flight waits for theirs too, up to four (21 ms at the median
+        // over the unix socket, where answers are timed when read). One
+        // pause per read or per buffer-full is ten or more per answer
+        // (70 ms and over).
         let p50 = f(&j, "total.latency_us.p50");
-        assert!(p50 < 20_000.0, "{addr}: p50 {p50} µs");
+        assert!(p50 < 40_000.0, "{addr}: p50 {p50} µs");
     }
 }
 

@@ -74,6 +74,12 @@ impl RunSpec {
                 "--rep-lag-poll must be above 0 and at most 1s",
             ));
         }
+        self.validate_replicated_load(r)
+    }
+
+    /// `--rep-write`'s load: only what routes each request by its key to
+    /// a writer, and reads a replica can answer.
+    fn validate_replicated_load(&self, r: &Replication) -> Result<(), SpecError> {
         let refuse = |what: &str| {
             Err(SpecError::NotWith {
                 flag: "--rep-write",
