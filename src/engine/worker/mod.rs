@@ -166,9 +166,6 @@ pub struct Worker {
     requests: source::Requests,
     /// Where the phase is in time: measuring, sending, answered.
     progress: phase::Progress,
-    /// The run's clock (`Shared::clock`), kept at hand: read on every
-    /// turn and read.
-    clock: crate::engine::clock::Clock,
 }
 
 impl Worker {
@@ -232,7 +229,6 @@ impl Worker {
             recorder: Box::default(),
             reads: read_policy::ReadPolicy::new(spec),
             progress: phase::Progress::default(),
-            clock: shared.clock.clone(),
             shared,
             tx,
         };
@@ -299,7 +295,7 @@ impl Worker {
     /// The time now on the worker's clock, ns.
     #[inline]
     fn now(&self) -> u64 {
-        self.clock.now()
+        self.shared.clock.now()
     }
 
     fn send(&self, msg: Message) {

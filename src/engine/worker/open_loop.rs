@@ -118,7 +118,9 @@ impl Worker {
         }
         // `--moderate`: a quiet connection lists its slots; the waiting
         // requests go out on it once its quiet time is over.
-        let quiet = self.schedule.open().quiet_until[c] > self.now();
+        // The clock is read only then: this runs on every answer.
+        let quiet =
+            self.schedule.open().moderate && self.schedule.open().quiet_until[c] > self.now();
         loop {
             let ol = self.schedule.open();
             if !self.io.conns[c].alive || self.io.conns[c].in_flight.len() + ol.listed[c] >= depth {

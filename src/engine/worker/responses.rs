@@ -51,7 +51,7 @@ impl Worker {
         let ci = self.cursor_index(c);
         let lag_unstamped = self.lag_at_answer();
         let spec = &self.shared.spec;
-        let clock = &self.clock;
+        let clock = &self.shared.clock;
         let conn = &mut self.io.conns[c];
         let mut answers = Answers {
             rec: &mut self.recorder,

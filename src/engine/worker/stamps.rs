@@ -14,7 +14,7 @@ impl Worker {
     /// A socket whose error queue fails is left to the next read, which
     /// sees the same failure.
     pub(super) fn take_tx_stamps(&mut self, c: usize) {
-        let clock = &self.clock;
+        let clock = &self.shared.clock;
         let _ = self.io.conns[c].take_tx_stamps(|| clock.now());
         self.note_stamped_sends(c);
     }

@@ -122,7 +122,7 @@ impl Worker {
     /// next wake-up. Whether an arrival is then due, to go out before the
     /// answers are read.
     fn sleep_to_arrival(&mut self, timeout_ns: u64) -> bool {
-        self.clock.sleep_ns(timeout_ns);
+        self.shared.clock.sleep_ns(timeout_ns);
         let due = self.next_arrival_at().is_some_and(|at| at <= self.now());
         self.reads.woke(due)
     }
@@ -132,7 +132,7 @@ impl Worker {
         events: &mut Vec<(usize, u32)>,
         timeout_ns: u64,
     ) -> std::io::Result<()> {
-        let clock = &self.clock;
+        let clock = &self.shared.clock;
         self.io.transport.wait_into(events, timeout_ns, clock)
     }
 }

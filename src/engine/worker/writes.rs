@@ -51,7 +51,11 @@ impl Worker {
         let stamped = conn.kernel_stamped();
         // Stamped, a request's send path starts at the send call itself,
         // not at the turn's clock: the turn's other work is the client's.
-        let send_call = if stamped { self.clock.now() } else { now };
+        let send_call = if stamped {
+            self.shared.clock.now()
+        } else {
+            now
+        };
         let n = match conn.flush(send_call) {
             Ok(n) => n,
             Err(_) => {
