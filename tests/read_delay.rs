@@ -71,8 +71,8 @@ fn delayed_reads_are_timed_when_the_answers_came() {
 }
 
 /// An answer bigger than one read, or than the socket's buffer, is read
-/// on at once, not one pause per read or per buffer-full: the pause comes
-/// before reads that start answers. Over TCP and a unix socket (whose
+/// whole with the pause before it: the pause comes before reads that
+/// start answers. Over TCP and a unix socket (whose
 /// buffer is the sender's, ~200 KB).
 #[test]
 fn a_large_answer_waits_one_pause_not_one_per_read() {
@@ -105,14 +105,13 @@ fn a_large_answer_waits_one_pause_not_one_per_read() {
         ]);
         assert!(out.status.success(), "{addr}: {}", stderr(&out));
         assert_eq!(f(&j, "gets.hits"), 40.0, "{addr}");
-        // One pause per answer (6-7 ms here): a request behind others
-        // in flight waits for theirs too, up to four (21 ms at the median
-        // over the unix socket, where answers are timed when read). One
-        // pause per read or per buffer-full is ten or more per answer
-        // (70 ms and over).
-        let p50 = f(&j, "total.latency_us.p50");
-        assert!(p50 < 40_000.0, "{addr}: p50 {p50} µs");
+        // How many pauses the reads took is asserted exactly on the
+        // worker's manual clock (src/engine/worker/tests/read_delay.rs);
+        // here, over real sockets, that every answer came whole.
+        assert_eq!(f(&j, "errors.protocol"), 0.0, "{addr}");
     }
+    // The server's own count (the TCP one's `stats`).
+    assert_eq!(tcp.stat("get_hits"), 40);
 }
 
 /// The preload is not measured against anything: it is never delayed.

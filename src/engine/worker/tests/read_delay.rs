@@ -54,3 +54,22 @@ fn the_preload_reads_at_once_and_measured_reads_after_the_pause() {
     assert_eq!(lat.lowest_equivalent(lat.min()), server);
     assert_eq!(lat.lowest_equivalent(lat.max()), server);
 }
+
+#[test]
+fn a_large_answer_waits_one_pause_not_one_per_read() {
+    // 1 MB answers, 4 in flight, each 1 ms after its request: each takes
+    // some 16 reads of the 64 KB buffer. The pause comes before the read
+    // that starts the answers, never before those that go on with them.
+    let args = [
+        "-r", "20", "-V", "1000000", "-u", "0", "-c", "1", "-d", "4", "-x", "40",
+    ];
+    let ran = run(
+        &[&args[..], &["--read-delay", "5ms"]].concat(),
+        Scripted::after(MS),
+    );
+    let (_, preloaded_at) = ran.preload.expect("a preload");
+    assert_eq!(ran.total.hits, 40);
+    // Ten rounds of four: each 1 ms for the answers and one 5 ms pause.
+    // One pause per read would be 40 x 16 x 5 ms = 3.2 s.
+    assert_eq!(ran.ended_at - preloaded_at, 10 * 6 * MS);
+}
