@@ -70,9 +70,9 @@ pub async fn run_all(
     let judge = crate::engine::precise::PrecisionWatch::new(spec).map(|watch| {
         super::live::Judge::new(watch, agents.iter().map(|a| a.client.clone()).collect())
     });
-    let merging = spec.live || judge.is_some();
+    let merging = spec.recording.live || judge.is_some();
     let live = merging.then(|| {
-        let percentiles = spec.live.then(|| control.percentiles.clone());
+        let percentiles = spec.recording.live.then(|| control.percentiles.clone());
         tokio::spawn(super::live::show(lines, agents.len(), percentiles, judge))
     });
     let mut tasks = Vec::new();
@@ -122,10 +122,10 @@ impl Patience {
         // request's timeout, and it is silent (it was 10 s more: an agent
         // that took the run and said nothing held the master for tens of
         // seconds).
-        let then = spec.interval * 3 + spec.longest_timeout() + STREAM_SLACK;
+        let then = spec.recording.interval * 3 + spec.longest_timeout() + STREAM_SLACK;
         let until_start = Duration::from_nanos((start - unix_ns()).max(0) as u64);
         Patience {
-            first: until_start + spec.wait + spec.warmup + then,
+            first: until_start + spec.load.wait + spec.load.warmup + then,
             then,
             // After a Stop: the agent's drain, then its result.
             stopping: spec.longest_timeout() + Duration::from_secs(10),
@@ -173,18 +173,18 @@ pub fn stopped_before_start(spec: &RunSpec, stop: &AtomicUsize) -> RunResult {
 pub fn probe_spec(spec: &RunSpec, group: MeasureGroup) -> Result<RunSpec, Failure> {
     let mut p = spec.clone();
     p.measure = None;
-    p.connections = group.connections;
-    p.threads = 1;
-    p.depth = group.depth;
+    p.load.connections = group.connections;
+    p.load.threads = 1;
+    p.load.depth = group.depth;
     // An open loop of few probes: no batched refills, and each probe sent
     // on its exact schedule, as the local measurement group's.
-    p.refill_batch = 1;
-    p.schedule = Schedule::Open(OpenLoop {
+    p.load.refill_batch = 1;
+    p.load.schedule = Schedule::Open(OpenLoop {
         coalesce: Some(Duration::ZERO),
-        ..spec.schedule.at_rate(group.rate)
+        ..spec.load.schedule.at_rate(group.rate)
     });
-    if p.load == LoadMode::Load {
-        p.load = LoadMode::NoLoad;
+    if p.key_space.preload == LoadMode::Load {
+        p.key_space.preload = LoadMode::NoLoad;
     }
     p.validate()
         .map_err(|e| Failure::usage(format!("the master's probe connections: {e}")))?;
@@ -366,7 +366,7 @@ fn merge(
     merged.spec = spec.clone();
     // Every agent preloaded its slice in Prepare, before the start (a
     // failed preload refuses the run there).
-    if spec.load == LoadMode::Load {
+    if spec.key_space.preload == LoadMode::Load {
         merged.preloaded = Some(true);
     }
     merged.agents = rows;
@@ -398,7 +398,12 @@ fn partial_total(intervals: &[IntervalSummary]) -> Result<(result::OpSummary, f6
 /// A result of nothing measured: the base when no agent finished.
 fn empty(spec: &RunSpec) -> RunResult {
     let ctx = RunContext {
-        servers: spec.servers.iter().map(ToString::to_string).collect(),
+        servers: spec
+            .target
+            .servers
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
         embedded_server: None,
         tls: None,
         stopped_by: None,

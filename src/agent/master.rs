@@ -81,7 +81,7 @@ pub fn run_with_agents(
 ) -> Result<RunResult, Failure> {
     // The agents would read the key material named off their own disks,
     // or need it sent: neither is done yet.
-    if spec.tls.is_some() {
+    if spec.target.tls.is_some() {
         return Err(Failure::usage(
             "--tls with --agent: the agents cannot reach the servers over TLS yet; run without --agent, or without --tls",
         ));
@@ -93,7 +93,7 @@ pub fn run_with_agents(
         .map(|ca| ClientTls::read(ca, control.tls_domain.clone()))
         .transpose()
         .map_err(Failure::usage)?;
-    if spec.password.is_some() && tls.is_none() {
+    if spec.target.password.is_some() && tls.is_none() {
         return Err(Failure::usage(
             "--user/--password with --agent: the password goes to the agents only over TLS; give --agent-tls-ca (and the agents --tls-cert/--tls-key)",
         ));
@@ -268,9 +268,9 @@ const PREPARE_SLACK: Duration = Duration::from_secs(10);
 
 /// How long an agent's Prepare of `spec` may take.
 fn prepare_patience(spec: &RunSpec) -> Duration {
-    let preload = match spec.load {
+    let preload = match spec.key_space.preload {
         crate::spec::LoadMode::NoLoad => 0.0,
-        _ => spec.keys as f64 / PREPARE_MIN_RATE,
+        _ => spec.key_space.keys as f64 / PREPARE_MIN_RATE,
     };
     PREPARE_SLACK + Duration::from_secs_f64(preload.min(86_400.0))
 }
@@ -282,7 +282,7 @@ async fn prepare(agents: &mut [Agent], shares: &[RunSpec]) -> Result<(), Failure
         let mut client = a.client.clone();
         let name = a.name.clone();
         let json = serde_json::to_string(spec).map_err(|e| Failure::run(e.to_string()))?;
-        let password = spec.password.clone().unwrap_or_default();
+        let password = spec.target.password.clone().unwrap_or_default();
         let mut request = tonic::Request::new(pb::PrepareRequest {
             spec_json: json,
             name: name.clone(),

@@ -43,7 +43,7 @@ pub fn admit(mut spec: RunSpec, limits: &Limits) -> Result<RunSpec, AgentError> 
             "this agent reads no file a master names: a share with a trace is refused",
         ));
     }
-    if let Some(server) = spec.servers.iter().find(|s| s.is_unix()) {
+    if let Some(server) = spec.target.servers.iter().find(|s| s.is_unix()) {
         return Err(AgentError::UnixSocket(server.to_string()));
     }
     if spec.measure.is_some() {
@@ -59,15 +59,15 @@ pub fn admit(mut spec: RunSpec, limits: &Limits) -> Result<RunSpec, AgentError> 
             limit,
         })
     };
-    if spec.keys > limits.keys {
+    if spec.key_space.keys > limits.keys {
         return over(
             "keys",
-            spec.keys.to_string(),
+            spec.key_space.keys.to_string(),
             "--max-keys",
             limits.keys.to_string(),
         );
     }
-    let sockets = spec.total_connections(spec.servers.len());
+    let sockets = spec.total_connections(spec.target.servers.len());
     if sockets > limits.connections {
         let limit = limits.connections.to_string();
         return over(
@@ -81,19 +81,19 @@ pub fn admit(mut spec: RunSpec, limits: &Limits) -> Result<RunSpec, AgentError> 
         let limit = format!("{}/s", limits.rate);
         return over("requests", format!("{rate}/s"), "--max-rate", limit);
     }
-    let time = match spec.stop {
+    let time = match spec.load.stop {
         StopAfter::Duration(d) => Some(d),
-        _ => spec.time_limit,
+        _ => spec.load.time_limit,
     };
     if let Some(total) = time
-        .map(|t| t + spec.warmup)
+        .map(|t| t + spec.load.warmup)
         .filter(|t| *t > limits.duration)
     {
         let limit = format!("{:?}", limits.duration);
         return over("of running", format!("{total:?}"), "--max-duration", limit);
     }
     if time.is_none() {
-        spec.time_limit = Some(limits.duration.saturating_sub(spec.warmup));
+        spec.load.time_limit = Some(limits.duration.saturating_sub(spec.load.warmup));
     }
     Ok(spec)
 }
@@ -111,7 +111,7 @@ mod tests {
         let limits = Limits::default();
         assert!(admit(spec(), &limits).is_ok());
         let mut s = spec();
-        s.keys = 1 << 62;
+        s.key_space.keys = 1 << 62;
         let e = admit(s, &limits).unwrap_err();
         assert!(
             matches!(
@@ -124,26 +124,29 @@ mod tests {
             "{e}"
         );
         let mut s = spec();
-        s.servers = vec!["unix:/var/run/docker.sock".parse().unwrap()];
+        s.target.servers = vec!["unix:/var/run/docker.sock".parse().unwrap()];
         assert!(admit(s, &limits)
             .unwrap_err()
             .to_string()
             .contains("unix socket"));
         let mut s = spec();
-        s.stop = StopAfter::Duration(Duration::from_secs(90_000));
+        s.load.stop = StopAfter::Duration(Duration::from_secs(90_000));
         assert!(admit(s, &limits)
             .unwrap_err()
             .to_string()
             .contains("--max-duration"));
         let mut s = spec();
-        s.schedule = crate::spec::Schedule::Open(s.schedule.at_rate(1e9));
+        s.load.schedule = crate::spec::Schedule::Open(s.load.schedule.at_rate(1e9));
         assert!(admit(s, &limits)
             .unwrap_err()
             .to_string()
             .contains("--max-rate"));
         // A share bounded by requests is bounded in time too.
         let mut s = spec();
-        s.stop = StopAfter::Ops(10);
-        assert_eq!(admit(s, &limits).unwrap().time_limit, Some(limits.duration));
+        s.load.stop = StopAfter::Ops(10);
+        assert_eq!(
+            admit(s, &limits).unwrap().load.time_limit,
+            Some(limits.duration)
+        );
     }
 }

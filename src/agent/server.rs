@@ -266,12 +266,12 @@ impl Agent for Service {
                     "this agent serves no TLS: it takes no password in clear",
                 ));
             }
-            spec.password = Some(req.password);
+            spec.target.password = Some(req.password);
         }
         let spec = super::policy::admit(spec, &self.limits)
             .map_err(|e| Status::invalid_argument(e.to_string()))?;
         let busy = Busy::take(&self.busy)?;
-        let preload = spec.load == LoadMode::Load;
+        let preload = spec.key_space.preload == LoadMode::Load;
         let share = spec.clone();
         // Stop, or the master gone, ends the preload too.
         let stop = Arc::new(AtomicUsize::new(0));
@@ -286,7 +286,7 @@ impl Agent for Service {
                 return Ok(0);
             }
             let mut load = share.clone();
-            load.load = LoadMode::LoadOnly;
+            load.key_space.preload = LoadMode::LoadOnly;
             let result = crate::run::quietly(&load, &preload_stop, &mut |_| {})
                 .map_err(|f| Status::failed_precondition(f.to_string()))?;
             // A --load-only run's failure is its preload's.
@@ -309,8 +309,8 @@ impl Agent for Service {
             req.name
         );
         let mut run = spec;
-        if run.load == LoadMode::Load {
-            run.load = LoadMode::NoLoad;
+        if run.key_space.preload == LoadMode::Load {
+            run.key_space.preload = LoadMode::NoLoad;
         }
         *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(run);
         Ok(Response::new(pb::PrepareReply { preloaded }))

@@ -32,7 +32,7 @@ pub struct Seat {
 pub fn shares(spec: &RunSpec, seats: &[Seat]) -> Result<Vec<RunSpec>, AgentError> {
     let weights: Vec<u64> = seats.iter().map(|s| s.weight).collect();
     let n = weights.len();
-    if spec.servers.is_empty() {
+    if spec.target.servers.is_empty() {
         return Err(AgentError::Refused(
             "--agent needs --server: agents cannot reach a memcached the master starts",
         ));
@@ -40,9 +40,9 @@ pub fn shares(spec: &RunSpec, seats: &[Seat]) -> Result<Vec<RunSpec>, AgentError
     if spec.trace.is_some() {
         return Err(AgentError::Refused("--trace and --read-file with --agent are not supported: one file cannot be split among agents yet"));
     }
-    if (spec.connections as u64) < n as u64 {
+    if (spec.load.connections as u64) < n as u64 {
         return Err(AgentError::FewConnections {
-            connections: spec.connections,
+            connections: spec.load.connections,
             agents: n,
         });
     }
@@ -55,37 +55,42 @@ fn one(spec: &RunSpec, weights: &[u64], threads: usize, i: usize) -> Result<RunS
     let n = weights.len();
     let sum: u64 = weights.iter().sum::<u64>().max(1);
     let mut s = spec.clone();
-    s.connections = weighted(spec.connections as u64, weights, i) as usize;
-    let threads = if threads == 0 { spec.threads } else { threads };
-    s.threads = threads.min(s.connections).max(1);
+    s.load.connections = weighted(spec.load.connections as u64, weights, i) as usize;
+    let threads = if threads == 0 {
+        spec.load.threads
+    } else {
+        threads
+    };
+    s.load.threads = threads.min(s.load.connections).max(1);
     if let Some(rate) = spec.rate() {
         let mine = rate * weights[i] as f64 / sum as f64;
-        s.schedule = Schedule::Open(spec.schedule.at_rate(mine));
+        s.load.schedule = Schedule::Open(spec.load.schedule.at_rate(mine));
     }
     // The measurement group is the master's own (its probe connections).
     s.measure = None;
     // The master judges precision over every agent's intervals merged,
     // and tells each agent when it is enough: a share alone would judge
     // its part.
-    s.precision.clear();
-    s.decide = None;
-    if let StopAfter::Ops(ops) = spec.stop {
+    s.load.precision.clear();
+    s.load.decide = None;
+    if let StopAfter::Ops(ops) = spec.load.stop {
         let mine = weighted(ops, weights, i);
         if mine == 0 {
             return Err(AgentError::FewOps { ops, agents: n });
         }
-        s.stop = StopAfter::Ops(mine);
+        s.load.stop = StopAfter::Ops(mine);
     }
-    if let Schedule::Churn(c) = &mut s.schedule {
+    if let Schedule::Churn(c) = &mut s.load.schedule {
         c.conns = weighted(c.conns, weights, i).max(1);
     }
     // Disjoint keys: agent i takes slice i of each of the run's slices.
-    s.client = ClientSlice {
-        index: spec.client.index * n as u64 + i as u64,
-        of: spec.client.of * n as u64,
+    s.key_space.client = ClientSlice {
+        index: spec.key_space.client.index * n as u64 + i as u64,
+        of: spec.key_space.client.of * n as u64,
     };
     // Different random draws (gaps, keys) on every agent.
-    s.seed = spec
+    s.workload.seed = spec
+        .workload
         .seed
         .wrapping_add((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     // Its descriptors are the agent's to check, not this host's.

@@ -96,14 +96,14 @@ fn run_one_by_one(
             "mcbench: --each: run {} of {}: {}",
             i + 1,
             specs.len(),
-            one.servers[0]
+            one.target.servers[0]
         );
         // A run that could not be made (its server refuses connections)
         // ends the series; the runs made so far are still reported.
         let result = match measure(one, percentiles.clone(), stop, None, None) {
             Ok(r) => r,
             Err(f) => {
-                crate::stderr_line!("mcbench: error: {}: {f}", one.servers[0]);
+                crate::stderr_line!("mcbench: error: {}: {f}", one.target.servers[0]);
                 code = worse(code, exit::FAILED);
                 break;
             }
@@ -127,7 +127,13 @@ fn run_one_by_one(
 fn compare_servers(results: &[RunResult]) -> Result<i32, Failure> {
     let labels: Vec<String> = results
         .iter()
-        .map(|r| r.spec.label.clone().unwrap_or_else(|| r.servers.join(",")))
+        .map(|r| {
+            r.spec
+                .recording
+                .label
+                .clone()
+                .unwrap_or_else(|| r.servers.join(","))
+        })
         .collect();
     let table = report::compare(results, &labels).map_err(Failure::run)?;
     let text = format!(

@@ -82,7 +82,7 @@ impl engine::Observer for Watch<'_, '_> {
     fn interval(&mut self, s: &IntervalSummary) {
         if let Some(f) = self.on_interval.as_deref_mut() {
             self.progress.suspend(|| f(s));
-        } else if self.spec.live {
+        } else if self.spec.recording.live {
             let line = live_line(s, self.percentiles);
             self.progress.suspend(|| crate::stderr_line!("{line}"));
         }
@@ -303,16 +303,16 @@ pub(crate) fn install_signal_flag() -> Result<Arc<AtomicUsize>, Failure> {
 }
 
 fn is_ops_bound(spec: &RunSpec) -> bool {
-    matches!(spec.stop, StopAfter::Ops(_))
+    matches!(spec.load.stop, StopAfter::Ops(_))
 }
 
 /// A progress bar on a terminal when no live lines were asked for; hidden
 /// otherwise. Its unit is ms of run time, or ops for `--ops`.
 fn progress_bar(spec: &RunSpec) -> ProgressBar {
-    if spec.live || !std::io::stderr().is_terminal() {
+    if spec.recording.live || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let len = match spec.stop {
+    let len = match spec.load.stop {
         StopAfter::Duration(d) => d.as_millis() as u64,
         StopAfter::Ops(n) => n,
         // The schedule's length is not known in time: a spinner.

@@ -63,7 +63,7 @@ fn report_inner(args: &ReportArgs) -> Result<(), Failure> {
             "merges",
         )?;
         let spread = result::start_spread_s(&runs);
-        if spread >= runs[0].spec.interval.as_secs_f64() / 2.0 {
+        if spread >= runs[0].spec.recording.interval.as_secs_f64() / 2.0 {
             crate::stderr_line!(
                 "mcbench: note: the runs started {spread:.1} s apart: their intervals of the same \
                  number are not the same stretch of time (the totals are unaffected)"
@@ -149,6 +149,7 @@ fn compare_inner(args: &CompareArgs) -> Result<(), Failure> {
         .zip(&runs)
         .map(|(p, r)| {
             r.spec
+                .recording
                 .label
                 .clone()
                 .unwrap_or_else(|| p.display().to_string())

@@ -63,7 +63,7 @@ pub(super) fn collect(
             go = None; // dropping the sender releases every worker
         }
     }
-    if spec.trace_commands && go.is_none() {
+    if spec.request.trace_commands && go.is_none() {
         g.noticed.extend(trace_commands::send(
             spec,
             &shared.addrs,
@@ -150,7 +150,7 @@ struct Gathered {
 
 impl Gathered {
     fn new(spec: &RunSpec) -> Gathered {
-        let workers = spec.threads + usize::from(spec.measure.is_some());
+        let workers = spec.load.threads + usize::from(spec.measure.is_some());
         Gathered {
             reached: vec![false; workers],
             ends: vec![None; workers],
@@ -160,7 +160,8 @@ impl Gathered {
             load_failure: None,
             preload: Recorder::default(),
             preload_failure: None,
-            ran_preload: spec.load == LoadMode::Load && spec.window.is_none(),
+            ran_preload: spec.key_space.preload == LoadMode::Load
+                && spec.key_space.window.is_none(),
             noticed: Vec::new(),
             cpu_start: CpuTimes::process(),
             baseline_at: None,
@@ -174,7 +175,7 @@ impl Gathered {
     fn warmed_up(&mut self, spec: &RunSpec, shared: &Shared) {
         self.cpu_start = CpuTimes::process();
         self.baseline_at = None;
-        if spec.trace_commands && !spec.warmup.is_zero() {
+        if spec.request.trace_commands && !spec.load.warmup.is_zero() {
             self.noticed.extend(trace_commands::send(
                 spec,
                 &shared.addrs,
@@ -236,8 +237,8 @@ impl Gathered {
             .abort
             .store(self.preload_failure.is_some(), Ordering::Relaxed);
         // A signal during the wait ends it: the workers then stop at once.
-        wait_before_measuring(spec.wait, &shared.stop);
-        if spec.trace_commands && spec.warmup.is_zero() {
+        wait_before_measuring(spec.load.wait, &shared.stop);
+        if spec.request.trace_commands && spec.load.warmup.is_zero() {
             self.noticed.extend(trace_commands::send(
                 spec,
                 &shared.addrs,
@@ -249,11 +250,11 @@ impl Gathered {
         // The most open at once counts from here.
         let open = shared.open_now.load(Ordering::Relaxed);
         shared.open_max.store(open, Ordering::Relaxed);
-        self.baseline_at = Some(Instant::now() + spec.warmup);
-        self.start_ns = clock_ns() + spec.warmup.as_nanos() as u64;
-        self.started_unix_s = unix_now_s() + spec.warmup.as_secs_f64();
+        self.baseline_at = Some(Instant::now() + spec.load.warmup);
+        self.start_ns = clock_ns() + spec.load.warmup.as_nanos() as u64;
+        self.started_unix_s = unix_now_s() + spec.load.warmup.as_secs_f64();
         if let Some(b) = &shared.baseline {
-            let exchange = spec.connect_timeout() + spec.timeout;
+            let exchange = spec.connect_timeout() + spec.load.timeout;
             b.take(exchange + Duration::from_secs(1), &shared.stop);
         }
         // The preload took recorders of its own: one ready per worker

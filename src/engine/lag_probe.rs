@@ -94,7 +94,7 @@ pub fn spawn(
     end: RunEnd,
 ) -> Option<std::thread::JoinHandle<LagRecorder>> {
     let replicas = spec.replicas()?;
-    let rate = spec.replication.as_ref()?.lag_rate;
+    let rate = spec.server.replication.as_ref()?.lag_rate;
     if rate <= 0.0 {
         return None;
     }
@@ -120,7 +120,7 @@ impl Probe {
     fn run(mut self, go: crossbeam_channel::Receiver<()>, rate: f64) -> LagRecorder {
         let _ = go.recv(); // returns when the workers are released
         let every = (1e9 / rate) as u64;
-        let mut next = clock_ns() + self.spec.warmup.as_nanos() as u64;
+        let mut next = clock_ns() + self.spec.load.warmup.as_nanos() as u64;
         let mut n: u64 = 0;
         while self.end.pause_until(next) {
             next += every;
@@ -136,7 +136,7 @@ impl Probe {
     /// Probe `n`: writer `n mod writers`, then polls on another server,
     /// in turn.
     fn probe(&mut self, n: u64) {
-        let key = format!("{}lag-{:x}-{n}", self.spec.key_prefix, self.nonce);
+        let key = format!("{}lag-{:x}-{n}", self.spec.key_space.key_prefix, self.nonce);
         let writer = (n % self.replicas.writers as u64) as usize;
         let Some(reader) = self.replicas.target(false, writer, n as usize, |_| true) else {
             return;
@@ -174,10 +174,11 @@ impl Probe {
         let mut first = true;
         let gap = self
             .spec
+            .server
             .replication
             .as_ref()
             .map_or(0, |r| r.lag_poll.as_nanos() as u64);
-        let give_up = acked + self.spec.timeout.as_nanos() as u64;
+        let give_up = acked + self.spec.load.timeout.as_nanos() as u64;
         let req = Request::new(Cmd::Get, key);
         loop {
             if self.end.over() {
@@ -210,10 +211,10 @@ impl Probe {
     /// hit, the value. `None` (and the connection dropped, to be opened
     /// again next time) when either fails.
     fn ask(&mut self, server: usize, req: &Request) -> Option<(ResponseClass, Option<Vec<u8>>)> {
-        let protocol = self.spec.protocol;
+        let protocol = self.spec.target.protocol;
         let stop = self.end.stop.clone();
         let wait = blocking::Wait {
-            timeout: self.spec.timeout,
+            timeout: self.spec.load.timeout,
             stop: Some(&stop),
         };
         let answer = self

@@ -222,7 +222,7 @@ pub fn run(
     // Before any worker: one that cannot start fails the run before traffic.
     let summariser = Summariser::spawn(spec, pool, ops.clone(), nservers)
         .map_err(|e| Failure::run(format!("cannot start the statistics thread: {e}")))?;
-    summariser.fill_pool(2 * spec.threads);
+    summariser.fill_pool(2 * spec.load.threads);
     let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
     let end = RunEnd {
         done: Arc::new(std::sync::atomic::AtomicBool::new(false)),

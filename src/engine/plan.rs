@@ -17,7 +17,7 @@ pub(super) fn plan_workers(
     conns: Vec<connect::Opened>,
     nservers: usize,
 ) -> Vec<WorkerPlan> {
-    let t = spec.threads;
+    let t = spec.load.threads;
     let cpus = worker_cpus(spec);
     let mut plans: Vec<WorkerPlan> = (0..t)
         .map(|i| WorkerPlan {
@@ -25,14 +25,14 @@ pub(super) fn plan_workers(
             conns: Vec::new(),
             lanes: Vec::new(),
             rate: None,
-            quota: match spec.stop {
+            quota: match spec.load.stop {
                 StopAfter::Ops(_) if spec.trace.is_some() => None,
                 StopAfter::Ops(n) => Some(share(n, t, i)),
                 StopAfter::Duration(_) | StopAfter::Schedule | StopAfter::TraceEnd => None,
             },
             load: Vec::new(),
             cpu: cpus.as_ref().map(|c| c[i % c.len()]),
-            depth: spec.depth,
+            depth: spec.load.depth,
             trace: None,
             deletes: Vec::new(),
             coalesce_ns: spec.coalesce().as_nanos() as u64,
@@ -53,8 +53,8 @@ pub(super) fn plan_workers(
             .map(|r| r * plan.conns.len() as f64 / total_conns.max(1) as f64);
     }
     let placed = spec.places_keys(nservers);
-    if spec.load != LoadMode::NoLoad && spec.window.is_none() {
-        let shares = match spec.load_each_thread {
+    if spec.key_space.preload != LoadMode::NoLoad && spec.key_space.window.is_none() {
+        let shares = match spec.key_space.load_each_thread {
             true => whole_key_space(&plans_conns(&plans), keys, placed, nservers),
             false => key_shares(&plans_conns(&plans), keys, placed, nservers),
         };
@@ -62,7 +62,7 @@ pub(super) fn plan_workers(
             plan.load = share;
         }
     }
-    if spec.delete90 {
+    if spec.workload.delete90 {
         // Deleted by the workers that send queries (their halfway point
         // starts the deletes).
         let mut servers = plans_conns(&plans);
@@ -92,7 +92,7 @@ fn plans_conns(plans: &[WorkerPlan]) -> Vec<Vec<usize>> {
 /// `--affinity`'s CPUs, worker `i` taking the `i mod len`-th: the list
 /// given, or every CPU this process may use.
 fn worker_cpus(spec: &RunSpec) -> Option<Vec<usize>> {
-    spec.affinity.as_ref().map(|list| {
+    spec.load.affinity.as_ref().map(|list| {
         if list.is_empty() {
             os::allowed_cpus()
         } else {
@@ -112,16 +112,14 @@ pub(super) fn plan_measure(
     let Some(m) = spec.measure else {
         return Ok(None);
     };
-    let group = RunSpec {
-        connections: m.connections,
-        ..spec.clone()
-    };
+    let mut group = spec.clone();
+    group.load.connections = m.connections;
     let conns = connect::connect_all(addrs, &group, stop)?.conns;
     let nservers = addrs.len();
-    let first_lane = spec.total_connections(nservers) + (spec.threads + 1) * nservers;
-    let cpu = worker_cpus(spec).map(|cpus| cpus[spec.threads % cpus.len()]);
+    let first_lane = spec.total_connections(nservers) + (spec.load.threads + 1) * nservers;
+    let cpu = worker_cpus(spec).map(|cpus| cpus[spec.load.threads % cpus.len()]);
     Ok(Some(WorkerPlan {
-        index: spec.threads,
+        index: spec.load.threads,
         lanes: (first_lane..first_lane + conns.len()).collect(),
         conns,
         rate: Some(m.rate),
@@ -220,7 +218,7 @@ pub(super) fn start_feed(
     let Some(t) = &spec.trace else {
         return Ok(None);
     };
-    let workers = spec.threads;
+    let workers = spec.load.threads;
     // The worker of each lane (a lane is a connection's number in the run).
     let client_lanes = t.clients.then(|| {
         let lanes = plans[..workers].iter().map(|p| p.lanes.len()).sum();
@@ -235,14 +233,14 @@ pub(super) fn start_feed(
     let plan = trace_feed::FeedPlan {
         path: t.path.clone(),
         format: t.format,
-        speed: spec.schedule.trace_speed(),
+        speed: spec.load.schedule.trace_speed(),
         client_lanes,
         workers,
-        max_value: u32::try_from(spec.max_value_size).unwrap_or(u32::MAX),
-        bounded: spec.time_limit.is_some(),
+        max_value: u32::try_from(spec.key_space.max_value_size).unwrap_or(u32::MAX),
+        bounded: spec.load.time_limit.is_some(),
         // The feed counts `--ops` (workers' shares would not match what
         // each is handed).
-        limit: match spec.stop {
+        limit: match spec.load.stop {
             StopAfter::Ops(n) => Some(n),
             _ => None,
         },

@@ -43,10 +43,10 @@ impl PrecisionWatch {
     /// A watch when the run names targets.
     pub fn new(spec: &RunSpec) -> Option<Self> {
         // A measurement group's SLO is not the total's: no early decision.
-        let decide = spec.decide.filter(|_| spec.measure.is_none());
-        let slot_s = spec.interval.as_secs_f64() / crate::stats::batches::SLOTS as f64;
-        (!spec.precision.is_empty() || decide.is_some()).then(|| PrecisionWatch {
-            targets: spec.precision.clone(),
+        let decide = spec.load.decide.filter(|_| spec.measure.is_none());
+        let slot_s = spec.recording.interval.as_secs_f64() / crate::stats::batches::SLOTS as f64;
+        (!spec.load.precision.is_empty() || decide.is_some()).then(|| PrecisionWatch {
+            targets: spec.load.precision.clone(),
             decide,
             parts: Vec::new(),
             all: crate::stats::new_histogram(),

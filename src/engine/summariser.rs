@@ -58,13 +58,19 @@ impl Summariser {
         ops: Vec<OpKind>,
         servers: usize,
     ) -> std::io::Result<Summariser> {
-        let interval_ns = spec.interval.as_nanos() as u64;
-        let collector = Collector::new(spec.threads, interval_ns, spec.replication.is_some());
+        let interval_ns = spec.recording.interval.as_nanos() as u64;
+        let collector = Collector::new(
+            spec.load.threads,
+            interval_ns,
+            spec.server.replication.is_some(),
+        );
         let measure = spec.measure.map(|_| Collector::new(1, interval_ns, false));
         // The measurement group's worker comes after the load's.
-        let group_worker = spec.threads;
+        let group_worker = spec.load.threads;
         // A --load-only run reports its preload, which is never paced.
-        let idle = spec.open_loop() && spec.load != LoadMode::LoadOnly && !spec.busy_poll;
+        let idle = spec.open_loop()
+            && spec.key_space.preload != LoadMode::LoadOnly
+            && !spec.load.busy_poll;
         let (snapshots, from_main) = crossbeam_channel::unbounded::<Snapshot>();
         let (to_main, back) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new()

@@ -51,7 +51,7 @@ fn ask(
 ) -> Result<(String, bool), EngineError> {
     let mut link = connect_blocking(addr, spec, spec.connect_timeout(), 0, Some(stop))?;
     let wait = Wait {
-        timeout: spec.timeout,
+        timeout: spec.load.timeout,
         stop: Some(stop),
     };
     let mut reply = Vec::new();

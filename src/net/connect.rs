@@ -40,7 +40,7 @@ pub fn connect_all(
     stop: &AtomicUsize,
 ) -> Result<Connected, NetError> {
     let mut out =
-        Vec::with_capacity(addrs.len() * spec.connections * spec.sockets_per_connection());
+        Vec::with_capacity(addrs.len() * spec.load.connections * spec.sockets_per_connection());
     let mut down: Vec<Option<String>> = vec![None; addrs.len()];
     for server in connection_order(addrs.len(), spec) {
         for addr in group(&addrs[server], spec) {
@@ -51,7 +51,9 @@ pub fn connect_all(
                 Some(_) => None,
                 None => match open(&addr, spec, spec.connect_timeout(), out.len(), Some(stop)) {
                     Ok(link) => Some(link),
-                    Err(why @ NetError::Unreachable { .. }) if spec.replication.is_some() => {
+                    Err(why @ NetError::Unreachable { .. })
+                        if spec.server.replication.is_some() =>
+                    {
                         down[server] = Some(why.to_string());
                         None
                     }
@@ -108,9 +110,10 @@ fn connection_order(nservers: usize, spec: &RunSpec) -> Vec<usize> {
     // A connection schedule opens its own; held ones would only preload
     // (and, with nothing to preload, be counted by the server for nothing:
     // twemperf opens none).
-    let c = match spec.churn().is_some() && spec.load == crate::spec::LoadMode::NoLoad {
+    let c = match spec.churn().is_some() && spec.key_space.preload == crate::spec::LoadMode::NoLoad
+    {
         true => 0,
-        false => spec.connections,
+        false => spec.load.connections,
     };
     if spec.places_keys(nservers) {
         (0..c).flat_map(|_| 0..nservers).collect()
@@ -124,8 +127,8 @@ fn connection_order(nservers: usize, spec: &RunSpec) -> Vec<usize> {
 /// The sockets one connection to `addr` is made of.
 fn group(addr: &Target, spec: &RunSpec) -> Vec<Target> {
     match addr.addr {
-        Address::Tcp(a) if spec.facebook => std::iter::once(Target::plain(Address::Udp(a)))
-            .chain(std::iter::repeat_n(addr.clone(), spec.conn_sock))
+        Address::Tcp(a) if spec.conns.facebook => std::iter::once(Target::plain(Address::Udp(a)))
+            .chain(std::iter::repeat_n(addr.clone(), spec.conns.conn_sock))
             .collect(),
         _ => vec![addr.clone()],
     }
@@ -168,8 +171,8 @@ pub fn connect_blocking(
         NetError::Resumption => e.at(addr),
         e => e,
     })?;
-    if let (Some(user), Some(password)) = (&spec.user, &spec.password) {
-        auth::authenticate(&mut link, spec.protocol, user, password)
+    if let (Some(user), Some(password)) = (&spec.target.user, &spec.target.password) {
+        auth::authenticate(&mut link, spec.target.protocol, user, password)
             .map_err(|e| NetError::from(e).at(addr))?;
     }
     Ok(link)
@@ -185,7 +188,7 @@ fn secured(
     nth: usize,
     stop: Option<&AtomicUsize>,
 ) -> Result<Link, NetError> {
-    let socket = connect(addr, &spec.socket, timeout, nth, stop).map_err(|source| {
+    let socket = connect(addr, &spec.conns.socket, timeout, nth, stop).map_err(|source| {
         NetError::Unreachable {
             addr: addr.to_string(),
             source,
@@ -474,8 +477,8 @@ pub struct Owners {
 
 impl Owners {
     pub fn new(spec: &RunSpec, nservers: usize) -> Self {
-        let workers = spec.threads;
-        let roundrobin = spec.roundrobin.then(|| {
+        let workers = spec.load.threads;
+        let roundrobin = spec.target.roundrobin.then(|| {
             (0..nservers)
                 .map(|s| {
                     (

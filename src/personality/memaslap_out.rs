@@ -65,7 +65,7 @@ impl Memaslap {
 
 impl Presenter for Memaslap {
     fn begin(&mut self, spec: &RunSpec) {
-        self.object_size = spec.key_size.mean() + spec.value_size.mean();
+        self.object_size = spec.key_space.key_size.mean() + spec.key_space.value_size.mean();
         let h = &self.header;
         let mut out = format!(
             "servers : {}\nthreads count: {}\nconcurrency: {}\n",
@@ -265,17 +265,17 @@ impl Exporter for Final {
         let _ = writeln!(out, "cmd_get: {}", r.gets.hits + r.gets.misses);
         let _ = writeln!(out, "cmd_set: {sets}");
         let _ = writeln!(out, "get_misses: {}", r.gets.misses);
-        if r.spec.verify > 0.0 {
+        if r.spec.checks.verify > 0.0 {
             let _ = writeln!(out, "verify_misses: {}", r.checks.verify_misses);
             let _ = writeln!(out, "verify_failed: {}", r.checks.verify_failed);
         }
-        if r.spec.exp_verify > 0.0 {
+        if r.spec.checks.exp_verify > 0.0 {
             let _ = writeln!(out, "expired_get: {}", r.checks.expired_get);
             let _ = writeln!(out, "unexpired_unget: {}", r.checks.unexpired_unget);
         }
         // -b/--verbose: memaslap details each failed check; the first
         // ones, one per line.
-        if r.spec.verbose {
+        if r.spec.checks.verbose {
             for e in &r.checks.examples {
                 let _ = writeln!(out, "\t{e}");
             }
@@ -293,7 +293,13 @@ impl Exporter for Final {
             "object_bytes: {}",
             (sets as f64 * self.object_size) as u64
         );
-        if r.spec.facebook || r.spec.servers.iter().any(crate::spec::ServerAddr::is_udp) {
+        if r.spec.conns.facebook
+            || r.spec
+                .target
+                .servers
+                .iter()
+                .any(crate::spec::ServerAddr::is_udp)
+        {
             let err = |k: &str| r.errors.get(k).copied().unwrap_or(0);
             let _ = writeln!(out, "packet_disorder: {}", err("packet_disorder"));
             let _ = writeln!(out, "packet_drop: {}", err("packet_drop"));

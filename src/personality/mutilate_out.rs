@@ -68,7 +68,7 @@ impl Exporter for Render {
     fn render(&self, runs: &[RunResult]) -> Result<Vec<u8>, RenderError> {
         let r = runs.first().ok_or(RenderError::NoRun)?;
         // Both tools print nothing after --loadonly.
-        if r.spec.load == LoadMode::LoadOnly {
+        if r.spec.key_space.preload == LoadMode::LoadOnly {
             return Ok(Vec::new());
         }
         let mut out = self.header("");

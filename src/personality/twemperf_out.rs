@@ -167,11 +167,11 @@ fn error_types(out: &mut String, r: &RunResult) {
 /// its requests, so, as mcperf, none is counted as a response.
 fn quiet(r: &RunResult) -> bool {
     let spec = &r.spec;
-    spec.noreply
+    spec.request.noreply
         && crate::workload::OpKind::ALL
             .iter()
-            .filter(|op| spec.mix.share_of(**op) > 0.0)
-            .all(|op| spec.protocol.supports_noreply(op.cmd()))
+            .filter(|op| spec.workload.mix.share_of(**op) > 0.0)
+            .all(|op| spec.target.protocol.supports_noreply(op.cmd()))
 }
 
 /// What `-q` leaves to say: the requests no reply came for, timed by

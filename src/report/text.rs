@@ -172,7 +172,7 @@ pub(super) fn identity(r: &RunResult) -> String {
 pub(super) fn settings(out: &mut String, r: &RunResult) {
     let s = &r.spec;
     let pause = s.read_pause();
-    let pace = match (s.rate(), s.schedule.gaps()) {
+    let pace = match (s.rate(), s.load.schedule.gaps()) {
         (Some(rate), Some(gaps)) => format!(
             "open loop, {rate} ops/s target, gaps shaped {}",
             arrival_name(gaps)
@@ -201,7 +201,7 @@ pub(super) fn settings(out: &mut String, r: &RunResult) {
     } else {
         pace
     };
-    let stop = match s.stop {
+    let stop = match s.load.stop {
         StopAfter::Duration(d) => format!("{:.2} s", d.as_secs_f64()),
         StopAfter::Ops(n) => format!("{n} ops"),
         StopAfter::Schedule => "until the connection schedule is done".into(),
@@ -213,13 +213,13 @@ pub(super) fn settings(out: &mut String, r: &RunResult) {
     }
     match super::text_conns::schedule(r) {
         Some(schedule) => {
-            let _ = writeln!(out, "  {schedule}; {} thread(s)", s.threads);
+            let _ = writeln!(out, "  {schedule}; {} thread(s)", s.load.threads);
         }
         None => {
             let _ = writeln!(
                 out,
                 "  {pace}; {} thread(s), {} connection(s)/server, depth {}",
-                s.threads, s.connections, s.depth
+                s.load.threads, s.load.connections, s.load.depth
             );
         }
     }
@@ -236,8 +236,8 @@ pub(super) fn settings(out: &mut String, r: &RunResult) {
     let _ = writeln!(
         out,
         "  run {stop}, warm-up {:.2} s, seed {}; measured {:.3} s{status}",
-        s.warmup.as_secs_f64(),
-        s.seed,
+        s.load.warmup.as_secs_f64(),
+        s.workload.seed,
         r.duration_s,
     );
     out.push('\n');
@@ -258,23 +258,27 @@ fn wire(out: &mut String, r: &RunResult) {
     transports.dedup();
     let facebook = format!(
         "UDP for retrievals, TCP for the rest ({} TCP connection(s) beside each UDP socket; --facebook)",
-        s.conn_sock
+        s.conns.conn_sock
     );
-    if s.facebook {
+    if s.conns.facebook {
         transports = vec![&facebook];
     }
-    let expiry = match s.expiry {
+    let expiry = match s.request.expiry {
         0 => "never".to_string(),
         e => format!("{e} s"),
     };
-    let polling = if s.busy_poll { "; busy-polling" } else { "" };
+    let polling = if s.load.busy_poll {
+        "; busy-polling"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
         "  protocol {} over {}; reconnect {}; expiry {expiry}; noreply {}{polling}",
-        s.protocol.name(),
+        s.target.protocol.name(),
         transports.join(" + "),
-        on_off(s.reconnect),
-        on_off(s.noreply),
+        on_off(s.conns.reconnect),
+        on_off(s.request.noreply),
     );
 }
 
@@ -297,7 +301,11 @@ fn workload(out: &mut String, r: &RunResult) {
         } else {
             "every record a get, its misses filled"
         };
-        let fill = if s.getset { "; misses filled" } else { "" };
+        let fill = if s.workload.getset {
+            "; misses filled"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
             "  keys and value sizes from {} ({}), {ops}{fill}",
@@ -306,8 +314,8 @@ fn workload(out: &mut String, r: &RunResult) {
         );
         return;
     }
-    let load = match (s.load, r.preloaded) {
-        _ if s.window.is_some() => "not preloaded (each window fills as the run writes)",
+    let load = match (s.key_space.preload, r.preloaded) {
+        _ if s.key_space.window.is_some() => "not preloaded (each window fills as the run writes)",
         (LoadMode::Load, Some(true)) => "preloaded",
         (LoadMode::Load, Some(false)) => "preload FAILED",
         (LoadMode::Load, None) => "preload not finished",
@@ -315,17 +323,21 @@ fn workload(out: &mut String, r: &RunResult) {
         (LoadMode::LoadOnly, _) => "load only",
     };
     let mix: Vec<String> = s
+        .workload
         .mix
         .shares
         .iter()
         .map(|(op, sh)| format!("{op} {:.1}%", sh * 100.0))
         .collect();
-    let slice = if s.client.of > 1 {
-        format!(", slice {}/{}", s.client.index, s.client.of)
+    let slice = if s.key_space.client.of > 1 {
+        format!(
+            ", slice {}/{}",
+            s.key_space.client.index, s.key_space.client.of
+        )
     } else {
         String::new()
     };
-    let numbers = match (s.key_digits, s.first_key) {
+    let numbers = match (s.key_space.key_digits, s.key_space.first_key) {
         (crate::workload::KeyDigits::Decimal, 0) => String::new(),
         (crate::workload::KeyDigits::Decimal, n) => format!(" numbered from {n}"),
         (crate::workload::KeyDigits::Hex, n) => format!(" numbered in hex from {n}"),
@@ -333,34 +345,34 @@ fn workload(out: &mut String, r: &RunResult) {
     let _ = writeln!(
         out,
         "  {} keys ({} B, prefix '{}'{numbers}, {} popularity{slice}), values {} B; {}; keys {load}",
-        s.keys,
-        s.key_size,
-        s.key_prefix,
-        s.popularity,
-        s.value_size,
+        s.key_space.keys,
+        s.key_space.key_size,
+        s.key_space.key_prefix,
+        s.key_space.popularity,
+        s.key_space.value_size,
         mix.join(" / ")
     );
     let mut extras = Vec::new();
-    if s.multiget.share > 0.0 {
+    if s.workload.multiget.share > 0.0 {
         extras.push(format!(
             "{:.0}% of gets are multigets of {} keys",
-            s.multiget.share * 100.0,
-            s.multiget.keys
+            s.workload.multiget.share * 100.0,
+            s.workload.multiget.keys
         ));
     }
-    if s.miss_ratio > 0.0 {
+    if s.workload.miss_ratio > 0.0 {
         extras.push(format!(
             "{:.1}% of get keys are planned misses",
-            s.miss_ratio * 100.0
+            s.workload.miss_ratio * 100.0
         ));
     }
-    if let Some(w) = s.window {
+    if let Some(w) = s.key_space.window {
         extras.push(format!(
             "memaslap task window of {w} keys per connection, {:.0}% of sets overwrite",
-            s.overwrite * 100.0
+            s.key_space.overwrite * 100.0
         ));
     }
-    if s.getset {
+    if s.workload.getset {
         extras.push("a get that misses sets its key (op fill)".into());
     }
     if !extras.is_empty() {
@@ -540,7 +552,7 @@ pub(super) fn send_lag(out: &mut String, r: &RunResult) -> bool {
         l.p50, l.p99, l.max, c.waits
     );
     if let Some(cv) = c.send_gap_cv {
-        let _ = writeln!(out, "{}", send_gaps_line(cv, r.spec.schedule.gaps()));
+        let _ = writeln!(out, "{}", send_gaps_line(cv, r.spec.load.schedule.gaps()));
     }
     if r.spec.skip() {
         let _ = writeln!(out, "skipped transmissions (--skip): {}", c.skips);
@@ -592,7 +604,7 @@ pub(super) fn nonzero(counts: &std::collections::BTreeMap<String, u64>) -> Strin
 /// first failures.
 fn checks(out: &mut String, r: &RunResult) {
     let c = &r.checks;
-    if r.spec.verify == 0.0 && r.spec.exp_verify == 0.0 {
+    if r.spec.checks.verify == 0.0 && r.spec.checks.exp_verify == 0.0 {
         return;
     }
     let _ = writeln!(
@@ -600,7 +612,7 @@ fn checks(out: &mut String, r: &RunResult) {
         "checks: verified {}, verify_misses {}, verify_failed {}; expiries judged {}, expired_get {}, unexpired_unget {}",
         c.verified, c.verify_misses, c.verify_failed, c.exp_checked, c.expired_get, c.unexpired_unget
     );
-    if r.spec.verbose {
+    if r.spec.checks.verbose {
         for e in &c.examples {
             let _ = writeln!(out, "  {e}");
         }

@@ -11,24 +11,24 @@ pub fn placement(r: &RunResult) -> Option<String> {
     if n < 2 {
         return None;
     }
-    let weights = if s.weights.iter().any(|&w| w != 1) && s.distribution.weighted() {
-        let w: Vec<String> = s.weights.iter().map(u32::to_string).collect();
+    let weights = if s.target.weights.iter().any(|&w| w != 1) && s.target.distribution.weighted() {
+        let w: Vec<String> = s.target.weights.iter().map(u32::to_string).collect();
         format!(" (weights {})", w.join(":"))
     } else {
         String::new()
     };
-    if let Some(rep) = &s.replication {
+    if let Some(rep) = &s.server.replication {
         return Some(format!(
             "replication test: writes to the first {} of {n} servers, each key on the writer {} places it on; reads from a server the key was not written to",
-            rep.writers, s.distribution
+            rep.writers, s.target.distribution
         ));
     }
     Some(if s.places_keys(n) {
         format!(
             "keys placed by {}{weights} over {n} servers; each connection is a client with a socket per server",
-            s.distribution
+            s.target.distribution
         )
-    } else if s.roundrobin {
+    } else if s.target.roundrobin {
         format!("keys not placed: each server takes any key; threads assigned to the {n} servers round-robin")
     } else {
         "keys not placed: each server takes any key (--distribution none)".into()

@@ -24,8 +24,14 @@ pub fn merge_unless(
     stopped: &dyn Fn() -> bool,
 ) -> Result<RunResult, ResultError> {
     let first = runs.first().ok_or(ResultError::NothingToMerge)?;
-    if let Some(r) = runs.iter().find(|r| r.spec.interval != first.spec.interval) {
-        return Err(ResultError::Intervals(first.spec.interval, r.spec.interval));
+    if let Some(r) = runs
+        .iter()
+        .find(|r| r.spec.recording.interval != first.spec.recording.interval)
+    {
+        return Err(ResultError::Intervals(
+            first.spec.recording.interval,
+            r.spec.recording.interval,
+        ));
     }
     let secs = runs.iter().map(|r| r.duration_s).fold(0.0, f64::max);
     let hits: u64 = runs.iter().map(|r| r.gets.hits).sum();

@@ -409,7 +409,7 @@ pub(crate) fn op_summary_table(
         if let Some(p) = r.stamped_parts() {
             all.parts.get_or_insert_with(Box::default).merge(p);
         }
-        if r.count() > 0 || spec.mix.share_of(op) > 0.0 {
+        if r.count() > 0 || spec.workload.mix.share_of(op) > 0.0 {
             let batches = batches.get(op.name()).cloned();
             ops.insert(
                 op.name().to_string(),
@@ -424,7 +424,7 @@ pub(crate) fn op_summary_table(
     all.misses = t.misses;
     all.errors = t.failures();
     // `--successful` leaves error replies out of the counts already.
-    let ok = if spec.successful {
+    let ok = if spec.workload.successful {
         all.count()
     } else {
         all.count().saturating_sub(t.reply_errors())

@@ -199,7 +199,7 @@ impl RunResult {
 }
 
 fn timeout_ns(r: &RunResult) -> u64 {
-    r.spec.timeout.as_nanos().min(u64::MAX as u128) as u64
+    r.spec.load.timeout.as_nanos().min(u64::MAX as u128) as u64
 }
 
 /// The verdict on the SLO latency (the measurement group's, else every
@@ -254,6 +254,7 @@ fn client_share_us(op: &OpSummary, percentile: f64) -> Option<f64> {
 fn targets(r: &RunResult) -> Vec<(f64, f64, bool)> {
     let mut out: Vec<(f64, f64, bool)> = r
         .spec
+        .load
         .precision
         .iter()
         .map(|t| (t.percentile, t.relative, true))
@@ -310,7 +311,7 @@ fn longer(e: &Estimate, half: Option<f64>, target: f64, short_of: &[Shortfall]) 
 /// The full intervals that carried requests, with their total's p99, µs,
 /// in time order.
 fn busy_intervals(r: &RunResult) -> Vec<(&IntervalSummary, f64)> {
-    full_intervals(&r.intervals, r.spec.interval)
+    full_intervals(&r.intervals, r.spec.recording.interval)
         .into_iter()
         .filter_map(|s| s.ops.get("total").map(|t| (s, t)))
         .filter(|(_, t)| t.count > 0)

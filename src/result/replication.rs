@@ -62,10 +62,10 @@ impl ReplicationSummary {
         misses: u64,
         lag: Option<&LagRecorder>,
     ) -> Option<Self> {
-        let r = spec.replication.as_ref()?;
+        let r = spec.server.replication.as_ref()?;
         Some(ReplicationSummary {
             writers: r.writers,
-            servers: spec.servers.len(),
+            servers: spec.target.servers.len(),
             replica_reads: reads.reads,
             replica_misses: reads.misses,
             replica_miss_ratio: ratio(reads.misses, reads.reads),

@@ -41,7 +41,7 @@ impl TraceSummary {
         Some(TraceSummary {
             file: t.path.display().to_string(),
             format: t.format,
-            speed: spec.schedule.trace_speed(),
+            speed: spec.load.schedule.trace_speed(),
             records: feed.records,
             requests: feed.requests,
             nops: feed.nops,

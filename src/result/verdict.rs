@@ -42,7 +42,7 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
     let t = &out.total;
     // Arrivals the client dropped were never sent: the client's failure
     // (CLIENT-BOUND says so), not the server's.
-    if spec.load == LoadMode::LoadOnly {
+    if spec.key_space.preload == LoadMode::LoadOnly {
         if let Some(why) = crate::engine::preload::failure(t) {
             return Some(why);
         }
@@ -50,7 +50,11 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
     let (failed, mut attempted) = t.failed_of_attempted();
     // `--successful` keeps error replies out of the op counts: they were
     // answered all the same.
-    let answered_errors = if spec.successful { t.reply_errors() } else { 0 };
+    let answered_errors = if spec.workload.successful {
+        t.reply_errors()
+    } else {
+        0
+    };
     attempted += answered_errors;
     if attempted == 0 && out.trace.as_ref().is_some_and(|f| f.ended) {
         return Some(
@@ -70,7 +74,7 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
         ));
     }
     if failed as f64 / attempted as f64 >= FAILED_SHARE {
-        let hint = if t.error_count(ErrorClass::Auth) > 0 && spec.user.is_none() {
+        let hint = if t.error_count(ErrorClass::Auth) > 0 && spec.target.user.is_none() {
             "; the server asks for authentication: give --user and --password"
         } else {
             ""
@@ -87,7 +91,7 @@ pub fn failure(spec: &RunSpec, out: &Outcome, stopped: bool) -> Option<String> {
 /// `--tolerate-check-failures`.
 fn checks_failed(spec: &RunSpec, c: &crate::stats::CheckCounts) -> Option<String> {
     let failed = c.verify_misses + c.verify_failed + c.expired_get + c.unexpired_unget;
-    (failed > 0 && !spec.tolerate_check_failures).then(|| {
+    (failed > 0 && !spec.checks.tolerate_check_failures).then(|| {
         format!(
             "{failed} checks failed (verify_misses {}, verify_failed {}, expired_get {}, \
              unexpired_unget {}); --tolerate-check-failures makes them a warning",
@@ -145,8 +149,8 @@ fn client_bound(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
     }
     let cpus = crate::os::allowed_cpus().len().max(1);
     // The measurement group (`--measure-connections`) has a worker too.
-    let workers = spec.threads + usize::from(spec.measure.is_some());
-    if spec.busy_poll && workers > cpus {
+    let workers = spec.load.threads + usize::from(spec.measure.is_some());
+    if spec.load.busy_poll && workers > cpus {
         w.push(Warning::BusyPollOversubscribed {
             threads: workers,
             cpus,
@@ -154,7 +158,7 @@ fn client_bound(spec: &RunSpec, out: &Outcome, lag: Option<&LagSummary>) -> Vec<
     }
     // A busy-polling worker uses its whole CPU by design: its share says
     // nothing of saturation (the send lag still does).
-    if out.duration_s >= MIN_JUDGED_S && !spec.busy_poll {
+    if out.duration_s >= MIN_JUDGED_S && !spec.load.busy_poll {
         for (worker, &busy) in out.worker_busy.iter().enumerate() {
             if busy >= BUSY_LIMIT {
                 w.push(Warning::WorkerSaturated { worker, busy });
@@ -189,7 +193,7 @@ fn lost_and_failed(spec: &RunSpec, out: &Outcome) -> Vec<Warning> {
         w.push(Warning::PortsExhausted {
             failures: no_port,
             ports: crate::os::ephemeral_ports(),
-            addresses: spec.socket.source_addrs.len().max(1),
+            addresses: spec.conns.socket.source_addrs.len().max(1),
         });
     }
     // A signal during the drain ends it: no drain to speak of.
@@ -212,7 +216,7 @@ fn unanswered(spec: &RunSpec, t: &Recorder) -> Vec<Warning> {
     let mut w = Vec::new();
     let replies = t.reply_errors();
     if replies > 0 {
-        let answered = if spec.successful {
+        let answered = if spec.workload.successful {
             total_ops + replies
         } else {
             total_ops
@@ -247,7 +251,11 @@ fn client_waits(spec: &RunSpec, t: &Recorder) -> Option<Warning> {
     }
     // Every measured arrival: answered (error replies too, also under
     // --successful), failed without a reply, skipped, or never sent.
-    let successful_replies = if spec.successful { t.reply_errors() } else { 0 };
+    let successful_replies = if spec.workload.successful {
+        t.reply_errors()
+    } else {
+        0
+    };
     let arrivals = t.total_ops()
         + successful_replies
         + t.failures_without_reply()
@@ -302,7 +310,7 @@ fn missed_rate(spec: &RunSpec, out: &Outcome) -> Option<Warning> {
     let achieved = out.total.total_ops() as f64 / out.duration_s;
     // Even gaps have no count noise: 1 %. Random gaps: 1 % or 3 standard
     // deviations of a Poisson count, whichever is larger.
-    let tolerance = match spec.schedule.gaps() {
+    let tolerance = match spec.load.schedule.gaps() {
         Some(crate::workload::Distribution::Fixed(_)) => 0.01,
         _ => 0.01f64.max(3.0 / expected.max(1.0).sqrt()),
     };

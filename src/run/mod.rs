@@ -25,12 +25,12 @@ pub fn measure(
     observer: &mut dyn Observer,
 ) -> Result<RunResult, Failure> {
     crate::os::claim_fds(spec.fds_needed()).map_err(Failure::usage)?;
-    let embedded = if spec.servers.is_empty() {
+    let embedded = if spec.target.servers.is_empty() {
         Some(EmbeddedMemcached::start(&embedded_size(spec))?)
     } else {
         None
     };
-    let tls = match &spec.tls {
+    let tls = match &spec.target.tls {
         Some(t) => Some(crate::net::tls::Client::new(t).map_err(Failure::usage)?),
         None => None,
     };
@@ -52,7 +52,8 @@ pub fn measure(
 
 /// The run's servers, resolved, each with its TLS name over `--tls`.
 fn targets(spec: &RunSpec, tls: Option<&Arc<Client>>) -> Result<Vec<Target>, Failure> {
-    spec.servers
+    spec.target
+        .servers
         .iter()
         .map(|s| {
             let addr = s.resolve().map_err(Failure::run)?;
@@ -128,12 +129,16 @@ use crate::error::stopped_by;
 /// What the embedded memcached must hold: every connection, the key space
 /// (mean item size plus ~64 bytes of item header), the largest value.
 pub fn embedded_size(spec: &RunSpec) -> Sizing {
-    let item = spec.key_size.mean().min(250.0)
-        + spec.value_size.mean().min(spec.max_value_len() as f64)
+    let item = spec.key_space.key_size.mean().min(250.0)
+        + spec
+            .key_space
+            .value_size
+            .mean()
+            .min(spec.max_value_len() as f64)
         + 64.0;
     Sizing {
-        connections: spec.connections + spec.measure.map_or(0, |m| m.connections),
-        data_bytes: (spec.keys as f64 * item) as u64,
+        connections: spec.load.connections + spec.measure.map_or(0, |m| m.connections),
+        data_bytes: (spec.key_space.keys as f64 * item) as u64,
         max_item_bytes: spec.largest_stored_value() + 512,
     }
 }

@@ -115,7 +115,7 @@ pub fn spawn(
     go: crossbeam_channel::Receiver<()>,
     end: RunEnd,
 ) -> Option<Running> {
-    if !spec.server_stats {
+    if !spec.server.server_stats {
         return None;
     }
     let (now, now_rx) = crossbeam_channel::bounded(1);
@@ -154,7 +154,7 @@ impl Sampler {
         // Without a warm-up, the first `stats` now; `settings`, `slabs`
         // and `items` (which take server-wide locks) before any measured
         // request either way.
-        let warmup = self.spec.warmup.as_nanos() as u64;
+        let warmup = self.spec.load.warmup.as_nanos() as u64;
         let early = warmup == 0;
         if early {
             self.start_ns = clock_ns();
@@ -166,7 +166,7 @@ impl Sampler {
         if !early {
             self.start_ns = clock_ns() + warmup;
         }
-        let interval = self.spec.interval.as_nanos() as u64;
+        let interval = self.spec.recording.interval.as_nanos() as u64;
         if self.end.pause_until(self.start_ns) {
             if !early {
                 self.sample_all();
@@ -255,7 +255,7 @@ impl Sampler {
             )?;
             let took = Duration::from_nanos(clock_ns() - began);
             self.logs[s].connects.push(took.as_nanos() as u64);
-            let conn = StatsConn::over(socket, took, spec.timeout, Some(stop.clone()));
+            let conn = StatsConn::over(socket, took, spec.load.timeout, Some(stop.clone()));
             self.conns[s] = Some(conn);
         }
         Ok(self.conns[s].as_mut().expect("just opened"))

@@ -22,22 +22,26 @@ pub const MAX_KEYS: u64 = 1 << 62;
 
 impl RunSpec {
     pub(super) fn validate_bounds(&self) -> Result<(), SpecError> {
-        if self.threads > MAX_THREADS {
-            return Err(SpecError::at_most("--threads", MAX_THREADS, self.threads));
+        if self.load.threads > MAX_THREADS {
+            return Err(SpecError::at_most(
+                "--threads",
+                MAX_THREADS,
+                self.load.threads,
+            ));
         }
-        if self.max_value_size == 0 || self.max_value_size > MAX_VALUE_SIZE {
+        if self.key_space.max_value_size == 0 || self.key_space.max_value_size > MAX_VALUE_SIZE {
             return Err(SpecError::Invalid(format!(
                 "--max-value-size must be between 1 byte and 1 GiB (memcached's largest -I), got {}",
-                self.max_value_size
+                self.key_space.max_value_size
             )));
         }
-        if self.keys > MAX_KEYS {
-            return Err(SpecError::at_most("--keys", "2^62", self.keys));
+        if self.key_space.keys > MAX_KEYS {
+            return Err(SpecError::at_most("--keys", "2^62", self.key_space.keys));
         }
         // Below a millisecond a connect on loopback already times out:
         // every server would look unreachable.
         let timeouts = [
-            ("--request-timeout", self.timeout),
+            ("--request-timeout", self.load.timeout),
             ("--connect-timeout", self.connect_timeout()),
             ("--drain-timeout", self.drain_timeout()),
         ];
@@ -52,18 +56,19 @@ impl RunSpec {
     /// How long a connect, and the exchanges that open a connection
     /// (authentication), may take.
     pub fn connect_timeout(&self) -> std::time::Duration {
-        self.connect_timeout.unwrap_or(self.timeout)
+        self.load.connect_timeout.unwrap_or(self.load.timeout)
     }
 
     /// How long answers in flight are waited for once sending stops.
     pub fn drain_timeout(&self) -> std::time::Duration {
-        self.drain_timeout.unwrap_or(self.timeout)
+        self.load.drain_timeout.unwrap_or(self.load.timeout)
     }
 
     /// The longest any one step may wait on a server: what a watcher of
     /// the run (the master of agents) allows beyond its schedule.
     pub fn longest_timeout(&self) -> std::time::Duration {
-        self.timeout
+        self.load
+            .timeout
             .max(self.connect_timeout())
             .max(self.drain_timeout())
     }
@@ -76,12 +81,12 @@ impl RunSpec {
     /// memcached's (it inherits this process's limit), and headroom for
     /// stdio, the output files, the embedded server's pipes.
     pub fn fds_needed(&self) -> (u64, u64) {
-        let nservers = self.servers.len().max(1);
+        let nservers = self.target.servers.len().max(1);
         let total_conns = self.total_connections(nservers);
         let measure = self.measure.map_or(0, |m| m.connections * nservers + 1);
-        let mut needed = (total_conns + measure + self.threads + 64) as u64;
-        if self.servers.is_empty() {
-            needed = needed.max(crate::embedded::max_conns(self.connections) as u64 + 64);
+        let mut needed = (total_conns + measure + self.load.threads + 64) as u64;
+        if self.target.servers.is_empty() {
+            needed = needed.max(crate::embedded::max_conns(self.load.connections) as u64 + 64);
         }
         (needed, self.churn().map_or(0, |c| c.conns))
     }
@@ -89,13 +94,13 @@ impl RunSpec {
     /// What the run needs of each server: connections for every thread,
     /// a key on every server.
     pub(super) fn validate_resources(&self) -> Result<(), SpecError> {
-        let nservers = self.servers.len().max(1);
+        let nservers = self.target.servers.len().max(1);
         let total_conns = self.total_connections(nservers);
-        if self.connections * nservers < self.threads {
+        if self.load.connections * nservers < self.load.threads {
             return Err(SpecError::Invalid(format!(
                 "--threads {} needs at least as many connections, but the run has {total_conns} \
                  ({} per server × {nservers} server(s))",
-                self.threads, self.connections
+                self.load.threads, self.load.connections
             )));
         }
         // Sizes and prefix against the key count (placement is not needed).
@@ -120,7 +125,7 @@ impl RunSpec {
     /// `--label`: printable, one line, 1 to `MAX_LABEL` characters (a
     /// saved result's is checked again when read).
     pub(super) fn validate_label(&self) -> Result<(), SpecError> {
-        let Some(label) = &self.label else {
+        let Some(label) = &self.recording.label else {
             return Ok(());
         };
         if label.trim().is_empty() || label.chars().count() > MAX_LABEL {

@@ -214,7 +214,7 @@ impl super::RunSpec {
     pub(super) fn validate_churn(&self) -> Result<(), SpecError> {
         self.validate_socket()?;
         let Some(churn) = self.churn() else {
-            if self.stop == super::StopAfter::Schedule {
+            if self.load.stop == super::StopAfter::Schedule {
                 return Err(SpecError::Refused(
                     "a run that ends with its connection schedule needs --num-conns",
                 ));
@@ -225,63 +225,69 @@ impl super::RunSpec {
             return Err(SpecError::AtLeastOne("--num-conns and --num-calls"));
         }
         let refuse = |flag, why| Err(SpecError::WithChurn { flag, why });
-        if self.depth > 1 {
+        if self.load.depth > 1 {
             return refuse(
                 "--depth",
                 "--call-rate sets how a connection's requests follow each other",
             );
         }
-        if matches!(self.stop, super::StopAfter::Ops(_)) {
+        if matches!(self.load.stop, super::StopAfter::Ops(_)) {
             return refuse("--ops", "--num-conns × --num-calls sets the requests");
         }
-        if self.window.is_some() {
+        if self.key_space.window.is_some() {
             return refuse(
                 "--window",
                 "a connection's window would last only its calls",
             );
         }
-        if self.user.is_some() {
+        if self.target.user.is_some() {
             return refuse("--user", "churned connections are not authenticated");
         }
-        if self.reconnect {
+        if self.conns.reconnect {
             return refuse(
                 "--reconnect",
                 "a connection that fails is done; the schedule opens the next",
             );
         }
-        if self.load == super::LoadMode::LoadOnly {
+        if self.key_space.preload == super::LoadMode::LoadOnly {
             return refuse("--load-only", "it measures no connection of the schedule");
         }
-        if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
+        if crate::spec::ServerAddr::first_udp(&self.target.servers).is_some() {
             return refuse("a UDP server", "UDP has no connections to open and close");
         }
-        if (self.threads as u64) > churn.conns {
+        if (self.load.threads as u64) > churn.conns {
             return Err(SpecError::Invalid(format!(
                 "--threads {} needs at least as many connections, but --num-conns is {}",
-                self.threads, churn.conns
+                self.load.threads, churn.conns
             )));
         }
         Ok(())
     }
 
     fn validate_socket(&self) -> Result<(), SpecError> {
-        if !self.socket.source_addrs.is_empty() {
-            if self.servers.is_empty() {
+        if !self.conns.socket.source_addrs.is_empty() {
+            if self.target.servers.is_empty() {
                 // The embedded memcached listens on 127.0.0.1: any
                 // loopback address reaches it.
-                if let Some(a) = self.socket.source_addrs.iter().find(|a| !a.is_loopback()) {
+                if let Some(a) = self
+                    .conns
+                    .socket
+                    .source_addrs
+                    .iter()
+                    .find(|a| !a.is_loopback())
+                {
                     return Err(SpecError::Invalid(format!(
                         "--source-addrs {a}: the memcached started for the run listens on \
                          loopback; give loopback addresses (127.0.0.2, ...)"
                     )));
                 }
             }
-            if self.facebook {
+            if self.conns.facebook {
                 return Err(SpecError::Refused(
                     "--source-addrs binds TCP connections; --facebook also opens UDP sockets",
                 ));
             }
-            for ip in &self.socket.source_addrs {
+            for ip in &self.conns.socket.source_addrs {
                 // Binding port 0 sends nothing: it only asks the kernel
                 // whether the address is this host's.
                 if let Err(e) = std::net::UdpSocket::bind((*ip, 0)) {
@@ -289,12 +295,13 @@ impl super::RunSpec {
                 }
             }
         }
-        let tcp_only = self.socket.linger_s.is_some()
-            || self.socket.send_buffer.is_some()
-            || self.socket.recv_buffer.is_some()
-            || self.socket.no_nodelay
-            || !self.socket.source_addrs.is_empty();
+        let tcp_only = self.conns.socket.linger_s.is_some()
+            || self.conns.socket.send_buffer.is_some()
+            || self.conns.socket.recv_buffer.is_some()
+            || self.conns.socket.no_nodelay
+            || !self.conns.socket.source_addrs.is_empty();
         if let Some(s) = self
+            .target
             .servers
             .iter()
             .find(|s| !s.is_tcp())
@@ -305,14 +312,15 @@ impl super::RunSpec {
                  connections; '{s}' is not a TCP server"
             )));
         }
-        if self.facebook && (self.socket.send_buffer.is_some() || self.socket.recv_buffer.is_some())
+        if self.conns.facebook
+            && (self.conns.socket.send_buffer.is_some() || self.conns.socket.recv_buffer.is_some())
         {
             return Err(SpecError::Refused(
                 "--send-buffer and --recv-buffer set TCP connections; --facebook also reads over \
                  a UDP socket, whose buffers they would not set",
             ));
         }
-        if let Some(s) = self.socket.linger_s.filter(|s| *s > 65_535) {
+        if let Some(s) = self.conns.socket.linger_s.filter(|s| *s > 65_535) {
             return Err(SpecError::at_most("--linger", "65535 s", s));
         }
         Ok(())

@@ -11,54 +11,56 @@ impl RunSpec {
     /// `--trace-commands`.
     /// `--refill-batch`: a closed loop's, and no larger than the depth.
     pub(super) fn validate_refill_batch(&self) -> Result<(), SpecError> {
-        if self.refill_batch == 0 || self.refill_batch > self.depth {
+        if self.load.refill_batch == 0 || self.load.refill_batch > self.load.depth {
             return Err(SpecError::between(
                 "--refill-batch",
                 1,
-                format!("--depth ({})", self.depth),
-                self.refill_batch,
+                format!("--depth ({})", self.load.depth),
+                self.load.refill_batch,
             ));
         }
-        if self.refill_batch > 1 && self.open_loop() {
+        if self.load.refill_batch > 1 && self.open_loop() {
             return Err(SpecError::Refused("--refill-batch batches a closed loop's refills; an open loop sends each arrival when it is due: drop --refill-batch (or --rate, for a closed loop)"));
         }
         Ok(())
     }
 
     pub(super) fn validate_knobs(&self) -> Result<(), SpecError> {
-        if self.miss_window == Some(0) {
+        if self.workload.miss_window == Some(0) {
             return Err(SpecError::Refused(
                 "--miss-window must be at least 1 request",
             ));
         }
         self.validate_assoc()?;
         self.validate_delete90()?;
-        if self.wait > MAX_WAIT {
+        if self.load.wait > MAX_WAIT {
             return Err(SpecError::at_most(
                 "--wait",
                 "1h",
-                format!("{:?}", self.wait),
+                format!("{:?}", self.load.wait),
             ));
         }
-        if self.trace_commands
+        if self.request.trace_commands
             && !matches!(
-                self.protocol,
+                self.target.protocol,
                 mcbench_proto::Protocol::Ascii | mcbench_proto::Protocol::Meta
             )
         {
             return Err(SpecError::Refused("--trace-commands sends start_trace/stop_trace, text commands: use --protocol ascii or meta"));
         }
-        if self.trace_commands && crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
+        if self.request.trace_commands
+            && crate::spec::ServerAddr::first_udp(&self.target.servers).is_some()
+        {
             return Err(SpecError::Refused(
                 "--trace-commands sends its commands over TCP: give TCP or unix servers",
             ));
         }
         let measured = [
-            (self.trace_commands, "--trace-commands brackets"),
-            (!self.wait.is_zero(), "--wait precedes"),
-            (self.miss_window.is_some(), "--miss-window counts"),
+            (self.request.trace_commands, "--trace-commands brackets"),
+            (!self.load.wait.is_zero(), "--wait precedes"),
+            (self.workload.miss_window.is_some(), "--miss-window counts"),
         ];
-        if self.load == LoadMode::LoadOnly {
+        if self.key_space.preload == LoadMode::LoadOnly {
             if let Some((_, what)) = measured.iter().find(|(given, _)| *given) {
                 return Err(SpecError::Invalid(format!(
                     "{what} the measured phase: --load-only has none"
@@ -72,15 +74,15 @@ impl RunSpec {
 impl RunSpec {
     /// `--assoc`: RESP gets and sets only, as single keys.
     fn validate_assoc(&self) -> Result<(), SpecError> {
-        let Some(field) = self.assoc else {
+        let Some(field) = self.workload.assoc else {
             return Ok(());
         };
-        if self.protocol != mcbench_proto::Protocol::Resp {
+        if self.target.protocol != mcbench_proto::Protocol::Resp {
             return Err(SpecError::Refused(
                 "--assoc stores keys as Redis hash fields: it needs --protocol resp",
             ));
         }
-        if self.expiry > 0 || self.exp_verify > 0.0 {
+        if self.request.expiry > 0 || self.checks.exp_verify > 0.0 {
             return Err(SpecError::Refused(
                 "--assoc writes hash fields, which have no expiry: drop --expiry and --exp-verify",
             ));
@@ -97,7 +99,7 @@ impl RunSpec {
             .filter(|op| !matches!(op, OpKind::Get | OpKind::Set | OpKind::Fill))
             .map(|op| op.name())
             .collect();
-        if !others.is_empty() || self.multiget.share > 0.0 {
+        if !others.is_empty() || self.workload.multiget.share > 0.0 {
             return Err(SpecError::Invalid(format!(
                 "--assoc sends gets and sets as HGET/HSET; it cannot send {}",
                 if others.is_empty() {
@@ -115,15 +117,15 @@ impl RunSpec {
     /// `--delete90`: a fixed number of queries in getset mode (as the
     /// fork demands), sent closed loop over the key space.
     fn validate_delete90(&self) -> Result<(), SpecError> {
-        if !self.delete90 {
+        if !self.workload.delete90 {
             return Ok(());
         }
-        if !self.getset {
+        if !self.workload.getset {
             return Err(SpecError::Refused(
                 "--delete90 needs --getset: the deleted keys are refilled as gets miss",
             ));
         }
-        if !matches!(self.stop, super::StopAfter::Ops(_)) {
+        if !matches!(self.load.stop, super::StopAfter::Ops(_)) {
             return Err(SpecError::Refused("--delete90 deletes halfway through a fixed number of queries: give --ops/-x (--queries)"));
         }
         let refused = [
@@ -136,16 +138,16 @@ impl RunSpec {
                 "--trace: a replay has no key space to delete from",
             ),
             (
-                self.window.is_some(),
+                self.key_space.window.is_some(),
                 "--window: each connection's window is its own key space",
             ),
             (
-                self.verify > 0.0 || self.exp_verify > 0.0,
+                self.checks.verify > 0.0 || self.checks.exp_verify > 0.0,
                 "--verify: deleted keys would read as lost",
             ),
             (self.churn().is_some(), "--num-conns"),
             (
-                self.load == LoadMode::LoadOnly,
+                self.key_space.preload == LoadMode::LoadOnly,
                 "--load-only: there is no measured phase",
             ),
         ];

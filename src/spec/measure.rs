@@ -47,22 +47,22 @@ impl RunSpec {
         }
         let refused = [
             (
-                !matches!(self.stop, StopAfter::Duration(_)),
+                !matches!(self.load.stop, StopAfter::Duration(_)),
                 "--ops and --num-conns (the group runs for the load's --duration)",
             ),
             (
-                self.load == LoadMode::LoadOnly,
+                self.key_space.preload == LoadMode::LoadOnly,
                 "--load-only (nothing is measured)",
             ),
-            (self.facebook, "--facebook"),
-            (self.replication.is_some(), "--rep-write"),
+            (self.conns.facebook, "--facebook"),
+            (self.server.replication.is_some(), "--rep-write"),
             (
-                self.window.is_some(),
+                self.key_space.window.is_some(),
                 "--window (windows belong to load connections)",
             ),
             (self.churn().is_some(), "--num-conns"),
             (
-                self.save_rate.is_some(),
+                self.recording.save_rate.is_some(),
                 "--save (its samples would mix the groups)",
             ),
         ];

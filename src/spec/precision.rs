@@ -78,20 +78,20 @@ impl super::RunSpec {
     /// bound, and a measured phase.
     pub(super) fn validate_precision(&self) -> Result<(), SpecError> {
         self.validate_decide()?;
-        let Some(first) = self.precision.first() else {
+        let Some(first) = self.load.precision.first() else {
             return Ok(());
         };
-        for t in &self.precision {
+        for t in &self.load.precision {
             t.check()?;
         }
-        if !matches!(self.stop, super::StopAfter::Duration(_)) {
+        if !matches!(self.load.stop, super::StopAfter::Duration(_)) {
             return Err(SpecError::Invalid(format!(
                 "--precision p{}:... runs until precise within -t/--duration, the longest it may \
                  take: give -t instead of a request count or --num-conns",
                 first.percentile
             )));
         }
-        if self.load == super::LoadMode::LoadOnly {
+        if self.key_space.preload == super::LoadMode::LoadOnly {
             return Err(SpecError::Refused(
                 "--precision needs a measured phase; --load-only has none",
             ));
@@ -104,7 +104,7 @@ impl super::RunSpec {
     /// `search`'s SLO: a percentile strictly between 0 and 100 and a
     /// bound above 0 and within the longest latency recorded (an hour).
     pub(super) fn validate_decide(&self) -> Result<(), SpecError> {
-        let Some(d) = self.decide else {
+        let Some(d) = self.load.decide else {
             return Ok(());
         };
         let longest_us = crate::stats::HIGHEST_NS as f64 / 1e3;

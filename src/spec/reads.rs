@@ -46,7 +46,7 @@ impl RunSpec {
     /// the next arrival's wake-up (`--read-answers late`, the default where
     /// the run allows it). The engine then times them by kernel stamps.
     pub fn reads_late(&self) -> bool {
-        self.read_answers != Some(ReadAnswers::AtOnce) && self.late_reads_blocker().is_none()
+        self.load.read_answers != Some(ReadAnswers::AtOnce) && self.late_reads_blocker().is_none()
     }
 
     /// Whether the kernel stamps each answer as it comes and the engine
@@ -62,7 +62,7 @@ impl RunSpec {
     /// reads: `--read-delay` if given, else the default's where the run's
     /// pipelines cover it (`pauses_by_default`), else none.
     pub fn read_pause(&self) -> Duration {
-        match self.read_delay {
+        match self.load.read_delay {
             Some(given) => given,
             None if !self.pauses_by_default() => Duration::ZERO,
             None if self.in_flight_per_worker() >= LONG_PAUSE_IN_FLIGHT => LONG_PAUSE,
@@ -73,8 +73,8 @@ impl RunSpec {
     /// Requests a closed loop keeps in flight per worker (its fewest, when
     /// the connections do not divide evenly).
     fn in_flight_per_worker(&self) -> usize {
-        let conns = self.connections * self.servers.len().max(1);
-        conns / self.threads.max(1) * self.depth
+        let conns = self.load.connections * self.target.servers.len().max(1);
+        conns / self.load.threads.max(1) * self.load.depth
     }
 
     /// Whether a closed loop pauses before its reads without being asked:
@@ -83,10 +83,11 @@ impl RunSpec {
     /// off; a busy-polling worker spins for its answers instead), and the
     /// requests in flight keep the server busy through it.
     pub fn pauses_by_default(&self) -> bool {
-        let covered =
-            self.depth >= PAUSE_MIN_DEPTH && self.in_flight_per_worker() >= PAUSE_MIN_IN_FLIGHT;
-        let stamped = self.tcp_only() && !self.busy_poll && self.kernel_stamps != Some(false);
-        self.read_delay.is_none() && covered && stamped && self.pause_refusal().is_none()
+        let covered = self.load.depth >= PAUSE_MIN_DEPTH
+            && self.in_flight_per_worker() >= PAUSE_MIN_IN_FLIGHT;
+        let stamped =
+            self.tcp_only() && !self.load.busy_poll && self.recording.kernel_stamps != Some(false);
+        self.load.read_delay.is_none() && covered && stamped && self.pause_refusal().is_none()
     }
 
     /// Why no pause before reads can apply to this run, if none can: every
@@ -96,13 +97,13 @@ impl RunSpec {
         if self.open_loop() {
             return Some("--read-delay is for closed loops: with --rate answers are read as they arrive, so that each is timed against its schedule");
         }
-        if self.load == LoadMode::LoadOnly {
+        if self.key_space.preload == LoadMode::LoadOnly {
             return Some("--read-delay applies to measured reads: --load-only measures the preload, which reads at once");
         }
-        if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
+        if crate::spec::ServerAddr::first_udp(&self.target.servers).is_some() {
             return Some("--read-delay is for streams (TCP, unix sockets): a UDP socket is read one datagram per wake-up");
         }
-        if self.facebook {
+        if self.conns.facebook {
             return Some(
                 "--read-delay does not go with --facebook: its UDP replies are read as they come",
             );
@@ -120,13 +121,16 @@ impl RunSpec {
     /// cannot (`kernel_stamps`).
     pub fn latency_parts_blocker(&self) -> Option<&'static str> {
         let blockers = [
-            (self.kernel_stamps == Some(false), "--kernel-stamps off"),
             (
-                !self.tcp_only() || self.facebook,
+                self.recording.kernel_stamps == Some(false),
+                "--kernel-stamps off",
+            ),
+            (
+                !self.tcp_only() || self.conns.facebook,
                 "the kernel stamps TCP only, not UDP or unix sockets",
             ),
             (
-                self.tls.is_some(),
+                self.target.tls.is_some(),
                 "over TLS the kernel stamps records, not requests",
             ),
             (
@@ -136,7 +140,7 @@ impl RunSpec {
             // Measured (bench/README.md, issue 37): a write per request,
             // so a read of the error queue per request.
             (
-                self.kernel_stamps.is_none() && !self.open_loop() && self.depth == 1,
+                self.recording.kernel_stamps.is_none() && !self.open_loop() && self.load.depth == 1,
                 "a closed loop at depth 1 would pay 16-24 % more client CPU per request \
                  for the transmit stamps; --kernel-stamps on takes them",
             ),
@@ -148,7 +152,7 @@ impl RunSpec {
     }
 
     fn tcp_only(&self) -> bool {
-        self.servers.iter().all(ServerAddr::is_tcp)
+        self.target.servers.iter().all(ServerAddr::is_tcp)
     }
 
     /// Why answers cannot be read late in this run, if they cannot.
@@ -159,7 +163,7 @@ impl RunSpec {
                 !self.open_loop(),
                 "a closed loop sends on each answer, so it reads each at once: give --rate",
             ),
-            (self.busy_poll, "--busy-poll never sleeps"),
+            (self.load.busy_poll, "--busy-poll never sleeps"),
             (
                 !tcp_only,
                 "the kernel stamps answers over TCP only, not over UDP or unix sockets",
@@ -180,12 +184,14 @@ impl RunSpec {
     }
 
     pub(super) fn validate_read_answers(&self) -> Result<(), SpecError> {
-        if let (Some(true), Some(why)) = (self.kernel_stamps, self.latency_parts_blocker()) {
+        if let (Some(true), Some(why)) =
+            (self.recording.kernel_stamps, self.latency_parts_blocker())
+        {
             return Err(SpecError::Invalid(format!(
                 "--kernel-stamps on: {why}; drop --kernel-stamps"
             )));
         }
-        match (self.read_answers, self.late_reads_blocker()) {
+        match (self.load.read_answers, self.late_reads_blocker()) {
             (Some(ReadAnswers::Late), Some(why)) => {
                 Err(SpecError::Invalid(format!("--read-answers late: {why}")))
             }
@@ -198,7 +204,7 @@ impl RunSpec {
     /// a closed loop's connections sit answered and idle. Over UDP each
     /// datagram is a wake-up of its own: there is nothing to batch.
     pub(super) fn validate_read_delay(&self) -> Result<(), SpecError> {
-        let Some(read_delay) = self.read_delay.filter(|d| !d.is_zero()) else {
+        let Some(read_delay) = self.load.read_delay.filter(|d| !d.is_zero()) else {
             return Ok(());
         };
         if let Some(why) = self.pause_refusal() {

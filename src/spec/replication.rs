@@ -37,11 +37,12 @@ pub struct Replication {
 impl RunSpec {
     /// The servers' roles in a replication run, if it is one.
     pub fn replicas(&self) -> Option<crate::placement::Replicas> {
-        self.replication
+        self.server
+            .replication
             .as_ref()
             .map(|r| crate::placement::Replicas {
                 writers: r.writers,
-                servers: self.servers.len(),
+                servers: self.target.servers.len(),
                 any_reader: r.any_reader,
             })
     }
@@ -50,10 +51,10 @@ impl RunSpec {
     /// what routes each request by its key on held TCP or unix
     /// connections (memaslap refuses UDP and its facebook test too).
     pub(super) fn validate_replication(&self) -> Result<(), SpecError> {
-        let Some(r) = &self.replication else {
+        let Some(r) = &self.server.replication else {
             return Ok(());
         };
-        let n = self.servers.len();
+        let n = self.target.servers.len();
         if n < 2 {
             return Err(SpecError::Refused("--rep-write needs at least two servers (-s A -s B): reads go to a server the key was not written to"));
         }
@@ -86,13 +87,13 @@ impl RunSpec {
                 what: what.to_string(),
             })
         };
-        if let Some(s) = crate::spec::ServerAddr::first_udp(&self.servers) {
+        if let Some(s) = crate::spec::ServerAddr::first_udp(&self.target.servers) {
             return refuse(&format!("UDP ('{s}'), as memaslap's does not"));
         }
-        if self.facebook {
+        if self.conns.facebook {
             return refuse("--facebook, as memaslap's does not");
         }
-        if !self.distribution.places_keys() || self.roundrobin {
+        if !self.target.distribution.places_keys() || self.target.roundrobin {
             return refuse("--distribution none or --roundrobin: it places each key on a writer");
         }
         if self.churn().is_some() {
@@ -100,12 +101,14 @@ impl RunSpec {
         }
         // A window's keys are read once written; only where reads go
         // anywhere, as memaslap's, is a window not mistaken for replication.
-        if self.window.is_some() && !r.any_reader {
+        if self.key_space.window.is_some() && !r.any_reader {
             return refuse(
                 "--window unless --rep-read any: it reads the keys of the preloaded key space",
             );
         }
-        if self.multiget.share > 0.0 || self.mix.share_of(crate::workload::OpKind::Mget) > 0.0 {
+        if self.workload.multiget.share > 0.0
+            || self.workload.mix.share_of(crate::workload::OpKind::Mget) > 0.0
+        {
             return refuse("multigets: each key of a read is judged by where it was written");
         }
         // A replica answers reads only: ops that change a key or hand out
@@ -120,19 +123,22 @@ impl RunSpec {
             OpKind::Gets,
             OpKind::Cas,
         ];
-        if let Some(op) = changes.iter().find(|op| self.mix.share_of(**op) > 0.0) {
+        if let Some(op) = changes
+            .iter()
+            .find(|op| self.workload.mix.share_of(**op) > 0.0)
+        {
             return refuse(&format!("{op} in the mix: a replica serves get, the writers the storage commands and counters"));
         }
-        if self.expiry != 0 {
+        if self.request.expiry != 0 {
             return refuse("--expiry: a key that expires would pass for a replication miss");
         }
-        if self.verify > 0.0 || self.exp_verify > 0.0 {
+        if self.checks.verify > 0.0 || self.checks.exp_verify > 0.0 {
             return refuse("--verify or --exp-verify: every replication miss would count again as a failed check");
         }
-        if self.getset {
+        if self.workload.getset {
             return refuse("--getset: every replication miss would write its key again to a writer that holds it");
         }
-        if self.load != super::LoadMode::Load && self.window.is_none() {
+        if self.key_space.preload != super::LoadMode::Load && self.key_space.window.is_none() {
             return refuse("--no-load or --load-only: a read from a replica can only miss replication if the key was written");
         }
         Ok(())

@@ -258,22 +258,22 @@ impl super::RunSpec {
     /// Whether requests follow a schedule of their own: `--rate`, or a
     /// trace's timestamps.
     pub fn open_loop(&self) -> bool {
-        self.schedule.open().is_some()
+        self.load.schedule.open().is_some()
     }
 
     /// The open loop, if the run is one.
     pub fn open(&self) -> Option<&OpenLoop> {
-        self.schedule.open()
+        self.load.schedule.open()
     }
 
     /// `--num-conns`' schedule, if the run has one.
     pub fn churn(&self) -> Option<&Churn> {
-        self.schedule.churn()
+        self.load.schedule.churn()
     }
 
     /// `--rate`, ops/s.
     pub fn rate(&self) -> Option<f64> {
-        self.schedule.rate()
+        self.load.schedule.rate()
     }
 
     /// `--skip`: an open loop drops arrivals while far behind.
@@ -463,7 +463,7 @@ mod tests {
         let spec = crate::cli::run_spec(&["-s", "127.0.0.1:1", "-q", "500", "--skip"]);
         let mut json = serde_json::to_value(&spec).unwrap();
         let back: super::super::RunSpec = serde_json::from_value(json.clone()).unwrap();
-        assert_eq!(back.schedule, spec.schedule);
+        assert_eq!(back.load.schedule, spec.load.schedule);
         // An agent's spec with a rate and a connection schedule at once.
         let churn = crate::cli::run_spec(&["-s", "127.0.0.1:1", "--num-conns", "3"]);
         json["churn"] = serde_json::to_value(churn.churn()).unwrap();

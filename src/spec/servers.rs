@@ -105,7 +105,7 @@ impl RunSpec {
     /// Whether keys are placed on the run's `nservers` servers: then each
     /// connection is a client with a socket to every server.
     pub fn places_keys(&self, nservers: usize) -> bool {
-        nservers > 1 && self.distribution.places_keys()
+        nservers > 1 && self.target.distribution.places_keys()
     }
 
     /// Sockets per closed-loop unit: a client's sockets to every server
@@ -120,13 +120,14 @@ impl RunSpec {
 
     /// Where the run's keys live.
     pub fn router(&self) -> Router {
-        let all = placement_list(&self.servers, &self.weights);
+        let all = placement_list(&self.target.servers, &self.target.weights);
         // A replication run places keys on its writers only.
         let placed = self
+            .server
             .replication
             .as_ref()
             .map_or(all.len(), |r| r.writers.min(all.len()));
-        Router::new(self.distribution, &all[..placed])
+        Router::new(self.target.distribution, &all[..placed])
     }
 
     /// Placement's checks: weights only where a scheme reads them;
@@ -134,28 +135,28 @@ impl RunSpec {
     /// modes that bind each connection to one server (`--roundrobin`,
     /// `--num-conns`, `--facebook`) with `--distribution none` only.
     pub(super) fn validate_placement(&self) -> Result<(), SpecError> {
-        let n = self.servers.len();
+        let n = self.target.servers.len();
         if n > crate::workload::MAX_SERVERS {
             return Err(SpecError::Invalid(format!(
                 "{n} servers; a run places keys on at most {}",
                 crate::workload::MAX_SERVERS
             )));
         }
-        if self.weights.len() > n {
+        if self.target.weights.len() > n {
             return Err(SpecError::Refused("more weights than servers"));
         }
-        check_weights(&self.weights, self.distribution)?;
-        if self.roundrobin {
+        check_weights(&self.target.weights, self.target.distribution)?;
+        if self.target.roundrobin {
             self.validate_roundrobin(n)?;
         }
         if !self.places_keys(n) {
             return Ok(());
         }
-        let bound = if self.roundrobin {
+        let bound = if self.target.roundrobin {
             Some("--roundrobin assigns each thread's connections to one server")
         } else if self.churn().is_some() {
             Some("--num-conns opens each connection to one server, as twemperf does")
-        } else if self.facebook {
+        } else if self.conns.facebook {
             Some("--facebook groups each connection's sockets on one server, as memaslap does")
         } else {
             None
@@ -163,13 +164,13 @@ impl RunSpec {
         if let Some(why) = bound {
             return Err(SpecError::Invalid(format!(
                 "{why}: with several servers it needs --distribution none (each server gets any key), not {}",
-                self.distribution
+                self.target.distribution
             )));
         }
-        if self.connections < self.threads {
+        if self.load.connections < self.load.threads {
             return Err(SpecError::Invalid(format!(
                 "--threads {} needs as many connections: with keys placed on {n} servers each connection is a client with a socket to every server (-c {})",
-                self.threads, self.connections
+                self.load.threads, self.load.connections
             )));
         }
         Ok(())
@@ -181,8 +182,8 @@ impl RunSpec {
         if self.churn().is_some() {
             return Err(SpecError::Refused("--roundrobin assigns held connections to threads; --num-conns opens its own, spread over the servers"));
         }
-        let per_server = self.threads.div_ceil(n.max(1));
-        if self.threads > n && self.connections < per_server {
+        let per_server = self.load.threads.div_ceil(n.max(1));
+        if self.load.threads > n && self.load.connections < per_server {
             return Err(SpecError::Invalid(format!(
                 "--roundrobin gives each of the {n} servers up to {per_server} threads, each needing a connection to it: use -c {per_server} or more"
             )));
@@ -196,16 +197,16 @@ impl RunSpec {
     /// its own: not over UDP, not from redis, and not after a binary SASL
     /// handshake (which binds the connection to the binary protocol).
     pub(super) fn validate_server_stats(&self) -> Result<(), SpecError> {
-        if !self.server_stats {
+        if !self.server.server_stats {
             return Ok(());
         }
-        if self.protocol == mcbench_proto::Protocol::Resp {
+        if self.target.protocol == mcbench_proto::Protocol::Resp {
             return Err(SpecError::Refused("--server-stats reads memcached's `stats`; redis answers INFO, which it does not read"));
         }
-        if self.user.is_some() && self.protocol == mcbench_proto::Protocol::Binary {
+        if self.target.user.is_some() && self.target.protocol == mcbench_proto::Protocol::Binary {
             return Err(SpecError::Refused("--server-stats asks `stats` in the text protocol; with --user over --protocol binary the connection would be bound to binary by its SASL handshake: use --protocol ascii or meta"));
         }
-        if let Some(s) = ServerAddr::first_udp(&self.servers) {
+        if let Some(s) = ServerAddr::first_udp(&self.target.servers) {
             return Err(SpecError::Invalid(format!(
                 "--server-stats reads stats over TCP or a unix socket, not UDP ('{s}')"
             )));
@@ -218,41 +219,40 @@ impl RunSpec {
     /// `--each`: the same run against each server alone, in turn; one spec
     /// per server. Modes that need the servers together are refused.
     pub fn each(&self) -> Result<Vec<RunSpec>, SpecError> {
-        if self.servers.len() < 2 {
+        if self.target.servers.len() < 2 {
             return Err(SpecError::Refused("--each runs the workload against each server in turn: give at least two (-s A -s B)"));
         }
-        if self.replication.is_some() {
+        if self.server.replication.is_some() {
             return Err(SpecError::Refused(
                 "--each runs one server at a time; --rep-write needs them together",
             ));
         }
-        if self.roundrobin {
+        if self.target.roundrobin {
             return Err(SpecError::Refused(
                 "--each runs one server at a time; --roundrobin spreads threads over several",
             ));
         }
-        if self.save_rate.is_some() {
+        if self.recording.save_rate.is_some() {
             return Err(SpecError::Refused(
                 "--save keeps one run's requests; --each makes one run per server",
             ));
         }
-        self.servers
+        self.target
+            .servers
             .iter()
             .map(|server| {
                 // A label names the set; each run adds its server to it,
                 // whole (the label gives way to it).
-                let label = self.label.as_ref().map(|l| {
+                let label = self.recording.label.as_ref().map(|l| {
                     let room =
                         super::MAX_LABEL.saturating_sub(server.to_string().chars().count() + 3);
                     let l: String = l.chars().take(room.max(1)).collect();
                     format!("{l} · {server}")
                 });
-                let one = RunSpec {
-                    label,
-                    servers: vec![server.clone()],
-                    weights: Vec::new(),
-                    ..self.clone()
-                };
+                let mut one = self.clone();
+                one.recording.label = label;
+                one.target.servers = vec![server.clone()];
+                one.target.weights = Vec::new();
                 one.validate().map(|()| one)
             })
             .collect()

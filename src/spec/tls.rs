@@ -29,19 +29,24 @@ pub struct TlsSpec {
 impl RunSpec {
     /// TLS goes over TCP only, for every server of the run or none.
     pub(super) fn validate_tls(&self) -> Result<(), SpecError> {
-        let prefixed = self.servers.iter().filter(|s| s.has_tls_prefix()).count();
-        if prefixed > 0 && prefixed < self.servers.len() {
+        let prefixed = self
+            .target
+            .servers
+            .iter()
+            .filter(|s| s.has_tls_prefix())
+            .count();
+        if prefixed > 0 && prefixed < self.target.servers.len() {
             return Err(SpecError::Refused("some servers are named tls: and some not: a run is over TLS or not; name every server tls:, or none and give --tls"));
         }
-        let Some(tls) = self.tls.as_ref() else {
+        let Some(tls) = self.target.tls.as_ref() else {
             return Ok(());
         };
-        if let Some(s) = self.servers.iter().find(|s| !s.is_tcp()) {
+        if let Some(s) = self.target.servers.iter().find(|s| !s.is_tcp()) {
             return Err(SpecError::Invalid(format!(
                 "--tls goes over TCP only: {s} is not a TCP server (drop --tls, or name a TCP server)"
             )));
         }
-        if self.servers.is_empty() {
+        if self.target.servers.is_empty() {
             return Err(SpecError::Refused("--tls needs a server started with TLS (-s HOST:PORT); the memcached mcbench starts for itself speaks none"));
         }
         if tls.cert.is_some() != tls.key.is_some() {
@@ -54,7 +59,7 @@ impl RunSpec {
                 "--tls-insecure checks no certificate: drop --tls-ca, or --tls-insecure",
             ));
         }
-        if self.facebook {
+        if self.conns.facebook {
             return Err(SpecError::Refused(
                 "--facebook sends gets over UDP: it cannot go over --tls",
             ));

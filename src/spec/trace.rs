@@ -53,7 +53,7 @@ impl RunSpec {
     /// that shapes the key space or needs keys of its own is refused.
     pub(super) fn validate_trace(&self) -> Result<(), SpecError> {
         let Some(t) = &self.trace else {
-            if self.stop == StopAfter::TraceEnd {
+            if self.load.stop == StopAfter::TraceEnd {
                 return Err(SpecError::Refused(
                     "a run without --trace has no trace end to stop at",
                 ));
@@ -65,35 +65,35 @@ impl RunSpec {
         } else {
             "--trace"
         };
-        if self.load != LoadMode::NoLoad {
+        if self.key_space.preload != LoadMode::NoLoad {
             return Err(SpecError::Invalid(format!(
                 "{flag} replays the trace's own keys: there is no key space to preload (drop --load/--load-only; --getset fills misses)"
             )));
         }
-        if matches!(self.stop, StopAfter::Ops(_)) && !self.warmup.is_zero() {
+        if matches!(self.load.stop, StopAfter::Ops(_)) && !self.load.warmup.is_zero() {
             return Err(SpecError::Refused("-x with a trace replays its first N requests; a warm-up would take some of them: drop -w, or cut the run with -t"));
         }
         if t.clients && self.open_loop() {
             return Err(SpecError::Refused("--trace-clients keeps each client's requests in order on one connection, which a closed loop does; an open loop sends each request on any free connection (add --trace-timing ignore, without --rate)"));
         }
         let refused = [
-            (self.window.is_some(), "--window"),
-            (self.multiget.share > 0.0, "multigets"),
+            (self.key_space.window.is_some(), "--window"),
+            (self.workload.multiget.share > 0.0, "multigets"),
             (
-                self.verify > 0.0 || self.exp_verify > 0.0,
+                self.checks.verify > 0.0 || self.checks.exp_verify > 0.0,
                 "--verify/--exp-verify",
             ),
-            (self.replication.is_some(), "--rep-write"),
-            (self.facebook, "--facebook"),
+            (self.server.replication.is_some(), "--rep-write"),
+            (self.conns.facebook, "--facebook"),
             (self.churn().is_some(), "--num-conns"),
             (self.measure.is_some(), "--measure-connections"),
-            (self.miss_ratio > 0.0, "--miss-ratio"),
+            (self.workload.miss_ratio > 0.0, "--miss-ratio"),
             (
-                self.popularity != crate::workload::Popularity::Uniform,
+                self.key_space.popularity != crate::workload::Popularity::Uniform,
                 "--key-popularity",
             ),
             (
-                crate::spec::ServerAddr::first_udp(&self.servers).is_some(),
+                crate::spec::ServerAddr::first_udp(&self.target.servers).is_some(),
                 "UDP servers",
             ),
         ];
@@ -104,7 +104,10 @@ impl RunSpec {
         }
         let mixed = [crate::workload::OpKind::Cas, crate::workload::OpKind::Mget];
         if t.format == TraceFormat::Keys {
-            if let Some(op) = mixed.iter().find(|op| self.mix.share_of(**op) > 0.0) {
+            if let Some(op) = mixed
+                .iter()
+                .find(|op| self.workload.mix.share_of(**op) > 0.0)
+            {
                 return Err(SpecError::Invalid(format!(
                     "--read-file draws ops from the mix, one key per request: {op} cannot be in it"
                 )));

@@ -49,23 +49,23 @@ impl RunSpec {
 
     /// Threads, connections, depth and the key space's first key.
     fn validate_shape(&self) -> Result<(), SpecError> {
-        if self.threads == 0 {
+        if self.load.threads == 0 {
             return Err(SpecError::AtLeastOne("--threads"));
         }
-        if self.connections == 0 {
+        if self.load.connections == 0 {
             return Err(SpecError::AtLeastOne("--connections"));
         }
-        if self.depth == 0 || self.depth > 65_536 {
+        if self.load.depth == 0 || self.load.depth > 65_536 {
             return Err(SpecError::Depth("--depth"));
         }
-        if self.load_each_thread && self.window.is_some() {
+        if self.key_space.load_each_thread && self.key_space.window.is_some() {
             return Err(SpecError::Refused("--load-each-thread preloads; --window preloads nothing (its keys are written as it goes): drop one"));
         }
-        if self.first_key > u64::from(u32::MAX) {
+        if self.key_space.first_key > u64::from(u32::MAX) {
             return Err(SpecError::Invalid(format!(
                 "--first-key is at most {} (4294967295), got {}",
                 u32::MAX,
-                self.first_key
+                self.key_space.first_key
             )));
         }
         Ok(())
@@ -73,7 +73,7 @@ impl RunSpec {
 
     /// `--save-rate` is a share of requests.
     fn validate_save_rate(&self) -> Result<(), SpecError> {
-        match self.save_rate {
+        match self.recording.save_rate {
             Some(share) if !(share > 0.0 && share <= 1.0) => Err(SpecError::Invalid(format!(
                 "--save-rate is the share of requests saved, above 0 and at most 1; got {share}"
             ))),
@@ -84,14 +84,14 @@ impl RunSpec {
     /// The run's end: a duration, a count or a time limit, none of them
     /// zero.
     fn validate_stop(&self) -> Result<(), SpecError> {
-        match self.stop {
+        match self.load.stop {
             StopAfter::Duration(d) if d.is_zero() => {
                 return Err(SpecError::Refused("--duration must be longer than zero"))
             }
             StopAfter::Ops(0) => return Err(SpecError::AtLeastOne("--ops")),
             _ => {}
         }
-        if self.time_limit.is_some_and(|d| d.is_zero()) {
+        if self.load.time_limit.is_some_and(|d| d.is_zero()) {
             return Err(SpecError::Refused("--time-limit must be longer than zero"));
         }
         Ok(())
@@ -101,7 +101,7 @@ impl RunSpec {
     /// two op types and their slots); ten a second is the most that stays
     /// cheap.
     fn validate_interval(&self) -> Result<(), SpecError> {
-        if self.interval < Duration::from_millis(100) {
+        if self.recording.interval < Duration::from_millis(100) {
             return Err(SpecError::Refused("--interval must be at least 100ms"));
         }
         Ok(())
@@ -109,20 +109,25 @@ impl RunSpec {
 
     /// Value sizes, the miss ratio and multigets the run can make.
     fn validate_workload(&self) -> Result<(), SpecError> {
-        let (lo, hi) = self.value_size.support();
-        let max = self.max_value_size;
+        let (lo, hi) = self.key_space.value_size.support();
+        let max = self.key_space.max_value_size;
         if lo > max as f64 || hi < 1.0 {
             return Err(SpecError::Invalid(format!(
                 "--value-size {} cannot produce a valid value (1..={max} bytes; --max-value-size raises the limit)",
-                self.value_size
+                self.key_space.value_size
             )));
         }
-        if !(0.0..=1.0).contains(&self.miss_ratio) {
-            return Err(SpecError::between("--miss-ratio", 0, 1, self.miss_ratio));
+        if !(0.0..=1.0).contains(&self.workload.miss_ratio) {
+            return Err(SpecError::between(
+                "--miss-ratio",
+                0,
+                1,
+                self.workload.miss_ratio,
+            ));
         }
-        if !(0.0..=1.0).contains(&self.multiget.share)
-            || self.multiget.keys == 0
-            || self.multiget.keys > MAX_MULTIGET_KEYS
+        if !(0.0..=1.0).contains(&self.workload.multiget.share)
+            || self.workload.multiget.keys == 0
+            || self.workload.multiget.keys > MAX_MULTIGET_KEYS
         {
             return Err(SpecError::Invalid(format!(
                 "multiget needs 1..={MAX_MULTIGET_KEYS} keys and a share between 0 and 100 %"
@@ -133,16 +138,21 @@ impl RunSpec {
 
     /// memaslap's task window and its overwrites.
     fn validate_window(&self) -> Result<(), SpecError> {
-        match self.window {
+        match self.key_space.window {
             Some(0) => return Err(SpecError::Refused("--window must hold at least one key")),
-            Some(_) if self.load == LoadMode::LoadOnly => return Err(SpecError::Refused("--load-only has nothing to load with --window (windows fill as the run writes): drop one of them")),
-            None if self.overwrite > 0.0 => {
+            Some(_) if self.key_space.preload == LoadMode::LoadOnly => return Err(SpecError::Refused("--load-only has nothing to load with --window (windows fill as the run writes): drop one of them")),
+            None if self.key_space.overwrite > 0.0 => {
                 return Err(SpecError::Refused("--overwrite needs --window: with a fixed key space every set overwrites"))
             }
             _ => {}
         }
-        if !(0.0..=1.0).contains(&self.overwrite) {
-            return Err(SpecError::between("--overwrite", 0, 1, self.overwrite));
+        if !(0.0..=1.0).contains(&self.key_space.overwrite) {
+            return Err(SpecError::between(
+                "--overwrite",
+                0,
+                1,
+                self.key_space.overwrite,
+            ));
         }
         Ok(())
     }
@@ -155,18 +165,18 @@ impl RunSpec {
     fn validate_counters(&self) -> Result<(), SpecError> {
         use crate::workload::OpKind;
         const MAX_COUNTER_DIGITS: usize = 19;
-        if self.cas_unique.is_some() && self.mix.share_of(OpKind::Cas) == 0.0 {
+        if self.request.cas_unique.is_some() && self.workload.mix.share_of(OpKind::Cas) == 0.0 {
             return Err(SpecError::Refused(
                 "--cas-unique sets the unique of each cas: give cas in --mix",
             ));
         }
         let counts = [OpKind::Incr, OpKind::Decr]
             .into_iter()
-            .any(|op| self.mix.share_of(op) > 0.0);
-        let stores = self.load == LoadMode::Load
+            .any(|op| self.workload.mix.share_of(op) > 0.0);
+        let stores = self.key_space.preload == LoadMode::Load
             || OpKind::ALL
                 .into_iter()
-                .any(|op| op.writes() && self.mix.share_of(op) > 0.0);
+                .any(|op| op.writes() && self.workload.mix.share_of(op) > 0.0);
         let longest = self.max_value_len();
         if !counts || !stores || self.trace.is_some() || longest <= MAX_COUNTER_DIGITS {
             return Ok(());

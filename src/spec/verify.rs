@@ -11,35 +11,38 @@ impl RunSpec {
     pub fn checks(&self) -> Checks {
         let deletes = [OpKind::Delete]
             .iter()
-            .any(|op| self.mix.share_of(*op) > 0.0);
+            .any(|op| self.workload.mix.share_of(*op) > 0.0);
         Checks {
-            verify: self.verify,
-            exp_verify: self.exp_verify,
-            ttl_s: match self.exp_verify_ttl {
+            verify: self.checks.verify,
+            exp_verify: self.checks.exp_verify,
+            ttl_s: match self.checks.exp_verify_ttl {
                 Some(ttl) => ttl,
-                None if self.expiry > 0 => self.expiry,
+                None if self.request.expiry > 0 => self.request.expiry,
                 None => DEFAULT_TTL_S,
             },
-            all_present: self.load == LoadMode::Load
-                && self.window.is_none()
-                && self.expiry == 0
+            all_present: self.key_space.preload == LoadMode::Load
+                && self.key_space.window.is_none()
+                && self.request.expiry == 0
                 && !deletes,
-            window_ledger: self.verify > 0.0
-                && self.window.is_some()
-                && self.expiry == 0
+            window_ledger: self.checks.verify > 0.0
+                && self.key_space.window.is_some()
+                && self.request.expiry == 0
                 && !deletes,
         }
     }
 
     pub(super) fn validate_checks(&self) -> Result<(), SpecError> {
-        for (flag, share) in [("--verify", self.verify), ("--exp-verify", self.exp_verify)] {
+        for (flag, share) in [
+            ("--verify", self.checks.verify),
+            ("--exp-verify", self.checks.exp_verify),
+        ] {
             if !(0.0..=1.0).contains(&share) {
                 return Err(SpecError::Invalid(format!(
                     "{flag} is a share between 0 and 1, got {share}"
                 )));
             }
         }
-        if let Some(ttl) = self.exp_verify_ttl {
+        if let Some(ttl) = self.checks.exp_verify_ttl {
             if ttl == 0 || u64::from(ttl) > u64::from(mcbench_proto::MAX_RELATIVE_EXPTIME) {
                 return Err(SpecError::Invalid(format!(
                     "--exp-verify-ttl is 1 to {} s (a relative expiry), got {ttl}",
@@ -47,10 +50,10 @@ impl RunSpec {
                 )));
             }
         }
-        if self.verify > 0.0 {
+        if self.checks.verify > 0.0 {
             if let Some(op) = [OpKind::Append, OpKind::Prepend, OpKind::Incr, OpKind::Decr]
                 .into_iter()
-                .find(|op| self.mix.share_of(*op) > 0.0)
+                .find(|op| self.workload.mix.share_of(*op) > 0.0)
             {
                 return Err(SpecError::Invalid(format!(
                     "--verify checks values against what this run sets; {} in --mix changes \
@@ -60,19 +63,20 @@ impl RunSpec {
             }
             if ![OpKind::Get, OpKind::Gets, OpKind::Gat, OpKind::Gats]
                 .iter()
-                .any(|op| self.mix.share_of(*op) > 0.0)
+                .any(|op| self.workload.mix.share_of(*op) > 0.0)
             {
                 return Err(SpecError::Refused(
                     "--verify checks the values gets read, but --mix has no get, gets, gat or gats",
                 ));
             }
         }
-        if self.exp_verify > 0.0
-            && (self.mix.share_of(OpKind::Set) == 0.0 || self.mix.share_of(OpKind::Get) == 0.0)
+        if self.checks.exp_verify > 0.0
+            && (self.workload.mix.share_of(OpKind::Set) == 0.0
+                || self.workload.mix.share_of(OpKind::Get) == 0.0)
         {
             return Err(SpecError::Refused("--exp-verify sets keys with a short expiry and gets them back: --mix needs both set and get"));
         }
-        if self.verbose && !(self.verify > 0.0 || self.exp_verify > 0.0) {
+        if self.checks.verbose && !(self.checks.verify > 0.0 || self.checks.exp_verify > 0.0) {
             return Err(SpecError::Refused(
                 "--verbose prints the first failed checks: give --verify or --exp-verify",
             ));

@@ -13,17 +13,17 @@ impl RunSpec {
     /// change nothing but the preload.
     fn validate_noreply(&self) -> Result<(), SpecError> {
         use crate::workload::OpKind;
-        if !self.noreply {
+        if !self.request.noreply {
             return Ok(());
         }
-        let p = self.protocol;
+        let p = self.target.protocol;
         if p == Protocol::Resp {
             return Err(SpecError::Refused("--noreply: RESP has no quiet mode; drop it, or use --protocol ascii, meta or binary"));
         }
         let preload_only = |op: OpKind| {
             op == OpKind::Set
-                && self.mix.share_of(OpKind::Set) == 0.0
-                && self.load != LoadMode::LoadOnly
+                && self.workload.mix.share_of(OpKind::Set) == 0.0
+                && self.key_space.preload != LoadMode::LoadOnly
         };
         let quiet = self
             .ops_sent()
@@ -40,7 +40,7 @@ impl RunSpec {
 
     /// The protocol must carry every op the run can send.
     pub(super) fn validate_protocol(&self) -> Result<(), SpecError> {
-        let p = self.protocol;
+        let p = self.target.protocol;
         for op in self.ops_sent() {
             if !p.supports(op.cmd()) {
                 return Err(SpecError::Invalid(format!(
@@ -56,19 +56,19 @@ impl RunSpec {
                 )));
             }
         }
-        if self.servers.is_empty() && p == Protocol::Resp {
+        if self.target.servers.is_empty() && p == Protocol::Resp {
             return Err(SpecError::NeedsServer {
                 flag: "--protocol resp",
                 why: "the embedded server is memcached",
             });
         }
-        if self.meta_flags.is_some() && p != Protocol::Meta {
+        if self.request.meta_flags.is_some() && p != Protocol::Meta {
             return Err(SpecError::Invalid(format!(
                 "--meta-flags are for --protocol meta, not {}",
                 p.name()
             )));
         }
-        let (_, key_max) = self.key_size.support();
+        let (_, key_max) = self.key_space.key_size.support();
         if self.meta_options()?.base64_keys && key_max > 186.0 {
             return Err(SpecError::Refused(
                 "--meta-flags b: a base64 key must fit memcached's 250 bytes, so keys of at most \
@@ -76,14 +76,14 @@ impl RunSpec {
             ));
         }
         self.validate_noreply()?;
-        if crate::spec::ServerAddr::first_udp(&self.servers).is_some() {
+        if crate::spec::ServerAddr::first_udp(&self.target.servers).is_some() {
             self.validate_udp(true)?;
         }
         self.validate_facebook()?;
-        if self.user.is_some() != self.password.is_some() {
+        if self.target.user.is_some() != self.target.password.is_some() {
             return Err(SpecError::Refused("--user and --password go together"));
         }
-        if self.user.is_some() && self.servers.is_empty() {
+        if self.target.user.is_some() && self.target.servers.is_empty() {
             return Err(SpecError::Refused("--user/--password need --server: the embedded memcached runs without authentication"));
         }
         Ok(())
@@ -94,10 +94,10 @@ impl RunSpec {
     /// Requests over UDP must fit a datagram; `stores` says whether
     /// storage commands go over UDP too (not with `--facebook`).
     fn validate_udp(&self, stores: bool) -> Result<(), SpecError> {
-        if self.protocol == Protocol::Resp {
+        if self.target.protocol == Protocol::Resp {
             return Err(SpecError::Refused("RESP does not run over UDP"));
         }
-        if self.user.is_some() {
+        if self.target.user.is_some() {
             return Err(SpecError::Refused(
                 "memcached has no authentication over UDP",
             ));
@@ -105,10 +105,10 @@ impl RunSpec {
         // The largest requests the run can send, measured by encoding them:
         // every protocol frames them differently.
         let ops = self.ops_sent();
-        let (_, key_max) = self.key_size.support();
+        let (_, key_max) = self.key_space.key_size.support();
         let key = vec![b'k'; key_max.min(250.0) as usize];
         if ops.contains(&crate::workload::OpKind::Mget) {
-            let keys = vec![key.as_slice(); self.multiget.keys as usize].join(&b' ');
+            let keys = vec![key.as_slice(); self.workload.multiget.keys as usize].join(&b' ');
             let size = self.largest_udp_request(mcbench_proto::Request::new(
                 mcbench_proto::Cmd::Gats,
                 &keys,
@@ -118,7 +118,7 @@ impl RunSpec {
                     "over UDP a request must fit one {MAX_UDP_REQUEST}-byte datagram, but a \
                      multiget of {} keys of up to {} bytes takes {size} \
                      (--multiget or --getq-size set the keys)",
-                    self.multiget.keys,
+                    self.workload.multiget.keys,
                     key.len()
                 )));
             }
@@ -144,7 +144,8 @@ impl RunSpec {
 
     /// The meta flags, parsed.
     pub fn meta_options(&self) -> Result<mcbench_proto::meta::Options, SpecError> {
-        self.meta_flags
+        self.request
+            .meta_flags
             .as_deref()
             .map_or(Ok(Default::default()), |flags| {
                 flags
@@ -162,11 +163,12 @@ impl RunSpec {
             cas: u64::MAX,
             delta: u64::MAX,
             opaque: u32::MAX,
-            noreply: self.noreply,
+            noreply: self.request.noreply,
             ..req
         };
         let mut out = Vec::new();
-        self.protocol
+        self.target
+            .protocol
             .encode_with(&mut out, &req, self.meta_options()?);
         Ok(UDP_HEADER + out.len())
     }
@@ -174,23 +176,28 @@ impl RunSpec {
     /// memaslap's facebook test: retrievals over UDP, the rest over TCP,
     /// one closed-loop group of sockets per connection.
     fn validate_facebook(&self) -> Result<(), SpecError> {
-        if !self.facebook {
-            return if self.conn_sock == 1 {
+        if !self.conns.facebook {
+            return if self.conns.conn_sock == 1 {
                 Ok(())
             } else {
                 Err(SpecError::Refused("--conn-sock sets the TCP connections of each --facebook connection: give --facebook"))
             };
         }
-        if self.conn_sock == 0 || self.conn_sock > 10_000 {
-            return Err(SpecError::between("--conn-sock", 1, 10000, self.conn_sock));
+        if self.conns.conn_sock == 0 || self.conns.conn_sock > 10_000 {
+            return Err(SpecError::between(
+                "--conn-sock",
+                1,
+                10000,
+                self.conns.conn_sock,
+            ));
         }
-        if self.servers.is_empty() {
+        if self.target.servers.is_empty() {
             return Err(SpecError::NeedsServer {
                 flag: "--facebook",
                 why: "the embedded memcached listens on TCP only",
             });
         }
-        if let Some(s) = self.servers.iter().find(|s| !s.is_tcp()) {
+        if let Some(s) = self.target.servers.iter().find(|s| !s.is_tcp()) {
             return Err(SpecError::Invalid(format!("--facebook reaches each server over both TCP and UDP at HOST:PORT; '{s}' names one transport")));
         }
         let refuse = |what: &str| {
@@ -199,7 +206,7 @@ impl RunSpec {
                 what: what.to_string(),
             })
         };
-        match self.schedule {
+        match self.load.schedule {
             Schedule::Closed => {}
             Schedule::Open(_) => {
                 return refuse(
@@ -208,7 +215,7 @@ impl RunSpec {
             }
             Schedule::Churn(_) => return refuse("--num-conns"),
         }
-        if self.reconnect {
+        if self.conns.reconnect {
             return refuse("--reconnect: a group that lost its sockets is done");
         }
         self.validate_udp(false)

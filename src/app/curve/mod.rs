@@ -196,7 +196,7 @@ fn client_ceiling(curve: &mut Curve, rate: f64, best: Option<f64>, slo: Slo) -> 
 /// agents on other machines.
 fn further(run: &crate::result::RunResult) -> String {
     let cpus = crate::os::allowed_cpus().len().max(1);
-    let threads = run.spec.threads;
+    let threads = run.spec.load.threads;
     let saturated = run
         .warnings
         .iter()
@@ -206,7 +206,10 @@ fn further(run: &crate::result::RunResult) -> String {
         ways.push(format!("threads (-T, now {threads}; {cpus} CPUs here)"));
     }
     if !saturated {
-        ways.push(format!("connections (-c, now {})", run.spec.connections));
+        ways.push(format!(
+            "connections (-c, now {})",
+            run.spec.load.connections
+        ));
     }
     ways.push("agents on other machines (--agent)".into());
     ways.join(", or ")
@@ -311,10 +314,11 @@ impl Series {
             outputs = outputs.with_text(text, false);
         }
         let stop = install_signal_flag()?;
-        let embedded = if base.servers.is_empty() {
+        let embedded = if base.target.servers.is_empty() {
             crate::os::claim_fds(base.fds_needed()).map_err(Failure::usage)?;
             let e = EmbeddedMemcached::start(&crate::run::embedded_size(&base))?;
-            base.servers = vec![ServerAddr::parse(&e.addr.to_string()).map_err(Failure::run)?];
+            base.target.servers =
+                vec![ServerAddr::parse(&e.addr.to_string()).map_err(Failure::run)?];
             Some(e)
         } else {
             None
@@ -339,16 +343,16 @@ impl Series {
     /// signal cut it short.
     fn probe(&mut self, rate: f64, repeat: bool) -> Result<Option<&CurvePoint>, Failure> {
         let mut spec = self.base.clone();
-        spec.schedule = crate::spec::Schedule::Open(spec.schedule.at_rate(rate));
+        spec.load.schedule = crate::spec::Schedule::Open(spec.load.schedule.at_rate(rate));
         // With an SLO and a -t, the probe ends once its SLO is decided.
-        if let (Some(slo), crate::spec::StopAfter::Duration(_)) = (self.curve.slo, spec.stop) {
-            spec.decide = Some(crate::spec::precision::SloDecision {
+        if let (Some(slo), crate::spec::StopAfter::Duration(_)) = (self.curve.slo, spec.load.stop) {
+            spec.load.decide = Some(crate::spec::precision::SloDecision {
                 percentile: slo.percentile,
                 bound_us: slo.bound_us,
             });
         }
-        if !self.curve.runs.is_empty() && spec.load == LoadMode::Load && !self.reload {
-            spec.load = LoadMode::NoLoad;
+        if !self.curve.runs.is_empty() && spec.key_space.preload == LoadMode::Load && !self.reload {
+            spec.key_space.preload = LoadMode::NoLoad;
         }
         let mut result = match measure(&spec, self.percentiles.clone(), &self.stop, None, None) {
             Ok(r) => r,

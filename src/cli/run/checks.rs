@@ -1,5 +1,6 @@
 //! `mcbench run`'s flags under "Checks".
 
+use crate::spec::CheckSpec;
 use clap::Args;
 
 /// Checks of the answers: values read back and expiries verified.
@@ -65,4 +66,17 @@ pub struct CheckArgs {
     /// (memaslap's personality too)
     #[arg(hide_short_help = true, long)]
     pub tolerate_check_failures: bool,
+}
+
+impl CheckArgs {
+    /// The spec's checks, as the flags say (none when not asked).
+    pub(super) fn spec(&self) -> CheckSpec {
+        CheckSpec {
+            verify: self.verify.unwrap_or(0.0),
+            exp_verify: self.exp_verify.unwrap_or(0.0),
+            exp_verify_ttl: self.exp_verify_ttl,
+            verbose: self.verbose,
+            tolerate_check_failures: self.tolerate_check_failures,
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! `mcbench run`'s flags under "Keys and values".
 
 use crate::spec::units::parse_count;
-use crate::spec::{LoadMode, DEFAULT_MAX_VALUE};
+use crate::spec::{KeySpaceSpec, LoadMode, DEFAULT_MAX_VALUE};
 use crate::workload::{ClientSlice, Distribution, KeyDigits, Popularity};
 use clap::Args;
 
@@ -107,6 +107,25 @@ const DEFAULT_KEYS: u64 = 10_000;
 const DEFAULT_PREFIX: &str = "mcb:";
 
 impl KeyArgs {
+    /// The spec's key space; `replay`: a trace gives the keys.
+    pub(super) fn spec(&self, replay: bool) -> KeySpaceSpec {
+        KeySpaceSpec {
+            keys: self.keys,
+            key_size: self.key_size.clone(),
+            value_size: self.value_size.clone(),
+            key_prefix: self.key_prefix.clone(),
+            key_digits: self.key_digits,
+            first_key: self.first_key,
+            popularity: self.key_popularity,
+            client: self.client,
+            window: self.window,
+            overwrite: self.overwrite,
+            max_value_size: usize::try_from(self.max_value_size).unwrap_or(usize::MAX),
+            preload: self.load_mode(replay),
+            load_each_thread: self.load_each_thread,
+        }
+    }
+
     /// Whether the key space is preloaded. A replay has no key space to
     /// preload, unless asked (and then refused).
     pub(super) fn load_mode(&self, replay: bool) -> LoadMode {

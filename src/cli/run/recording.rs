@@ -2,6 +2,7 @@
 
 use super::parse_on_off;
 use crate::spec::units::parse_duration;
+use crate::spec::RecordingSpec;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -73,6 +74,18 @@ pub struct RecordingArgs {
 }
 
 impl RecordingArgs {
+    /// The spec's recording part: live lines only with `-i`, whose
+    /// interval is otherwise 1 s.
+    pub(super) fn spec(&self) -> RecordingSpec {
+        RecordingSpec {
+            label: self.label.clone(),
+            interval: self.interval.unwrap_or(Duration::from_secs(1)),
+            live: self.interval.is_some(),
+            save_rate: self.save_rate(),
+            kernel_stamps: self.kernel_stamps,
+        }
+    }
+
     /// The share of requests `--save` writes, with it.
     pub(super) fn save_rate(&self) -> Option<f64> {
         self.save.as_ref().map(|_| self.save_rate.unwrap_or(1.0))

@@ -1,5 +1,6 @@
 //! `mcbench run`'s flags under "Protocol".
 
+use crate::spec::RequestSpec;
 use clap::Args;
 
 /// The requests' own fields: expiry, delta, CAS, meta flags and noreply.
@@ -56,4 +57,18 @@ pub struct RequestArgs {
     /// unanswered one's.
     #[arg(long)]
     pub noreply: bool,
+}
+
+impl RequestArgs {
+    /// The spec's request part, as the flags say.
+    pub(super) fn spec(&self) -> RequestSpec {
+        RequestSpec {
+            trace_commands: self.trace_commands,
+            expiry: self.expiry,
+            delta: self.delta,
+            cas_unique: self.cas_unique,
+            noreply: self.noreply,
+            meta_flags: self.meta_flags.clone(),
+        }
+    }
 }

@@ -133,7 +133,7 @@ impl Transport {
 
 /// `Transport::start_connect` on the kernel's sockets.
 fn start_os_connect(p: &Poller, dial: &Dial, spec: &RunSpec) -> Result<(Conn, bool), ConnError> {
-    let (fd, pending) = match connect::start_connect(dial.target, &spec.socket, dial.nth) {
+    let (fd, pending) = match connect::start_connect(dial.target, &spec.conns.socket, dial.nth) {
         Ok(connect::Connecting::Done(fd)) => (fd, false),
         Ok(connect::Connecting::Pending(fd)) => (fd, true),
         Err(e) => return Err(ConnError::of(&e)),

@@ -189,7 +189,7 @@ impl Worker {
             server,
             nth,
             token: c,
-            protocol: self.shared.spec.protocol,
+            protocol: self.shared.spec.target.protocol,
             max_pending: self.io.max_pending,
         };
         let (conn, pending) = match self.io.transport.start_connect(&dial, &self.shared.spec) {

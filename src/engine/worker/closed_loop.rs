@@ -28,7 +28,7 @@ impl Worker {
         // Only `issue` changes the group's load here, one request at a time.
         let batch = match self.requests.preloading() {
             true => cap / 2,
-            false => self.shared.spec.refill_batch,
+            false => self.shared.spec.load.refill_batch,
         };
         let mut load = self.load_of(lead);
         if load > low_water(cap, batch) || !self.can_send(lead) {

@@ -210,8 +210,15 @@ impl Worker {
         let mut worker = Worker {
             index: plan.index,
             depth: plan.depth,
-            rng: SmallRng::seed_from_u64(spec.seed.wrapping_add(plan.index as u64 * 0x9E37_79B9)),
-            sampler: Sampler::new(spec.save_rate, spec.seed ^ plan.index as u64),
+            rng: SmallRng::seed_from_u64(
+                spec.workload
+                    .seed
+                    .wrapping_add(plan.index as u64 * 0x9E37_79B9),
+            ),
+            sampler: Sampler::new(
+                spec.recording.save_rate,
+                spec.workload.seed ^ plan.index as u64,
+            ),
             schedule: schedule::Schedule::new(run_schedule),
             replay: plan
                 .trace
@@ -221,6 +228,7 @@ impl Worker {
             reopening: reconnect::Reopening::new(sockets),
             keys: setup::keys(spec, nservers, plan.index, &plan.lanes),
             miss_window: spec
+                .workload
                 .miss_window
                 .map(|n| answers::MissCount::new(n, plan.index)),
             encoder: setup::encoder(spec)?,
@@ -244,7 +252,7 @@ impl Worker {
     pub fn run(mut self, go: crossbeam_channel::Receiver<()>) {
         let spec = self.shared.spec.clone();
         use crate::spec::LoadMode;
-        if spec.load == LoadMode::Load {
+        if spec.key_space.preload == LoadMode::Load {
             let end = self.run_phase(PhaseKind::Load, false);
             // The preload's replies, for the main thread to judge.
             let counts = std::mem::replace(&mut self.recorder, self.shared.empty_recorder());
@@ -261,7 +269,7 @@ impl Worker {
         self.hand_over_connections();
         self.send(Message::Ready { worker: self.index });
         let _ = go.recv(); // returns when the main thread drops the sender
-        let kind = if spec.load == LoadMode::LoadOnly {
+        let kind = if spec.key_space.preload == LoadMode::LoadOnly {
             PhaseKind::Load
         } else {
             PhaseKind::Measure
@@ -474,7 +482,7 @@ impl Worker {
     /// The current recorder's interval starts at `start` (worker clock):
     /// its answers go to slots by when they come.
     fn start_slots(&mut self, start: u64) {
-        let length = self.shared.spec.interval.as_nanos() as u64;
+        let length = self.shared.spec.recording.interval.as_nanos() as u64;
         self.recorder.slot_clock = crate::stats::batches::SlotClock::starting(start, length);
     }
 

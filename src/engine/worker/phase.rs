@@ -32,15 +32,15 @@ impl Bounds {
     pub fn new(spec: &RunSpec, kind: PhaseKind, start: u64, udp: bool) -> Bounds {
         let measured = kind == PhaseKind::Measure;
         let ns = |d: std::time::Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        let warmup = if measured { ns(spec.warmup) } else { 0 };
-        let timeout = ns(spec.timeout);
+        let warmup = if measured { ns(spec.load.warmup) } else { 0 };
+        let timeout = ns(spec.load.timeout);
         let record_from = start.saturating_add(warmup);
         let mut send_until = u64::MAX;
         if measured {
-            if let StopAfter::Duration(d) = spec.stop {
+            if let StopAfter::Duration(d) = spec.load.stop {
                 send_until = record_from.saturating_add(ns(d));
             }
-            if let Some(limit) = spec.time_limit {
+            if let Some(limit) = spec.load.time_limit {
                 send_until = send_until.min(record_from.saturating_add(ns(limit)));
             }
         }

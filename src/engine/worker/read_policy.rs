@@ -53,7 +53,7 @@ impl ReadPolicy {
     pub(super) fn new(spec: &RunSpec) -> ReadPolicy {
         ReadPolicy {
             delay: Duration::ZERO,
-            busy: spec.busy_poll,
+            busy: spec.load.busy_poll,
             late: false,
             waiting: false,
             stamped: spec.stamps_answers(),

@@ -144,7 +144,7 @@ impl Worker {
             server,
             nth,
             token: c,
-            protocol: spec.protocol,
+            protocol: spec.target.protocol,
             max_pending: self.io.max_pending,
         };
         let conn = &mut self.io.conns[c];

@@ -62,8 +62,8 @@ impl Worker {
             workload: &self.shared.workload,
             server: conn.server,
             record_from: self.progress.record_from,
-            protocol: spec.protocol,
-            successful: spec.successful,
+            protocol: spec.target.protocol,
+            successful: spec.workload.successful,
             getset: self.shared.workload.getset && self.progress.sending,
             // A replay's keys are its own: every miss of one is filled.
             replaying: self.replay.is_some(),
@@ -168,7 +168,7 @@ impl Worker {
         let server = self.io.conns[c].server;
         self.recorder
             .server_error(server, ErrorClass::ConnectionLost, lost);
-        if self.shared.spec.reconnect {
+        if self.shared.spec.conns.reconnect {
             self.reopening.schedule(c, self.now());
         }
         if self.io.alive_on[server] == 0 {

@@ -175,7 +175,7 @@ impl Worker {
                         .iter()
                         .any(|s| s.alive)
             }
-            Router::ByServer(_) => !self.shared.spec.reconnect,
+            Router::ByServer(_) => !self.shared.spec.conns.reconnect,
         };
         if whole {
             self.give_up_group(c);

@@ -30,18 +30,22 @@ pub(super) fn schedule(
     start: u64,
 ) -> WorkerSchedule {
     if let Some(c) = spec.churn() {
-        return WorkerSchedule::Churn(Box::new(churn::Schedule::new(c, plan.index, spec.threads)));
+        return WorkerSchedule::Churn(Box::new(churn::Schedule::new(
+            c,
+            plan.index,
+            spec.load.threads,
+        )));
     }
     // A trace replayed in time (`--trace-speed`) sends at its records'
     // times (else at the pacer's, or as answered).
-    let timed_replay = plan.trace.is_some() && spec.schedule.trace_speed().is_some();
+    let timed_replay = plan.trace.is_some() && spec.load.schedule.trace_speed().is_some();
     if plan.rate.is_none() && !timed_replay {
         return WorkerSchedule::Closed;
     }
     // The load's gap shape; the measurement group beside a closed-loop
     // load has a rate of its own, and Poisson gaps.
     let pacer = plan.rate.map(|r| {
-        let gaps = spec.schedule.gaps().cloned();
+        let gaps = spec.load.schedule.gaps().cloned();
         Pacer::new(
             gaps.unwrap_or_else(crate::spec::schedule::poisson),
             r,
@@ -55,7 +59,7 @@ pub(super) fn schedule(
 /// The most bytes one answer may take: a multiget's values with their
 /// headers, and slack.
 fn max_pending(spec: &RunSpec) -> usize {
-    (spec.largest_stored_value() + 512) * spec.multiget.keys.max(1) as usize + SCRATCH_LEN
+    (spec.largest_stored_value() + 512) * spec.workload.multiget.keys.max(1) as usize + SCRATCH_LEN
 }
 
 /// The worker's sockets: its connections registered for readiness, and
@@ -86,7 +90,7 @@ pub(super) fn memory_sockets(
     let transport = Transport::Memory(net.clone());
     let conns = opened.iter().enumerate().map(|(i, o)| {
         let pipe = net.connect(o.server);
-        let mut conn = Conn::in_memory(pipe, spec.protocol, o.server, depth, max_pending);
+        let mut conn = Conn::in_memory(pipe, spec.target.protocol, o.server, depth, max_pending);
         // As `conns` does; memory stamps each answer with when it came.
         if spec.stamps_answers() {
             conn.stamp_arrivals()
@@ -114,7 +118,7 @@ fn conns(
     for (i, o) in opened.into_iter().enumerate() {
         let mut c = Conn::new(
             o.link,
-            spec.protocol,
+            spec.target.protocol,
             o.datagram,
             o.server,
             depth,
@@ -156,7 +160,7 @@ pub(super) fn keys(spec: &RunSpec, servers: usize, worker: usize, lanes: &[usize
 /// Groups by op for `--facebook`, by server where keys are placed on
 /// several, else one socket per client.
 pub(super) fn router(spec: &RunSpec, servers: usize, sockets: usize) -> router::Router {
-    if spec.facebook {
+    if spec.conns.facebook {
         router::Router::by_op(spec.sockets_per_connection(), sockets)
     } else if spec.places_keys(servers) {
         router::Router::by_server(servers, sockets)
@@ -167,17 +171,17 @@ pub(super) fn router(spec: &RunSpec, servers: usize, sockets: usize) -> router::
 
 pub(super) fn encoder(spec: &RunSpec) -> Result<Encoder, SpecError> {
     Ok(Encoder::new(WireOptions {
-        protocol: spec.protocol,
-        expiry: spec.expiry,
-        delta: spec.delta,
-        noreply: spec.noreply,
+        protocol: spec.target.protocol,
+        expiry: spec.request.expiry,
+        delta: spec.request.delta,
+        noreply: spec.request.noreply,
         // Datagrams carry one request each, so each its own fence.
-        fence_later: spec.noreply
-            && spec.protocol.fences_later()
-            && crate::spec::ServerAddr::first_udp(&spec.servers).is_none(),
+        fence_later: spec.request.noreply
+            && spec.target.protocol.fences_later()
+            && crate::spec::ServerAddr::first_udp(&spec.target.servers).is_none(),
         meta: spec.meta_options()?,
         max_value: u32::try_from(spec.largest_stored_value()).unwrap_or(u32::MAX),
-        hash_field: spec.assoc.unwrap_or(0),
+        hash_field: spec.workload.assoc.unwrap_or(0),
     }))
 }
 

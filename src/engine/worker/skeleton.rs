@@ -71,7 +71,7 @@ impl Worker {
             warming: bounds.record_from > start,
             intervals: phase::Intervals::new(
                 bounds.record_from,
-                self.shared.spec.interval.as_nanos() as u64,
+                self.shared.spec.recording.interval.as_nanos() as u64,
             ),
             bounds,
             sending_stopped: u64::MAX,

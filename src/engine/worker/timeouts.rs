@@ -30,7 +30,7 @@ impl Worker {
             return;
         }
         let spec = &self.shared.spec;
-        let timeout = spec.timeout.as_nanos() as u64;
+        let timeout = spec.load.timeout.as_nanos() as u64;
         let connect = spec.connect_timeout().as_nanos() as u64;
         let check = timeout.min(connect) / 16;
         self.checks.timeout_at = now + check.clamp(CHECK_MIN_NS, CHECK_MAX_NS);

@@ -41,6 +41,7 @@ pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), RenderError> {
 fn one(page: &mut String, r: &RunResult) {
     let name = r
         .spec
+        .recording
         .label
         .as_ref()
         .map_or(String::new(), |_| format!("{} · ", label(0, r)));
@@ -193,14 +194,17 @@ fn identity(r: &RunResult) -> String {
         (None, true) => "embedded memcached".into(),
         (None, false) => r.servers.join(", "),
     };
-    let mut parts = vec![servers, format!("protocol {}", s.protocol.name())];
+    let mut parts = vec![servers, format!("protocol {}", s.target.protocol.name())];
     if let Some(t) = &r.tls {
         parts.push(match &t.version {
             Some(v) => format!("over {v}"),
             None => "over TLS".into(),
         });
     }
-    let conns = format!("{} connection(s)/server × depth {}", s.connections, s.depth);
+    let conns = format!(
+        "{} connection(s)/server × depth {}",
+        s.load.connections, s.load.depth
+    );
     parts.push(match s.rate() {
         Some(rate) => format!("open loop at {rate} ops/s, {conns}"),
         None if s.open_loop() => format!("open loop at the trace's times, {conns}"),

@@ -105,12 +105,12 @@ fn section(page: &mut String, id: &str, title: &str) {
 /// embedded server's address otherwise), `run N` before it when several
 /// runs could share a name.
 fn label(i: usize, r: &RunResult) -> String {
-    let name = match (&r.spec.label, r.servers.is_empty()) {
+    let name = match (&r.spec.recording.label, r.servers.is_empty()) {
         (Some(l), _) => l.clone(),
         (None, false) => r.servers.join(", "),
         (None, true) => "embedded memcached".to_string(),
     };
-    if r.spec.label.is_some() {
+    if r.spec.recording.label.is_some() {
         name
     } else {
         format!("run {}: {name}", i + 1)

@@ -13,6 +13,7 @@ pub fn write(page: &mut String, runs: &[RunResult]) -> Result<(), RenderError> {
     // An SLO the runs were judged against (`search`, `scan --slo`).
     let slo = runs[0]
         .spec
+        .load
         .decide
         .map(|d| (1.0 / (1.0 - d.percentile / 100.0), d.bound_us));
     for op in op_names(runs) {

@@ -24,7 +24,7 @@ pub fn write(page: &mut String, runs: &[RunResult], t_end: f64) -> Result<(), Re
             i,
             0,
             n,
-            per_interval(r, |s| Ok(s.ok_rate(r.spec.successful)))?,
+            per_interval(r, |s| Ok(s.ok_rate(r.spec.workload.successful)))?,
         ));
         for (k, p) in [(0, 99.0), (1, 50.0)] {
             let points = per_interval(r, |s| total_percentile(s, p))?;
