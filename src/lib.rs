@@ -12,7 +12,7 @@
 //! `untrusted`, `placement`, `os`; then `embedded`, `workload`; then
 //! `stats`, `trace`; then `precision`), `spec`, `net` (reaching a server), `server_stats`,
 //! `engine`, `result`, `report` and `run` (one run, spec to result),
-//! `agent`, `cli`, `config`, `app`, `personality`. `tests/layers.rs`
+//! `agent`, `cli`, `config`, `app`, `personality`. `tests/cli/layers.rs`
 //! holds the order and checks it.
 
 #[cfg(feature = "agents")]

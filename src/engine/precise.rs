@@ -25,7 +25,7 @@ const MIN_PROBE_INTERVALS: usize = 5;
 /// A target counts as met here at this share of it: the run goes on for
 /// the intervals in flight (over agents, a few), which move the final
 /// figure a little; stopping at the first dip under the target itself
-/// left a final ±5.3 % for a ±5 % target (tests/agents.rs).
+/// left a final ±5.3 % for a ±5 % target (tests/fleet/agents.rs).
 const MARGIN: f64 = 0.9;
 
 pub struct PrecisionWatch {

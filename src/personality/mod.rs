@@ -16,6 +16,7 @@
 mod error;
 mod memaslap;
 mod memaslap_out;
+mod memcache_perf;
 mod mutilate;
 mod mutilate_agents;
 mod mutilate_out;
@@ -157,7 +158,7 @@ pub fn main(tool: Tool, args: Vec<OsString>) -> i32 {
         Tool::Memaslap => parse::<memaslap::MemaslapArgs>(tool, args).map(|a| a.translate()),
         Tool::Twemperf => parse::<twemperf::TwemperfArgs>(tool, args).map(|a| a.translate()),
         Tool::MemcachePerf => {
-            parse::<mutilate::MemcachePerfArgs>(tool, args).map(|a| a.translate())
+            parse::<memcache_perf::MemcachePerfArgs>(tool, args).map(|a| a.translate())
         }
         Tool::Mutilate => parse::<mutilate::MutilateArgs>(tool, args).map(|a| a.translate()),
     };

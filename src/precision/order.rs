@@ -121,7 +121,7 @@ fn first_k(n: u64, holds: impl Fn(u64) -> bool) -> u64 {
 ///
 /// Not the bucket's ends: at a million samples a 3-digit bucket is an
 /// eighth of a p99 interval's width, and widening by whole buckets made
-/// the 95 % interval cover 97 % (tests/precision.rs).
+/// the 95 % interval cover 97 % (tests/load/precision.rs).
 pub fn value_at_ranks(h: &Histogram<u64>, ranks: &[u64]) -> Vec<Option<f64>> {
     let mut order: Vec<usize> = (0..ranks.len()).collect();
     order.sort_by_key(|i| ranks[*i]);

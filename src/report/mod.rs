@@ -23,6 +23,7 @@ mod text_parts;
 pub mod text_runs;
 mod text_server_stats;
 mod text_servers;
+mod text_settings;
 mod text_verdict;
 mod tone;
 

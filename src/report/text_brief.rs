@@ -7,8 +7,8 @@
 
 use crate::report::RenderError;
 
-use super::text;
 use super::tone::{paint, Tone};
+use super::{text, text_settings};
 use crate::precision::{us, Estimate};
 use crate::result::{
     percent_text, percentile_label, percentile_us, OpSummary, PercentileCheck, PrecisionVerdict,
@@ -25,11 +25,11 @@ const WIDTH: usize = 100;
 const HEADLINE: [f64; 3] = [50.0, 99.0, 99.9];
 
 pub fn render_one(out: &mut String, r: &RunResult) -> Result<(), RenderError> {
-    let _ = writeln!(out, "{}", text::identity(r));
+    let _ = writeln!(out, "{}", text_settings::identity(r));
     headline(out, r);
     out.push('\n');
     let mut settings = String::new();
-    text::settings(&mut settings, r);
+    text_settings::settings(&mut settings, r);
     // Its lines end in a blank one.
     wrap_all(out, &settings);
     let kinds = (&r.ops, &r.total);

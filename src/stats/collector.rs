@@ -2,7 +2,8 @@
 
 use super::batches::{BatchSeries, SlotHdrs, SLOTS};
 use super::hdr::Hdr;
-use super::recorder::{max_us, quantile_us, ErrorClass, OpRecorder, Recorder};
+use super::recorder::{max_us, quantile_us, OpRecorder, Recorder};
+use super::ErrorClass;
 use super::StatsError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -403,7 +403,7 @@ impl Drop for Server {
 }
 
 /// Every command, single, multi-key and quiet, against a real memcached
-/// (SASL is tested end to end in the main crate's tests/transports.rs).
+/// (SASL is tested end to end in the main crate's tests/load/transports.rs).
 #[test]
 fn live_memcached() {
     use ResponseClass::*;

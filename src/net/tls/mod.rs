@@ -14,10 +14,9 @@
 
 use super::TlsError;
 use crate::spec::TlsSpec;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, SignatureScheme};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, ClientConnection};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
@@ -25,7 +24,13 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+mod insecure;
+mod names;
 mod sessions;
+
+use insecure::NoCheck;
+use names::version_name;
+pub use names::{alert_name, describe};
 
 /// The run's TLS client: one configuration (and session cache) for every
 /// connection, and what their handshakes came to.
@@ -518,106 +523,6 @@ impl Session {
                 .map_or("?".into(), |s| format!("{:?}", s.suite()));
             (version, suite)
         });
-    }
-}
-
-/// `TLSv1_3` as OpenSSL and memcached write it, `TLSv1.3`.
-fn version_name(v: rustls::ProtocolVersion) -> String {
-    format!("{v:?}").replace('_', ".")
-}
-
-/// Why a handshake or a record failed, in words, naming the alert;
-/// `with_cert`: the client offered a certificate (`--tls-cert`).
-pub fn describe(e: &rustls::Error, with_cert: bool) -> String {
-    use rustls::{CertificateError, Error};
-    match e {
-        Error::AlertReceived(alert) if with_cert => format!(
-            "the server refused the TLS handshake with the alert {} (the client certificate given, --tls-cert, is not one it trusts?)",
-            alert_name(alert)
-        ),
-        Error::AlertReceived(alert) => format!(
-            "the server refused the TLS handshake with the alert {} (a client certificate it wants? --tls-cert/--tls-key)",
-            alert_name(alert)
-        ),
-        Error::InvalidCertificate(CertificateError::UnknownIssuer) => "the server's certificate is not signed by a certificate this client trusts (--tls-ca)".into(),
-        Error::InvalidCertificate(CertificateError::NotValidForName)
-        | Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. }) => format!(
-            "the server's certificate is not valid for the name checked (--tls-server-name): {e}"
-        ),
-        Error::InvalidCertificate(_) if format!("{e:?}").contains("CaUsedAsEndEntity") => format!(
-            "the server's certificate is a CA's (basicConstraints CA:TRUE, openssl req -x509's default): rustls takes a server's only with CA:FALSE, signed by the CA given to --tls-ca: {e}"
-        ),
-        Error::InvalidCertificate(_) => format!(
-            "the server's certificate was refused (is it signed by a certificate this client trusts? --tls-ca): {e}"
-        ),
-        other => format!("TLS: {other}"),
-    }
-}
-
-/// `CertificateRequired` → `certificate_required`, the alert's name in
-/// RFC 8446.
-pub fn alert_name(alert: &rustls::AlertDescription) -> String {
-    let mut out = String::new();
-    let mut after_lower = false;
-    for ch in format!("{alert:?}").chars() {
-        if ch.is_ascii_uppercase() && after_lower {
-            out.push('_');
-        }
-        after_lower = ch.is_ascii_lowercase();
-        out.push(ch.to_ascii_lowercase());
-    }
-    out
-}
-
-/// This thread's CPU time, ns (`CLOCK_THREAD_CPUTIME_ID`).
-/// `--tls-insecure`: any certificate, any name. Signatures are still
-/// checked, so that the handshake is the one a verifying client does
-/// (the same CPU).
-#[derive(Debug)]
-struct NoCheck(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for NoCheck {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
     }
 }
 

@@ -95,7 +95,7 @@ fn client(page: &mut String, runs: &[RunResult]) {
         } else {
             "closed loop".into()
         };
-        let tls = crate::report::text::tls_line(r).unwrap_or_else(|| "no".into());
+        let tls = crate::report::text_settings::tls_line(r).unwrap_or_else(|| "no".into());
         let _ = writeln!(
             page,
             "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{lag}</td><td>{}</td></tr>",

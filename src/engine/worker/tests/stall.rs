@@ -1,7 +1,7 @@
 //! Servers that go silent, on the manual clock: a phase that cannot end
 //! by itself in time fails exactly `--timeout` after its last progress,
 //! with the servers named, whether or not lost connections are opened
-//! again. (The end-to-end tests in `tests/hostile.rs` check the report
+//! again. (The end-to-end tests in `tests/load/hostile.rs` check the report
 //! and the exit code; the time is checked here, exactly.)
 
 use super::{run, Scripted, MS, T0};
