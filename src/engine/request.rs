@@ -73,11 +73,11 @@ impl Encoder {
     ) -> Expect {
         let mut buf = [0u8; MAX_KEY_LEN];
         self.keys.clear();
-        match traced {
-            Some(t) => self.keys.extend_from_slice(t.key),
-            None => self
-                .keys
-                .extend_from_slice(workload.keys.key(req.key, &mut buf)),
+        match (traced, req.key_id()) {
+            (Some(t), _) => self.keys.extend_from_slice(t.key),
+            (None, Some(id)) => self.keys.extend_from_slice(workload.keys.key(id, &mut buf)),
+            // A record's key comes with it, as `traced`.
+            (None, None) => debug_assert!(false, "a trace record without its key"),
         }
         let mut nkeys = 1;
         if req.op == OpKind::Mget {
@@ -101,8 +101,8 @@ impl Encoder {
         wire.unfenced = wire.noreply && self.wire.fence_later;
         if cmd.is_storage() {
             wire.value = match traced.and_then(|t| t.value_len) {
-                Some(len) => workload.value_of_len(req.key, len as usize),
-                None => workload.value(rng, req.key),
+                Some(len) => workload.value_of_len(req.named.seed(), len as usize),
+                None => workload.value(rng, req.named.seed()),
             };
         }
         if let Some(t) = traced.filter(|t| t.ttl > 0) {

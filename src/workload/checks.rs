@@ -146,7 +146,7 @@ impl Checks {
         }
         if req.op == OpKind::Get && self.exp_verify > 0.0 && rng.gen::<f64>() < self.exp_verify {
             if let Some(e) = cursor.expiring.pick(rng) {
-                req.key = e.key;
+                req.named = super::Named::key(e.key);
                 req.check = Check::ExpiringGet {
                     set_sent_ns: e.sent_ns,
                     set_acked_ns: e.acked_ns,
@@ -154,9 +154,12 @@ impl Checks {
                 return;
             }
         }
+        let Some(key) = req.key_id() else {
+            return;
+        };
         if self.verify > 0.0 && rng.gen::<f64>() < self.verify {
             req.check = Check::Value {
-                must_hit: must_hit(req.key),
+                must_hit: must_hit(key),
             };
         }
     }
@@ -302,10 +305,11 @@ mod tests {
             let mut req = Request::new(OpKind::Set, i % 1000);
             if c.expiring_set(&mut req, &mut cursor, &keys, now) {
                 expiring += 1;
-                assert!(seen.insert(req.key), "fresh keys");
-                assert!(!keys.contains(req.key));
+                let key = req.key_id().unwrap();
+                assert!(seen.insert(key), "fresh keys");
+                assert!(!keys.contains(key));
                 if let Check::ExpiringSet { kept: Some(slot) } = req.check {
-                    cursor.expiring.stored(slot.into(), req.key, now, now);
+                    cursor.expiring.stored(slot.into(), key, now, now);
                 }
             } else {
                 assert_eq!(req.check, Check::Nothing);

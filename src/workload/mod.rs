@@ -18,6 +18,6 @@ pub use error::{TableError, WorkloadError};
 pub use keyspace::{ClientSlice, KeyDigits, KeyNames, KeySpace, MAX_KEY_LEN, MAX_SERVERS};
 pub use mix::{Mix, MultiGet, OpKind};
 pub use popularity::{Cursor, Popularity};
-pub use request::{Request, Workload};
+pub use request::{Named, Request, Workload};
 pub use values::ValueTable;
 pub use window::{TaskWindow, WindowLedger};

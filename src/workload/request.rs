@@ -4,12 +4,59 @@
 use super::{Cursor, KeySpace, Mix, MultiGet, OpKind, TaskWindow, ValueTable};
 use rand::Rng;
 
-/// One request as the workload decided it: its op and its first key (a
-/// multiget draws its other keys when it is encoded).
+/// What a request asks for: a key of the key space, by its id (any u64:
+/// expiring and window keys live far past the key space), or a replayed
+/// trace record, by the slot its worker holds it in
+/// (`engine::worker::replay`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Named {
+    Key(u64),
+    Record(u32),
+}
+
+impl Named {
+    /// Key `id` of the key space.
+    pub fn key(id: u64) -> Named {
+        Named::Key(id)
+    }
+
+    /// The trace record in slot `slot`.
+    pub fn record(slot: u32) -> Named {
+        Named::Record(slot)
+    }
+
+    /// The key space's id, if a key of it is named.
+    pub fn key_id(self) -> Option<u64> {
+        match self {
+            Named::Key(id) => Some(id),
+            Named::Record(_) => None,
+        }
+    }
+
+    /// The record's slot, if a trace record is named.
+    pub fn record_slot(self) -> Option<u32> {
+        match self {
+            Named::Record(slot) => Some(slot),
+            Named::Key(_) => None,
+        }
+    }
+
+    /// The number that picks its value's bytes (`ValueTable::value_for`):
+    /// a key's id, or a record's slot.
+    pub fn seed(self) -> u64 {
+        match self {
+            Named::Key(id) => id,
+            Named::Record(slot) => u64::from(slot),
+        }
+    }
+}
+
+/// One request as the workload or a trace decided it: its op and what it
+/// names (a multiget draws its other keys when it is encoded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
     pub op: OpKind,
-    pub key: u64,
+    pub named: Named,
     /// The cas unique a `cas` must match; 0 for other ops.
     pub cas: u64,
     /// What its answer is checked for (`--verify`, `--exp-verify`).
@@ -17,13 +64,24 @@ pub struct Request {
 }
 
 impl Request {
+    /// A request for key `key` of the key space.
     pub fn new(op: OpKind, key: u64) -> Self {
+        Request::naming(op, Named::key(key))
+    }
+
+    /// A request for what `named` names.
+    pub fn naming(op: OpKind, named: Named) -> Self {
         Request {
             op,
-            key,
+            named,
             cas: 0,
             check: super::Check::Nothing,
         }
+    }
+
+    /// The key space's id it asks for; `None` for a trace record.
+    pub fn key_id(&self) -> Option<u64> {
+        self.named.key_id()
     }
 }
 
@@ -161,5 +219,19 @@ impl Workload {
         self.values
             .value_for(key, len.min(self.max_value))
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Named;
+
+    #[test]
+    fn a_key_and_a_record_never_pass_for_each_other() {
+        assert_eq!(Named::key(u64::MAX).key_id(), Some(u64::MAX));
+        assert_eq!(Named::key(u64::MAX).record_slot(), None);
+        assert_eq!(Named::record(u32::MAX).record_slot(), Some(u32::MAX));
+        assert_eq!(Named::record(7).key_id(), None);
+        assert_ne!(Named::record(7), Named::key(7));
     }
 }

@@ -26,8 +26,8 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 #[derive(Debug, Clone, Copy)]
 pub struct InFlight {
     pub op: OpKind,
-    /// The (first) key asked for.
-    pub key: u64,
+    /// The (first) key or the trace record asked for.
+    pub named: crate::workload::Named,
     /// What the reply must look like (keys asked for, quiet, opaque).
     pub expect: Expect,
     /// When the schedule wanted it sent, ns on the worker clock.

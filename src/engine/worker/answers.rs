@@ -9,7 +9,7 @@ use super::sampler::Sampler;
 use crate::engine::conn::InFlight;
 use crate::stats::parts::{split, Moments};
 use crate::stats::{ErrorClass, Recorder, Sample};
-use crate::workload::{Check, Cursor, OpKind, Workload};
+use crate::workload::{Check, Cursor, Named, OpKind, Workload};
 use mcbench_proto::{Protocol, Response, ResponseClass};
 
 /// The parts of a worker one connection's answers update, borrowed for
@@ -21,7 +21,7 @@ pub(super) struct Answers<'a> {
     /// The cursor the connection draws with (its group lead's).
     pub(super) cursor: &'a mut Cursor,
     /// Keys whose gets missed, to set now (`--getset`).
-    pub(super) fills: &'a mut Vec<u64>,
+    pub(super) fills: &'a mut Vec<Named>,
     pub(super) workload: &'a Workload,
     pub(super) server: usize,
     /// When measuring began, ns: a window's time is counted from it.
@@ -31,8 +31,6 @@ pub(super) struct Answers<'a> {
     pub(super) successful: bool,
     /// `--getset`, while sending.
     pub(super) getset: bool,
-    /// A replay's keys are its own: every miss of one is filled.
-    pub(super) replaying: bool,
     /// An open loop's send lag comes from transmit stamps: a request
     /// answered without one takes its lag from its send call.
     pub(super) lag_unstamped: bool,
@@ -63,36 +61,50 @@ impl Answers<'_> {
             if let Some(w) = self.window.as_mut() {
                 w.count(rec, &req, resp, now.saturating_sub(self.record_from));
             }
-            if keys.replicas().is_some() {
-                count_replica_read(rec, keys, self.server, &req, resp);
+            if let (Some(key), Some(_)) = (req.named.key_id(), keys.replicas()) {
+                count_replica_read(rec, keys, self.server, (&req, key), resp);
             }
         }
+        // Only the generated workload checks answers (a trace's are not
+        // this run's values) and follows what it wrote.
+        let Some(key) = req.named.key_id() else {
+            self.fill_miss(&req, resp, keys);
+            return;
+        };
         match req.check {
             Check::Nothing => {}
             Check::ExpiringSet { kept: Some(slot) } if resp.class == ResponseClass::Stored => {
                 self.cursor
                     .expiring
-                    .stored(slot.into(), req.key, req.sent_ns, now);
+                    .stored(slot.into(), key, req.sent_ns, now);
             }
             Check::ExpiringSet { .. } => {}
             _ if req.measured => {
-                check_answer(rec, self.workload, self.protocol, &req, resp, reply, now)
+                let answer = Answer {
+                    req: &req,
+                    key,
+                    resp,
+                    reply,
+                };
+                check_answer(rec, self.workload, self.protocol, answer, now)
             }
             _ => {}
         }
-        self.workload
-            .written(self.cursor, req.op, req.key, resp.class);
+        self.workload.written(self.cursor, req.op, key, resp.class);
         // The unique a later cas on this connection will send.
         if req.op.cmd().wants_cas() && resp.values > 0 {
-            self.cursor.cas = Some((req.key, resp.cas));
+            self.cursor.cas = Some((key, resp.cas));
         }
-        // A planned miss stays a miss: only the key space is filled.
-        if self.getset
-            && req.op == OpKind::Get
-            && resp.class == ResponseClass::End
-            && (self.replaying || keys.contains(req.key))
-        {
-            self.fills.push(req.key);
+        self.fill_miss(&req, resp, keys);
+    }
+
+    /// `--getset`: a get's miss is set. A planned miss stays a miss: of
+    /// the keys asked, only the key space's are filled (a trace's records
+    /// all are).
+    fn fill_miss(&mut self, req: &InFlight, resp: Response, keys: &crate::workload::KeySpace) {
+        let ours = req.named.key_id().is_none_or(|k| keys.contains(k));
+        if self.getset && req.op == OpKind::Get && resp.class == ResponseClass::End && ours {
+            self.fills.push(req.named);
         }
     }
 }
@@ -103,11 +115,15 @@ fn check_answer(
     rec: &mut Recorder,
     workload: &Workload,
     protocol: Protocol,
-    req: &InFlight,
-    resp: Response,
-    reply: &[u8],
+    answer: Answer,
     now: u64,
 ) {
+    let Answer {
+        req,
+        key,
+        resp,
+        reply,
+    } = answer;
     let hit = resp.values > 0;
     let counts = &mut rec.checks;
     if let Some(must_hit) = workload.checks.expected_hit(req.check, req.sent_ns, now) {
@@ -117,7 +133,7 @@ fn check_answer(
             counts.example(|| {
                 format!(
                     "unexpired_unget: {} missed before its expiry",
-                    key_text(workload, req.key)
+                    key_text(workload, key)
                 )
             });
         } else if !must_hit && hit {
@@ -125,7 +141,7 @@ fn check_answer(
             counts.example(|| {
                 format!(
                     "expired_get: {} found after its expiry",
-                    key_text(workload, req.key)
+                    key_text(workload, key)
                 )
             });
         }
@@ -133,21 +149,21 @@ fn check_answer(
     if !hit {
         if req.check == (Check::Value { must_hit: true }) {
             counts.verify_misses += 1;
-            counts.example(|| format!("verify_misses: {} not found", key_text(workload, req.key)));
+            counts.example(|| format!("verify_misses: {} not found", key_text(workload, key)));
         }
         return;
     }
     counts.verified += 1;
     let got = protocol.first_value(reply).unwrap_or_default();
     // A value longer than any this run stores has no expected bytes.
-    let expected = workload.values.value_for(req.key, got.len());
+    let expected = workload.values.value_for(key, got.len());
     if expected != Some(got) {
         counts.verify_failed += 1;
         let expected = expected.unwrap_or_default();
         counts.example(|| {
             format!(
                 "verify_failed: {}: expected {} B {}, got {} B {}",
-                key_text(workload, req.key),
+                key_text(workload, key),
                 expected.len(),
                 preview(expected),
                 got.len(),
@@ -155,6 +171,15 @@ fn check_answer(
             )
         });
     }
+}
+
+/// An answer to a request for a key of the key space, as its checks read
+/// it: the request, its key's id, and the reply.
+struct Answer<'a> {
+    req: &'a InFlight,
+    key: u64,
+    resp: Response,
+    reply: &'a [u8],
 }
 
 fn key_text(workload: &Workload, key: u64) -> String {
@@ -177,14 +202,14 @@ fn count_replica_read(
     rec: &mut Recorder,
     keys: &crate::workload::KeySpace,
     server: usize,
-    req: &InFlight,
+    (req, key): (&InFlight, u64),
     resp: Response,
 ) {
     let answered = matches!(resp.class, ResponseClass::Value | ResponseClass::End);
-    if !req.op.is_retrieval() || !answered || !keys.contains(req.key) {
+    if !req.op.is_retrieval() || !answered || !keys.contains(key) {
         return;
     }
-    if keys.server_of(req.key) == server {
+    if keys.server_of(key) == server {
         return;
     }
     rec.replica.reads += 1;
@@ -328,7 +353,7 @@ mod tests {
     fn asked(op: OpKind, key: u64, measured: bool) -> InFlight {
         InFlight {
             op,
-            key,
+            named: Named::key(key),
             expect: Expect {
                 cmd: op.cmd(),
                 keys: 1,
@@ -364,7 +389,7 @@ mod tests {
         w: &Workload,
         successful: bool,
         answers: &[(InFlight, Response)],
-    ) -> (Recorder, Vec<u64>) {
+    ) -> (Recorder, Vec<Named>) {
         let mut rec = Recorder::default();
         let mut fills = Vec::new();
         let mut a = Answers {
@@ -379,7 +404,6 @@ mod tests {
             protocol: Protocol::Ascii,
             successful,
             getset: w.getset,
-            replaying: false,
             lag_unstamped: true,
             last_now: 0,
         };
@@ -447,9 +471,13 @@ mod tests {
     }
 
     #[test]
-    fn getset_fills_the_misses_of_its_key_space_only() {
+    fn getset_fills_the_misses_of_its_key_space_and_of_trace_records() {
         let w = workload(&["--getset"]);
         let miss = Response::of(ResponseClass::End);
+        let record = InFlight {
+            named: Named::record(7),
+            ..asked(OpKind::Get, 0, true)
+        };
         let (_, fills) = take(
             &w,
             false,
@@ -458,9 +486,10 @@ mod tests {
                 (asked(OpKind::Get, 8, false), miss),
                 (asked(OpKind::Get, 9, true), hit()),
                 (asked(OpKind::Get, 1_000_000, true), miss),
+                (record, miss),
             ],
         );
-        assert_eq!(fills, [7, 8]);
+        assert_eq!(fills, [Named::key(7), Named::key(8), Named::record(7)]);
         let (_, fills) = take(
             &workload(&[]),
             false,

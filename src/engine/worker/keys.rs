@@ -1,7 +1,7 @@
 //! What a worker's requests draw their keys with, and what answers tell
 //! back to it.
 
-use crate::workload::Cursor;
+use crate::workload::{Cursor, Named};
 
 /// The key cursors, and keys waiting to be set.
 pub(super) struct KeyState {
@@ -13,6 +13,6 @@ pub(super) struct KeyState {
     pub(super) cursors: Vec<Cursor>,
     /// How many of `cursors` are the open loop's.
     pub(super) open_cursors: usize,
-    /// Keys whose get missed, to set now (`--getset`).
-    pub(super) fills: Vec<u64>,
+    /// Keys (or trace records) whose get missed, to set now (`--getset`).
+    pub(super) fills: Vec<Named>,
 }

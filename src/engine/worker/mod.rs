@@ -409,8 +409,8 @@ impl Worker {
     fn route_in_group(&mut self, c: usize, req: &Request, measured: bool) -> Option<usize> {
         let lead = self.lead(c);
         let keys = &self.shared.workload.keys;
-        let traced_home = self.replay.as_ref().and_then(|r| r.server_of(req.key));
-        let home = || traced_home.unwrap_or_else(|| keys.server_of(req.key));
+        let traced_home = self.replay.as_ref().and_then(|r| r.server_of(req.named));
+        let home = || traced_home.unwrap_or_else(|| req.key_id().map_or(0, |k| keys.server_of(k)));
         let conns = &self.io.conns;
         let target = (self.router).route(lead, req, home, keys.replicas(), |s| conns[s].alive);
         if target.is_none() && measured {
@@ -436,7 +436,7 @@ impl Worker {
         if conn.udp.is_some() {
             mcbench_proto::udp::write_header(conn.out(), opaque as u16);
         }
-        let traced = self.replay.as_ref().map(|r| r.traced(req.key));
+        let traced = self.replay.as_ref().and_then(|r| r.traced(req.named));
         let expect = self.encoder.encode(
             conn.out(),
             req,
@@ -447,8 +447,11 @@ impl Worker {
             cursor,
             traced,
         );
-        if traced.is_none() && req.op.writes() && workload.keys.contains(req.key) {
-            cursor.set(workload.keys.rank_of(req.key));
+        if let Some(id) = req
+            .key_id()
+            .filter(|&k| req.op.writes() && workload.keys.contains(k))
+        {
+            cursor.set(workload.keys.rank_of(id));
         }
         let size = conn.out().len() - before;
         self.recorder.conns.request_size.record(size as u64);
@@ -459,7 +462,7 @@ impl Worker {
         conn.queued(
             InFlight {
                 op: req.op,
-                key: req.key,
+                named: req.named,
                 expect,
                 intended_ns: due.intended_ns,
                 waited_ns: 0,

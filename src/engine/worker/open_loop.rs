@@ -361,7 +361,7 @@ impl Worker {
     ) -> Option<(crate::workload::Request, usize)> {
         if self.replay.is_some() {
             let req = self.next_traced(0)?;
-            let home = self.replay.as_ref().and_then(|r| r.server_of(req.key));
+            let home = self.replay.as_ref().and_then(|r| r.server_of(req.named));
             return Some((req, hint.or(home).unwrap_or(0)));
         }
         let workload = &self.shared.workload;
@@ -380,7 +380,7 @@ impl Worker {
     /// the request to fail as `no_connection`).
     fn target_of(&mut self, req: &crate::workload::Request) -> usize {
         let keys = &self.shared.workload.keys;
-        let home = keys.server_of(req.key);
+        let home = req.key_id().map_or(0, |k| keys.server_of(k));
         let Some(r) = keys.replicas() else {
             return home;
         };

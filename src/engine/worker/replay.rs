@@ -1,8 +1,8 @@
 //! Trace replay in a worker (`--trace`, `--read-file`): requests come
 //! from the trace feed's batches instead of the mix.
 //!
-//! A replayed request names its record by slot: `Request::key` is a slot
-//! number, and the slot holds the key's bytes, value size, expiry, server
+//! A replayed request names its record by slot (`Named::record`), and the
+//! slot holds the key's bytes, value size, expiry, server
 //! and intended time while anything still refers to it. Slots are reclaimed
 //! by a sweep over what refers to them (requests in flight, waiting, to be
 //! filled, queued), run when the free ones run out: no path that drops a
@@ -13,7 +13,7 @@ use super::{Due, Worker};
 use crate::engine::request::TracedKey;
 use crate::engine::trace_feed::{Batch, TraceReq};
 use crate::trace::TraceOp;
-use crate::workload::{KeySpace, OpKind, Request};
+use crate::workload::{KeySpace, Named, OpKind, Request};
 use crossbeam_channel::{Receiver, TryRecvError};
 use std::collections::VecDeque;
 
@@ -134,12 +134,13 @@ impl Replay {
         None
     }
 
-    /// Frees every slot not among `live` (nor queued).
-    fn sweep(&mut self, live: impl Iterator<Item = u64>) {
+    /// Frees every slot not among the records `live` names (nor queued).
+    fn sweep(&mut self, live: impl Iterator<Item = Named>) {
         for s in &mut self.slots {
             s.marked = false;
         }
-        let queued = self.queues.iter().flatten().map(|&id| u64::from(id));
+        let live = live.filter_map(Named::record_slot);
+        let queued = self.queues.iter().flatten().copied();
         for id in live.chain(queued) {
             if let Some(s) = self.slots.get_mut(id as usize) {
                 s.marked = true;
@@ -168,19 +169,21 @@ impl Replay {
         self.queued += 1;
     }
 
-    /// The key and value of the request in slot `id`.
-    pub(super) fn traced(&self, id: u64) -> TracedKey<'_> {
-        let s = &self.slots[id as usize];
-        TracedKey {
+    /// The key and value of the record `named` names (`None`: it names a
+    /// key of the key space).
+    pub(super) fn traced(&self, named: Named) -> Option<TracedKey<'_>> {
+        let s = &self.slots[named.record_slot()? as usize];
+        Some(TracedKey {
             key: &s.key,
             value_len: s.value_len,
             ttl: s.ttl,
-        }
+        })
     }
 
-    /// Where the key of slot `id` lives (`None`: keys are not placed).
-    pub(super) fn server_of(&self, id: u64) -> Option<usize> {
-        self.slots[id as usize].server
+    /// Where the key of the record `named` names lives (`None`: keys are
+    /// not placed, or it names no record).
+    pub(super) fn server_of(&self, named: Named) -> Option<usize> {
+        self.slots[named.record_slot()? as usize].server
     }
 
     /// The intended time of the next queued request (open loop: one queue).
@@ -329,13 +332,13 @@ impl Worker {
             .io
             .conns
             .iter()
-            .flat_map(|c| c.in_flight.iter().map(|r| r.key));
+            .flat_map(|c| c.in_flight.iter().map(|r| r.named));
         let waiting = self
             .schedule
             .backlog()
             .into_iter()
             .flat_map(|b| b.dues())
-            .filter_map(|d: &Due| d.req.map(|r| r.key));
+            .filter_map(|d: &Due| d.req.map(|r| r.named));
         let fills = self.keys.fills.iter().copied();
         if let Some(replay) = self.replay.as_mut() {
             replay.sweep(in_flight.chain(waiting).chain(fills));
@@ -351,6 +354,6 @@ impl Worker {
             TraceOp::Mix => self.shared.workload.mix.pick(&mut self.rng),
             TraceOp::Access | TraceOp::Nop => OpKind::Get,
         };
-        Request::new(op, u64::from(id))
+        Request::naming(op, Named::record(id))
     }
 }

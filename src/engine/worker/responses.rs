@@ -66,7 +66,6 @@ impl Worker {
             successful: spec.workload.successful,
             getset: self.shared.workload.getset && self.progress.sending,
             // A replay's keys are its own: every miss of one is filled.
-            replaying: self.replay.is_some(),
             lag_unstamped,
             last_now: 0,
         };
@@ -105,8 +104,8 @@ impl Worker {
         let mut fills = std::mem::take(&mut self.keys.fills);
         if self.io.conns[c].alive {
             let seen = self.io.conns[c].read_at;
-            for &key in &fills {
-                let fill = Some(Request::new(OpKind::Fill, key));
+            for &named in &fills {
+                let fill = Some(Request::naming(OpKind::Fill, named));
                 let due = Due::new(fill, seen, seen >= self.progress.record_from);
                 self.issue(c, due);
             }

@@ -155,7 +155,9 @@ mod tests {
     use super::*;
 
     fn keys(r: &mut Requests, mut next: impl FnMut(&mut Requests) -> Option<Request>) -> Vec<u64> {
-        std::iter::from_fn(|| next(r)).map(|q| q.key).collect()
+        std::iter::from_fn(|| next(r))
+            .filter_map(|q| q.key_id())
+            .collect()
     }
 
     #[test]
@@ -164,7 +166,7 @@ mod tests {
         r.begin_phase(false, false);
         assert!(r.preloading() && !r.preloaded());
         let req = r.next_preload(Some(1)).unwrap();
-        assert_eq!((req.op, req.key), (OpKind::Set, 3));
+        assert_eq!((req.op, req.key_id()), (OpKind::Set, Some(3)));
         assert_eq!(keys(&mut r, |r| r.next_preload(Some(0))), [0, 1, 2]);
         assert_eq!(r.next_preload(None), None);
         assert!(!r.preloaded());
