@@ -9,7 +9,9 @@ fn main() {
     // lose every output.
     // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
-    // Reports name the settings that differ from these.
+    // Reports write settings as run's flags, and name those that differ
+    // from these.
+    mcbench::report::settings::know_flags(mcbench::cli::run_flags());
     if let Ok(defaults) = mcbench::cli::default_run_spec() {
         mcbench::report::settings::know_defaults(&defaults);
     }

@@ -278,6 +278,30 @@ pub fn default_run_spec() -> Result<crate::spec::RunSpec, CliError> {
     try_run_spec(&[])
 }
 
+/// The flags of `mcbench run` as its definitions spell them, for reports
+/// to write settings in (`report::settings::know_flags`).
+pub fn run_flags() -> Vec<crate::report::settings::Flag> {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let Some(run) = cli.find_subcommand("run") else {
+        return Vec::new();
+    };
+    run.get_arguments()
+        .filter_map(|a| {
+            let typed = match (a.get_short(), a.get_long()) {
+                (Some(c), _) => format!("-{c}"),
+                (None, Some(long)) => format!("--{long}"),
+                (None, None) => return None,
+            };
+            Some(crate::report::settings::Flag {
+                id: a.get_id().to_string(),
+                typed,
+                takes_value: a.get_action().takes_values(),
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     /// clap's own checks of the command tree (a flag defined twice, a bad

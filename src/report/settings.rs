@@ -3,11 +3,14 @@
 //! defaults: the HTML report's settings table.
 //!
 //! Read from the spec's JSON, so that a saved result of any version
-//! renders. Each key has its rule; a key no rule knows is written
+//! renders. A key is written with the flag of `mcbench run` that sets it,
+//! as the CLI's own definitions spell it (`know_flags`); the keys made of
+//! several flags have a rule each; a key no flag sets is written
 //! `key=value` with its parts spelled out, never as raw JSON.
 
 use crate::spec::RunSpec;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// One setting: the spec's key, and its flags as typed (None: off, or
@@ -40,6 +43,39 @@ const FIRST: [&str; 14] = [
 /// Keys written as part of another's words (`servers`' weights,
 /// `interval`'s live line).
 const FOLDED: [&str; 2] = ["weights", "live"];
+
+/// One flag of `mcbench run`, as the CLI defines it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flag {
+    /// Its id: the spec key it sets, where one does.
+    pub id: String,
+    /// As typed: `-T`, or `--kernel-stamps` where it has no short form.
+    pub typed: String,
+    /// Whether it takes a value (`--kernel-stamps on`), not only its name.
+    pub takes_value: bool,
+}
+
+/// The flags of `mcbench run` by id, from the CLI (a layer above).
+static FLAGS: OnceLock<HashMap<String, Flag>> = OnceLock::new();
+
+/// Tells reports the flags of `mcbench run`; the first call holds. Call
+/// it before `know_defaults`, whose words it spells.
+pub fn know_flags(flags: Vec<Flag>) {
+    let _ = FLAGS.set(flags.into_iter().map(|f| (f.id.clone(), f)).collect());
+}
+
+/// The flag that sets spec key `key`; `None` where none does (or no one
+/// said the flags).
+fn flag_of(key: &str) -> Option<&'static Flag> {
+    let id = match key {
+        "popularity" => "key_popularity",
+        key => key,
+    };
+    FLAGS.get()?.get(id)
+}
+
+/// Keys that hold seconds (JSON keeps durations as seconds, a number).
+const SECONDS: [&str; 5] = ["warmup", "wait", "coalesce", "time_limit", "read_delay"];
 
 /// Every setting of `spec`: the principal ones first.
 pub fn all(spec: &RunSpec) -> Vec<Setting> {
@@ -94,24 +130,10 @@ fn as_map(spec: &RunSpec) -> Map<String, Value> {
 }
 
 fn words(key: &str, v: &Value, spec: &Map<String, Value>) -> Option<String> {
-    let flag_named = format!("--{}", key.replace('_', "-"));
     match key {
         // Folded into another setting's words, or never written down.
         "weights" | "live" | "password" => None,
         "servers" => servers(v, spec.get("weights")),
-        "threads" => number("-T", v),
-        "connections" => number("-c", v),
-        "depth" => number("-d", v),
-        "rate" => number("-q", v),
-        "keys" => number("-r", v),
-        "key_size" => text("-K", v),
-        "value_size" => text("-V", v),
-        "overwrite" => number("-o", v),
-        "popularity" => text("--key-popularity", v),
-        "user" => text("-U", v),
-        "reconnect" => flag("-R", v),
-        "warmup" => seconds("-w", v),
-        "wait" => seconds("-W", v),
         "stop" => stop(v),
         "interval" => interval(v, spec.get("live")),
         "timeout" | "connect_timeout" | "drain_timeout" => timeouts(key, spec),
@@ -119,7 +141,6 @@ fn words(key: &str, v: &Value, spec: &Map<String, Value>) -> Option<String> {
         "mix" => mix(v),
         "multiget" => multiget(v, spec.get("mix")),
         "load" => load(v),
-        "affinity" => list("--affinity", v),
         "churn" => churn(v),
         "socket" => socket(v),
         "tls" => tls(v),
@@ -130,15 +151,23 @@ fn words(key: &str, v: &Value, spec: &Map<String, Value>) -> Option<String> {
         "precision" => precision(v),
         "decide" => decide(v),
         "save_rate" => save(v),
-        "kernel_stamps" => on_off(&flag_named, v),
-        "coalesce" | "time_limit" | "read_delay" => seconds(&flag_named, v),
-        "trace_speed" | "refill_batch" | "miss_ratio" | "window" | "max_value_size" | "seed"
-        | "expiry" | "delta" | "cas_unique" | "verify" | "exp_verify" | "exp_verify_ttl"
-        | "conn_sock" | "miss_window" | "assoc" => number(&flag_named, v),
-        "label" | "arrival" | "key_prefix" | "protocol" | "meta_flags" | "read_answers" => {
-            text(&flag_named, v)
-        }
-        _ if v.is_boolean() => flag(&flag_named, v),
+        _ => match flag_of(key) {
+            Some(f) => typed(f, key, v),
+            None => spelled(key, v),
+        },
+    }
+}
+
+/// A key one flag sets, in that flag's words.
+fn typed(f: &Flag, key: &str, v: &Value) -> Option<String> {
+    let name = f.typed.as_str();
+    match v {
+        Value::Bool(_) if f.takes_value => on_off(name, v),
+        Value::Bool(_) => flag(name, v),
+        Value::Number(_) if SECONDS.contains(&key) => seconds(name, v),
+        Value::Number(_) => number(name, v),
+        Value::String(_) => text(name, v),
+        Value::Array(_) => list(name, v),
         _ => spelled(key, v),
     }
 }

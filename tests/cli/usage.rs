@@ -6,7 +6,7 @@
 use crate::support;
 
 use mcbench::cli::try_run_spec;
-use mcbench::report::settings::{all, command_line, know_defaults};
+use mcbench::report::settings::{all, command_line, know_defaults, know_flags};
 use support::*;
 
 #[test]
@@ -255,6 +255,7 @@ fn shell_words(line: &str) -> Vec<String> {
 /// The changed settings' words, given back to `mcbench run`, make the
 /// same spec: they are the command line, not a paraphrase of it.
 fn round_trip(args: &[&str]) -> String {
+    know_flags(mcbench::cli::run_flags());
     know_defaults(&try_run_spec(&[]).unwrap());
     let spec = try_run_spec(args).unwrap();
     let line = command_line(&spec).join(" ");
@@ -271,6 +272,7 @@ fn round_trip(args: &[&str]) -> String {
 
 #[test]
 fn the_defaults_change_nothing() {
+    know_flags(mcbench::cli::run_flags());
     know_defaults(&try_run_spec(&[]).unwrap());
     assert_eq!(
         command_line(&try_run_spec(&[]).unwrap()),
@@ -365,6 +367,29 @@ fn every_kind_of_setting_round_trips() {
         &["--precision", "p99:7%", "-t", "60s"],
         &["--key-prefix=-x:"],
         &["-s", "127.0.0.1:1", "--read-delay", "250ns"],
+        // Keys written by the flag the CLI defines for them, not spelled
+        // out as `key=value`.
+        &[
+            "-d",
+            "4",
+            "--refill-batch",
+            "2",
+            "--first-key",
+            "3",
+            "--key-digits",
+            "hex",
+            "--expiry",
+            "30",
+            "--affinity",
+            "0,1",
+            "-T",
+            "2",
+            "--busy-poll",
+            "--miss-ratio",
+            "0.25",
+            "--noreply",
+            "--getset",
+        ],
         &["--save", "/nonexistent/s.tsv", "--save-rate", "0.1"],
         &["--multiget", "4"],
         &["--mix", "get=7,mget=2,set=1", "--multiget", "8"],
