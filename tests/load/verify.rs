@@ -204,7 +204,11 @@ fn expiring_run(server: &str, t: &str) -> (std::process::Output, serde_json::Val
 
 #[test]
 fn short_expiries_hit_before_and_miss_after_without_false_alarms() {
-    let _machine = shared_machine();
+    // memcached's clock is a 1 s timer of its main thread: on a loaded
+    // machine it runs late, and an item set then expires early by as much
+    // (a run beside the other tests once saw 16 of ~1,500 checked keys miss
+    // just inside `CLOCK_SLACK_NS`). The run has the machine to itself.
+    let _machine = quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("memcached.log");
     let m = Memcached::start_logged(&[], &log);
