@@ -1,6 +1,9 @@
 //! `mcbench search` and `mcbench scan` against a scripted server that
 //! serves exactly `CAPACITY` requests a second, whatever the machine's
 //! speed (`capped_server`): the knee every curve must find is known.
+//! Each test judges a client on time (a late one's points are
+//! client-bound, neither pass nor fail), so each has the machine to
+//! itself (`quiet_machine`).
 
 use crate::support;
 
@@ -76,7 +79,7 @@ fn assert_knee_at_capacity(points: &[Value]) {
 /// and so could not be compared (seen in CI and here, alone on the host).
 #[test]
 fn a_scan_up_and_down_flags_a_server_that_kept_a_state() {
-    let _machine = shared_machine();
+    let _machine = quiet_machine();
     let server = slows_after(4_000, Duration::from_millis(10));
     let out = run(
         &with(
@@ -109,7 +112,7 @@ fn a_scan_up_and_down_flags_a_server_that_kept_a_state() {
 
 #[test]
 fn the_search_finds_the_knee_the_scan_draws() {
-    let _machine = shared_machine();
+    let _machine = quiet_machine();
     let server = capped_server(CAPACITY);
     let dir = tempfile::tempdir().unwrap();
     let (scan_json, html, csv) = (
@@ -162,8 +165,24 @@ fn the_search_finds_the_knee_the_scan_draws() {
         .filter(|p| p["verdict"] == "fail")
         .map(|p| f(p, "offered_rate"))
         .fold(f64::INFINITY, f64::min);
-    match search["answer"].as_f64() {
-        Some(answer) => {
+    match (search["answer"].as_f64(), search["client_ceiling"].as_f64()) {
+        // The client was late at the knee, twice (a loaded host): the
+        // search answers with the most it delivered meeting the SLO, and
+        // says it is the client's ceiling; never more than the server
+        // serves.
+        (Some(answer), Some(ceiling)) => {
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            assert_eq!(answer, ceiling);
+            assert!(
+                stdout(&out).contains("the CLIENT's ceiling"),
+                "{}",
+                stdout(&out)
+            );
+            assert!(answer <= 1.1 * CAPACITY, "{answer}");
+            let (last, _) = probes.split_last().unwrap();
+            assert_eq!(last["verdict"], "client_bound", "{last}");
+        }
+        (Some(answer), None) => {
             assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
             assert!(stdout(&out).contains("the highest rate meeting p50 ≤ 5000 µs"));
             // The answer passed twice (a probe the client was late on is
@@ -216,7 +235,7 @@ fn the_search_finds_the_knee_the_scan_draws() {
         // A client late twice on one probe: the search stops with exit 1
         // and says so (its probes are judged above, as far as the knee
         // decides them).
-        None => {
+        (None, _) => {
             assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
             assert!(
                 stderr(&out).contains("the client, not the server, limits this run"),
@@ -249,7 +268,7 @@ print(json.dumps([[float(r["offered_rate"]), float(r["p99_us"]), r["verdict"]] f
 
 #[test]
 fn a_bound_unmet_at_the_lowest_rate_fails_the_search() {
-    let _machine = shared_machine();
+    let _machine = quiet_machine();
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let json = path_in(dir.path(), "s.json");
@@ -308,7 +327,7 @@ fn a_bound_unmet_at_the_lowest_rate_fails_the_search() {
 /// server counted every request the probes measured.
 #[test]
 fn a_search_that_meets_the_clients_ceiling_answers_with_it() {
-    let _machine = shared_machine();
+    let _machine = quiet_machine();
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let json = path_in(dir.path(), "s.json");
@@ -371,7 +390,7 @@ fn a_search_that_meets_the_clients_ceiling_answers_with_it() {
 
 #[test]
 fn a_profile_lends_the_search_its_slo_or_says_it_has_none() {
-    let _machine = shared_machine();
+    let _machine = quiet_machine();
     let out = mcbench(&["search", "--profile", "mcperf-3", "-s", "127.0.0.1:1"]);
     assert_usage_error(&out, "p99.9");
     let out = mcbench(&["search", "-s", "127.0.0.1:1"]);
@@ -442,7 +461,7 @@ fn a_profile_lends_the_search_its_slo_or_says_it_has_none() {
 
 #[test]
 fn outputs_and_flags_a_series_cannot_take_are_refused_before_any_traffic() {
-    let _machine = shared_machine();
+    let _machine = quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let log = path_in(dir.path(), "x.hlog");
     for (args, needle) in [
@@ -475,7 +494,7 @@ fn outputs_and_flags_a_series_cannot_take_are_refused_before_any_traffic() {
 
 #[test]
 fn a_signal_ends_the_scan_with_the_points_so_far_written() {
-    let _machine = shared_machine();
+    let _machine = quiet_machine();
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let json = path_in(dir.path(), "s.json");
@@ -519,7 +538,7 @@ fn a_signal_ends_the_scan_with_the_points_so_far_written() {
 /// row of zeros for it.
 #[test]
 fn a_scan_stops_at_a_run_that_failed() {
-    let _machine = shared_machine();
+    let _machine = quiet_machine();
     let server = fake_server(Misbehaviour::Garbage);
     let args = [
         "scan", "--rates", "1k,2k", "-s", &server, "-c", "2", "-t", "1s",
