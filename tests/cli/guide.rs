@@ -111,30 +111,83 @@ fn every_command_of_the_guide_runs() {
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     for block in &blocks {
         let script: Vec<String> = block.lines().map(scaled_line).collect();
-        let script = with_ports(&script.join("\n"), &ports);
-        // Its own process group, so that what the block leaves behind (an
-        // agent it started, if it failed before stopping it) is stopped.
-        let child = Command::new("bash")
-            .args(["-euo", "pipefail", "-c", &script])
-            .current_dir(dir.path())
-            .env("PATH", &path)
-            .env_remove("MEMCACHED_SERVERS")
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let group = child.id() as i32;
-        let out = wait_bounded(child, Duration::from_secs(180));
-        // SAFETY: a signal to the process group this test created.
-        unsafe { libc::kill(-group, libc::SIGTERM) };
-        assert!(
-            out.status.success(),
-            "{script}\nexit {:?}\nstdout:\n{}\nstderr:\n{}",
-            out.status.code(),
-            stdout(&out),
-            stderr(&out)
-        );
+        // A block that starts a job in the background runs whole; any
+        // other runs a line at a time, so that a search without an answer
+        // (below) leaves the lines after it to run.
+        let parts = if block.contains(" & ") {
+            vec![script.join("\n")]
+        } else {
+            script
+        };
+        for part in parts {
+            run_part(&with_ports(&part, &ports), &dir, &path, &a);
+        }
     }
+}
+
+/// How a guide `search` may end without an answer and still have run as
+/// the guide says (docs/GUIDE.md, "The highest rate under an SLO"): its
+/// bound undecided, or missed, at the lowest rate, or the client too late
+/// for the lowest rate twice. Which one a busy machine gives is the
+/// machine's: its intervals widen with the stalls it causes (issue 53's
+/// honest tails), and the search then says so with exit 1.
+const SEARCH_WITHOUT_ANSWER: [&str; 3] = [
+    "could not be decided at the lowest rate",
+    "is not met even at the lowest rate",
+    "the client, not the server, limits the first rate",
+];
+
+/// Runs one part of a guide block in its own process group, so that what
+/// it leaves behind (an agent it started, if it failed before stopping
+/// it) is stopped. It must succeed; a search may end without an answer,
+/// if memcached `a` counted its probes and it printed one row for each.
+fn run_part(script: &str, dir: &tempfile::TempDir, path: &str, a: &Memcached) {
+    let before = a.stat("cmd_get") + a.stat("cmd_set");
+    let child = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", script])
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .env_remove("MEMCACHED_SERVERS")
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let group = child.id() as i32;
+    let out = wait_bounded(child, Duration::from_secs(180));
+    // SAFETY: a signal to the process group this test created.
+    unsafe { libc::kill(-group, libc::SIGTERM) };
+    let (o, e) = (stdout(&out), stderr(&out));
+    let unanswered = script.starts_with("mcbench search ")
+        && out.status.code() == Some(1)
+        && SEARCH_WITHOUT_ANSWER.iter().any(|w| e.contains(w));
+    if unanswered {
+        // Each row: #, offered/s, achieved/s, ...; all at the lowest rate.
+        let rows: Vec<Vec<f64>> = o
+            .lines()
+            .map(|l| {
+                l.split_whitespace()
+                    .take(3)
+                    .map_while(|w| w.parse().ok())
+                    .collect()
+            })
+            .filter(|r: &Vec<f64>| r.len() == 3)
+            .collect();
+        let lowest = rows.iter().all(|r| r[1] == 2000.0);
+        // The server counted what the probes say they carried, in 3 s each.
+        let carried: f64 = rows.iter().map(|r| r[2] * 3.0).sum();
+        let counted = (a.stat("cmd_get") + a.stat("cmd_set") - before) as f64;
+        assert!(
+            !rows.is_empty() && lowest && counted >= 0.95 * carried,
+            "{script}: rows {rows:?}, {counted} ops counted\n{o}"
+        );
+        eprintln!("{script}: ended without an answer on this machine:\n{e}");
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "{script}\nexit {:?}\nstdout:\n{o}\nstderr:\n{e}",
+        out.status.code()
+    );
 }

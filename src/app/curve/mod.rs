@@ -16,7 +16,7 @@ use crate::error::{exit, Failure};
 use crate::report::{text_curve, ExportManager, Exporter};
 use crate::result::{Curve, CurveKind, CurvePoint, Slo, Verdict, DEFAULT_PERCENTILES};
 use crate::spec::{LoadMode, RunSpec, ServerAddr};
-use search::{Next, Search};
+use search::{End, Next, Search};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -78,9 +78,11 @@ fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i3
     let curve = Curve::new(CurveKind::Search, Some(slo), Some(args.bracket));
     let mut series = Series::prepare(&args.run, min, curve, text)?;
     let mut search = Search::new(min, args.max_rate, args.bracket);
-    loop {
-        let next = search.next();
-        let Next::Probe { rate, repeat } = next else {
+    let end = search.drive(args.max_probes, |rate, repeat| {
+        Ok::<_, Failure>(series.probe(rate, repeat)?.map(|p| p.verdict))
+    })?;
+    let outcome = match end {
+        End::Decided(next) => {
             match next {
                 Next::Found { best, failed } => {
                     series.curve.answer = Some(best);
@@ -89,36 +91,20 @@ fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i3
                 Next::Ceiling(rate) => series.curve.answer = Some(rate),
                 _ => {}
             }
-            return Ok(series.end(search_outcome(next, slo)));
-        };
-        if series.curve.points.len() >= args.max_probes {
-            let outcome = format!(
+            search_outcome(next, slo)
+        }
+        End::ClientBound(rate) => client_ceiling(&mut series.curve, rate, search.best(), slo),
+        End::OutOfProbes(_) => (
+            format!(
                 "no answer after {} probes (--max-probes); the best rate so far: {}",
                 args.max_probes,
                 rate_text(search.best())
-            );
-            return Ok(series.end((outcome, exit::FAILED)));
-        }
-        // A probe the client could not keep up with is run once more: a
-        // late client is often a passing hiccup of a shared machine.
-        let mut verdict = None;
-        for _ in 0..2 {
-            let Some(point) = series.probe(rate, repeat)? else {
-                return Ok(series.end_stopped());
-            };
-            verdict = point.verdict;
-            if verdict != Some(Verdict::ClientBound) {
-                break;
-            }
-        }
-        match verdict {
-            Some(Verdict::ClientBound) => {
-                let end = client_ceiling(&mut series.curve, rate, search.best(), slo);
-                return Ok(series.end(end));
-            }
-            verdict => search.record(rate, verdict.unwrap_or(Verdict::Undecided), repeat),
-        }
-    }
+            ),
+            exit::FAILED,
+        ),
+        End::Stopped => return Ok(series.end_stopped()),
+    };
+    Ok(series.end(outcome))
 }
 
 /// The search's last word and its exit code.

@@ -143,6 +143,62 @@ impl Search {
     }
 }
 
+/// How a driven search ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum End {
+    /// Its own end: `Found`, `Ceiling`, `Unmet` or `Undecided`.
+    Decided(Next),
+    /// The client was late on this rate twice in a row (its ceiling).
+    ClientBound(f64),
+    /// `--max-probes` were run; the next would have been at this rate.
+    OutOfProbes(f64),
+    /// A signal cut a probe short.
+    Stopped,
+}
+
+/// What one probe at (rate, repeat) gave: its verdict (`None`: none, as
+/// undecided), or `None` at the outer level when a signal cut it short.
+pub type ProbeOutcome = Option<Option<Verdict>>;
+
+impl Search {
+    /// Runs the search to its end, `probe` running each probe (the *how*:
+    /// a real run, or a script in tests), at most `max_probes` of them. A
+    /// probe the client was late on is run once more, since a late client
+    /// is often a passing hiccup of a shared machine; late twice, it ends
+    /// the search.
+    pub fn drive<E>(
+        &mut self,
+        max_probes: usize,
+        mut probe: impl FnMut(f64, bool) -> Result<ProbeOutcome, E>,
+    ) -> Result<End, E> {
+        let mut run = 0;
+        loop {
+            let (rate, repeat) = match self.next() {
+                Next::Probe { rate, repeat } => (rate, repeat),
+                end => return Ok(End::Decided(end)),
+            };
+            let mut verdict = None;
+            for _ in 0..2 {
+                if run >= max_probes {
+                    return Ok(End::OutOfProbes(rate));
+                }
+                run += 1;
+                let Some(v) = probe(rate, repeat)? else {
+                    return Ok(End::Stopped);
+                };
+                verdict = v;
+                if verdict != Some(Verdict::ClientBound) {
+                    break;
+                }
+            }
+            if verdict == Some(Verdict::ClientBound) {
+                return Ok(End::ClientBound(rate));
+            }
+            self.record(rate, verdict.unwrap_or(Verdict::Undecided), repeat);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,5 +350,96 @@ mod tests {
     fn a_ceiling_stops_the_doubling() {
         let mut s = Search::new(1000.0, Some(5000.0), 0.02);
         assert_eq!(against(1e9, |_, _| false, &mut s).1, Next::Ceiling(5000.0));
+    }
+
+    /// The verdict at `rate` of a server that serves 4,500 ops/s.
+    fn knee(rate: f64) -> Verdict {
+        if rate <= 4_500.0 {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        }
+    }
+
+    #[test]
+    fn a_probe_the_client_was_late_on_is_run_once_more() {
+        let mut s = Search::new(2000.0, None, 0.02);
+        let mut log = Vec::new();
+        let end = s.drive(100, |rate, _| {
+            log.push(rate);
+            let late = rate == 4000.0 && log.iter().filter(|r| **r == rate).count() == 1;
+            Ok::<_, ()>(Some(Some(if late {
+                Verdict::ClientBound
+            } else {
+                knee(rate)
+            })))
+        });
+        let Ok(End::Decided(Next::Found { best, failed })) = end else {
+            panic!("{end:?}")
+        };
+        assert!((4_500.0 / 1.02..=4_500.0).contains(&best), "{best}");
+        assert!(
+            failed > 4_500.0 && (failed - best) / best <= 0.02,
+            "{failed}"
+        );
+        assert_eq!(log[..4], [2000.0, 4000.0, 4000.0, 8000.0]);
+    }
+
+    #[test]
+    fn a_client_late_twice_ends_the_search_at_that_rate() {
+        let mut s = Search::new(2000.0, None, 0.02);
+        let mut log = Vec::new();
+        let end = s.drive(100, |rate, _| {
+            log.push(rate);
+            let v = if rate >= 8000.0 {
+                Verdict::ClientBound
+            } else {
+                Verdict::Pass
+            };
+            Ok::<_, ()>(Some(Some(v)))
+        });
+        assert_eq!(end, Ok(End::ClientBound(8000.0)));
+        assert_eq!(log, [2000.0, 4000.0, 8000.0, 8000.0]);
+        assert_eq!(s.best(), Some(4000.0));
+    }
+
+    #[test]
+    fn a_signal_ends_it_at_the_probe_it_cut() {
+        let mut s = Search::new(2000.0, None, 0.02);
+        let mut calls = 0;
+        let end = s.drive(100, |rate, _| {
+            calls += 1;
+            Ok::<_, ()>((calls < 3).then_some(Some(knee(rate))))
+        });
+        assert_eq!((end, calls), (Ok(End::Stopped), 3));
+    }
+
+    #[test]
+    fn max_probes_counts_every_run_retries_too() {
+        let mut s = Search::new(2000.0, None, 0.02);
+        let mut log = Vec::new();
+        let end = s.drive(2, |rate, _| {
+            log.push(rate);
+            let v = if rate == 4000.0 {
+                Verdict::ClientBound
+            } else {
+                knee(rate)
+            };
+            Ok::<_, ()>(Some(Some(v)))
+        });
+        assert_eq!(end, Ok(End::OutOfProbes(4000.0)));
+        assert_eq!(log, [2000.0, 4000.0]);
+    }
+
+    #[test]
+    fn no_verdict_is_undecided_and_a_failed_probe_is_the_error() {
+        let mut s = Search::new(2000.0, None, 0.02);
+        let end = s.drive(100, |_, _| Ok::<_, ()>(Some(None)));
+        assert_eq!(end, Ok(End::Decided(Next::Undecided(2000.0))));
+        let mut s = Search::new(2000.0, None, 0.02);
+        assert_eq!(
+            s.drive(100, |_, _| Err::<ProbeOutcome, _>("down")),
+            Err("down")
+        );
     }
 }
