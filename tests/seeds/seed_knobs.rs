@@ -79,8 +79,13 @@ fn wait_pauses_with_nothing_sent_before_measuring() {
         ],
         &[],
     );
-    // Mid-wait the preload is done and nothing else is sent.
-    std::thread::sleep(Duration::from_millis(700));
+    // Once the preload's 10,000 sets (the default key space) are in,
+    // however long a loaded machine takes, the wait begins: for 400 of
+    // its 1,500 ms nothing else is sent.
+    while served(&m) < 10_000 {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no preload");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let mid = served(&m);
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(served(&m), mid, "requests were sent during --wait");

@@ -252,9 +252,20 @@ impl Memcached {
 
 /// One value of `stats` from whatever listens at `addr`, if it gives it.
 pub fn stat_at(addr: &str, name: &str) -> Option<u64> {
+    let text = stats_text(addr, "stats")?;
+    let prefix = format!("STAT {name} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The reply to a `stats` command (`stats`, `stats items`) from `addr`.
+fn stats_text(addr: &str, command: &str) -> Option<String> {
     let mut s = TcpStream::connect(addr).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    s.write_all(b"stats\r\n").ok()?;
+    s.write_all(format!("{command}\r\n").as_bytes()).ok()?;
     let mut text = String::new();
     let mut buf = [0u8; 8192];
     while !text.ends_with("END\r\n") {
@@ -263,12 +274,21 @@ pub fn stat_at(addr: &str, name: &str) -> Option<u64> {
             _ => return None,
         }
     }
-    let prefix = format!("STAT {name} ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))?
-        .trim()
-        .parse()
-        .ok()
+    Some(text)
+}
+
+impl Memcached {
+    /// A `stats items` counter summed over the slab classes
+    /// (`items:N:outofmemory`, …).
+    pub fn items_sum(&self, field: &str) -> u64 {
+        let text = stats_text(&self.addr(), "stats items").expect("stats items");
+        let suffix = format!(":{field}");
+        text.lines()
+            .filter_map(|l| l.strip_prefix("STAT items:")?.split_once(' '))
+            .filter(|(name, _)| name.ends_with(&suffix))
+            .map(|(_, v)| v.trim().parse::<u64>().expect("a count"))
+            .sum()
+    }
 }
 
 impl Drop for Memcached {
