@@ -31,6 +31,9 @@ fn blocks(text: &str) -> Vec<String> {
     out
 }
 
+/// A search's or scan's probe length here, s (see `scaled_line`).
+const SERIES_PROBE_S: f64 = 3.0;
+
 /// A guide line as run here: `-t` and `-w` cut to a second and none (a
 /// bare number is seconds, as mutilate writes it), the rest as written.
 /// A search's or scan's probes keep 3 s: a probe decides its SLO only
@@ -42,14 +45,18 @@ fn scaled_line(line: &str) -> String {
     let series = words
         .windows(2)
         .any(|w| w[0] == "mcbench" && ["search", "scan"].contains(&w[1]));
-    let length = if series { "3s" } else { "1s" };
+    let length = if series {
+        format!("{SERIES_PROBE_S}s")
+    } else {
+        "1s".into()
+    };
     let mut out = Vec::with_capacity(words.len());
     for (i, w) in words.iter().enumerate() {
         let after = i.checked_sub(1).map(|p| words[p]);
         let number = w.trim_end_matches(['s', 'm', 'h']).parse::<f64>().is_ok();
         match after {
             Some("-t") if number && w.parse::<f64>().is_ok() => out.push("1"),
-            Some("-t") if number => out.push(length),
+            Some("-t") if number => out.push(&length),
             Some("-w") if number => out.push("0s"),
             _ => out.push(w),
         }
@@ -175,8 +182,9 @@ fn run_part(script: &str, dir: &tempfile::TempDir, path: &str, a: &Memcached) {
             .filter(|r: &Vec<f64>| r.len() == 3)
             .collect();
         let lowest = rows.iter().all(|r| r[1] == 2000.0);
-        // The server counted what the probes say they carried, in 3 s each.
-        let carried: f64 = rows.iter().map(|r| r[2] * 3.0).sum();
+        // The server counted what the probes say they carried, each for
+        // its whole length.
+        let carried: f64 = rows.iter().map(|r| r[2] * SERIES_PROBE_S).sum();
         let counted = (a.stat("cmd_get") + a.stat("cmd_set") - before) as f64;
         assert!(
             !rows.is_empty() && lowest && counted >= 0.95 * carried,

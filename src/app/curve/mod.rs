@@ -94,7 +94,7 @@ fn search_inner(args: &SearchArgs, text: Option<Box<dyn Exporter>>) -> Result<i3
             search_outcome(next, slo)
         }
         End::ClientBound(rate) => client_ceiling(&mut series.curve, rate, search.best(), slo),
-        End::OutOfProbes(_) => (
+        End::OutOfProbes => (
             format!(
                 "no answer after {} probes (--max-probes); the best rate so far: {}",
                 args.max_probes,

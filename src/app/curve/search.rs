@@ -150,8 +150,8 @@ pub enum End {
     Decided(Next),
     /// The client was late on this rate twice in a row (its ceiling).
     ClientBound(f64),
-    /// `--max-probes` were run; the next would have been at this rate.
-    OutOfProbes(f64),
+    /// `--max-probes` were run, and the search had not ended.
+    OutOfProbes,
     /// A signal cut a probe short.
     Stopped,
 }
@@ -180,7 +180,7 @@ impl Search {
             let mut verdict = None;
             for _ in 0..2 {
                 if run >= max_probes {
-                    return Ok(End::OutOfProbes(rate));
+                    return Ok(End::OutOfProbes);
                 }
                 run += 1;
                 let Some(v) = probe(rate, repeat)? else {
@@ -361,18 +361,26 @@ mod tests {
         }
     }
 
+    /// A probe at `rate` against that server: client-bound when the
+    /// client was `late`, else the server's verdict.
+    fn probed(rate: f64, late: bool) -> Result<ProbeOutcome, ()> {
+        Ok(Some(Some(if late {
+            Verdict::ClientBound
+        } else {
+            knee(rate)
+        })))
+    }
+
     #[test]
     fn a_probe_the_client_was_late_on_is_run_once_more() {
         let mut s = Search::new(2000.0, None, 0.02);
         let mut log = Vec::new();
         let end = s.drive(100, |rate, _| {
             log.push(rate);
-            let late = rate == 4000.0 && log.iter().filter(|r| **r == rate).count() == 1;
-            Ok::<_, ()>(Some(Some(if late {
-                Verdict::ClientBound
-            } else {
-                knee(rate)
-            })))
+            probed(
+                rate,
+                rate == 4000.0 && log.iter().filter(|r| **r == rate).count() == 1,
+            )
         });
         let Ok(End::Decided(Next::Found { best, failed })) = end else {
             panic!("{end:?}")
@@ -391,12 +399,7 @@ mod tests {
         let mut log = Vec::new();
         let end = s.drive(100, |rate, _| {
             log.push(rate);
-            let v = if rate >= 8000.0 {
-                Verdict::ClientBound
-            } else {
-                Verdict::Pass
-            };
-            Ok::<_, ()>(Some(Some(v)))
+            probed(rate, rate >= 8000.0)
         });
         assert_eq!(end, Ok(End::ClientBound(8000.0)));
         assert_eq!(log, [2000.0, 4000.0, 8000.0, 8000.0]);
@@ -420,14 +423,9 @@ mod tests {
         let mut log = Vec::new();
         let end = s.drive(2, |rate, _| {
             log.push(rate);
-            let v = if rate == 4000.0 {
-                Verdict::ClientBound
-            } else {
-                knee(rate)
-            };
-            Ok::<_, ()>(Some(Some(v)))
+            probed(rate, rate == 4000.0)
         });
-        assert_eq!(end, Ok(End::OutOfProbes(4000.0)));
+        assert_eq!(end, Ok(End::OutOfProbes));
         assert_eq!(log, [2000.0, 4000.0]);
     }
 
