@@ -86,6 +86,7 @@ fn three_agents_merge_to_the_servers_own_count() {
     // -i: a live line per interval, of every agent's interval merged.
     let intervals = v["intervals"].as_array().unwrap();
     assert_eq!(intervals.len(), 2);
+    let mut unstamped_in_intervals = 0;
     for i in intervals {
         let get = &i["ops"]["get"];
         let line = format!(
@@ -98,13 +99,22 @@ fn three_agents_merge_to_the_servers_own_count() {
         // The merged interval holds the agents' load-thread CPU: some,
         // and no more than three agents of one load thread each can use
         // (a core each, with slack for where the thread clocks are read).
-        // Each interval carries the parts of every agent's requests in it.
+        // Each interval carries the parts of every agent's stamped
+        // requests in it: the requests the kernel left unstamped are the
+        // run's own (CI once saw 3,965 of an interval's 3,968).
         let parts = i["ops"]["total"]["parts_hdr"].as_array().unwrap();
         assert_eq!(parts.len(), 4, "{i}");
-        assert_eq!(hdr(&parts[2]).len(), count(i, "ops.total.count"));
+        let (in_parts, in_interval) = (hdr(&parts[2]).len(), count(i, "ops.total.count"));
+        assert!(in_parts <= in_interval, "{in_parts} of {in_interval}");
+        unstamped_in_intervals += in_interval - in_parts;
         let cpu = f(i, "client_cpu_s");
         assert!(cpu > 0.0 && cpu <= 3.0 * 1.5 * f(i, "duration_s"), "{i}");
     }
+    assert!(
+        unstamped_in_intervals <= all - stamped,
+        "{unstamped_in_intervals} unstamped in the intervals, {} in the run",
+        all - stamped
+    );
     // The merged result loads again, every check of a saved one holding.
     let saved = path_in(dir.path(), "merged.json");
     std::fs::write(&saved, &out.stdout).unwrap();
