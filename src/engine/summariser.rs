@@ -18,7 +18,7 @@
 //! would hold up whoever waits on the other end.
 
 use crate::os;
-use crate::spec::{LoadMode, RunSpec};
+use crate::spec::RunSpec;
 use crate::stats::{Collector, IntervalSummary, Recorder, Snapshot};
 use crate::workload::OpKind;
 use crossbeam_channel::{Receiver, Sender};
@@ -67,10 +67,7 @@ impl Summariser {
         let measure = spec.measure.map(|_| Collector::new(1, interval_ns, false));
         // The measurement group's worker comes after the load's.
         let group_worker = spec.load.threads;
-        // A --load-only run reports its preload, which is never paced.
-        let idle = spec.open_loop()
-            && spec.key_space.preload != LoadMode::LoadOnly
-            && !spec.load.busy_poll;
+        let idle = spec.summary_yields_to_load();
         let (snapshots, from_main) = crossbeam_channel::unbounded::<Snapshot>();
         let (to_main, back) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new()

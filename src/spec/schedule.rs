@@ -261,6 +261,16 @@ impl super::RunSpec {
         self.load.schedule.open().is_some()
     }
 
+    /// Whether the run's own threads must give the load its cores: a
+    /// paced load's send times are what is measured, so the summary
+    /// thread runs only when a core is idle. A `--load-only` run reports
+    /// its preload, which is never paced; `--busy-poll` keeps its cores.
+    pub fn summary_yields_to_load(&self) -> bool {
+        self.open_loop()
+            && self.key_space.preload != super::LoadMode::LoadOnly
+            && !self.load.busy_poll
+    }
+
     /// The open loop, if the run is one.
     pub fn open(&self) -> Option<&OpenLoop> {
         self.load.schedule.open()
