@@ -11,7 +11,8 @@
 //! first): facts with no knowledge of a run (`error`, `warnings`,
 //! `untrusted`, `placement`, `os`; then `embedded`, `workload`; then
 //! `stats`, `trace`; then `precision`), `spec`, `net` (reaching a server), `server_stats`,
-//! `engine`, `result`, `report` and `run` (one run, spec to result),
+//! `engine`, `result`, `report`, `run` (one run, spec to result) and
+//! `telemetry` (its intervals served to Prometheus),
 //! `agent`, `cli`, `config`, `app`, `personality`. `tests/cli/layers.rs`
 //! holds the order and checks it.
 
@@ -34,6 +35,7 @@ pub mod run;
 pub mod server_stats;
 pub mod spec;
 pub mod stats;
+pub mod telemetry;
 pub mod trace;
 pub mod untrusted;
 pub mod warnings;

@@ -70,10 +70,13 @@ pub async fn run_all(
     let judge = crate::engine::precise::PrecisionWatch::new(spec).map(|watch| {
         super::live::Judge::new(watch, agents.iter().map(|a| a.client.clone()).collect())
     });
-    let merging = spec.recording.live || judge.is_some();
+    let merging = spec.recording.live || judge.is_some() || control.telemetry.is_some();
     let live = merging.then(|| {
-        let percentiles = spec.recording.live.then(|| control.percentiles.clone());
-        tokio::spawn(super::live::show(lines, agents.len(), percentiles, judge))
+        let shown = super::live::Shown {
+            percentiles: spec.recording.live.then(|| control.percentiles.clone()),
+            telemetry: control.telemetry.clone(),
+        };
+        tokio::spawn(super::live::show(lines, agents.len(), shown, judge))
     });
     let mut tasks = Vec::new();
     for a in agents {
@@ -83,7 +86,10 @@ pub async fn run_all(
             a.offset_ns,
             patience,
             stopped.clone(),
-            merging.then(|| feed.clone()),
+            merging.then(|| super::live::AgentFeed {
+                agent: a.name.as_str().into(),
+                tx: feed.clone(),
+            }),
         );
         tasks.push(tokio::spawn(run));
     }
@@ -266,7 +272,7 @@ async fn read_stream(
                 {
                     Ok(s) => {
                         if let Some(live) = &live {
-                            let _ = live.send(s.clone());
+                            live.send(s.clone());
                         }
                         intervals.push(s);
                     }

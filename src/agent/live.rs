@@ -6,11 +6,43 @@
 
 use crate::stats::IntervalSummary;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Each agent's intervals, as they close; `None` when the run has no
-/// live lines and no `--precision`.
-pub type Feed = Option<mpsc::UnboundedSender<IntervalSummary>>;
+/// live lines, no `--precision` and no `--metrics-listen`.
+pub type Feed = Option<AgentFeed>;
+
+/// One agent's intervals, sent under its name.
+#[derive(Clone)]
+pub struct AgentFeed {
+    pub agent: Arc<str>,
+    pub tx: mpsc::UnboundedSender<(Arc<str>, IntervalSummary)>,
+}
+
+impl AgentFeed {
+    pub fn send(&self, s: IntervalSummary) {
+        let _ = self.tx.send((self.agent.clone(), s));
+    }
+}
+
+/// Where the merged intervals go: live lines (with the run's
+/// percentiles) and `--metrics-listen`'s endpoint.
+pub struct Shown {
+    pub percentiles: Option<Vec<f64>>,
+    pub telemetry: Option<crate::telemetry::Sink>,
+}
+
+impl Shown {
+    fn merged(&self, m: &IntervalSummary) {
+        if let Some(p) = &self.percentiles {
+            crate::stderr_line!("{}", crate::report::live_line(m, p));
+        }
+        if let Some(t) = &self.telemetry {
+            t.record(m, None);
+        }
+    }
+}
 
 /// `--precision` over agents: the watch of the merged intervals, and the
 /// agents to tell once it is met.
@@ -72,21 +104,34 @@ impl Judge {
 }
 
 /// Until every agent's sender is gone: merges each interval number once
-/// all have sent it (or an agent is two behind) and prints its line when
-/// `percentiles` are given; `judge` sees every agent's part of each.
+/// all have sent it (or an agent is two behind) and shows it (`shown`);
+/// `judge` sees every agent's part of each. The endpoint also gets each
+/// agent's own part, and a part that comes after its interval was shown
+/// is added to the merged counts there, which then stay the sum of the
+/// agents'.
 pub async fn show(
-    mut intervals: mpsc::UnboundedReceiver<IntervalSummary>,
+    mut intervals: mpsc::UnboundedReceiver<(Arc<str>, IntervalSummary)>,
     agents: usize,
-    percentiles: Option<Vec<f64>>,
+    shown: Shown,
     mut judge: Option<Judge>,
 ) {
     let mut waiting: BTreeMap<u64, Vec<IntervalSummary>> = BTreeMap::new();
-    while let Some(s) = intervals.recv().await {
+    let mut done = std::collections::BTreeSet::new();
+    while let Some((agent, s)) = intervals.recv().await {
         let newest = s.index;
         if let Some(j) = judge.as_mut() {
             if j.add(&s, agents).await {
                 judge = None;
             }
+        }
+        if let Some(t) = &shown.telemetry {
+            t.record(&s, Some(&agent));
+            if done.contains(&s.index) {
+                t.record_late(&s);
+            }
+        }
+        if done.contains(&s.index) {
+            continue;
         }
         waiting.entry(s.index).or_default().push(s);
         let ready: Vec<u64> = waiting
@@ -98,14 +143,15 @@ pub async fn show(
             let Some(parts) = waiting.remove(&index) else {
                 continue;
             };
-            if let (Some(p), Some(m)) = (&percentiles, merged(index, &parts)) {
-                crate::stderr_line!("{}", crate::report::live_line(&m, p));
+            done.insert(index);
+            if let Some(m) = merged(index, &parts) {
+                shown.merged(&m);
             }
         }
     }
     for (index, parts) in waiting {
-        if let (Some(p), Some(m)) = (&percentiles, merged(index, &parts)) {
-            crate::stderr_line!("{}", crate::report::live_line(&m, p));
+        if let Some(m) = merged(index, &parts) {
+            shown.merged(&m);
         }
     }
 }

@@ -69,6 +69,9 @@ pub struct Control<'a> {
     pub tls_domain: Option<String>,
     /// The percentiles of live lines (`-i`).
     pub percentiles: Vec<f64>,
+    /// `--metrics-listen`: where the merged intervals, and each agent's,
+    /// are served.
+    pub telemetry: Option<crate::telemetry::Sink>,
 }
 
 /// Runs `spec` on the agents and returns the merged result, with a row

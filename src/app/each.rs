@@ -6,7 +6,7 @@
 //! file per server (`out.json` → `out.1.json`, `out.2.json`, ...), in the
 //! servers' order; `--html` overlays every run in one page.
 
-use super::{exit_code, install_signal_flag, measure};
+use super::{exit_code, install_signal_flag, measure, Watched};
 use crate::cli::RunArgs;
 use crate::error::{exit, Failure};
 use crate::report::{self, ExportManager, Format};
@@ -100,7 +100,7 @@ fn run_one_by_one(
         );
         // A run that could not be made (its server refuses connections)
         // ends the series; the runs made so far are still reported.
-        let result = match measure(one, percentiles.clone(), stop, None, None) {
+        let result = match measure(one, percentiles.clone(), Watched::stopped_by(stop), None) {
             Ok(r) => r,
             Err(f) => {
                 crate::stderr_line!("mcbench: error: {}: {f}", one.target.servers[0]);

@@ -30,6 +30,7 @@ use crate::report::{live_line, ExportManager, SampleWriter};
 use crate::result::{RunResult, DEFAULT_PERCENTILES};
 use crate::spec::{RunSpec, StopAfter};
 use crate::stats::{IntervalSummary, Sample};
+use crate::telemetry::Telemetry;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::AtomicUsize;
@@ -76,10 +77,15 @@ struct Watch<'a, 'p> {
     samples: Option<&'a mut SampleWriter>,
     /// Each interval, instead of the live line: a seed tool's layout.
     on_interval: Option<&'a mut (dyn FnMut(&IntervalSummary) + 'p)>,
+    /// `--metrics-listen`'s endpoint, given each interval.
+    telemetry: Option<&'a Telemetry>,
 }
 
 impl engine::Observer for Watch<'_, '_> {
     fn interval(&mut self, s: &IntervalSummary) {
+        if let Some(t) = self.telemetry {
+            t.record(s);
+        }
         if let Some(f) = self.on_interval.as_deref_mut() {
             self.progress.suspend(|| f(s));
         } else if self.spec.recording.live {
@@ -116,12 +122,7 @@ pub(crate) fn no_agents(args: &RunArgs, what: &str) -> Result<(), Failure> {
 
 fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i32, Failure> {
     let spec = args.to_spec().map_err(Failure::usage)?;
-    if args.target.each {
-        no_agents(args, "--each")?;
-    }
-    if args.recording.save.is_some() {
-        no_agents(args, "--save (the agents' samples stay on their machines)")?;
-    }
+    refuse_combinations(args)?;
     let percentiles = args
         .outputs
         .percentiles
@@ -146,19 +147,34 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
         .map(SampleWriter::create)
         .transpose()
         .map_err(Failure::usage)?;
+    let telemetry = start_telemetry(args, &spec)?;
     let stop = install_signal_flag()?;
     let presented = presenter.is_some();
     #[cfg(feature = "agents")]
     if !args.fleet.agents.is_empty() {
-        return run_by_agents(args, &spec, percentiles, &mut outputs, &stop);
+        let code = run_by_agents(
+            args,
+            &spec,
+            percentiles,
+            &mut outputs,
+            &stop,
+            telemetry.as_ref(),
+        );
+        hold_telemetry(telemetry.as_ref(), &stop);
+        return code;
     }
+    let watched = Watched {
+        stop: &stop,
+        samples: samples.as_mut(),
+        telemetry: telemetry.as_ref(),
+    };
     let result = match presenter {
         Some(p) => {
             let mut show = |s: &IntervalSummary| p.interval(s);
-            measure(&spec, percentiles, &stop, samples.as_mut(), Some(&mut show))?
+            measure(&spec, percentiles, watched, Some(&mut show))
         }
-        None => measure(&spec, percentiles, &stop, samples.as_mut(), None)?,
-    };
+        None => measure(&spec, percentiles, watched, None),
+    }?;
     // A seed tool's layout has no place for mcbench's verdicts: they go
     // to stderr, so a client-bound run never passes unsaid.
     if presented {
@@ -168,18 +184,68 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
     }
     let written = outputs.write(std::slice::from_ref(&result));
     let saved = samples.map_or(Ok(()), SampleWriter::finish);
-    let code = exit_code(&result);
-    // Results that could not be written are a failed run, whatever else
-    // happened: 130/143 promise the results so far were written.
+    hold_telemetry(telemetry.as_ref(), &stop);
+    Ok(written_code(exit_code(&result), written, saved))
+}
+
+/// The run's exit code once its outputs are written: results that could
+/// not be written are a failed run, whatever else happened (130/143
+/// promise the results so far were written).
+fn written_code(
+    code: i32,
+    written: Result<(), Failure>,
+    saved: Result<(), crate::report::OutputError>,
+) -> i32 {
     if let Err(f) = written {
         crate::stderr_line!("mcbench: error: {f}");
-        return Ok(exit::FAILED);
+        return exit::FAILED;
     }
     if let Err(e) = saved {
         crate::stderr_line!("mcbench: error: {e}");
-        return Ok(exit::FAILED);
+        return exit::FAILED;
     }
-    Ok(code)
+    code
+}
+
+/// Flags that make no run together, before any traffic.
+fn refuse_combinations(args: &RunArgs) -> Result<(), Failure> {
+    if args.target.each {
+        no_agents(args, "--each")?;
+        if args.telemetry.metrics_listen.is_some() {
+            return Err(Failure::usage(
+                "--metrics-listen with --each is not supported: it serves one run",
+            ));
+        }
+    }
+    if args.recording.save.is_some() {
+        no_agents(args, "--save (the agents' samples stay on their machines)")?;
+    }
+    Ok(())
+}
+
+/// `--metrics-listen`'s endpoint, bound before any traffic: an address in
+/// use or not allowed is a usage error.
+fn start_telemetry(args: &RunArgs, spec: &RunSpec) -> Result<Option<Telemetry>, Failure> {
+    let Some(config) = args.telemetry.config() else {
+        return Ok(None);
+    };
+    let servers: Vec<String> = spec.target.servers.iter().map(|s| s.to_string()).collect();
+    let run = spec
+        .recording
+        .label
+        .clone()
+        .unwrap_or_else(|| servers.join(","));
+    let t = Telemetry::start(&config, run, servers, spec.rate()).map_err(Failure::usage)?;
+    crate::stderr_line!("mcbench: metrics at http://{}/metrics", t.addr());
+    Ok(Some(t))
+}
+
+/// The results are written: the endpoint holds for a last scrape when
+/// asked (not after a signal).
+fn hold_telemetry(telemetry: Option<&Telemetry>, stop: &AtomicUsize) {
+    if let Some(t) = telemetry {
+        t.hold(|| stop.load(std::sync::atomic::Ordering::Relaxed) != 0);
+    }
 }
 
 /// Every output, created before any traffic: a bad path costs no run.
@@ -201,6 +267,7 @@ fn run_by_agents(
     percentiles: Vec<f64>,
     outputs: &mut ExportManager,
     stop: &Arc<AtomicUsize>,
+    telemetry: Option<&Telemetry>,
 ) -> Result<i32, Failure> {
     let token =
         args.fleet.token_file.as_deref().ok_or_else(|| {
@@ -213,33 +280,60 @@ fn run_by_agents(
         tls_ca: args.fleet.agent_tls_ca.as_deref(),
         tls_domain: args.fleet.agent_tls_domain.clone(),
         percentiles: percentiles.clone(),
+        telemetry: telemetry.map(Telemetry::sink),
     };
-    let mut result = crate::agent::run_with_agents(spec, &control, stop)?;
+    let result = crate::agent::run_with_agents(spec, &control, stop);
+    if let Some(t) = telemetry {
+        t.done();
+    }
+    let mut result = result?;
     result.percentiles = percentiles;
     let written = outputs.write(std::slice::from_ref(&result));
     let code = exit_code(&result);
     Ok(if written.is_err() { exit::FAILED } else { code })
 }
 
+/// What watches a run beside its live lines: the signal flag, `--save`'s
+/// writer, `--metrics-listen`'s endpoint.
+pub(crate) struct Watched<'a> {
+    stop: &'a Arc<AtomicUsize>,
+    samples: Option<&'a mut SampleWriter>,
+    telemetry: Option<&'a Telemetry>,
+}
+
+impl<'a> Watched<'a> {
+    /// Only the signal flag.
+    pub(crate) fn stopped_by(stop: &'a Arc<AtomicUsize>) -> Self {
+        Watched {
+            stop,
+            samples: None,
+            telemetry: None,
+        }
+    }
+}
+
 /// One run (`crate::run::measure`) watched: live lines or the progress
-/// bar, `--save`'s samples to `samples`, each interval to `on_interval`
-/// instead of its live line.
+/// bar, `--save`'s samples, the endpoint's intervals, each interval to
+/// `on_interval` instead of its live line.
 fn measure(
     spec: &RunSpec,
     percentiles: Vec<f64>,
-    stop: &Arc<AtomicUsize>,
-    samples: Option<&mut SampleWriter>,
+    watched: Watched,
     on_interval: Option<&mut dyn FnMut(&IntervalSummary)>,
 ) -> Result<RunResult, Failure> {
     let mut watch = Watch {
         spec,
         percentiles: &percentiles,
         progress: progress_bar(spec),
-        samples,
+        samples: watched.samples,
         on_interval,
+        telemetry: watched.telemetry,
     };
-    let result = crate::run::measure(spec, percentiles.clone(), stop, &mut watch);
+    let result = crate::run::measure(spec, percentiles.clone(), watched.stop, &mut watch);
     watch.progress.finish_and_clear();
+    if let Some(t) = watched.telemetry {
+        t.done();
+    }
     result
 }
 

@@ -4,7 +4,7 @@
 //! configurations run in turn (A B A B ...: drift falls on both), each
 //! change with its bootstrap interval against A's own noise floor.
 
-use super::{exit_code, install_signal_flag, measure};
+use super::{exit_code, install_signal_flag, measure, Watched};
 use crate::cli::{AbArgs, RunArgs};
 use crate::error::{exit, Failure};
 use crate::report::{text_runs, ExportManager, OneFile};
@@ -63,6 +63,10 @@ fn refuse(args: &RunArgs) -> Result<(), Failure> {
             args.outputs.hdr_log.is_some(),
             "--hdr-log (it holds one run)",
         ),
+        (
+            args.telemetry.metrics_listen.is_some(),
+            "--metrics-listen (it serves one run)",
+        ),
     ];
     #[cfg(feature = "agents")]
     super::no_agents(args, "--repeat")?;
@@ -98,7 +102,7 @@ fn run_in_turn(
                     }
                 }
             }
-            let r = match measure(spec, percentiles.to_vec(), stop, None, None) {
+            let r = match measure(spec, percentiles.to_vec(), Watched::stopped_by(stop), None) {
                 Ok(r) => r,
                 Err(f) => {
                     crate::stderr_line!("mcbench: error: {name} {}: {f}", round + 1);

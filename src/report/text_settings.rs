@@ -174,25 +174,7 @@ fn on_off(b: bool) -> &'static str {
 fn workload(out: &mut String, r: &RunResult) {
     let s = &r.spec;
     if let Some(t) = &s.trace {
-        let ops = if t.format == crate::trace::TraceFormat::Keys {
-            "ops from each line, else the mix"
-        } else if t.names_ops {
-            "ops from the trace"
-        } else {
-            "every record a get, its misses filled"
-        };
-        let fill = if s.workload.getset {
-            "; misses filled"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            out,
-            "  keys and value sizes from {} ({}), {ops}{fill}",
-            t.path.display(),
-            t.format
-        );
-        return;
+        return trace_workload(out, t, s.workload.getset);
     }
     let load = match (s.key_space.preload, r.preloaded) {
         _ if s.key_space.window.is_some() => "not preloaded (each window fills as the run writes)",
@@ -232,6 +214,29 @@ fn workload(out: &mut String, r: &RunResult) {
         s.key_space.value_size,
         mix.join(" / ")
     );
+    workload_extras(out, s);
+}
+
+/// A replay's keys and sizes: where they come from and which ops.
+fn trace_workload(out: &mut String, t: &crate::spec::TraceSpec, getset: bool) {
+    let ops = if t.format == crate::trace::TraceFormat::Keys {
+        "ops from each line, else the mix"
+    } else if t.names_ops {
+        "ops from the trace"
+    } else {
+        "every record a get, its misses filled"
+    };
+    let fill = if getset { "; misses filled" } else { "" };
+    let _ = writeln!(
+        out,
+        "  keys and value sizes from {} ({}), {ops}{fill}",
+        t.path.display(),
+        t.format
+    );
+}
+
+/// The options that reshape a generated workload, on one line when any.
+fn workload_extras(out: &mut String, s: &crate::spec::RunSpec) {
     let mut extras = Vec::new();
     if s.workload.multiget.share > 0.0 {
         extras.push(format!(

@@ -24,7 +24,7 @@ const LAYERS: &[&[&str]] = &[
     &["engine"],
     // What a run measured, shown.
     &["result"],
-    &["report", "run"],
+    &["report", "run", "telemetry"],
     // Runs spread over machines.
     &["agent"],
     // The command line, run files, and the commands.

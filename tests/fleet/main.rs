@@ -9,3 +9,4 @@ mod support;
 mod agent_trust;
 mod agents;
 mod agents_netns;
+mod telemetry;

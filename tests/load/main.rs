@@ -20,6 +20,7 @@ mod reply_checks;
 mod run;
 mod server_stats;
 mod signals;
+mod telemetry;
 mod tls;
 mod trace;
 mod transports;

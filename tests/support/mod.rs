@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod prometheus;
 pub mod tools;
 
 use base64::Engine;

@@ -340,7 +340,12 @@ impl Series {
         if !self.curve.runs.is_empty() && spec.key_space.preload == LoadMode::Load && !self.reload {
             spec.key_space.preload = LoadMode::NoLoad;
         }
-        let mut result = match measure(&spec, self.percentiles.clone(), &self.stop, None, None) {
+        let mut result = match measure(
+            &spec,
+            self.percentiles.clone(),
+            crate::app::Watched::stopped_by(&self.stop),
+            None,
+        ) {
             Ok(r) => r,
             Err(f) => {
                 let outcome = format!("stopped at {rate:.0} ops/s: {f}");
@@ -415,6 +420,10 @@ fn refuse(run: &RunArgs) -> Result<(), crate::app::AppError> {
         (
             run.recording.repeat.is_some(),
             "--repeat (a scan of its own per repeat)",
+        ),
+        (
+            run.telemetry.metrics_listen.is_some(),
+            "--metrics-listen yet (serve a run's with `run`)",
         ),
     ];
     match refused.iter().find(|(given, _)| *given) {

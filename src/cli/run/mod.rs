@@ -19,6 +19,7 @@ mod replay;
 mod request;
 mod server;
 mod target;
+mod telemetry;
 mod workload;
 
 pub use checks::CheckArgs;
@@ -33,6 +34,7 @@ pub use replay::ReplayArgs;
 pub use request::RequestArgs;
 pub use server::ServerStatsArgs;
 pub use target::TargetArgs;
+pub use telemetry::TelemetryArgs;
 pub use workload::WorkloadArgs;
 
 use super::{CliError, OutputArgs};
@@ -74,6 +76,8 @@ pub struct RunArgs {
     pub server: ServerStatsArgs,
     #[command(flatten)]
     pub measure: MeasureArgs,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
 }
 
 /// How long a run without `-t`, `-x`, a churn schedule or a trace lasts.

@@ -1,0 +1,383 @@
+//! What the endpoint serves: each interval of the run added up, per
+//! source (this process, or the master's merged view, and each agent).
+//! Updated once per closed interval, never on a load thread.
+
+use super::family::{Family, Kind, Value};
+use super::histogram::Buckets;
+use super::TelemetryError;
+use crate::stats::parts::PART_NAMES;
+use crate::stats::{IntervalOp, IntervalServer, IntervalSummary};
+use std::collections::BTreeMap;
+
+/// Where the run is, as the `mcbench_phase` gauge says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Connecting, preloading, warming up: no interval measured yet.
+    Starting,
+    Measuring,
+    /// Every interval is in: the counts are final.
+    Done,
+}
+
+impl Phase {
+    const ALL: [Phase; 3] = [Phase::Starting, Phase::Measuring, Phase::Done];
+
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Starting => "starting",
+            Phase::Measuring => "measuring",
+            Phase::Done => "done",
+        }
+    }
+}
+
+/// What an added summary is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whole {
+    /// A closed interval: its counts, and the last interval's gauges.
+    Interval,
+    /// An agent's part of an interval already added without it: its
+    /// counts only.
+    LatePart,
+}
+
+/// The run's cumulative metrics.
+#[derive(Debug)]
+pub struct Exported {
+    run: String,
+    /// Classic histogram bounds, seconds, increasing.
+    bounds: Vec<f64>,
+    /// The servers in the run's order: each interval's `servers` by index.
+    servers: Vec<String>,
+    target_rate: Option<f64>,
+    phase: Phase,
+    /// Bumped at each change: the endpoint knows what a scrape has seen.
+    generation: u64,
+    /// `None`: this process's run, or a master's merge of its agents;
+    /// `Some(agent)`: that agent's own share.
+    sources: BTreeMap<Option<String>, Source>,
+}
+
+#[derive(Debug, Default)]
+struct Source {
+    ops: BTreeMap<String, OpSeries>,
+    failures: BTreeMap<String, u64>,
+    servers: Vec<IntervalServer>,
+    bytes_tx: u64,
+    bytes_rx: u64,
+    cpu_s: f64,
+    intervals: u64,
+    /// The last interval's send lag p99, s (an open loop's only).
+    send_lag_p99_s: Option<f64>,
+}
+
+#[derive(Debug)]
+struct OpSeries {
+    requests: u64,
+    error_replies: u64,
+    hits: u64,
+    misses: u64,
+    latency: Buckets,
+    service_time: Buckets,
+    /// Per `PART_NAMES`, where the kernel stamped requests.
+    parts: Vec<Buckets>,
+}
+
+impl OpSeries {
+    fn new(bounds: usize) -> Self {
+        OpSeries {
+            requests: 0,
+            error_replies: 0,
+            hits: 0,
+            misses: 0,
+            latency: Buckets::new(bounds),
+            service_time: Buckets::new(bounds),
+            parts: vec![Buckets::new(bounds); PART_NAMES.len()],
+        }
+    }
+
+    fn add(&mut self, op: &IntervalOp, bounds: &[f64]) -> Result<(), TelemetryError> {
+        let decode = |h: &crate::stats::Hdr| h.decode().map_err(TelemetryError::Interval);
+        self.latency.add_ns(&decode(&op.latency_hdr)?, bounds);
+        self.service_time
+            .add_ns(&decode(&op.service_time_hdr)?, bounds);
+        for (part, h) in self.parts.iter_mut().zip(&op.parts_hdr) {
+            part.add_ns(&decode(h)?, bounds);
+        }
+        self.requests += op.count;
+        self.error_replies += op.errors;
+        self.hits += op.hits;
+        self.misses += op.misses;
+        Ok(())
+    }
+}
+
+impl Exported {
+    /// Nothing measured yet: `run` names the run (`--label`, or its
+    /// servers), `servers` are its servers in order.
+    pub fn new(
+        run: String,
+        bounds: Vec<f64>,
+        servers: Vec<String>,
+        target_rate: Option<f64>,
+    ) -> Self {
+        Exported {
+            run,
+            bounds,
+            servers,
+            target_rate,
+            phase: Phase::Starting,
+            generation: 0,
+            sources: BTreeMap::new(),
+        }
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    pub fn set_phase(&mut self, phase: Phase) {
+        self.phase = phase;
+        self.generation += 1;
+    }
+
+    /// Adds one closed interval: this process's or the merged one
+    /// (`agent` None), or one agent's share of it.
+    pub fn record(
+        &mut self,
+        s: &IntervalSummary,
+        agent: Option<&str>,
+        whole: Whole,
+    ) -> Result<(), TelemetryError> {
+        let bounds = &self.bounds;
+        let src = self.sources.entry(agent.map(str::to_owned)).or_default();
+        for (name, op) in s.ops.iter().filter(|(name, _)| *name != "total") {
+            let series = src
+                .ops
+                .entry(name.clone())
+                .or_insert_with(|| OpSeries::new(bounds.len()));
+            series.add(op, bounds)?;
+        }
+        for (class, n) in &s.error_classes {
+            *src.failures.entry(class.clone()).or_default() += n;
+        }
+        src.servers.resize(
+            src.servers.len().max(s.servers.len()),
+            IntervalServer::default(),
+        );
+        for (sum, one) in src.servers.iter_mut().zip(&s.servers) {
+            sum.add(one);
+        }
+        src.bytes_tx += s.bytes_tx;
+        src.bytes_rx += s.bytes_rx;
+        src.cpu_s += s.client_cpu_s;
+        if whole == Whole::Interval {
+            src.intervals += 1;
+            let lag = s.send_lag_hdr.decode().map_err(TelemetryError::Interval)?;
+            src.send_lag_p99_s =
+                (!lag.is_empty()).then(|| lag.value_at_quantile(0.99) as f64 / 1e9);
+        }
+        if agent.is_none() {
+            self.phase = Phase::Measuring;
+        }
+        self.generation += 1;
+        Ok(())
+    }
+
+    /// Every family, in the order served.
+    pub fn families(&self) -> Vec<Family<'_>> {
+        let mut out = self.op_families();
+        out.extend(self.source_families());
+        out.extend(self.run_families());
+        out.extend(self.histogram_families());
+        out
+    }
+
+    fn labels(&self, agent: &Option<String>) -> Vec<(&'static str, String)> {
+        let mut l = vec![("run", self.run.clone())];
+        l.extend(agent.iter().map(|a| ("agent", a.clone())));
+        l
+    }
+
+    fn op_families(&self) -> Vec<Family<'_>> {
+        type Count = fn(&OpSeries) -> u64;
+        let counters: [(&'static str, &'static str, Count); 4] = [
+            (
+                "mcbench_requests_total",
+                "Requests answered (error replies included), per op type.",
+                |o| o.requests,
+            ),
+            (
+                "mcbench_error_replies_total",
+                "Answers that were error replies, per op type.",
+                |o| o.error_replies,
+            ),
+            ("mcbench_hits_total", "Keys found, per op type.", |o| o.hits),
+            (
+                "mcbench_misses_total",
+                "Keys not found, per op type.",
+                |o| o.misses,
+            ),
+        ];
+        counters
+            .into_iter()
+            .map(|(name, help, count)| {
+                let mut f = Family::new(name, Kind::Counter, help);
+                for (agent, src) in &self.sources {
+                    for (op, series) in &src.ops {
+                        let mut l = self.labels(agent);
+                        l.push(("op", op.clone()));
+                        f.push(l, Value::Number(count(series) as f64));
+                    }
+                }
+                f
+            })
+            .collect()
+    }
+
+    fn source_families(&self) -> Vec<Family<'_>> {
+        let mut failures = Family::new(
+            "mcbench_failures_total",
+            Kind::Counter,
+            "Failed requests and datagram events, by class (the run's error classes).",
+        );
+        let mut server_requests = Family::new(
+            "mcbench_server_requests_total",
+            Kind::Counter,
+            "Requests answered, per server (runs of several servers).",
+        );
+        let mut server_failures = Family::new(
+            "mcbench_server_failures_total",
+            Kind::Counter,
+            "Failed requests (error replies, lost, timed out, no connection), per server.",
+        );
+        type Num = fn(&Source) -> Option<f64>;
+        let simple: [(&'static str, Kind, &'static str, Num); 5] = [
+            (
+                "mcbench_sent_bytes_total",
+                Kind::Counter,
+                "Bytes written to the servers.",
+                |s| Some(s.bytes_tx as f64),
+            ),
+            (
+                "mcbench_received_bytes_total",
+                Kind::Counter,
+                "Bytes read from the servers.",
+                |s| Some(s.bytes_rx as f64),
+            ),
+            (
+                "mcbench_client_cpu_seconds_total",
+                Kind::Counter,
+                "CPU time (user + system) the load's threads used.",
+                |s| Some(s.cpu_s),
+            ),
+            (
+                "mcbench_intervals_total",
+                Kind::Counter,
+                "Intervals measured and added here.",
+                |s| Some(s.intervals as f64),
+            ),
+            (
+                "mcbench_send_lag_p99_seconds",
+                Kind::Gauge,
+                "The last interval's send lag p99: intended send to sent (open loop).",
+                |s| s.send_lag_p99_s,
+            ),
+        ];
+        let mut out: Vec<Family> = simple
+            .iter()
+            .map(|(n, k, h, _)| Family::new(n, *k, h))
+            .collect();
+        for (agent, src) in &self.sources {
+            for (class, n) in &src.failures {
+                let mut l = self.labels(agent);
+                l.push(("class", class.clone()));
+                failures.push(l, Value::Number(*n as f64));
+            }
+            for (addr, s) in self
+                .servers
+                .iter()
+                .zip(&src.servers)
+                .filter(|_| self.servers.len() > 1)
+            {
+                let mut l = self.labels(agent);
+                l.push(("server", addr.clone()));
+                server_requests.push(l.clone(), Value::Number(s.count as f64));
+                server_failures.push(l, Value::Number(s.errors as f64));
+            }
+            for (f, (_, _, _, value)) in out.iter_mut().zip(&simple) {
+                if let Some(v) = value(src) {
+                    f.push(self.labels(agent), Value::Number(v));
+                }
+            }
+        }
+        out.splice(0..0, [failures, server_requests, server_failures]);
+        out
+    }
+
+    /// What only the process itself knows: the phase and the target.
+    fn run_families(&self) -> Vec<Family<'_>> {
+        let mut phase = Family::new(
+            "mcbench_phase",
+            Kind::Gauge,
+            "1 for the phase the run is in (starting, measuring, done), 0 for the others.",
+        );
+        for p in Phase::ALL {
+            let mut l = self.labels(&None);
+            l.push(("phase", p.name().to_owned()));
+            phase.push(l, Value::Number(f64::from(u8::from(p == self.phase))));
+        }
+        let mut out = vec![phase];
+        if let Some(rate) = self.target_rate {
+            let mut f = Family::new(
+                "mcbench_target_rate",
+                Kind::Gauge,
+                "The rate asked for (--rate), ops/s.",
+            );
+            f.push(self.labels(&None), Value::Number(rate));
+            out.push(f);
+        }
+        out
+    }
+
+    fn histogram_families(&self) -> Vec<Family<'_>> {
+        let mut latency = Family::new(
+            "mcbench_latency_seconds",
+            Kind::Histogram,
+            "Latency, intended send to answer parsed, per op type.",
+        );
+        let mut service = Family::new(
+            "mcbench_service_time_seconds",
+            Kind::Histogram,
+            "Service time, actual send to answer parsed, per op type.",
+        );
+        let mut parts = Family::new(
+            "mcbench_latency_part_seconds",
+            Kind::Histogram,
+            "The latency's parts by the kernel's stamps (client queue, send path, network and server, client receive), per op type.",
+        );
+        let bounds = &self.bounds[..];
+        for (agent, src) in &self.sources {
+            for (op, series) in &src.ops {
+                let mut l = self.labels(agent);
+                l.push(("op", op.clone()));
+                latency.push(l.clone(), Value::Histogram(&series.latency, bounds));
+                service.push(l.clone(), Value::Histogram(&series.service_time, bounds));
+                for (name, part) in PART_NAMES
+                    .iter()
+                    .zip(&series.parts)
+                    .filter(|(_, p)| p.count() > 0)
+                {
+                    let mut l = l.clone();
+                    l.push(("part", (*name).to_owned()));
+                    parts.push(l, Value::Histogram(part, bounds));
+                }
+            }
+        }
+        vec![latency, service, parts]
+    }
+}

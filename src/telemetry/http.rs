@@ -1,0 +1,237 @@
+//! The `/metrics` endpoint: a thread that accepts, and at most
+//! `MAX_CLIENTS` short-lived threads that each answer one request.
+//!
+//! Hand-written over `httparse` rather than an HTTP server crate: it
+//! answers one GET per connection and must keep its own bounds (clients,
+//! bytes, time) whatever the scraper does, and a runtime in every run's
+//! process would buy nothing else. A client that connects and never sends,
+//! or never reads, holds one of the slots for `IO_TIMEOUT` at most; beyond
+//! `MAX_CLIENTS` a connection is closed at once.
+
+use super::{proto, text, Exported, TelemetryError};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Connections answered at once.
+const MAX_CLIENTS: usize = 8;
+/// How long a client may take to send its request, or to read the answer.
+const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest request head read.
+const MAX_REQUEST: usize = 8 * 1024;
+
+/// A listening endpoint; it stops serving when dropped.
+pub struct Endpoint {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    exported: Arc<Mutex<Exported>>,
+    stop: AtomicBool,
+    clients: AtomicUsize,
+    /// The newest generation a complete answer carried.
+    served: AtomicU64,
+}
+
+impl Endpoint {
+    /// Binds `addr` (before any traffic: a port in use is a usage error)
+    /// and serves `exported` from a thread of its own.
+    pub fn bind(
+        addr: SocketAddr,
+        exported: Arc<Mutex<Exported>>,
+    ) -> Result<Endpoint, TelemetryError> {
+        let listener =
+            TcpListener::bind(addr).map_err(|source| TelemetryError::Bind { addr, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| TelemetryError::Bind { addr, source })?;
+        let shared = Arc::new(Shared {
+            exported,
+            stop: AtomicBool::new(false),
+            clients: AtomicUsize::new(0),
+            served: AtomicU64::new(0),
+        });
+        let s = shared.clone();
+        std::thread::Builder::new()
+            .name("mcbench-metrics".into())
+            .spawn(move || accept(&listener, &s))
+            .map_err(TelemetryError::Thread)?;
+        Ok(Endpoint { addr, shared })
+    }
+
+    /// The address bound (port 0 resolved).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Whether a scrape has read generation `g` or a later one.
+    pub fn served(&self, g: u64) -> bool {
+        self.shared.served.load(Ordering::Acquire) >= g
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        // Wake the accept call; its thread then sees the flag.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(100));
+    }
+}
+
+fn accept(listener: &TcpListener, shared: &Arc<Shared>) {
+    for conn in listener.incoming() {
+        if shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(conn) = conn else { continue };
+        if shared.clients.fetch_add(1, Ordering::AcqRel) >= MAX_CLIENTS {
+            shared.clients.fetch_sub(1, Ordering::AcqRel);
+            continue; // dropped: closed at once
+        }
+        let s = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("mcbench-scrape".into())
+            .spawn(move || {
+                let _ = answer(conn, &s);
+                s.clients.fetch_sub(1, Ordering::AcqRel);
+            });
+        if spawned.is_err() {
+            shared.clients.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Reads one request head within `IO_TIMEOUT` and `MAX_REQUEST` bytes and
+/// answers it.
+fn answer(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
+    let deadline = Instant::now() + IO_TIMEOUT;
+    conn.set_write_timeout(Some(IO_TIMEOUT))?;
+    let mut head = Vec::with_capacity(1024);
+    let mut buf = [0u8; 1024];
+    let request = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || head.len() >= MAX_REQUEST {
+            return Ok(());
+        }
+        conn.set_read_timeout(Some(left))?;
+        let n = conn.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        head.extend_from_slice(&buf[..n]);
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut req = httparse::Request::new(&mut headers);
+        match req.parse(&head) {
+            Ok(httparse::Status::Complete(_)) => break Request::of(&req),
+            Ok(httparse::Status::Partial) => continue,
+            Err(_) => break Request::Bad,
+        }
+    };
+    respond(&mut conn, request, shared)
+}
+
+/// What was asked.
+enum Request {
+    /// `GET /metrics`, and whether the protobuf format was accepted.
+    Metrics {
+        protobuf: bool,
+    },
+    NotFound,
+    NotGet,
+    Bad,
+}
+
+impl Request {
+    fn of(req: &httparse::Request) -> Request {
+        if req.method != Some("GET") {
+            return Request::NotGet;
+        }
+        let path = req.path.unwrap_or("").split('?').next().unwrap_or("");
+        if path != "/metrics" {
+            return Request::NotFound;
+        }
+        let accept = req
+            .headers
+            .iter()
+            .filter(|h| h.name.eq_ignore_ascii_case("accept"))
+            .filter_map(|h| std::str::from_utf8(h.value).ok())
+            .collect::<Vec<_>>()
+            .join(",");
+        Request::Metrics {
+            protobuf: accepts_protobuf(&accept),
+        }
+    }
+}
+
+/// Whether an `Accept` header asks for the delimited `MetricFamily`
+/// protobuf (a Prometheus with native histograms on lists it first).
+fn accepts_protobuf(accept: &str) -> bool {
+    accept.split(',').any(|media| {
+        let media = media.to_ascii_lowercase();
+        media.contains("application/vnd.google.protobuf")
+            && media.contains("proto=io.prometheus.client.metricfamily")
+            && media.contains("encoding=delimited")
+    })
+}
+
+fn respond(conn: &mut TcpStream, request: Request, shared: &Shared) -> std::io::Result<()> {
+    let (status, content_type, body, generation) = match request {
+        Request::Metrics { protobuf } => {
+            let exported = shared.exported.lock().unwrap_or_else(|p| p.into_inner());
+            let families = exported.families();
+            let (ct, body) = if protobuf {
+                (proto::CONTENT_TYPE, proto::render(&families))
+            } else {
+                (text::CONTENT_TYPE, text::render(&families).into_bytes())
+            };
+            ("200 OK", ct, body, Some(exported.generation()))
+        }
+        Request::NotFound => (
+            "404 Not Found",
+            "text/plain",
+            b"mcbench serves /metrics\n".to_vec(),
+            None,
+        ),
+        Request::NotGet => (
+            "405 Method Not Allowed",
+            "text/plain",
+            b"GET only\n".to_vec(),
+            None,
+        ),
+        Request::Bad => (
+            "400 Bad Request",
+            "text/plain",
+            b"not an HTTP request\n".to_vec(),
+            None,
+        ),
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    conn.write_all(head.as_bytes())?;
+    conn.write_all(&body)?;
+    conn.flush()?;
+    if let Some(g) = generation {
+        shared.served.fetch_max(g, Ordering::AcqRel);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prometheus_s_accept_header_picks_the_protobuf() {
+        // What Prometheus 2.42 sends with native histograms on, and off.
+        let on = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+        let off = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        assert!(accepts_protobuf(on));
+        assert!(!accepts_protobuf(off));
+        assert!(!accepts_protobuf(""));
+    }
+}

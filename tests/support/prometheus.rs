@@ -1,0 +1,154 @@
+//! A real Prometheus (Debian's `prometheus`) on a free loopback port,
+//! scraping given targets every second, and its HTTP API's answers.
+
+use super::{free_port, wait_until_listening};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Prometheus {
+    child: Child,
+    pub addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    /// Scrapes `targets` (HOST:PORT) every second; `native` turns native
+    /// histograms on (Prometheus then asks for the protobuf format).
+    pub fn start(targets: &[String], native: bool) -> Prometheus {
+        let dir = tempfile::tempdir().unwrap();
+        let listed: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+             scrape_configs:\n  - job_name: mcbench\n    static_configs:\n      - targets: [{}]\n",
+            listed.join(", ")
+        );
+        let file = dir.path().join("prometheus.yml");
+        std::fs::write(&file, config).unwrap();
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut cmd = Command::new("prometheus");
+        cmd.arg(format!("--config.file={}", file.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if native {
+            cmd.arg("--enable-feature=native-histograms");
+        }
+        let child = cmd
+            .spawn()
+            .expect("prometheus (apt-get install prometheus)");
+        let p = Prometheus {
+            child,
+            addr,
+            _dir: dir,
+        };
+        wait_until_listening("prometheus", || {
+            http_get(&p.addr, "/-/ready", "").is_some_and(|(status, _)| status == 200)
+        });
+        p
+    }
+
+    /// An instant query's `data.result`, now.
+    pub fn query(&self, promql: &str) -> Value {
+        self.query_at(promql, None)
+    }
+
+    /// An instant query's `data.result`, at `t` (s since the epoch) if given.
+    pub fn query_at(&self, promql: &str, t: Option<f64>) -> Value {
+        let mut path = format!("/api/v1/query?query={}", percent_encoded(promql));
+        if let Some(t) = t {
+            path.push_str(&format!("&time={t}"));
+        }
+        let (status, body) = http_get(&self.addr, &path, "").expect("prometheus answers");
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(status, 200, "{promql}: {v}");
+        v["data"]["result"].clone()
+    }
+
+    /// The time of the last sample of `series` within 5 minutes, s since
+    /// the epoch: once a target is gone its series are marked stale, so
+    /// what it served last is read at this instant (`number_at`).
+    pub fn last_sample_at(&self, series: &str) -> Option<f64> {
+        let r = self.query(&format!("{series}[5m]"));
+        let values = r.as_array()?.first()?["values"].as_array()?.clone();
+        values.last()?[0].as_f64()
+    }
+
+    /// The one number an instant query at `t` gives, if it gives one.
+    pub fn number_at(&self, promql: &str, t: f64) -> Option<f64> {
+        let r = self.query_at(promql, Some(t));
+        let rows = r.as_array()?;
+        assert!(rows.len() <= 1, "{promql}: {r}");
+        rows.first()?["value"][1].as_str()?.parse().ok()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `GET path` over HTTP/1.0 with `accept` (none if empty): the status and
+/// body, or None when nothing answers. Reads at most 64 MiB, for 5 s.
+pub fn http_get(addr: &str, path: &str, accept: &str) -> Option<(u16, Vec<u8>)> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let accept = if accept.is_empty() {
+        String::new()
+    } else {
+        format!("Accept: {accept}\r\n")
+    };
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n{accept}\r\n").ok()?;
+    let mut all = Vec::new();
+    s.take(64 << 20).read_to_end(&mut all).ok()?;
+    let end = all.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&all[..end]).ok()?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    Some((status, all[end + 4..].to_vec()))
+}
+
+/// The text of `/metrics` once the run says it is done, polled over at
+/// most 30 s (the run holds its endpoint until a scrape has read that).
+pub fn text_when_done(addr: &str, run: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let done = format!("mcbench_phase{{run=\"{run}\",phase=\"done\"}} 1");
+    loop {
+        if let Some((200, body)) = http_get(addr, "/metrics", "") {
+            let text = String::from_utf8(body).unwrap();
+            if text.contains(&done) {
+                return text;
+            }
+        }
+        assert!(Instant::now() < deadline, "the endpoint never said done");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The value of every sample line of `name` whose labels hold each of
+/// `with` and none of `without`.
+pub fn samples(text: &str, name: &str, with: &[&str], without: &[&str]) -> Vec<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .filter(|l| with.iter().all(|w| l.contains(w)) && !without.iter().any(|w| l.contains(w)))
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse().unwrap())
+        .collect()
+}
+
+fn percent_encoded(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
