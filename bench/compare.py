@@ -17,7 +17,7 @@ install liburing-dev). The peers are found as $MEMTIER, $MUTILATE and
 $TWEMPERF, else in target/peers/ (bench/peers/build.sh builds them from
 source trees), else on PATH.
 """
-import argparse, json, os, resource, socket, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, resource, socket, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MCBENCH = os.path.join(ROOT, "target", "release", "mcbench")
@@ -176,10 +176,13 @@ class Redis:
 
 def tool_flags(tool):
     """`mcbench+read-delay=100us` is mcbench with `--read-delay 100us`;
-    `mcbench+reconnect` adds `--reconnect`."""
+    `mcbench+reconnect` adds `--reconnect`. `+scraped` and `+idle=N` are
+    the bench's own (class Scraper), not flags."""
     name, *flags = tool.split("+")
     args = []
     for flag in flags:
+        if flag == "scraped" or flag.startswith("idle="):
+            continue
         key, has_value, value = flag.partition("=")
         args += [f"--{key}"] + ([value] if has_value else [])
     return name, args
@@ -310,9 +313,77 @@ def peer_cmd(tool, workload, m, conns, seconds):
     raise SystemExit(f"unknown tool {tool}")
 
 
+class Scraper:
+    """`mcbench+scraped`: --metrics-listen on a free loopback port, read
+    every second as Prometheus would; `+idle=N` also holds N connections
+    to it that never send, reopened each second as the endpoint closes
+    them (its bound is 8 at once, 2 s each). Its work is mcbench's own
+    CPU (the endpoint's threads), so the row's ns/op carries it."""
+
+    def __init__(self, tool):
+        flags = tool.split("+")[1:]
+        self.on = "scraped" in flags
+        self.idle = next((int(f[5:]) for f in flags if f.startswith("idle=")), 0)
+        self.port = free_port() if self.on else None
+        self.scrapes = 0
+        self.stop = threading.Event()
+        self.threads = []
+
+    def flags(self):
+        return ["--metrics-listen", f"127.0.0.1:{self.port}"] if self.on else []
+
+    def __enter__(self):
+        if self.on:
+            self.threads = [threading.Thread(target=self.scrape, daemon=True)]
+            if self.idle:
+                self.threads.append(threading.Thread(target=self.hold_idle, daemon=True))
+            for t in self.threads:
+                t.start()
+        return self
+
+    def __exit__(self, *_):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+    def scrape(self):
+        while not self.stop.wait(1.0):
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=2) as c:
+                    c.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+                    while c.recv(65536):
+                        pass
+                self.scrapes += 1
+            except OSError:
+                pass
+
+    def hold_idle(self):
+        held = []
+        while not self.stop.wait(1.0):
+            held = [c for c in held if c.fileno() >= 0]
+            while len(held) < self.idle and not self.stop.is_set():
+                try:
+                    held.append(socket.create_connection(("127.0.0.1", self.port), timeout=1))
+                except OSError:
+                    break
+            # Drop the ones the endpoint closed, to open them again.
+            for c in held:
+                c.setblocking(False)
+                try:
+                    if c.recv(1) == b"":
+                        c.close()
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    c.close()
+        for c in held:
+            c.close()
+
+
 def run_once(tool, workload, seconds):
     conns = workload.get("conns", 50)
     m, protocol = server_for(tool, conns)
+    scraper = Scraper(tool)
     try:
         preload(tool, m, protocol, conns, seconds, rate_of(workload))
         before = m.ops()
@@ -323,7 +394,7 @@ def run_once(tool, workload, seconds):
             cmd = [binary, "run", "-s", m.addr, "--protocol", protocol, "--no-load", "-r", str(KEYS),
                    "-K", str(KEY_SIZE), "-V", str(VALUE_SIZE), "-u", "0.1", "-T", "1",
                    "-c", str(conns), "-d", str(workload.get("depth", 1)), "-t", f"{seconds}s",
-                   "--json", "-", *workload.get("extra", []), *tool_flags(tool)[1]]
+                   "--json", "-", *workload.get("extra", []), *tool_flags(tool)[1], *scraper.flags()]
             if workload.get("multiget"):
                 cmd += ["--mix", "get=1", "--multiget", str(workload["multiget"])]
             if getattr(m, "tls", False):
@@ -331,7 +402,8 @@ def run_once(tool, workload, seconds):
         else:
             cmd = peer_cmd(tool, workload, m, conns, seconds)
         started = time.monotonic()
-        user, sys_, out, rss_kb = timed(cmd)
+        with scraper:
+            user, sys_, out, rss_kb = timed(cmd)
         # twemperf runs until its calls are done, not for `seconds`.
         elapsed = time.monotonic() - started if tool.startswith("twemperf") else seconds
         ops = m.ops() - before
@@ -351,6 +423,8 @@ def run_once(tool, workload, seconds):
             # (from transmit stamps where the kernel stamps): Poisson's is 1.
             cv = j["client"].get("send_gap_cv")
             row["gap_cv"] = cv if cv is not None else float("nan")
+            if scraper.on:
+                row["scrapes"] = scraper.scrapes
         return row
     finally:
         m.stop()
@@ -415,6 +489,13 @@ WORKLOADS = {
                   ["mcbench", "mcbench+kernel-stamps=off", "floor:timer"]),
     "stamps-w3": ("closed loop, 50 conns, depth 16: kernel stamps on and off", {"depth": 16},
                   ["mcbench+read-delay=0s", "mcbench+read-delay=0s+kernel-stamps=off", "mcbench"]),
+    # --metrics-listen (issue 54): off, scraped every second, and scraped
+    # beside 1,000 connections that never send.
+    "metrics-w1": ("closed loop, 50 conns, depth 1: --metrics-listen off, scraped, flooded", {},
+                   ["mcbench", "mcbench+scraped", "mcbench+scraped+idle=1000"]),
+    "metrics-w2": ("open loop 20,000 ops/s, 50 conns: --metrics-listen off, scraped, flooded",
+                   {"extra": ["-q", "20000"]},
+                   ["mcbench", "mcbench+scraped", "mcbench+scraped+idle=1000"]),
     "floor-w1": ("closed loop, 50 conns, depth 1, against the floor", {},
                  ["mcbench", "floor:epoll", "floor:uring"]),
     "floor-w2": ("open loop 20,000 ops/s, 50 conns, against the floor", {"extra": ["-q", "20000"]},

@@ -136,7 +136,7 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
 
-    /// Percentiles to print, e.g. 25,50,99,99.9 (default 50,90,99,99.9,99.99).
+    /// Percentiles to print, e.g. 50,99,99.9 (default 50,90,99,99.9,99.99).
     ///
     /// The text report, the live line and the CSV print them; any other is
     /// read from the kept histograms later (`mcbench report --percentiles`).

@@ -7,6 +7,7 @@ use super::histogram::Buckets;
 use super::TelemetryError;
 use crate::stats::parts::PART_NAMES;
 use crate::stats::{IntervalOp, IntervalServer, IntervalSummary};
+use crate::warnings::LAG_P99_LIMIT_US;
 use std::collections::BTreeMap;
 
 /// Where the run is, as the `mcbench_phase` gauge says.
@@ -256,7 +257,7 @@ impl Exported {
             "Failed requests (error replies, lost, timed out, no connection), per server.",
         );
         type Num = fn(&Source) -> Option<f64>;
-        let simple: [(&'static str, Kind, &'static str, Num); 5] = [
+        let simple: [(&'static str, Kind, &'static str, Num); 6] = [
             (
                 "mcbench_sent_bytes_total",
                 Kind::Counter,
@@ -286,6 +287,15 @@ impl Exported {
                 Kind::Gauge,
                 "The last interval's send lag p99: intended send to sent (open loop).",
                 |s| s.send_lag_p99_s,
+            ),
+            (
+                "mcbench_client_bound",
+                Kind::Gauge,
+                "1 when the last interval's send lag p99 was over the report's CLIENT-BOUND limit (1 ms; open loop); the verdict's other signs are the whole run's.",
+                |s| {
+                    s.send_lag_p99_s
+                        .map(|lag| f64::from(u8::from(lag * 1e6 > LAG_P99_LIMIT_US)))
+                },
             ),
         ];
         let mut out: Vec<Family> = simple
@@ -379,5 +389,60 @@ impl Exported {
             }
         }
         vec![latency, service, parts]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Hdr;
+
+    /// An open-loop interval whose every request was sent `lag_ns` late.
+    fn late_by(lag_ns: u64) -> IntervalSummary {
+        let mut lag = crate::stats::new_histogram();
+        lag.record_n(lag_ns, 100).unwrap();
+        IntervalSummary {
+            index: 0,
+            time_s: 1.0,
+            duration_s: 1.0,
+            ops: BTreeMap::new(),
+            hits: 0,
+            misses: 0,
+            errors: 0,
+            error_classes: BTreeMap::new(),
+            client_cpu_s: 0.5,
+            bytes_tx: 0,
+            bytes_rx: 0,
+            send_lag_hdr: Hdr::encode(&lag),
+            servers: Vec::new(),
+            replica: None,
+        }
+    }
+
+    fn gauge(e: &Exported, name: &str) -> Vec<f64> {
+        let families = e.families();
+        let f = families.iter().find(|f| f.name == name).unwrap();
+        f.samples
+            .iter()
+            .map(|s| match s.value {
+                Value::Number(n) => n,
+                Value::Histogram(..) => panic!("{name} is a histogram"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_client_bound_gauge_follows_the_last_intervals_send_lag() {
+        let mut e = Exported::new("r".into(), vec![1e-3], vec!["s".into()], Some(1e3));
+        assert!(gauge(&e, "mcbench_client_bound").is_empty());
+        e.record(&late_by(900_000), None, Whole::Interval).unwrap();
+        assert_eq!(gauge(&e, "mcbench_client_bound"), [0.0]);
+        e.record(&late_by(1_500_000), None, Whole::Interval)
+            .unwrap();
+        assert_eq!(gauge(&e, "mcbench_client_bound"), [1.0]);
+        // A late agent part is counts only: the gauge stays the interval's.
+        e.record(&late_by(10_000), None, Whole::LatePart).unwrap();
+        assert_eq!(gauge(&e, "mcbench_client_bound"), [1.0]);
+        assert_eq!(gauge(&e, "mcbench_client_cpu_seconds_total"), [1.5]);
     }
 }

@@ -5,7 +5,8 @@
 //! answers one GET per connection and must keep its own bounds (clients,
 //! bytes, time) whatever the scraper does, and a runtime in every run's
 //! process would buy nothing else. A client that connects and never sends,
-//! or never reads, holds one of the slots for `IO_TIMEOUT` at most; beyond
+//! or never reads, holds one of the slots for `IO_TIMEOUT` to send its
+//! request and `IO_TIMEOUT` to read the answer at most; beyond
 //! `MAX_CLIENTS` a connection is closed at once.
 
 use super::{proto, text, Exported, TelemetryError};
@@ -108,7 +109,6 @@ fn accept(listener: &TcpListener, shared: &Arc<Shared>) {
 /// answers it.
 fn answer(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let deadline = Instant::now() + IO_TIMEOUT;
-    conn.set_write_timeout(Some(IO_TIMEOUT))?;
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];
     let request = loop {
@@ -212,11 +212,31 @@ fn respond(conn: &mut TcpStream, request: Request, shared: &Shared) -> std::io::
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    conn.write_all(head.as_bytes())?;
-    conn.write_all(&body)?;
-    conn.flush()?;
+    let deadline = Instant::now() + IO_TIMEOUT;
+    write_by(conn, head.as_bytes(), deadline)?;
+    write_by(conn, &body, deadline)?;
     if let Some(g) = generation {
         shared.served.fetch_max(g, Ordering::AcqRel);
+    }
+    Ok(())
+}
+
+/// Writes all of `bytes` before `deadline`, or gives up: a client that
+/// reads a byte at a time cannot hold its slot longer than one that
+/// reads nothing.
+fn write_by(conn: &mut TcpStream, mut bytes: &[u8], deadline: Instant) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        conn.set_write_timeout(Some(left))?;
+        match conn.write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
     Ok(())
 }

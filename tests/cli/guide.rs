@@ -65,7 +65,7 @@ fn scaled_line(line: &str) -> String {
 }
 
 /// The guide's ports (11211 and 11212 for servers, 5556 and 5557 for
-/// agents) become the test's.
+/// agents, 9464 for an endpoint) become the test's.
 fn with_ports(script: &str, ports: &[(&str, u16)]) -> String {
     ports.iter().fold(script.to_string(), |s, (from, to)| {
         s.replace(from, &to.to_string())
@@ -110,6 +110,7 @@ fn every_command_of_the_guide_runs() {
         ("11212", b.port),
         ("5556", free_port()),
         ("5557", free_port()),
+        ("9464", free_port()),
     ];
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("bin");

@@ -31,6 +31,10 @@ fn prometheus_stores_the_servers_counts_and_the_runs_p99() {
     let target = format!("127.0.0.1:{}", free_port());
     let native = Prometheus::start(std::slice::from_ref(&target), true);
     let classic = Prometheus::start(std::slice::from_ref(&target), false);
+    // Scraping from the run's first second, the dashboard's rates have
+    // samples to work on.
+    native.wait_scraping();
+    classic.wait_scraping();
     let before = m.stat("cmd_get") + m.stat("cmd_set");
     let addr = m.addr();
     let (out, v) = run_json(&[
@@ -100,8 +104,56 @@ fn prometheus_stores_the_servers_counts_and_the_runs_p99() {
             lo <= q && q <= hi,
             "native {is_native}: p99 {q} s in Prometheus, {p99} s in the run"
         );
+        dashboard_answers(p, at, stored, &v);
     }
     assert!(saw_the_end, "no Prometheus scraped the final counts");
+}
+
+/// Every query of the Grafana dashboard (`deploy/grafana/mcbench.json`),
+/// its variables set to this run, answered by `p` at `at`: a misspelt
+/// metric or label leaves its panel empty. Only what a one-server run
+/// without agents or failures lacks may be empty; the parts need the
+/// kernel's stamps, which the run's own result says it had.
+fn dashboard_answers(p: &Prometheus, at: f64, stored: f64, run: &Value) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let file = format!("{root}/deploy/grafana/mcbench.json");
+    let dash: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let stamped = !run["latency_parts"].is_null();
+    let mut asked = 0;
+    for panel in dash["panels"].as_array().unwrap() {
+        let title = panel["title"].as_str().unwrap();
+        for t in panel["targets"].as_array().into_iter().flatten() {
+            let expr = t["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$__rate_interval", "5s")
+                .replace("$run", "prom")
+                .replace("$agent", ".+");
+            let answer = p.query_at(&expr, Some(at));
+            asked += 1;
+            let may_be_empty = ["failures_total", "server_", "agent!=\"\""]
+                .iter()
+                .any(|m| expr.contains(m))
+                || (expr.contains("part_seconds") && !stamped);
+            assert!(
+                may_be_empty || !answer.as_array().unwrap().is_empty(),
+                "panel {title:?}: {expr} answers nothing"
+            );
+            let number = || {
+                answer[0]["value"][1]
+                    .as_str()
+                    .unwrap()
+                    .parse::<f64>()
+                    .unwrap()
+            };
+            match title {
+                "Requests answered" => assert_eq!(number(), stored, "{expr}"),
+                "Client-bound" => assert_eq!(number(), 0.0, "{expr}"),
+                _ => {}
+            }
+        }
+    }
+    assert!(asked > 15, "{asked} queries in the dashboard");
 }
 
 #[test]
@@ -160,6 +212,15 @@ fn the_text_promtool_accepts_holds_the_servers_count_and_releases_the_hold() {
     let said =
         String::from_utf8_lossy(&promtool.stdout) + String::from_utf8_lossy(&promtool.stderr);
     assert!(promtool.status.success(), "{said}");
+    // And the scrape configs deploy/ ships.
+    for config in ["prometheus.yml", "kubernetes.yml"] {
+        let file = format!("{}/deploy/prometheus/{config}", env!("CARGO_MANIFEST_DIR"));
+        let checked = std::process::Command::new("promtool")
+            .args(["check", "config", &file])
+            .output()
+            .unwrap();
+        assert!(checked.status.success(), "{config}: {checked:?}");
+    }
 }
 
 trait WithStdin {

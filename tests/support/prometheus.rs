@@ -54,6 +54,16 @@ impl Prometheus {
         p
     }
 
+    /// Waits (at most 30 s) for the first scrape of its targets, up or
+    /// down: Prometheus applies its targets a few seconds after it starts.
+    pub fn wait_scraping(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.query("up").as_array().is_none_or(|a| a.is_empty()) {
+            assert!(Instant::now() < deadline, "prometheus never scraped");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// An instant query's `data.result`, now.
     pub fn query(&self, promql: &str) -> Value {
         self.query_at(promql, None)

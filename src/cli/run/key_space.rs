@@ -60,7 +60,7 @@ pub struct KeyArgs {
     )]
     pub client: ClientSlice,
 
-    /// memaslap's task window: each connection works on the last N keys it wrote.
+    /// memaslap's task window: each connection uses the N keys it last wrote.
     ///
     /// memaslap's task window: each connection works on the last N keys it
     /// wrote, sets write new keys (memaslap --win_size).

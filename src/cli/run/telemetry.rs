@@ -1,4 +1,4 @@
-//! `mcbench run`'s flags under "Telemetry": the Prometheus endpoint.
+//! `mcbench run`'s flags for the Prometheus endpoint, under "Outputs": it is one.
 
 use crate::spec::units::parse_duration;
 use crate::telemetry::Config;
@@ -8,9 +8,9 @@ use std::time::Duration;
 
 /// `/metrics` for Prometheus while the run goes.
 #[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Telemetry")]
+#[command(next_help_heading = "Outputs")]
 pub struct TelemetryArgs {
-    /// Serve /metrics for Prometheus on ADDR (127.0.0.1:9464) while running.
+    /// Serve Prometheus's /metrics on ADDR (127.0.0.1:9464) while running.
     ///
     /// Serve `/metrics` on ADDR while the run goes: per op type the requests
     /// answered, error replies, hits and misses; failures by class; bytes;
