@@ -174,7 +174,11 @@ fn run_inner(args: &RunArgs, presenter: Option<&mut dyn Presenter>) -> Result<i3
             measure(&spec, percentiles, watched, Some(&mut show))
         }
         None => measure(&spec, percentiles, watched, None),
-    }?;
+    };
+    if let Some(t) = &telemetry {
+        t.done();
+    }
+    let result = result?;
     // A seed tool's layout has no place for mcbench's verdicts: they go
     // to stderr, so a client-bound run never passes unsaid.
     if presented {
@@ -225,7 +229,10 @@ fn refuse_combinations(args: &RunArgs) -> Result<(), Failure> {
 
 /// `--metrics-listen`'s endpoint, bound before any traffic: an address in
 /// use or not allowed is a usage error.
-fn start_telemetry(args: &RunArgs, spec: &RunSpec) -> Result<Option<Telemetry>, Failure> {
+pub(crate) fn start_telemetry(
+    args: &RunArgs,
+    spec: &RunSpec,
+) -> Result<Option<Telemetry>, Failure> {
     let Some(config) = args.telemetry.config() else {
         return Ok(None);
     };
@@ -242,7 +249,7 @@ fn start_telemetry(args: &RunArgs, spec: &RunSpec) -> Result<Option<Telemetry>, 
 
 /// The results are written: the endpoint holds for a last scrape when
 /// asked (not after a signal).
-fn hold_telemetry(telemetry: Option<&Telemetry>, stop: &AtomicUsize) {
+pub(crate) fn hold_telemetry(telemetry: Option<&Telemetry>, stop: &AtomicUsize) {
     if let Some(t) = telemetry {
         t.hold(|| stop.load(std::sync::atomic::Ordering::Relaxed) != 0);
     }
@@ -296,9 +303,9 @@ fn run_by_agents(
 /// What watches a run beside its live lines: the signal flag, `--save`'s
 /// writer, `--metrics-listen`'s endpoint.
 pub(crate) struct Watched<'a> {
-    stop: &'a Arc<AtomicUsize>,
-    samples: Option<&'a mut SampleWriter>,
-    telemetry: Option<&'a Telemetry>,
+    pub(crate) stop: &'a Arc<AtomicUsize>,
+    pub(crate) samples: Option<&'a mut SampleWriter>,
+    pub(crate) telemetry: Option<&'a Telemetry>,
 }
 
 impl<'a> Watched<'a> {
@@ -331,9 +338,6 @@ fn measure(
     };
     let result = crate::run::measure(spec, percentiles.clone(), watched.stop, &mut watch);
     watch.progress.finish_and_clear();
-    if let Some(t) = watched.telemetry {
-        t.done();
-    }
     result
 }
 

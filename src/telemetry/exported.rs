@@ -141,6 +141,11 @@ impl Exported {
         self.phase
     }
 
+    pub fn set_target_rate(&mut self, rate: Option<f64>) {
+        self.target_rate = rate;
+        self.generation += 1;
+    }
+
     pub fn set_phase(&mut self, phase: Phase) {
         self.phase = phase;
         self.generation += 1;

@@ -120,6 +120,15 @@ impl Telemetry {
         }
     }
 
+    /// Another measurement begins in this process (a search's or scan's
+    /// next probe, at `target_rate`): starting, until its first interval.
+    /// The counters go on adding up.
+    pub fn begin(&self, target_rate: Option<f64>) {
+        let mut e = self.exported.lock().unwrap_or_else(|p| p.into_inner());
+        e.set_target_rate(target_rate);
+        e.set_phase(Phase::Starting);
+    }
+
     /// The run's measurement is over: the phase says so, the counts are
     /// final.
     pub fn done(&self) {

@@ -223,6 +223,59 @@ fn the_text_promtool_accepts_holds_the_servers_count_and_releases_the_hold() {
     }
 }
 
+#[test]
+fn a_scan_serves_every_probe_and_is_done_only_after_the_last() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let target = format!("127.0.0.1:{}", free_port());
+    let dir = tempfile::tempdir().unwrap();
+    let json = path_in(dir.path(), "scan.json");
+    let before = m.stat("cmd_get") + m.stat("cmd_set");
+    let addr = m.addr();
+    let child = spawn_mcbench(
+        &[
+            "scan",
+            "-s",
+            &addr,
+            "--rates",
+            "1k,2k",
+            "-t",
+            "1s",
+            "-w",
+            "0s",
+            "--no-load",
+            "--label",
+            "scan",
+            "--metrics-listen",
+            &target,
+            "--metrics-hold",
+            "60s",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    let text = text_when_done(&target, "scan");
+    let out = wait_bounded(child, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let served = m.stat("cmd_get") + m.stat("cmd_set") - before;
+    let requests: f64 = samples(&text, "mcbench_requests_total", &[], &[])
+        .iter()
+        .sum();
+    assert_eq!(requests as u64, served, "both probes, as memcached counted");
+    let scan = read_json(dir.path().join("scan.json").as_path());
+    let runs = scan["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let intervals: usize = runs
+        .iter()
+        .map(|r| r["intervals"].as_array().unwrap().len())
+        .sum();
+    let exported = samples(&text, "mcbench_intervals_total", &[], &[]);
+    assert_eq!(exported, [intervals as f64]);
+    // The target is the last probe's.
+    assert_eq!(samples(&text, "mcbench_target_rate", &[], &[]), [2000.0]);
+}
+
 trait WithStdin {
     fn output_with_stdin(&mut self, input: &[u8]) -> std::process::Output;
 }

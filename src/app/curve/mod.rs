@@ -9,13 +9,14 @@
 
 mod search;
 
-use super::{install_signal_flag, measure};
+use super::{hold_telemetry, install_signal_flag, measure, start_telemetry, Watched};
 use crate::cli::{RunArgs, ScanArgs, SearchArgs};
 use crate::embedded::EmbeddedMemcached;
 use crate::error::{exit, Failure};
 use crate::report::{text_curve, ExportManager, Exporter};
 use crate::result::{Curve, CurveKind, CurvePoint, Slo, Verdict, DEFAULT_PERCENTILES};
 use crate::spec::{LoadMode, RunSpec, ServerAddr};
+use crate::telemetry::Telemetry;
 use search::{End, Next, Search};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -273,6 +274,8 @@ struct Series {
     curve: Curve,
     /// Preload before every rate (scan's `--load-every-rate`), not once.
     reload: bool,
+    /// `--metrics-listen`: every probe's intervals, one after another.
+    telemetry: Option<Telemetry>,
 }
 
 impl Series {
@@ -309,6 +312,7 @@ impl Series {
         } else {
             None
         };
+        let telemetry = start_telemetry(run, &base)?;
         crate::stderr_line!("{}", text_curve::header(&curve));
         Ok(Series {
             base,
@@ -322,6 +326,7 @@ impl Series {
             outputs,
             curve,
             reload: false,
+            telemetry,
         })
     }
 
@@ -340,12 +345,14 @@ impl Series {
         if !self.curve.runs.is_empty() && spec.key_space.preload == LoadMode::Load && !self.reload {
             spec.key_space.preload = LoadMode::NoLoad;
         }
-        let mut result = match measure(
-            &spec,
-            self.percentiles.clone(),
-            crate::app::Watched::stopped_by(&self.stop),
-            None,
-        ) {
+        if let Some(t) = &self.telemetry {
+            t.begin(Some(rate));
+        }
+        let watched = Watched {
+            telemetry: self.telemetry.as_ref(),
+            ..Watched::stopped_by(&self.stop)
+        };
+        let mut result = match measure(&spec, self.percentiles.clone(), watched, None) {
             Ok(r) => r,
             Err(f) => {
                 let outcome = format!("stopped at {rate:.0} ops/s: {f}");
@@ -390,15 +397,22 @@ impl Series {
         code
     }
 
+    /// Writes the curve; the endpoint's counts are final before, and it
+    /// holds for a last scrape after (`--metrics-hold`).
     fn write(&mut self, outcome: &str) -> bool {
+        if let Some(t) = &self.telemetry {
+            t.done();
+        }
         self.curve.outcome = outcome.to_string();
-        match self.outputs.write_curve(&self.curve) {
+        let written = match self.outputs.write_curve(&self.curve) {
             Ok(()) => true,
             Err(f) => {
                 crate::stderr_line!("mcbench: error: {f}");
                 false
             }
-        }
+        };
+        hold_telemetry(self.telemetry.as_ref(), &self.stop);
+        written
     }
 }
 
@@ -420,10 +434,6 @@ fn refuse(run: &RunArgs) -> Result<(), crate::app::AppError> {
         (
             run.recording.repeat.is_some(),
             "--repeat (a scan of its own per repeat)",
-        ),
-        (
-            run.telemetry.metrics_listen.is_some(),
-            "--metrics-listen yet (serve a run's with `run`)",
         ),
     ];
     match refused.iter().find(|(given, _)| *given) {
