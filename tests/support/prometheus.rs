@@ -162,3 +162,26 @@ fn percent_encoded(s: &str) -> String {
         })
         .collect()
 }
+
+/// Every query of the Grafana dashboard (`deploy/grafana/mcbench.json`)
+/// with its panel's title, its variables set: `run` for `$run`, any
+/// agent, a rate window of a minute (the whole of a test's run, however
+/// a loaded machine spaced its scrapes).
+pub fn dashboard_queries(run: &str) -> Vec<(String, String)> {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/grafana/mcbench.json");
+    let dash: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let mut out = Vec::new();
+    for panel in dash["panels"].as_array().unwrap() {
+        let title = panel["title"].as_str().unwrap();
+        for t in panel["targets"].as_array().into_iter().flatten() {
+            let expr = t["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$__rate_interval", "1m")
+                .replace("$run", run)
+                .replace("$agent", ".+");
+            out.push((title.to_owned(), expr));
+        }
+    }
+    out
+}
