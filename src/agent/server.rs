@@ -31,6 +31,8 @@ struct Service {
     limits: super::Limits,
     /// It serves TLS: a password may come with a share.
     tls: bool,
+    /// `--metrics-listen`: where each share's intervals are shown.
+    telemetry: Option<crate::telemetry::Sink>,
     /// The share the last Prepare checked (and preloaded).
     prepared: Mutex<Option<RunSpec>>,
     /// Set while a preload or a run is under way: one at a time.
@@ -109,6 +111,8 @@ pub struct Serve<'a> {
     pub insecure_plaintext: bool,
     /// The most one share may ask (`--max-*`).
     pub limits: super::Limits,
+    /// `--metrics-listen`'s endpoint: each share's intervals.
+    pub telemetry: Option<crate::telemetry::Sink>,
 }
 
 /// After a signal, how long the server may take to finish its calls
@@ -138,6 +142,7 @@ pub fn serve(how: &Serve) -> Result<(), Failure> {
         limits: how.limits,
         threads: how.threads.unwrap_or(0) as u32,
         weight: how.weight,
+        telemetry: how.telemetry.clone(),
         prepared: Mutex::new(None),
         busy: Arc::new(AtomicBool::new(false)),
         running: Arc::new(Mutex::new(None)),
@@ -354,6 +359,7 @@ impl Agent for Service {
             }
         });
         let running = self.running.clone();
+        let telemetry = self.telemetry.clone();
         tokio::task::spawn_blocking(move || {
             let _busy = busy;
             // The start instant, on this clock; a stop cuts the wait short.
@@ -361,7 +367,7 @@ impl Agent for Service {
                 let left = Duration::from_nanos(start_ns.saturating_sub(unix_ns()).max(0) as u64);
                 std::thread::sleep(left.min(Duration::from_millis(20)));
             }
-            run_share(&spec, (&stop, &enough), &tx);
+            run_share(&spec, (&stop, &enough), &tx, telemetry.as_ref());
             *running.lock().unwrap_or_else(|e| e.into_inner()) = None;
             let _ = ended.send(());
         });
@@ -389,8 +395,18 @@ fn run_share(
     spec: &RunSpec,
     (stop, enough): (&Arc<AtomicUsize>, &AtomicBool),
     tx: &mpsc::Sender<Result<RunEvent, Status>>,
+    telemetry: Option<&crate::telemetry::Sink>,
 ) {
+    if let Some(t) = telemetry {
+        // Labelled as this agent, so that a Prometheus scraping its master
+        // too does not count the share twice in the merged sums.
+        let me = format!("{}:{}", hostname(), std::process::id());
+        t.begin_run(crate::telemetry::Named::of(spec, Some(me)));
+    }
     let mut forward = |s: &IntervalSummary| {
+        if let Some(t) = telemetry {
+            t.record(s, None);
+        }
         let event = RunEvent {
             event: Some(run_event::Event::Interval(super::wire::interval(s))),
         };
@@ -399,6 +415,9 @@ fn run_share(
         }
     };
     let outcome = crate::run::quietly_until(spec, stop, enough, &mut forward);
+    if let Some(t) = telemetry {
+        t.done();
+    }
     let last = match outcome.and_then(|mut r| {
         // The master has the intervals from the stream.
         r.intervals.clear();

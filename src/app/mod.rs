@@ -236,13 +236,8 @@ pub(crate) fn start_telemetry(
     let Some(config) = args.telemetry.config() else {
         return Ok(None);
     };
-    let servers: Vec<String> = spec.target.servers.iter().map(|s| s.to_string()).collect();
-    let run = spec
-        .recording
-        .label
-        .clone()
-        .unwrap_or_else(|| servers.join(","));
-    let t = Telemetry::start(&config, run, servers, spec.rate()).map_err(Failure::usage)?;
+    let named = crate::telemetry::Named::of(spec, None);
+    let t = Telemetry::start(&config, named).map_err(Failure::usage)?;
     crate::stderr_line!("mcbench: metrics at http://{}/metrics", t.addr());
     Ok(Some(t))
 }
@@ -352,7 +347,15 @@ pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
             return f.exit_code();
         }
     };
+    let telemetry = match agent_telemetry(args) {
+        Ok(t) => t,
+        Err(f) => {
+            crate::stderr_line!("mcbench agent: error: {f}");
+            return f.exit_code();
+        }
+    };
     let how = crate::agent::Serve {
+        telemetry: telemetry.as_ref().map(Telemetry::sink),
         listen: args.listen,
         token_file: &args.token_file,
         weight: args.lambda_mul,
@@ -375,6 +378,29 @@ pub fn agent(args: &crate::cli::AgentArgs) -> i32 {
             f.exit_code()
         }
     }
+}
+
+/// `mcbench agent --metrics-listen`: bound before it listens for
+/// masters; each share renames what it serves.
+#[cfg(feature = "agents")]
+fn agent_telemetry(args: &crate::cli::AgentArgs) -> Result<Option<Telemetry>, Failure> {
+    if args.telemetry.metrics_hold.is_some() {
+        return Err(Failure::usage(
+            "--metrics-hold is a run's: an agent serves until it is stopped",
+        ));
+    }
+    let Some(config) = args.telemetry.config() else {
+        return Ok(None);
+    };
+    let idle = crate::telemetry::Named {
+        run: String::new(),
+        servers: Vec::new(),
+        target_rate: None,
+        agent: None,
+    };
+    let t = Telemetry::start(&config, idle).map_err(Failure::usage)?;
+    crate::stderr_line!("mcbench agent: metrics at http://{}/metrics", t.addr());
+    Ok(Some(t))
 }
 
 /// 130/143 after a signal (results so far written), 1 for a failed run,

@@ -144,4 +144,9 @@ pub struct AgentArgs {
     /// by requests is cut by it.
     #[arg(long, value_parser = parse_duration, default_value = "24h", value_name = "D")]
     pub max_duration: std::time::Duration,
+
+    /// `--metrics-listen`: each share's intervals, served while it runs
+    /// (`--metrics-hold` is a run's: an agent serves until stopped).
+    #[command(flatten)]
+    pub telemetry: crate::cli::run::TelemetryArgs,
 }

@@ -4,7 +4,7 @@
 
 use super::family::{Family, Kind, Value};
 use super::histogram::Buckets;
-use super::TelemetryError;
+use super::{Named, TelemetryError};
 use crate::stats::parts::PART_NAMES;
 use crate::stats::{IntervalOp, IntervalServer, IntervalSummary};
 use crate::warnings::LAG_P99_LIMIT_US;
@@ -46,6 +46,8 @@ pub enum Whole {
 #[derive(Debug)]
 pub struct Exported {
     run: String,
+    /// An agent's own endpoint: its name, on every series.
+    agent: Option<String>,
     /// Classic histogram bounds, seconds, increasing.
     bounds: Vec<f64>,
     /// The servers in the run's order: each interval's `servers` by index.
@@ -116,21 +118,27 @@ impl OpSeries {
 impl Exported {
     /// Nothing measured yet: `run` names the run (`--label`, or its
     /// servers), `servers` are its servers in order.
-    pub fn new(
-        run: String,
-        bounds: Vec<f64>,
-        servers: Vec<String>,
-        target_rate: Option<f64>,
-    ) -> Self {
+    pub fn new(named: Named, bounds: Vec<f64>) -> Self {
         Exported {
-            run,
+            run: named.run,
+            agent: named.agent,
             bounds,
-            servers,
-            target_rate,
+            servers: named.servers,
+            target_rate: named.target_rate,
             phase: Phase::Starting,
             generation: 0,
             sources: BTreeMap::new(),
         }
+    }
+
+    /// Another run from now on: nothing measured yet, the generation
+    /// still increasing.
+    pub fn rename(&mut self, named: Named) {
+        let generation = self.generation + 1;
+        *self = Exported {
+            generation,
+            ..Exported::new(named, std::mem::take(&mut self.bounds))
+        };
     }
 
     pub fn generation(&self) -> u64 {
@@ -205,7 +213,12 @@ impl Exported {
 
     fn labels(&self, agent: &Option<String>) -> Vec<(&'static str, String)> {
         let mut l = vec![("run", self.run.clone())];
-        l.extend(agent.iter().map(|a| ("agent", a.clone())));
+        l.extend(
+            agent
+                .iter()
+                .chain(&self.agent)
+                .map(|a| ("agent", a.clone())),
+        );
         l
     }
 
@@ -438,7 +451,13 @@ mod tests {
 
     #[test]
     fn the_client_bound_gauge_follows_the_last_intervals_send_lag() {
-        let mut e = Exported::new("r".into(), vec![1e-3], vec!["s".into()], Some(1e3));
+        let named = Named {
+            run: "r".into(),
+            servers: vec!["s".into()],
+            target_rate: Some(1e3),
+            agent: None,
+        };
+        let mut e = Exported::new(named, vec![1e-3]);
         assert!(gauge(&e, "mcbench_client_bound").is_empty());
         e.record(&late_by(900_000), None, Whole::Interval).unwrap();
         assert_eq!(gauge(&e, "mcbench_client_bound"), [0.0]);

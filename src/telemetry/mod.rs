@@ -72,6 +72,34 @@ impl Config {
     }
 }
 
+/// What a run's series are named by: its `run` label (`--label`, else
+/// its servers), its servers in order, its target rate, and the `agent`
+/// label an agent's own endpoint adds to all of them.
+#[derive(Debug, Clone)]
+pub struct Named {
+    pub run: String,
+    pub servers: Vec<String>,
+    pub target_rate: Option<f64>,
+    pub agent: Option<String>,
+}
+
+impl Named {
+    pub fn of(spec: &crate::spec::RunSpec, agent: Option<String>) -> Named {
+        let servers: Vec<String> = spec.target.servers.iter().map(|s| s.to_string()).collect();
+        let run = spec
+            .recording
+            .label
+            .clone()
+            .unwrap_or_else(|| servers.join(","));
+        Named {
+            run,
+            servers,
+            target_rate: spec.rate(),
+            agent,
+        }
+    }
+}
+
 /// A run's endpoint and what it serves.
 pub struct Telemetry {
     exported: Arc<Mutex<Exported>>,
@@ -82,19 +110,9 @@ pub struct Telemetry {
 impl Telemetry {
     /// Checks `config` and binds its address, serving a run named `run`
     /// against `servers` at `target_rate`: before any traffic.
-    pub fn start(
-        config: &Config,
-        run: String,
-        servers: Vec<String>,
-        target_rate: Option<f64>,
-    ) -> Result<Telemetry, TelemetryError> {
+    pub fn start(config: &Config, named: Named) -> Result<Telemetry, TelemetryError> {
         config.validate()?;
-        let exported = Arc::new(Mutex::new(Exported::new(
-            run,
-            config.bounds.clone(),
-            servers,
-            target_rate,
-        )));
+        let exported = Arc::new(Mutex::new(Exported::new(named, config.bounds.clone())));
         let endpoint = Endpoint::bind(config.listen, exported.clone())?;
         Ok(Telemetry {
             exported,
@@ -132,10 +150,7 @@ impl Telemetry {
     /// The run's measurement is over: the phase says so, the counts are
     /// final.
     pub fn done(&self) {
-        let mut e = self.exported.lock().unwrap_or_else(|p| p.into_inner());
-        if e.phase() != Phase::Done {
-            e.set_phase(Phase::Done);
-        }
+        self.sink().done();
     }
 
     /// With `--metrics-hold`: serves until a scrape has read the final
@@ -166,6 +181,21 @@ impl Sink {
     /// stderr; the run goes on.
     pub fn record(&self, s: &IntervalSummary, agent: Option<&str>) {
         self.add(s, agent, exported::Whole::Interval);
+    }
+
+    /// The run served from now on (an agent's next share): what the last
+    /// one served is dropped, its series end.
+    pub fn begin_run(&self, named: Named) {
+        let mut e = self.exported.lock().unwrap_or_else(|p| p.into_inner());
+        e.rename(named);
+    }
+
+    /// This run's measurement is over: its counts are final.
+    pub fn done(&self) {
+        let mut e = self.exported.lock().unwrap_or_else(|p| p.into_inner());
+        if e.phase() != Phase::Done {
+            e.set_phase(Phase::Done);
+        }
     }
 
     /// Adds an agent's part to a merged interval already added (it came

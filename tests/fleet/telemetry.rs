@@ -147,3 +147,57 @@ fn a_prometheus_scraping_only_the_master_stores_the_servers_count_and_the_merged
         }
     }
 }
+
+#[test]
+fn an_agents_own_endpoint_serves_its_share_under_its_agent_label() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let tf = secret_file(dir.path(), "token", &format!("{TOKEN}\n"));
+    let own = format!("127.0.0.1:{}", free_port());
+    let agent = AgentProc::start(&tf, &["--metrics-listen", &own]);
+    let before = m.stat("cmd_get") + m.stat("cmd_set");
+    let addr = m.addr();
+    let out = mcbench(&[
+        "run",
+        "-s",
+        &addr,
+        "-t",
+        "1s",
+        "-c",
+        "2",
+        "-q",
+        "1000",
+        "--no-load",
+        "--label",
+        "share",
+        "--token-file",
+        &tf,
+        "--agent",
+        &agent.addr,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let served = m.stat("cmd_get") + m.stat("cmd_set") - before;
+    // The share is over, and the agent still serves it until the next.
+    let text = text_when_done(&own, "share");
+    let requests = samples(&text, "mcbench_requests_total", &["agent=\""], &[]);
+    assert_eq!(requests.iter().sum::<f64>() as u64, served, "{text}");
+    // Every series of it carries the agent's name: none would pass for
+    // a master's merge.
+    let unlabelled = text
+        .lines()
+        .filter(|l| l.starts_with("mcbench_") && !l.contains("agent=\""))
+        .count();
+    assert_eq!(unlabelled, 0, "{text}");
+    // A hold is a run's, not an agent's.
+    let refused = mcbench(&[
+        "agent",
+        "--token-file",
+        &tf,
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--metrics-hold",
+        "1s",
+    ]);
+    assert_usage_error(&refused, "--metrics-hold");
+}

@@ -129,11 +129,12 @@ pub fn http_get(addr: &str, path: &str, accept: &str) -> Option<(u16, Vec<u8>)> 
 /// most 30 s (the run holds its endpoint until a scrape has read that).
 pub fn text_when_done(addr: &str, run: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
-    let done = format!("mcbench_phase{{run=\"{run}\",phase=\"done\"}} 1");
+    let of_run = format!("mcbench_phase{{run=\"{run}\",");
     loop {
         if let Some((200, body)) = http_get(addr, "/metrics", "") {
             let text = String::from_utf8(body).unwrap();
-            if text.contains(&done) {
+            let done = |l: &&str| l.starts_with(&of_run) && l.contains("phase=\"done\"} 1");
+            if text.lines().any(|l| done(&l)) {
                 return text;
             }
         }
