@@ -88,10 +88,20 @@ pub struct Extras {
     /// mcbench: end the measured phase after D at the latest (2s, 1m).
     #[arg(long = "mcbench-duration", value_name = "D", value_parser = crate::spec::units::parse_duration)]
     pub duration: Option<std::time::Duration>,
+    /// mcbench: serve Prometheus's /metrics on ADDR while running.
+    #[arg(long = "mcbench-metrics-listen", value_name = "ADDR")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// mcbench: with --mcbench-metrics-listen, serve beyond loopback.
+    #[arg(long = "mcbench-metrics-allow-remote", requires = "metrics_listen")]
+    pub metrics_allow_remote: bool,
+    /// mcbench: with --mcbench-metrics-listen, after the run serve until a
+    /// scrape has read its final counts, at most D.
+    #[arg(long = "mcbench-metrics-hold", value_name = "D", requires = "metrics_listen", value_parser = crate::spec::units::parse_duration)]
+    pub metrics_hold: Option<std::time::Duration>,
 }
 
 impl Extras {
-    /// `--mcbench-json`/`--mcbench-html` as run's flags.
+    /// `--mcbench-json`/`--mcbench-html` and the endpoint as run's flags.
     fn outputs(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(p) = &self.json {
@@ -99,6 +109,22 @@ impl Extras {
         }
         if let Some(p) = &self.html {
             out.extend(["--html".into(), p.display().to_string()]);
+        }
+        out.extend(self.telemetry());
+        out
+    }
+
+    /// `--mcbench-metrics-*` as the native `--metrics-*` (an agent's too).
+    fn telemetry(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(a) = &self.metrics_listen {
+            out.extend(["--metrics-listen".into(), a.to_string()]);
+        }
+        if self.metrics_allow_remote {
+            out.push("--metrics-allow-remote".into());
+        }
+        if let Some(d) = &self.metrics_hold {
+            out.extend(["--metrics-hold".into(), format!("{}s", d.as_secs_f64())]);
         }
         out
     }

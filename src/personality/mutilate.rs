@@ -150,7 +150,7 @@ pub(super) struct Common {
     #[arg(long = "version", action = ArgAction::Version)]
     version: (),
     #[command(flatten)]
-    extras: Extras,
+    pub(super) extras: Extras,
 }
 
 /// The mutilate fork's flags.

@@ -63,6 +63,8 @@ impl Common {
         t.flag("--threads", threads);
         let weight = threads as u64 * u64::from(self.lambda_mul.unwrap_or(1));
         t.flag("--lambda-mul", weight);
+        // The agent refuses --metrics-hold itself, with its reason.
+        t.native.extend(self.extras.telemetry());
         t.note("-A listens on every interface in plain text, as mutilate's agent does (--insecure-plaintext); each call must carry the shared token");
         if !self.server.is_empty() || self.qps.is_some() || self.connections.is_some() {
             t.note("-s, -q and -c have no effect on an agent: the master sends the workload");

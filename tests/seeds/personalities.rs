@@ -534,6 +534,10 @@ fn agent_lines_need_a_token_and_loadonly_loads() {
             &line("-s h -Q 1000 -q 500 -a agent1", &[]),
         );
         assert_usage_error(&out, "-Q 1000 leaves nothing of -q 500");
+        // mcbench's endpoint flags reach the agent, which refuses a hold.
+        let agent = "-A --mcbench-metrics-listen 127.0.0.1:0 --mcbench-metrics-hold 1s";
+        let out = run_tool(dir.path(), tool, &line(agent, &[]));
+        assert_usage_error(&out, "--metrics-hold is a run's");
         std::fs::remove_dir_all(dir.path().join(".config")).unwrap();
         let items0 = m.stat("cmd_set");
         let out = run_tool(
@@ -1199,4 +1203,44 @@ fn mcperf_noreply_reports_no_replies_that_never_came() {
     // most 64 (one fence each had cut 47.7k calls/s to 5.4k).
     let fences = served.matches(" VERSION ").count();
     assert!((10..=20).contains(&fences), "{fences} fences");
+}
+
+/// `--mcbench-metrics-listen` under each personality: its endpoint serves
+/// the requests memcached counted, in the run its servers name; the hold
+/// keeps it up until a scrape has read the final counts. (The preload
+/// is not the measured run: the endpoint counts what the report does.)
+#[test]
+fn personalities_serve_prometheus_the_servers_count() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().to_str().unwrap();
+    let port = m.port.to_string();
+    for (tool, args) in [
+        ("memaslap", "-s ADDR -t 1s -c 2"),
+        ("mcperf", "-s 127.0.0.1 -p PORT -n 2 -N 200"),
+        ("memcache-perf", "-s ADDR -t 1 -c 2 --noload"),
+        ("mutilate", "-s ADDR -t 1 -c 2 -q 1000 --noload"),
+    ] {
+        let target = format!("127.0.0.1:{}", free_port());
+        let mut a = vec![tool.to_string()];
+        a.extend(line(args, &[("ADDR", &m.addr()), ("PORT", &port)]));
+        a.extend(line(
+            &format!("--mcbench-metrics-listen {target} --mcbench-metrics-hold 60s"),
+            &[],
+        ));
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let before = m.stat("cmd_get") + m.stat("cmd_set");
+        let child = spawn_mcbench(&a, &[("HOME", home)]);
+        let text = support::prometheus::text_when_done(&target, &m.addr());
+        let out = wait_bounded(child, std::time::Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--metrics-listen"), "{tool}");
+        let served = m.stat("cmd_get") + m.stat("cmd_set") - before;
+        let requests: f64 = support::prometheus::samples(&text, "mcbench_requests_total", &[], &[])
+            .iter()
+            .sum();
+        assert!(served > 0, "{tool}");
+        assert_eq!(requests as u64, served, "{tool}: {text}");
+    }
 }
