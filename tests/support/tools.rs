@@ -17,16 +17,23 @@ pub fn line(text: &str, swaps: &[(&str, &str)]) -> Vec<String> {
 
 /// Runs `mcbench TOOL ARGS... --mcbench-duration 2s` in `dir`.
 pub fn run_tool(dir: &std::path::Path, tool: &str, args: &[String]) -> Output {
+    run_tool_capped(dir, tool, args, 2)
+}
+
+/// `run_tool` with a cap of `seconds`: a line its own count ends is given
+/// a cap no loaded machine reaches first.
+pub fn run_tool_capped(dir: &std::path::Path, tool: &str, args: &[String], seconds: u64) -> Output {
     let mut cmd = std::process::Command::new(BIN);
     cmd.current_dir(dir)
         .arg(tool)
         .args(args)
-        .args(["--mcbench-duration", "2s"])
+        .args(["--mcbench-duration", &format!("{seconds}s")])
         .env_remove("MEMCACHED_SERVERS")
         .env("HOME", dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    wait_bounded(cmd.spawn().unwrap(), std::time::Duration::from_secs(60))
+    let limit = std::time::Duration::from_secs(seconds.max(30) + 30);
+    wait_bounded(cmd.spawn().unwrap(), limit)
 }
 
 /// The value after `name` on the line that starts with it.
