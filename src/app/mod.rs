@@ -392,13 +392,7 @@ fn agent_telemetry(args: &crate::cli::AgentArgs) -> Result<Option<Telemetry>, Fa
     let Some(config) = args.telemetry.config() else {
         return Ok(None);
     };
-    let idle = crate::telemetry::Named {
-        run: String::new(),
-        servers: Vec::new(),
-        target_rate: None,
-        agent: None,
-    };
-    let t = Telemetry::start(&config, idle).map_err(Failure::usage)?;
+    let t = Telemetry::start(&config, crate::telemetry::Named::idle()).map_err(Failure::usage)?;
     crate::stderr_line!("mcbench agent: metrics at http://{}/metrics", t.addr());
     Ok(Some(t))
 }

@@ -202,8 +202,12 @@ impl Exported {
         Ok(())
     }
 
-    /// Every family, in the order served.
+    /// Every family, in the order served; none for an agent that has not
+    /// had a share yet (`Named::idle`): no run to name.
     pub fn families(&self) -> Vec<Family<'_>> {
+        if self.run.is_empty() {
+            return Vec::new();
+        }
         let mut out = self.op_families();
         out.extend(self.source_families());
         out.extend(self.run_families());
@@ -447,6 +451,27 @@ mod tests {
                 Value::Histogram(..) => panic!("{name} is a histogram"),
             })
             .collect()
+    }
+
+    #[test]
+    fn an_idle_agent_serves_nothing_until_its_first_share() {
+        let mut e = Exported::new(Named::idle(), vec![1e-3]);
+        assert!(e.families().is_empty());
+        let share = Named {
+            run: "r".into(),
+            servers: vec!["s".into()],
+            target_rate: None,
+            agent: Some("a:1".into()),
+        };
+        e.rename(share);
+        let families = e.families();
+        let phase = families.iter().find(|f| f.name == "mcbench_phase").unwrap();
+        let starting = &phase.samples[0].labels;
+        assert!(starting.contains(&("agent", "a:1".into())), "{starting:?}");
+        assert!(
+            starting.contains(&("phase", "starting".into())),
+            "{starting:?}"
+        );
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! request and `IO_TIMEOUT` to read the answer at most; beyond
 //! `MAX_CLIENTS` a connection is closed at once.
 
-use super::{proto, text, Exported, TelemetryError};
+use super::text::{self, Dialect};
+use super::{proto, Exported, TelemetryError};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -135,10 +136,8 @@ fn answer(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
 
 /// What was asked.
 enum Request {
-    /// `GET /metrics`, and whether the protobuf format was accepted.
-    Metrics {
-        protobuf: bool,
-    },
+    /// `GET /metrics`, in the format the `Accept` header prefers.
+    Metrics(Format),
     NotFound,
     NotGet,
     Bad,
@@ -160,32 +159,61 @@ impl Request {
             .filter_map(|h| std::str::from_utf8(h.value).ok())
             .collect::<Vec<_>>()
             .join(",");
-        Request::Metrics {
-            protobuf: accepts_protobuf(&accept),
+        Request::Metrics(Format::accepted(&accept))
+    }
+}
+
+/// The formats served, the one that carries native histograms first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// The delimited `MetricFamily` protobuf.
+    Protobuf,
+    Text(Dialect),
+}
+
+impl Format {
+    /// What an `Accept` header lists, in this order of preference
+    /// whatever its weights (Prometheus lists the protobuf first with
+    /// native histograms on, OpenMetrics first without); text 0.0.4 for
+    /// anything else.
+    fn accepted(accept: &str) -> Format {
+        let listed = |want: &dyn Fn(&str) -> bool| {
+            accept
+                .split(',')
+                .map(str::to_ascii_lowercase)
+                .any(|m| want(&m) && weight(&m) > 0.0)
+        };
+        if listed(&|m| {
+            m.contains("application/vnd.google.protobuf")
+                && m.contains("proto=io.prometheus.client.metricfamily")
+                && m.contains("encoding=delimited")
+        }) {
+            Format::Protobuf
+        } else if listed(&|m| m.contains("application/openmetrics-text")) {
+            Format::Text(Dialect::OpenMetrics)
+        } else {
+            Format::Text(Dialect::Prometheus)
         }
     }
 }
 
-/// Whether an `Accept` header asks for the delimited `MetricFamily`
-/// protobuf (a Prometheus with native histograms on lists it first).
-fn accepts_protobuf(accept: &str) -> bool {
-    accept.split(',').any(|media| {
-        let media = media.to_ascii_lowercase();
-        media.contains("application/vnd.google.protobuf")
-            && media.contains("proto=io.prometheus.client.metricfamily")
-            && media.contains("encoding=delimited")
-    })
+/// A media range's `q` (1 when not given): 0 refuses it.
+fn weight(media: &str) -> f64 {
+    media
+        .split(';')
+        .filter_map(|p| p.trim().strip_prefix("q="))
+        .find_map(|q| q.trim().parse().ok())
+        .unwrap_or(1.0)
 }
 
 fn respond(conn: &mut TcpStream, request: Request, shared: &Shared) -> std::io::Result<()> {
     let (status, content_type, body, generation) = match request {
-        Request::Metrics { protobuf } => {
+        Request::Metrics(format) => {
             let exported = shared.exported.lock().unwrap_or_else(|p| p.into_inner());
             let families = exported.families();
-            let (ct, body) = if protobuf {
-                (proto::CONTENT_TYPE, proto::render(&families))
-            } else {
-                (text::CONTENT_TYPE, text::render(&families).into_bytes())
+            let (ct, body) = match format {
+                Format::Protobuf => (proto::CONTENT_TYPE, proto::render(&families)),
+                Format::Text(d) => (d.content_type(), text::render(&families, d).into_bytes()),
             };
             ("200 OK", ct, body, Some(exported.generation()))
         }
@@ -246,12 +274,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn prometheus_s_accept_header_picks_the_protobuf() {
+    fn prometheus_s_accept_header_picks_the_format() {
         // What Prometheus 2.42 sends with native histograms on, and off.
         let on = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
         let off = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
-        assert!(accepts_protobuf(on));
-        assert!(!accepts_protobuf(off));
-        assert!(!accepts_protobuf(""));
+        assert_eq!(Format::accepted(on), Format::Protobuf);
+        assert_eq!(Format::accepted(off), Format::Text(Dialect::OpenMetrics));
+        let refused = "application/openmetrics-text; q=0, text/plain";
+        assert_eq!(Format::accepted(refused), Format::Text(Dialect::Prometheus));
+        assert_eq!(Format::accepted(""), Format::Text(Dialect::Prometheus));
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! What it is for: the run's counters and latency histograms, added up
 //! over every closed interval, served while the process runs, in the text
-//! format any Prometheus reads and in the protobuf one that carries native
-//! histograms (exponential buckets at schema 5, ≤ 2.2 % apart). Counters
+//! formats (Prometheus 0.0.4, OpenMetrics 1.0.0) any Prometheus reads and
+//! in the protobuf one that carries native histograms (exponential buckets
+//! at schema 5, ≤ 2.2 % apart), as the scraper's `Accept` asks. Counters
 //! and histograms, not percentiles, so that sums across op types and
 //! machines stay exact in PromQL; a master serves its agents' intervals
 //! merged, and each agent's under its `agent` label.
@@ -84,6 +85,16 @@ pub struct Named {
 }
 
 impl Named {
+    /// An agent before its first share: it serves nothing.
+    pub fn idle() -> Named {
+        Named {
+            run: String::new(),
+            servers: Vec::new(),
+            target_rate: None,
+            agent: None,
+        }
+    }
+
     pub fn of(spec: &crate::spec::RunSpec, agent: Option<String>) -> Named {
         let servers: Vec<String> = spec.target.servers.iter().map(|s| s.to_string()).collect();
         let run = spec

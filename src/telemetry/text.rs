@@ -1,23 +1,37 @@
-//! The Prometheus text exposition format, version 0.0.4: what any
-//! Prometheus, `promtool check metrics` and `curl` read. Native
-//! histograms have no text form: their classic buckets stand for them.
+//! The text formats: Prometheus's exposition format 0.0.4, what any
+//! Prometheus, `promtool check metrics` and `curl` read, and OpenMetrics
+//! 1.0.0, which a Prometheus without native histograms asks for first.
+//! They differ here only in a counter family's name (OpenMetrics names it
+//! without `_total`, its samples keep it), the help's escapes and the
+//! closing `# EOF`. Native histograms have no text form: their classic
+//! buckets stand for them.
 
 use super::family::{Family, Kind, Value};
 use std::fmt::Write;
 
-/// The `Content-Type` of `render`'s text.
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// Which text format is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Prometheus's text format, version 0.0.4.
+    Prometheus,
+    /// OpenMetrics text, version 1.0.0.
+    OpenMetrics,
+}
 
-pub fn render(families: &[Family]) -> String {
+impl Dialect {
+    /// The `Content-Type` of its text.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Dialect::Prometheus => "text/plain; version=0.0.4; charset=utf-8",
+            Dialect::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        }
+    }
+}
+
+pub fn render(families: &[Family], dialect: Dialect) -> String {
     let mut out = String::new();
     for f in families.iter().filter(|f| !f.samples.is_empty()) {
-        let kind = match f.kind {
-            Kind::Counter => "counter",
-            Kind::Gauge => "gauge",
-            Kind::Histogram => "histogram",
-        };
-        let _ = writeln!(out, "# HELP {} {}", f.name, escape_help(f.help));
-        let _ = writeln!(out, "# TYPE {} {kind}", f.name);
+        header(&mut out, f, dialect);
         for s in &f.samples {
             match s.value {
                 Value::Number(v) => line(&mut out, f.name, "", &s.labels, None, v),
@@ -47,7 +61,31 @@ pub fn render(families: &[Family]) -> String {
             }
         }
     }
+    if dialect == Dialect::OpenMetrics {
+        out.push_str("# EOF\n");
+    }
     out
+}
+
+/// A family's `# HELP` and `# TYPE` lines.
+fn header(out: &mut String, f: &Family, dialect: Dialect) {
+    let kind = match f.kind {
+        Kind::Counter => "counter",
+        Kind::Gauge => "gauge",
+        Kind::Histogram => "histogram",
+    };
+    let (name, help) = match dialect {
+        Dialect::Prometheus => (f.name, escape_help(f.help)),
+        Dialect::OpenMetrics => {
+            let name = match f.kind {
+                Kind::Counter => f.name.strip_suffix("_total").unwrap_or(f.name),
+                _ => f.name,
+            };
+            (name, escape_value(f.help))
+        }
+    };
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
 fn line(
@@ -108,7 +146,7 @@ mod tests {
         let bounds = [1e-6, 1e-5];
         let mut hist = Family::new("y_seconds", Kind::Histogram, "Y.");
         hist.push(vec![("op", "get".into())], Value::Histogram(&b, &bounds));
-        let text = render(&[c, hist]);
+        let text = render(&[c, hist], Dialect::Prometheus);
         let want = "# HELP x_total Things.\\nMore\n# TYPE x_total counter\n\
             x_total{run=\"a\\\"b\\\\c\\nd\"} 3.0\n\
             # HELP y_seconds Y.\n# TYPE y_seconds histogram\n\
@@ -121,7 +159,19 @@ mod tests {
     }
 
     #[test]
+    fn openmetrics_names_a_counter_family_without_total_and_ends() {
+        let mut c = Family::new("x_total", Kind::Counter, "A \"thing\".");
+        c.push(vec![("run", "a".into())], Value::Number(3.0));
+        let text = render(&[c], Dialect::OpenMetrics);
+        let want = "# HELP x A \\\"thing\\\".\n# TYPE x counter\n\
+            x_total{run=\"a\"} 3.0\n# EOF\n";
+        assert_eq!(text, want);
+    }
+
+    #[test]
     fn a_family_without_samples_is_left_out() {
-        assert_eq!(render(&[Family::new("z", Kind::Gauge, "Z.")]), "");
+        let none = [Family::new("z", Kind::Gauge, "Z.")];
+        assert_eq!(render(&none, Dialect::Prometheus), "");
+        assert_eq!(render(&none, Dialect::OpenMetrics), "# EOF\n");
     }
 }

@@ -156,6 +156,9 @@ fn an_agents_own_endpoint_serves_its_share_under_its_agent_label() {
     let tf = secret_file(dir.path(), "token", &format!("{TOKEN}\n"));
     let own = format!("127.0.0.1:{}", free_port());
     let agent = AgentProc::start(&tf, &["--metrics-listen", &own]);
+    // Before its first share an agent names no run: it serves nothing.
+    let idle = support::prometheus::http_get(&own, "/metrics", "");
+    assert_eq!(idle, Some((200, Vec::new())));
     let before = m.stat("cmd_get") + m.stat("cmd_set");
     let addr = m.addr();
     let out = mcbench(&[

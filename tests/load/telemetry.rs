@@ -7,7 +7,10 @@ use crate::support;
 
 use serde_json::Value;
 use std::time::Duration;
-use support::prometheus::{dashboard_queries, samples, text_when_done, Prometheus};
+use support::prometheus::{
+    dashboard_queries, openmetrics_parsed, samples, text_when_done, text_when_done_as, Prometheus,
+    OPENMETRICS,
+};
 use support::*;
 
 /// The run's latency histogram over its first `k` intervals, merged.
@@ -215,6 +218,64 @@ fn the_text_promtool_accepts_holds_the_servers_count_and_releases_the_hold() {
             .unwrap();
         assert!(checked.status.success(), "{config}: {checked:?}");
     }
+}
+
+/// The OpenMetrics text a Prometheus without native histograms asks for,
+/// read by the Prometheus client library's own parser: it holds the
+/// server's count under a counter family named without `_total`.
+#[test]
+fn openmetrics_text_is_read_by_the_client_librarys_parser() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let target = format!("127.0.0.1:{}", free_port());
+    let before = m.stat("cmd_get") + m.stat("cmd_set");
+    let addr = m.addr();
+    let child = spawn_mcbench(
+        &[
+            "run",
+            "-s",
+            &addr,
+            "-t",
+            "1s",
+            "-c",
+            "2",
+            "-q",
+            "1000",
+            "--no-load",
+            "--label",
+            "om",
+            "--metrics-listen",
+            &target,
+            "--metrics-hold",
+            "60s",
+        ],
+        &[],
+    );
+    let text = text_when_done_as(&target, "om", OPENMETRICS);
+    let out = wait_bounded(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let served = m.stat("cmd_get") + m.stat("cmd_set") - before;
+    assert!(text.ends_with("# EOF\n"));
+    let families = openmetrics_parsed(&text);
+    let family = |name: &str, kind: &str| {
+        let f = families
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f[0] == name)
+            .unwrap_or_else(|| panic!("no family {name}: {families}"));
+        assert_eq!(f[1], kind, "{name}");
+        f[2].as_array().unwrap().clone()
+    };
+    let sum = |samples: &[Value], name: &str| -> u64 {
+        let values = samples.iter().filter(|s| s[0] == name);
+        values.map(|s| s[2].as_f64().unwrap()).sum::<f64>() as u64
+    };
+    let requests = family("mcbench_requests", "counter");
+    assert_eq!(sum(&requests, "mcbench_requests_total"), served);
+    // The parser checked each histogram's buckets against its count.
+    let latency = family("mcbench_latency_seconds", "histogram");
+    assert_eq!(sum(&latency, "mcbench_latency_seconds_count"), served);
 }
 
 #[test]

@@ -128,10 +128,18 @@ pub fn http_get(addr: &str, path: &str, accept: &str) -> Option<(u16, Vec<u8>)> 
 /// The text of `/metrics` once the run says it is done, polled over at
 /// most 30 s (the run holds its endpoint until a scrape has read that).
 pub fn text_when_done(addr: &str, run: &str) -> String {
+    text_when_done_as(addr, run, "")
+}
+
+/// OpenMetrics 1.0.0 as Prometheus asks for it without native histograms.
+pub const OPENMETRICS: &str = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/// `text_when_done`, asked with `accept`.
+pub fn text_when_done_as(addr: &str, run: &str, accept: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
     let of_run = format!("mcbench_phase{{run=\"{run}\",");
     loop {
-        if let Some((200, body)) = http_get(addr, "/metrics", "") {
+        if let Some((200, body)) = http_get(addr, "/metrics", accept) {
             let text = String::from_utf8(body).unwrap();
             let done = |l: &&str| l.starts_with(&of_run) && l.contains("phase=\"done\"} 1");
             if text.lines().any(|l| done(&l)) {
@@ -141,6 +149,23 @@ pub fn text_when_done(addr: &str, run: &str) -> String {
         assert!(Instant::now() < deadline, "the endpoint never said done");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// OpenMetrics text as the Prometheus client library's parser reads it
+/// (it refuses a text that breaks the format: a counter family named
+/// with `_total`, buckets not cumulative, a count other than `+Inf`'s, no
+/// `# EOF`): `[family, type, [[sample, labels, value], ...]]` per family.
+pub fn openmetrics_parsed(text: &str) -> Value {
+    let script = "import sys, json\n\
+        from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse\n\
+        out = [[f.name, f.type, [[s.name, s.labels, s.value] for s in f.samples]]\n\
+               for f in parse(open(sys.argv[1]).read())]\n\
+        print(json.dumps(out))";
+    // A file, not an argument: the text outgrows one argument's 128 KiB.
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+    let path = file.path().to_str().unwrap();
+    serde_json::from_slice(&super::python_at("/usr/bin/python3", script, &[path])).unwrap()
 }
 
 /// The value of every sample line of `name` whose labels hold each of

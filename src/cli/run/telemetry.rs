@@ -16,7 +16,8 @@ pub struct TelemetryArgs {
     /// answered, error replies, hits and misses; failures by class; bytes;
     /// the load's CPU; per server with several; the phase and target rate;
     /// and latency, service time and the kernel-stamped parts as histograms,
-    /// classic (`--metrics-buckets`) in the text format and native
+    /// classic (`--metrics-buckets`) in the text formats (Prometheus 0.0.4,
+    /// OpenMetrics 1.0.0) and native
     /// (exponential, schema 5, ≤ 2.2 % apart) in the protobuf one a
     /// Prometheus with native histograms asks for. Updated once per interval
     /// (`-i`, 1 s by default). With `--agent`, the agents' intervals merged,
