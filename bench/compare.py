@@ -502,6 +502,10 @@ WORKLOADS = {
                  ["mcbench", "floor:epoll", "floor:timer", "floor:uring"]),
     "floor-w3": ("closed loop, 50 conns, depth 16, against the floor", {"depth": 16},
                  ["mcbench", "floor:epoll", "floor:uring"]),
+    # w6's schedule (Poisson at 60,000 ops/s), judged against a floor that
+    # keeps the same schedule rather than memtier's bursts (issue 55).
+    "floor-w6": ("open loop 60,000 ops/s, 50 conns, against the floor", {"extra": ["-q", "60000"]},
+                 ["mcbench", "floor:timer", "floor:epoll"]),
 }
 
 # Read policy by connections and depth (issue 37, item 3: the depth
@@ -528,7 +532,7 @@ def main():
     ap.add_argument("--json", help="append each row's runs and medians to this file (JSON lines)")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, max(20000, resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
-    groups = {"floors": ["floor-w1", "floor-w2", "floor-w3"],
+    groups = {"floors": ["floor-w1", "floor-w2", "floor-w3", "floor-w6"],
               "reads": [f"reads-c{c}-d{d}" for c, d in READS_SHAPES]}
     names = [n for token in args.only.split(",") for n in groups.get(token, [token])]
     build_launcher()
