@@ -113,3 +113,38 @@ fn late_reads_time_each_answer_by_when_it_came() {
     assert_eq!(lat.lowest_equivalent(lat.value_at_quantile(0.5)), server);
     assert_eq!(late.total.count(OpKind::Get) as usize, late.gets_seen());
 }
+
+/// `--coalesce 200us`: an arrival waits up to 200 µs for those due after
+/// it, and they go out at one wake-up: the server sees them at one
+/// instant, none before it was due, none more than the window late.
+#[test]
+fn coalesced_arrivals_reach_the_server_together_within_the_window() {
+    let distinct = |ran: &super::Ran| {
+        let mut at: Vec<u64> = ran.seen.iter().map(|s| s.at).collect();
+        at.dedup();
+        at.len()
+    };
+    let apart = paced(&["-c", "4"], Scripted::after(100_000));
+    assert_eq!(distinct(&apart), apart.seen.len(), "one instant each");
+    let ran = paced(
+        &["-c", "4", "--coalesce", "200us"],
+        Scripted::after(100_000),
+    );
+    let n = ran.seen.len();
+    let instants = distinct(&ran);
+    // Poisson at 2,000/s: a 200 µs window opened by each instant's first
+    // arrival takes in 0.4 more on average: n / 1.4 instants.
+    let expected = n as f64 / 1.4;
+    assert!(
+        (instants as f64 - expected).abs() < 0.1 * expected,
+        "{instants} instants of {n} arrivals"
+    );
+    // Late by the wait, never early, never beyond the window.
+    let lag = &ran.total.send_lag;
+    assert!(
+        lag.max() <= lag.highest_equivalent(200_000),
+        "{}",
+        lag.max()
+    );
+    assert!(lag.value_at_quantile(0.5) > 50_000, "the wait is measured");
+}
