@@ -544,13 +544,15 @@ fn agent_lines_need_a_token_and_loadonly_loads() {
         assert_usage_error(&out, "--metrics-hold is a run's");
         std::fs::remove_dir_all(dir.path().join(".config")).unwrap();
         let items0 = m.stat("cmd_set");
-        let out = run_tool(
+        // The load ends it; a 2 s cap could cut it on a loaded machine.
+        let out = run_tool_capped(
             dir.path(),
             tool,
             &line(
                 "-s memcached_server --loadonly",
                 &[("memcached_server", &m.addr())],
             ),
+            60,
         );
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         // Both print nothing after a load; the server holds the records.
