@@ -114,6 +114,17 @@ impl Extras {
         out
     }
 
+    /// The extras given that an agent has no use for: the master writes
+    /// the results and ends the run.
+    fn unused_by_an_agent(&self) -> Vec<&'static str> {
+        let given = [
+            (self.json.is_some(), "--mcbench-json"),
+            (self.html.is_some(), "--mcbench-html"),
+            (self.duration.is_some(), "--mcbench-duration"),
+        ];
+        given.into_iter().filter(|g| g.0).map(|g| g.1).collect()
+    }
+
     /// `--mcbench-metrics-*` as the native `--metrics-*` (an agent's too).
     fn telemetry(&self) -> Vec<String> {
         let mut out = Vec::new();

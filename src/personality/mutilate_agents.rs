@@ -69,6 +69,14 @@ impl Common {
         if !self.server.is_empty() || self.qps.is_some() || self.connections.is_some() {
             t.note("-s, -q and -c have no effect on an agent: the master sends the workload");
         }
+        let unused = self.extras.unused_by_an_agent();
+        if !unused.is_empty() {
+            t.note(format!(
+                "{} {} no effect on an agent: the master writes the results and ends the run",
+                unused.join(", "),
+                if unused.len() == 1 { "has" } else { "have" }
+            ));
+        }
         Ok(t)
     }
 

@@ -45,7 +45,8 @@ pub enum Whole {
 /// The run's cumulative metrics.
 #[derive(Debug)]
 pub struct Exported {
-    run: String,
+    /// The `run` label; `None` for an agent with no share yet.
+    run: Option<String>,
     /// An agent's own endpoint: its name, on every series.
     agent: Option<String>,
     /// Classic histogram bounds, seconds, increasing.
@@ -205,7 +206,7 @@ impl Exported {
     /// Every family, in the order served; none for an agent that has not
     /// had a share yet (`Named::idle`): no run to name.
     pub fn families(&self) -> Vec<Family<'_>> {
-        if self.run.is_empty() {
+        if self.run.is_none() {
             return Vec::new();
         }
         let mut out = self.op_families();
@@ -215,12 +216,14 @@ impl Exported {
         out
     }
 
+    /// A source's labels: the run's, and one `agent`: the source's in a
+    /// master's merge, else this endpoint's own when it is an agent's.
     fn labels(&self, agent: &Option<String>) -> Vec<(&'static str, String)> {
-        let mut l = vec![("run", self.run.clone())];
+        let mut l = vec![("run", self.run.clone().unwrap_or_default())];
         l.extend(
             agent
-                .iter()
-                .chain(&self.agent)
+                .as_ref()
+                .or(self.agent.as_ref())
                 .map(|a| ("agent", a.clone())),
         );
         l
@@ -458,7 +461,7 @@ mod tests {
         let mut e = Exported::new(Named::idle(), vec![1e-3]);
         assert!(e.families().is_empty());
         let share = Named {
-            run: "r".into(),
+            run: Some("r".into()),
             servers: vec!["s".into()],
             target_rate: None,
             agent: Some("a:1".into()),
@@ -475,9 +478,28 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_label_still_names_a_run_and_a_series_has_one_agent() {
+        let named = Named {
+            run: Some(String::new()),
+            servers: vec!["s".into()],
+            target_rate: None,
+            agent: Some("own:1".into()),
+        };
+        let mut e = Exported::new(named, vec![1e-3]);
+        e.record(&late_by(1_000), Some("other:2"), Whole::Interval)
+            .unwrap();
+        let families = e.families();
+        assert!(!families.is_empty());
+        for sample in families.iter().flat_map(|f| &f.samples) {
+            let agents = sample.labels.iter().filter(|(n, _)| *n == "agent").count();
+            assert!(agents <= 1, "{:?}", sample.labels);
+        }
+    }
+
+    #[test]
     fn the_client_bound_gauge_follows_the_last_intervals_send_lag() {
         let named = Named {
-            run: "r".into(),
+            run: Some("r".into()),
             servers: vec!["s".into()],
             target_rate: Some(1e3),
             agent: None,

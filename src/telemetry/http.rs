@@ -172,38 +172,64 @@ enum Format {
 }
 
 impl Format {
-    /// What an `Accept` header lists, in this order of preference
-    /// whatever its weights (Prometheus lists the protobuf first with
-    /// native histograms on, OpenMetrics first without); text 0.0.4 for
-    /// anything else.
+    /// The format an `Accept` header weighs highest (RFC 9110 `q`, 1 when
+    /// not given, 0 refuses); between equal weights the protobuf, then
+    /// OpenMetrics, then text 0.0.4. Text 0.0.4 also for `text/plain`,
+    /// `*/*`, anything unknown and an empty header.
     fn accepted(accept: &str) -> Format {
-        let listed = |want: &dyn Fn(&str) -> bool| {
-            accept
-                .split(',')
-                .map(str::to_ascii_lowercase)
-                .any(|m| want(&m) && weight(&m) > 0.0)
-        };
-        if listed(&|m| {
-            m.contains("application/vnd.google.protobuf")
-                && m.contains("proto=io.prometheus.client.metricfamily")
-                && m.contains("encoding=delimited")
-        }) {
-            Format::Protobuf
-        } else if listed(&|m| m.contains("application/openmetrics-text")) {
-            Format::Text(Dialect::OpenMetrics)
-        } else {
-            Format::Text(Dialect::Prometheus)
+        let mut best = (0.0, Format::Text(Dialect::Prometheus));
+        for media in accept.split(',').map(str::to_ascii_lowercase) {
+            let (Some(format), q) = (Format::of_media(&media), weight(&media)) else {
+                continue;
+            };
+            let better = q > best.0 || (q == best.0 && format.rank() < best.1.rank());
+            if q > 0.0 && better {
+                best = (q, format);
+            }
+        }
+        best.1
+    }
+
+    /// The format one media range names, if it is one served.
+    fn of_media(media: &str) -> Option<Format> {
+        let kind = media.split(';').next().unwrap_or("").trim();
+        match kind {
+            "application/vnd.google.protobuf"
+                if media.contains("proto=io.prometheus.client.metricfamily")
+                    && media.contains("encoding=delimited") =>
+            {
+                Some(Format::Protobuf)
+            }
+            "application/openmetrics-text" => Some(Format::Text(Dialect::OpenMetrics)),
+            "text/plain" | "text/*" | "*/*" => Some(Format::Text(Dialect::Prometheus)),
+            _ => None,
+        }
+    }
+
+    /// Preference between equal weights: lower first.
+    fn rank(self) -> u8 {
+        match self {
+            Format::Protobuf => 0,
+            Format::Text(Dialect::OpenMetrics) => 1,
+            Format::Text(Dialect::Prometheus) => 2,
         }
     }
 }
 
-/// A media range's `q` (1 when not given): 0 refuses it.
+/// A media range's `q` (1 when not given, 0 when unreadable): 0 refuses it.
 fn weight(media: &str) -> f64 {
     media
         .split(';')
+        .skip(1)
         .filter_map(|p| p.trim().strip_prefix("q="))
-        .find_map(|q| q.trim().parse().ok())
-        .unwrap_or(1.0)
+        .map(|q| {
+            q.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|q| (0.0..=1.0).contains(q))
+        })
+        .next()
+        .map_or(1.0, |q| q.unwrap_or(0.0))
 }
 
 fn respond(conn: &mut TcpStream, request: Request, shared: &Shared) -> std::io::Result<()> {
@@ -283,5 +309,30 @@ mod tests {
         let refused = "application/openmetrics-text; q=0, text/plain";
         assert_eq!(Format::accepted(refused), Format::Text(Dialect::Prometheus));
         assert_eq!(Format::accepted(""), Format::Text(Dialect::Prometheus));
+    }
+
+    #[test]
+    fn the_heaviest_weight_wins_and_ties_go_to_the_richer_format() {
+        let text_first =
+            "text/plain;version=0.0.4;q=0.9,application/openmetrics-text;version=1.0.0;q=0.5";
+        assert_eq!(
+            Format::accepted(text_first),
+            Format::Text(Dialect::Prometheus)
+        );
+        let tie = "text/plain;q=0.5,application/openmetrics-text;q=0.5";
+        assert_eq!(Format::accepted(tie), Format::Text(Dialect::OpenMetrics));
+        let proto_low = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.2,application/openmetrics-text;q=0.3";
+        assert_eq!(
+            Format::accepted(proto_low),
+            Format::Text(Dialect::OpenMetrics)
+        );
+        // A protobuf of another message, or an unreadable weight, is not taken.
+        let other = "application/vnd.google.protobuf;proto=foo;encoding=delimited";
+        assert_eq!(Format::accepted(other), Format::Text(Dialect::Prometheus));
+        let unreadable = "application/openmetrics-text;q=high";
+        assert_eq!(
+            Format::accepted(unreadable),
+            Format::Text(Dialect::Prometheus)
+        );
     }
 }

@@ -74,11 +74,12 @@ impl Config {
 }
 
 /// What a run's series are named by: its `run` label (`--label`, else
-/// its servers), its servers in order, its target rate, and the `agent`
-/// label an agent's own endpoint adds to all of them.
+/// its servers; `None` for an agent before its first share, which serves
+/// nothing), its servers in order, its target rate, and the `agent` label
+/// an agent's own endpoint adds to all of them.
 #[derive(Debug, Clone)]
 pub struct Named {
-    pub run: String,
+    pub run: Option<String>,
     pub servers: Vec<String>,
     pub target_rate: Option<f64>,
     pub agent: Option<String>,
@@ -88,7 +89,7 @@ impl Named {
     /// An agent before its first share: it serves nothing.
     pub fn idle() -> Named {
         Named {
-            run: String::new(),
+            run: None,
             servers: Vec::new(),
             target_rate: None,
             agent: None,
@@ -103,7 +104,7 @@ impl Named {
             .clone()
             .unwrap_or_else(|| servers.join(","));
         Named {
-            run,
+            run: Some(run),
             servers,
             target_rate: spec.rate(),
             agent,

@@ -343,14 +343,18 @@ fn memaslap_verify_line_expires_its_share_and_catches_lost_keys() {
         "-s 127.0.0.1:11211 -t 2m -v 0.2 -e 0.05 -b",
         &[("127.0.0.1:11211", &m.addr())],
     );
-    let out = run_tool(dir.path(), "memaslap", &args);
+    // -t 2m cut at 5 s: enough sets on a loaded machine for the share.
+    let out = run_tool_capped(dir.path(), "memaslap", &args, 5);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let sets = logged_sets(&log);
     assert_eq!(sets.len() as u64, m.stat("cmd_set"));
     assert!(sets.len() > 1000, "{}", sets.len());
+    // memaslap expires a connection's first set (its share rounds up per
+    // connection): each of the 16 adds up to one set to a half's share.
+    let slack = 0.01 + 16.0 / (sets.len() / 2) as f64;
     for share in expiring_share(&sets, 60) {
-        assert!((share - 0.05).abs() < 0.01, "{share}");
+        assert!((share - 0.05).abs() < slack, "{share} of {} sets", sets.len());
     }
     let expiring: Vec<&String> = sets
         .iter()
