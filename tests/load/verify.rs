@@ -354,7 +354,11 @@ fn memaslap_verify_line_expires_its_share_and_catches_lost_keys() {
     // connection): each of the 16 adds up to one set to a half's share.
     let slack = 0.01 + 16.0 / (sets.len() / 2) as f64;
     for share in expiring_share(&sets, 60) {
-        assert!((share - 0.05).abs() < slack, "{share} of {} sets", sets.len());
+        assert!(
+            (share - 0.05).abs() < slack,
+            "{share} of {} sets",
+            sets.len()
+        );
     }
     let expiring: Vec<&String> = sets
         .iter()
