@@ -489,6 +489,18 @@ WORKLOADS = {
                   ["mcbench", "mcbench+kernel-stamps=off", "floor:timer"]),
     "stamps-w3": ("closed loop, 50 conns, depth 16: kernel stamps on and off", {"depth": 16},
                   ["mcbench+read-delay=0s", "mcbench+read-delay=0s+kernel-stamps=off", "mcbench"]),
+    # A sample of writes stamped (issue 55, item 1): every write, a random
+    # one in 8, none.
+    "sample-w2": ("open loop 20,000 ops/s, 50 conns: kernel stamps all, 1 in 8, off",
+                  {"extra": ["-q", "20000"]},
+                  ["mcbench+kernel-stamps=all", "mcbench+kernel-stamps=1/8", "mcbench+kernel-stamps=off",
+                   "floor:timer"]),
+    "sample-w1": ("closed loop, 50 conns, depth 1: kernel stamps all, 1 in 8, off", {},
+                  ["mcbench+kernel-stamps=all", "mcbench+kernel-stamps=1/8", "mcbench+kernel-stamps=off"]),
+    "sample-w3": ("closed loop, 50 conns, depth 16, reading at once: kernel stamps all, 1 in 8, off",
+                  {"depth": 16},
+                  ["mcbench+read-delay=0s+kernel-stamps=all", "mcbench+read-delay=0s+kernel-stamps=1/8",
+                   "mcbench+read-delay=0s+kernel-stamps=off"]),
     # --metrics-listen (issue 54): off, scraped every second, and scraped
     # beside 1,000 connections that never send.
     "metrics-w1": ("closed loop, 50 conns, depth 1: --metrics-listen off, scraped, flooded", {},
@@ -533,6 +545,7 @@ def main():
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, max(20000, resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
     groups = {"floors": ["floor-w1", "floor-w2", "floor-w3", "floor-w6"],
+              "samples": ["sample-w2", "sample-w1", "sample-w3"],
               "reads": [f"reads-c{c}-d{d}" for c, d in READS_SHAPES]}
     names = [n for token in args.only.split(",") for n in groups.get(token, [token])]
     build_launcher()

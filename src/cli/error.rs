@@ -46,6 +46,8 @@ pub enum CliError {
     Percentile(String),
     #[error("'{0}' is neither on nor off")]
     OnOff(String),
+    #[error("--kernel-stamps takes on, off, all or 1/N (N from 1 to {max}), got '{given}'")]
+    KernelStamps { given: String, max: u32 },
     #[error("invalid --affinity '{0}': expected CPU numbers like 0,2")]
     Affinity(String),
     #[error("--getq-freq is a percentage (0..100), got {0}")]

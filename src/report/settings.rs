@@ -41,8 +41,8 @@ const FIRST: [&str; 14] = [
 ];
 
 /// Keys written as part of another's words (`servers`' weights,
-/// `interval`'s live line).
-const FOLDED: [&str; 2] = ["weights", "live"];
+/// `interval`'s live line, `kernel_stamps`' sample).
+const FOLDED: [&str; 3] = ["weights", "live", "stamp_sample"];
 
 /// One flag of `mcbench run`, as the CLI defines it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +132,8 @@ fn as_map(spec: &RunSpec) -> Map<String, Value> {
 fn words(key: &str, v: &Value, spec: &Map<String, Value>) -> Option<String> {
     match key {
         // Folded into another setting's words, or never written down.
-        "weights" | "live" | "password" => None,
+        "weights" | "live" | "stamp_sample" | "password" => None,
+        "kernel_stamps" => kernel_stamps(v, spec.get("stamp_sample")),
         "servers" => servers(v, spec.get("weights")),
         "stop" => stop(v),
         "interval" => interval(v, spec.get("live")),
@@ -169,6 +170,15 @@ fn typed(f: &Flag, key: &str, v: &Value) -> Option<String> {
         Value::String(_) => text(name, v),
         Value::Array(_) => list(name, v),
         _ => spelled(key, v),
+    }
+}
+
+/// `--kernel-stamps on|off`, or `all` and `1/N` where a sample was said.
+fn kernel_stamps(v: &Value, sample: Option<&Value>) -> Option<String> {
+    match (v.as_bool()?, sample.and_then(Value::as_u64)) {
+        (true, Some(1)) => Some("--kernel-stamps all".into()),
+        (true, Some(n)) => Some(format!("--kernel-stamps 1/{n}")),
+        _ => on_off("--kernel-stamps", v),
     }
 }
 
@@ -508,7 +518,18 @@ fn quoted(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::spelled;
+    use super::{kernel_stamps, spelled};
+    use serde_json::json;
+
+    #[test]
+    fn a_sample_of_stamps_is_written_as_typed() {
+        let words =
+            |on, sample: Option<u64>| kernel_stamps(&json!(on), sample.map(|n| json!(n)).as_ref());
+        assert_eq!(words(true, Some(8)).unwrap(), "--kernel-stamps 1/8");
+        assert_eq!(words(true, Some(1)).unwrap(), "--kernel-stamps all");
+        assert_eq!(words(true, None).unwrap(), "--kernel-stamps on");
+        assert_eq!(words(false, None).unwrap(), "--kernel-stamps off");
+    }
 
     #[test]
     fn an_unknown_key_is_spelled_out() {

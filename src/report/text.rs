@@ -279,9 +279,10 @@ pub(super) fn send_lag(out: &mut String, r: &RunResult) -> bool {
         return false;
     }
     let l = &c.send_lag_us;
-    let to = match r.total.latency_parts {
-        Some(_) => " (to the kernel's transmit stamp)",
-        None => "",
+    let to = match (&r.total.latency_parts, r.spec.stamp_every()) {
+        (Some(_), 1) => " (to the kernel's transmit stamp)".to_string(),
+        (Some(_), n) => format!(" (to the kernel's transmit stamp, 1 in {n} writes)"),
+        (None, _) => String::new(),
     };
     let _ = writeln!(
         out,

@@ -40,7 +40,7 @@ pub fn write(out: &mut String, r: &RunResult) {
         }
         return;
     };
-    header(out, &FULL, (total.requests, r.total.count));
+    header(out, &FULL, (total.requests, r.total.count), sampled(r));
     for (name, op) in rows(r) {
         op_rows(out, name, op, &FULL);
     }
@@ -53,24 +53,33 @@ pub fn write_total(out: &mut String, r: &RunResult) {
     let Some(total) = &r.total.latency_parts else {
         return;
     };
-    header(out, &BRIEF, (total.requests, r.total.count));
+    header(out, &BRIEF, (total.requests, r.total.count), sampled(r));
     op_rows(out, "", total, &BRIEF);
     out.push('\n');
 }
 
-/// The title, with the requests stamped of those measured, and the
-/// columns' heads.
-fn header(out: &mut String, w: &Widths, (stamped, measured): (u64, u64)) {
+/// How the stamped requests were chosen, where not all were meant to be:
+/// ` (1 in N writes, at random)`.
+fn sampled(r: &RunResult) -> String {
+    match r.spec.stamp_every() {
+        1 => String::new(),
+        n => format!(" (1 in {n} writes, at random)"),
+    }
+}
+
+/// The title, with the requests stamped of those measured and how they
+/// were sampled, and the columns' heads.
+fn header(out: &mut String, w: &Widths, (stamped, measured): (u64, u64), sampled: String) {
     let _ = match w.op {
         0 => writeln!(
             out,
             "Latency parts (kernel stamps), µs: each part's mean at each percentile; \
-             {stamped} of {measured} stamped"
+             {stamped} of {measured} stamped{sampled}"
         ),
         _ => writeln!(
             out,
             "Latency taken apart by the kernel's stamps, µs: the mean of each part over the \
-             requests at each percentile ({stamped} of {measured} requests stamped)"
+             requests at each percentile ({stamped} of {measured} requests stamped{sampled})"
         ),
     };
     let op = if w.op > 0 { "op" } else { "" };

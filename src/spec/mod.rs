@@ -25,7 +25,7 @@ pub use churn::{Churn, Gaps, SocketOptions};
 pub use error::SpecError;
 pub use measure::MeasureGroup;
 pub use precision::PrecisionTarget;
-pub use reads::ReadAnswers;
+pub use reads::{ReadAnswers, DEFAULT_STAMP_EVERY, MAX_STAMP_EVERY};
 pub use replication::Replication;
 pub use schedule::{Arrivals, OpenLoop, Schedule, ScheduleFlags};
 pub use tls::TlsSpec;
@@ -309,6 +309,12 @@ pub struct RecordingSpec {
     /// it is cheap (all but a closed loop at depth 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_stamps: Option<bool>,
+    /// `--kernel-stamps 1/N` (`all`: 1): the kernel stamps one write in N
+    /// as transmitted, drawn at random, and the parts and the open loop's
+    /// send lag come from the requests those writes carry. `None`: one
+    /// in `DEFAULT_STAMP_EVERY`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp_sample: Option<u32>,
 }
 
 /// How connections behave: the connection flags (the churn is in `LoadSpec::schedule`).

@@ -29,6 +29,12 @@ const SHORT_PAUSE: Duration = Duration::from_micros(50);
 const LONG_PAUSE_IN_FLIGHT: usize = 256;
 const LONG_PAUSE: Duration = Duration::from_micros(100);
 
+/// Where the kernel stamps writes and the run does not say how many: of
+/// how many one (1: every write).
+pub const DEFAULT_STAMP_EVERY: u32 = 1;
+/// The sparsest sample `--kernel-stamps 1/N` takes.
+pub const MAX_STAMP_EVERY: u32 = 1 << 16;
+
 /// When an open loop's worker reads answers (`--read-answers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -117,6 +123,12 @@ impl RunSpec {
         None
     }
 
+    /// Of how many writes the kernel stamps one, where it stamps them
+    /// (`--kernel-stamps`; 1: every write).
+    pub fn stamp_every(&self) -> u32 {
+        self.recording.stamp_sample.unwrap_or(DEFAULT_STAMP_EVERY)
+    }
+
     /// Why the kernel cannot take this run's latencies apart, if it
     /// cannot (`kernel_stamps`).
     pub fn latency_parts_blocker(&self) -> Option<&'static str> {
@@ -184,6 +196,19 @@ impl RunSpec {
     }
 
     pub(super) fn validate_read_answers(&self) -> Result<(), SpecError> {
+        match (self.recording.stamp_sample, self.recording.kernel_stamps) {
+            (Some(n), _) if !(1..=MAX_STAMP_EVERY).contains(&n) => {
+                return Err(SpecError::Invalid(format!(
+                    "--kernel-stamps 1/N: N from 1 to {MAX_STAMP_EVERY}, got {n}"
+                )))
+            }
+            (Some(_), Some(false)) => {
+                return Err(SpecError::Invalid(
+                    "a sample of kernel stamps with --kernel-stamps off".into(),
+                ))
+            }
+            _ => {}
+        }
         if let (Some(true), Some(why)) =
             (self.recording.kernel_stamps, self.latency_parts_blocker())
         {

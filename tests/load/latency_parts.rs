@@ -232,6 +232,86 @@ fn memcached_counts_every_request_taken_apart() {
     );
 }
 
+/// `--kernel-stamps 1/8`: the kernel stamps a random eighth of the
+/// writes, and only their requests are taken apart: about an eighth of
+/// what memcached counted (within 5 σ of a binomial, σ doubled for the
+/// writes that carry several requests), each stamped row's parts adding
+/// up to its latency, the send lag of those rows alone, and the report
+/// says so. `all` stamps every request memcached saw.
+#[test]
+fn a_sample_of_writes_is_stamped_and_their_requests_alone_taken_apart() {
+    let _m = shared_machine();
+    let m = Memcached::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let save = path_in(dir.path(), "s.tsv");
+    let args = ["-t", "1s", "-q", "4000", "-c", "32", "-d", "8", "--no-load"];
+    let before = m.stat("cmd_get") + m.stat("cmd_set");
+    let (out, v) = run_to(
+        dir.path(),
+        "sample",
+        &m.addr(),
+        &[&args[..], &["--kernel-stamps", "1/8", "--save", &save]].concat(),
+    );
+    let seen = m.stat("cmd_get") + m.stat("cmd_set") - before;
+    assert_eq!(count(&v, "total.count"), seen);
+    let rows = rows(Path::new(&save));
+    assert_eq!(rows.len() as u64, seen);
+    let stamped: Vec<&Row> = rows.iter().filter(|r| r.parts.is_some()).collect();
+    let (n, k) = (seen as f64, stamped.len() as f64);
+    let sigma = 2.0 * (n * (1.0 / 8.0) * (7.0 / 8.0)).sqrt();
+    assert!((k - n / 8.0).abs() <= 5.0 * sigma, "{k} of {n} stamped");
+    assert_eq!(
+        count(&v, "total.latency_parts.requests"),
+        stamped.len() as u64
+    );
+    for r in &stamped {
+        assert_eq!(
+            r.parts.unwrap().iter().sum::<u64>(),
+            r.latency,
+            "{}",
+            r.line
+        );
+    }
+    // The send lag is the stamped requests': their client queue and send
+    // path (no arrival waited for a slot), no more requests and the same
+    // median.
+    assert_eq!(count(&v, "client.waits"), 0);
+    let mut lags: Vec<u64> = stamped
+        .iter()
+        .map(|r| r.parts.unwrap()[0] + r.parts.unwrap()[1])
+        .collect();
+    lags.sort();
+    let sent = hdr(&v["client"]["send_lag_hdr"]);
+    assert_eq!(sent.len(), lags.len() as u64);
+    let median = lags[(lags.len() - 1) / 2];
+    let same = |a: u64, b: u64| sent.equivalent(a, b) || a.abs_diff(b) <= 2;
+    assert!(same(sent.value_at_quantile(0.5), median), "{median}");
+    // The gaps are still timed, at the send calls.
+    assert!(v["client"]["send_gap_cv"].is_number(), "{}", v["client"]);
+    assert_eq!(v["spec"]["stamp_sample"], 8);
+    let text = stdout(&out);
+    assert!(
+        text.contains("stamped (1 in 8 writes, at random)"),
+        "{text}"
+    );
+
+    let before = m.stat("cmd_get") + m.stat("cmd_set");
+    let (_, all) = run_to(
+        dir.path(),
+        "all",
+        &m.addr(),
+        &[&args[..], &["--kernel-stamps", "all"]].concat(),
+    );
+    let seen = m.stat("cmd_get") + m.stat("cmd_set") - before;
+    assert_eq!(count(&all, "total.count"), seen);
+    // The kernel may leave one unstamped on a loaded machine.
+    let stamped = count(&all, "total.latency_parts.requests");
+    assert!(
+        stamped <= seen && seen - stamped <= seen / 1000,
+        "{stamped} of {seen}"
+    );
+}
+
 /// A deep closed loop pauses before its reads by default (64 in flight:
 /// 50 µs), and the kernel's receive stamps keep the pause out of every
 /// latency: each saved answer is timed by its stamp (nothing after it,

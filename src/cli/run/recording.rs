@@ -1,6 +1,7 @@
 //! `mcbench run`'s flags under "Outputs".
 
 use super::parse_on_off;
+use crate::cli::CliError;
 use crate::spec::units::parse_duration;
 use crate::spec::RecordingSpec;
 use clap::Args;
@@ -36,26 +37,32 @@ pub struct RecordingArgs {
     #[arg(hide_short_help = true, long, value_name = "R", requires = "save")]
     pub save_rate: Option<f64>,
 
-    /// Take each latency apart by the kernel's own stamps (on), or not (off).
+    /// Take latencies apart by the kernel's stamps: on, off, all or 1/N.
     ///
-    /// Take each latency apart by the kernel's own stamps (on), or not (off).
-    /// By default on, except in a closed loop at depth 1, where reading a
-    /// transmit stamp back after every request costs 16-24 % more client
-    /// CPU per request, and as much throughput with one thread (at depth
-    /// 16, 5-12 % more; at 20k ops/s open loop, 8-10 % more: two runs in
-    /// `bench/README.md`). The kernel stamps when each request's last byte
-    /// was transmitted (`SO_TIMESTAMPING`, software, numbered by byte) and
-    /// when each answer's last byte was received, and every output splits
-    /// each op's latency into client queue (intended send to the send call),
-    /// send path (to the transmit stamp), network and server (to the receive
-    /// stamp) and client receive (to the answer parsed; nothing where answers
-    /// are timed by their stamp); the four add up to each request's latency.
-    /// The open loop's send lag is then the transmit stamp less the intended
-    /// time (less any wait for a free connection), so it holds the client's
-    /// own send path. TCP without TLS only: over TLS, UDP, unix sockets and
-    /// `--num-conns` the parts are left out and the report says why.
-    #[arg(hide_short_help = true, long, value_name = "on|off", value_parser = parse_on_off)]
-    pub kernel_stamps: Option<bool>,
+    /// Take latencies apart by the kernel's own stamps: `all` stamps every
+    /// write, `1/N` one write in N drawn at random (seeded by `--seed` and
+    /// the connection), `on` the default sample (today every write), `off`
+    /// none. By default on, except in a closed loop at depth 1, where
+    /// reading a transmit stamp back after every request costs 16-24 % more
+    /// client CPU per request, and as much throughput with one thread (at
+    /// depth 16, 5-12 % more; at 20k ops/s open loop, 8-10 % more: two runs
+    /// in `bench/README.md`); a sample pays that only for the writes it
+    /// stamps. The kernel stamps when a stamped write's last byte was
+    /// transmitted (`SO_TIMESTAMPING`, software, numbered by byte) and when
+    /// each answer's last byte was received, and every output splits the
+    /// stamped requests' latency into client queue (intended send to the
+    /// send call), send path (to the transmit stamp), network and server (to
+    /// the receive stamp) and client receive (to the answer parsed; nothing
+    /// where answers are timed by their stamp); the four add up to each
+    /// request's latency, and the report says how many requests were
+    /// stamped. The open loop's send lag is then the transmit stamp less the
+    /// intended time (less any wait for a free connection), of the stamped
+    /// requests, so it holds the client's own send path; with a sample, the
+    /// send gaps are timed at the send calls. TCP without TLS only: over
+    /// TLS, UDP, unix sockets and `--num-conns` the parts are left out and
+    /// the report says why.
+    #[arg(hide_short_help = true, long, value_name = "on|off|all|1/N", value_parser = parse_kernel_stamps)]
+    pub kernel_stamps: Option<KernelStamps>,
 
     /// Run the same configuration N times and keep every run
     ///
@@ -82,12 +89,66 @@ impl RecordingArgs {
             interval: self.interval.unwrap_or(Duration::from_secs(1)),
             live: self.interval.is_some(),
             save_rate: self.save_rate(),
-            kernel_stamps: self.kernel_stamps,
+            kernel_stamps: self.kernel_stamps.map(|k| k.on),
+            stamp_sample: self.kernel_stamps.and_then(|k| k.every),
         }
     }
 
     /// The share of requests `--save` writes, with it.
     pub(super) fn save_rate(&self) -> Option<f64> {
         self.save.as_ref().map(|_| self.save_rate.unwrap_or(1.0))
+    }
+}
+
+/// `--kernel-stamps`: whether the kernel stamps, and of how many writes
+/// one where it was said (`all`, `1/N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelStamps {
+    pub on: bool,
+    pub every: Option<u32>,
+}
+
+fn parse_kernel_stamps(text: &str) -> Result<KernelStamps, CliError> {
+    let max = crate::spec::MAX_STAMP_EVERY;
+    let refused = || CliError::KernelStamps {
+        given: text.to_string(),
+        max,
+    };
+    let t = text.trim().to_ascii_lowercase();
+    let every = match t.as_str() {
+        "all" => Some(1),
+        _ => match t.strip_prefix("1/") {
+            Some(n) => Some(
+                n.parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=max).contains(n))
+                    .ok_or_else(refused)?,
+            ),
+            None => None,
+        },
+    };
+    match every {
+        Some(_) => Ok(KernelStamps { on: true, every }),
+        None => parse_on_off(&t)
+            .map(|on| KernelStamps { on, every: None })
+            .map_err(|_| refused()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_stamps_take_a_sample_or_all_or_on_and_off() {
+        let k = |t| parse_kernel_stamps(t).map(|k| (k.on, k.every));
+        assert_eq!(k("on").unwrap(), (true, None));
+        assert_eq!(k("off").unwrap(), (false, None));
+        assert_eq!(k("all").unwrap(), (true, Some(1)));
+        assert_eq!(k("1/8").unwrap(), (true, Some(8)));
+        assert_eq!(k("1/1").unwrap(), (true, Some(1)));
+        for bad in ["1/0", "1/x", "2/8", "1/65537", "some", ""] {
+            assert!(k(bad).is_err(), "{bad}");
+        }
     }
 }

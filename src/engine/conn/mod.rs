@@ -40,6 +40,9 @@ pub struct InFlight {
     /// When the kernel transmitted its last byte (`tx_stamp`), ns on the
     /// worker clock; 0 until stamped.
     pub tx_ns: u64,
+    /// Its last byte went out in a write the kernel stamps: its stamp is
+    /// to come (set as it is sent).
+    pub tx_wanted: bool,
     /// When the kernel received its answer's last byte, ns on the worker
     /// clock; 0 where unstamped. Set as the answer is handed over.
     pub rx_ns: u64,
@@ -260,9 +263,11 @@ impl Conn {
         !self.partial.is_empty()
     }
 
-    /// Writes what is pending. Returns the bytes written; a full kernel
-    /// buffer is not an error (`has_output` stays true).
-    pub fn flush(&mut self, now_ns: u64) -> io::Result<usize> {
+    /// Writes what is pending; where the kernel stamps a sample of writes,
+    /// `stamped` asks it to stamp these (`stamps_next_write`). Returns the
+    /// bytes written; a full kernel buffer is not an error (`has_output`
+    /// stays true).
+    pub fn flush(&mut self, now_ns: u64, stamped: bool) -> io::Result<usize> {
         if self.udp.is_some() {
             return self.flush_datagrams(now_ns);
         }
@@ -270,7 +275,7 @@ impl Conn {
         if let Some(pipe) = &self.memory {
             let n = pipe.send(&self.out[self.out_pos..]);
             self.out_pos += n;
-            return Ok(self.wrote(n, now_ns));
+            return Ok(self.wrote(n, now_ns, false));
         }
         let Some(stream) = self.stream.as_ref() else {
             return Err(io::ErrorKind::NotConnected.into());
@@ -278,9 +283,16 @@ impl Conn {
         if self.tls.is_some() {
             return self.flush_sealed(now_ns);
         }
+        let stamped = stamped && self.stamps.kernel;
+        let each = self.stamps.sample.is_some() && stamped;
         let mut written = 0;
         while self.out_pos < self.out.len() {
-            match send(stream, &self.out[self.out_pos..]) {
+            let pending = &self.out[self.out_pos..];
+            let sent = match each {
+                true => tx_stamp::send_stamped(stream, pending),
+                false => send(stream, pending),
+            };
+            match sent {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
                     self.out_pos += n;
@@ -291,13 +303,17 @@ impl Conn {
                 Err(e) => return Err(e),
             }
         }
-        Ok(self.wrote(written, now_ns))
+        Ok(self.wrote(written, now_ns, stamped))
     }
 
-    /// `written` more bytes of `out` went to the kernel at `now_ns`.
-    fn wrote(&mut self, written: usize, now_ns: u64) -> usize {
+    /// `written` more bytes of `out` went to the kernel at `now_ns`, in
+    /// writes it stamps (`stamped`) or not.
+    fn wrote(&mut self, written: usize, now_ns: u64, stamped: bool) -> usize {
         self.written_bytes += written as u64;
-        self.mark_sent(now_ns);
+        if stamped && written > 0 {
+            self.stamps.stamped_through = self.written_bytes;
+        }
+        self.mark_sent(now_ns, stamped);
         if self.out_pos == self.out.len() {
             self.out.clear();
             self.out_pos = 0;
@@ -320,18 +336,21 @@ impl Conn {
         tls.send(stream)?;
         let written = (tls.plain_sent() - self.written_bytes) as usize;
         self.written_bytes = tls.plain_sent();
-        self.mark_sent(now_ns);
+        self.mark_sent(now_ns, false);
         Ok(written)
     }
 
-    /// Requests whose last byte has now been written were sent at `now_ns`.
-    fn mark_sent(&mut self, now_ns: u64) {
+    /// Requests whose last byte has now been written were sent at `now_ns`,
+    /// in a write the kernel stamps (`stamped`) or not.
+    fn mark_sent(&mut self, now_ns: u64, stamped: bool) {
         while self.unsent > 0 {
             let i = self.in_flight.len() - self.unsent;
-            if self.in_flight[i].end_byte > self.written_bytes {
+            let req = &mut self.in_flight[i];
+            if req.end_byte > self.written_bytes {
                 break;
             }
-            self.in_flight[i].sent_ns = now_ns;
+            req.sent_ns = now_ns;
+            req.tx_wanted = stamped;
             self.unsent -= 1;
         }
     }
@@ -376,9 +395,7 @@ impl Conn {
             rx_stamp::enable(&link.socket)?;
         }
         if self.stamps.kernel {
-            rx_stamp::enable(&link.socket)?;
-            tx_stamp::enable(&link.socket)?;
-            self.stamps.tx_offsets = tx_stamp::Offsets::new(self.written_bytes);
+            self.stamps.enable(Some(&link.socket), self.written_bytes)?;
         }
         self.stream = Some(link.socket);
         // A new session counts its bytes from 0.

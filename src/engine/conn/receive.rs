@@ -108,7 +108,7 @@ impl Conn {
         self.read_at = read_at;
         let stamped = came.filter(|_| self.stamps.rx);
         let rx_ns = came.filter(|_| self.stamps.kernel).unwrap_or(0);
-        if self.stamps.kernel && self.in_flight.front().is_some_and(|r| r.tx_ns == 0) {
+        if self.stamps.tx_pending() {
             // A stamp that came after the last flush's look.
             let _ = self.take_tx_stamps(clock);
         }

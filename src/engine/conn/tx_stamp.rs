@@ -19,18 +19,57 @@ use std::os::fd::{AsRawFd, OwnedFd};
 /// (`linux/errqueue.h`; not in `libc`).
 const SCM_TSTAMP_SND: u32 = 0;
 
-/// Asks the kernel to stamp each write on `socket` as it is transmitted.
+/// Asks the kernel to report transmit stamps of `socket`'s writes: of
+/// each write (`every_write`), or of those sent by `send_stamped` alone.
 /// Call it before the socket's first byte is written: offsets count from
 /// the bytes written by then (`OPT_ID_TCP`, Linux 6.2; before it, from
 /// the bytes acknowledged, the same on a socket that has sent nothing).
-pub fn enable(socket: &OwnedFd) -> io::Result<()> {
-    let base = libc::SOF_TIMESTAMPING_TX_SOFTWARE
-        | libc::SOF_TIMESTAMPING_SOFTWARE
+pub fn enable(socket: &OwnedFd, every_write: bool) -> io::Result<()> {
+    let mut base = libc::SOF_TIMESTAMPING_SOFTWARE
         | libc::SOF_TIMESTAMPING_OPT_ID
         | libc::SOF_TIMESTAMPING_OPT_TSONLY;
+    if every_write {
+        base |= libc::SOF_TIMESTAMPING_TX_SOFTWARE;
+    }
     match set_flags(socket, base | libc::SOF_TIMESTAMPING_OPT_ID_TCP) {
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => set_flags(socket, base),
         done => done,
+    }
+}
+
+/// `send(2)` of `buf` (no `SIGPIPE`) asking the kernel to stamp this
+/// write alone as transmitted: `SO_TIMESTAMPING`'s per-write control
+/// message, which a socket `enable`d without every write takes. The
+/// stamp is numbered as any (`OPT_ID`, by its last byte).
+pub fn send_stamped(socket: &OwnedFd, buf: &[u8]) -> io::Result<usize> {
+    // One control message holding a u32; u64s keep it aligned.
+    let mut control = [0u64; 4];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: an all-zero msghdr is a valid empty one.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    // SAFETY (block): CMSG_SPACE(4) is 24 of the buffer's 32 bytes, so
+    // the first header and its u32 lie within it.
+    unsafe {
+        msg.msg_controllen = libc::CMSG_SPACE(4) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SO_TIMESTAMPING;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(4) as _;
+        let flags: u32 = libc::SOF_TIMESTAMPING_TX_SOFTWARE;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<u32>(), flags);
+    }
+    // SAFETY: `msg` points at `iov` (over `buf`) and `control`, alive here.
+    let n = unsafe { libc::sendmsg(socket.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
     }
 }
 
@@ -150,6 +189,12 @@ impl Offsets {
         }
     }
 
+    /// The connection's bytes written through the newest stamp read (the
+    /// bytes before stamping began, before any).
+    pub fn last(&self) -> u64 {
+        self.base + self.through
+    }
+
     /// The connection's bytes written through the write stamped `id`: a
     /// request is sent by it when its last byte is within them. Ids grow
     /// (wrapping at 2^32) and stamps come in order, so the nearest count
@@ -199,7 +244,7 @@ mod tests {
         let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (_server, _) = listener.accept().unwrap();
         let socket = OwnedFd::from(client.try_clone().unwrap());
-        enable(&socket).unwrap();
+        enable(&socket, true).unwrap();
         let before = crate::net::clock_of(libc::CLOCK_REALTIME);
         client.write_all(b"get a\r\n").unwrap();
         client.write_all(b"get bb\r\n").unwrap();
@@ -220,5 +265,39 @@ mod tests {
         assert!(stamps.iter().all(|s| s.1 >= before), "{stamps:?} {before}");
         let mut o = Offsets::new(0);
         assert_eq!((o.through(6), o.through(14)), (7, 15));
+    }
+
+    /// Enabled without every write, only the write sent with its control
+    /// message comes back stamped, numbered by its own last byte.
+    #[test]
+    fn only_the_write_that_asks_is_stamped() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_server, _) = listener.accept().unwrap();
+        let socket = OwnedFd::from(client.try_clone().unwrap());
+        enable(&socket, false).unwrap();
+        client.write_all(b"get a\r\n").unwrap();
+        assert_eq!(send_stamped(&socket, b"get bb\r\n").unwrap(), 8);
+        client.write_all(b"get ccc\r\n").unwrap();
+        let mut ids = Vec::new();
+        for _ in 0..100 {
+            drain(&socket, |id, _| {
+                ids.push(id);
+                true
+            })
+            .unwrap();
+            if !ids.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // On loopback a write's stamp is queued before its send returns:
+        // a stamp of the third write would be there by now.
+        drain(&socket, |id, _| {
+            ids.push(id);
+            true
+        })
+        .unwrap();
+        assert_eq!(ids, [14]);
     }
 }

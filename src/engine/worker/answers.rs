@@ -31,8 +31,8 @@ pub(super) struct Answers<'a> {
     pub(super) successful: bool,
     /// `--getset`, while sending.
     pub(super) getset: bool,
-    /// An open loop's send lag comes from transmit stamps: a request
-    /// answered without one takes its lag from its send call.
+    /// An open loop's send lag comes from transmit stamps: a request of a
+    /// stamped write answered without one takes its lag from its send call.
     pub(super) lag_unstamped: bool,
     /// When the last answer came, ns (0: none yet).
     pub(super) last_now: u64,
@@ -45,7 +45,9 @@ impl Answers<'_> {
         let rec = &mut *self.rec;
         let keys = &self.workload.keys;
         rec.conns.response_size.record(reply.len() as u64);
-        if req.measured && self.lag_unstamped && req.tx_ns == 0 {
+        // A stamped write whose stamp never came: its lag from the send
+        // call. A request of an unstamped write is outside the sample.
+        if req.measured && self.lag_unstamped && req.tx_wanted && req.tx_ns == 0 {
             rec.record_lag(req.send_lag(req.sent_ns));
         }
         if req.measured {
@@ -367,6 +369,7 @@ mod tests {
             waited_ns: 0,
             sent_ns: 3_000,
             tx_ns: 0,
+            tx_wanted: false,
             rx_ns: 0,
             measured,
             check: Check::Nothing,
@@ -426,13 +429,15 @@ mod tests {
     }
 
     /// Stamped at both ends, an answer's latency is taken apart (4 µs:
-    /// 2 queued, 0.5 on the send path, 1 away, 0.5 received); unstamped,
-    /// it is not, and its send lag comes from its send call.
+    /// 2 queued, 0.5 on the send path, 1 away, 0.5 received); of a stamped
+    /// write whose stamp never came, it is not, and its send lag comes
+    /// from its send call; of a write outside the sample, it has neither.
     #[test]
     fn stamped_answers_are_taken_apart_and_unstamped_ones_lag_from_the_send() {
         let w = workload(&[]);
         let stamped = InFlight {
             tx_ns: 3_500,
+            tx_wanted: true,
             rx_ns: 4_500,
             ..asked(OpKind::Get, 1, true)
         };
@@ -443,9 +448,16 @@ mod tests {
             assert!(h.equivalent(h.max(), want), "{} for {want}", h.max());
         }
         assert_eq!(rec.send_lag.len(), 0);
-        let (rec, _) = take(&w, false, &[(asked(OpKind::Get, 1, true), hit())]);
+        let lost = InFlight {
+            tx_wanted: true,
+            ..asked(OpKind::Get, 1, true)
+        };
+        let (rec, _) = take(&w, false, &[(lost, hit())]);
         assert!(rec.op(OpKind::Get).unwrap().stamped_parts().is_none());
         assert_eq!((rec.send_lag.len(), rec.send_lag.max()), (1, 2_000));
+        let (rec, _) = take(&w, false, &[(asked(OpKind::Get, 1, true), hit())]);
+        assert!(rec.op(OpKind::Get).unwrap().stamped_parts().is_none());
+        assert_eq!(rec.send_lag.len(), 0);
     }
 
     #[test]

@@ -175,7 +175,8 @@ impl Worker {
         tx: crossbeam_channel::Sender<Message>,
     ) -> Result<Self, EngineError> {
         let opened = std::mem::take(&mut plan.conns);
-        let io = setup::sockets(opened, &shared.spec, plan.depth, shared.addrs.len())?;
+        let shape = (plan.depth, shared.addrs.len());
+        let io = setup::sockets(opened, &shared.spec, shape, &plan.lanes)?;
         Worker::assemble(plan, shared, tx, io)
     }
 
@@ -468,6 +469,7 @@ impl Worker {
                 waited_ns: 0,
                 sent_ns: due.intended_ns,
                 tx_ns: 0,
+                tx_wanted: false,
                 rx_ns: 0,
                 measured: due.measured,
                 check: req.check,

@@ -171,9 +171,11 @@ impl Worker {
 
     /// Records the sends connection `c` learnt were transmitted: in an
     /// open loop, each measured one's send lag (`InFlight::send_lag`),
-    /// and the gap since the previous send.
+    /// and where every write is stamped, the gap since the previous send
+    /// (a sample's gaps are the sample's: `note_sends` times them all).
     pub(super) fn note_stamped_sends(&mut self, c: usize) {
         let record_from = self.progress.record_from;
+        let every_write = self.io.conns[c].stamps_every_write();
         let sends = &mut self.io.conns[c].stamps.sends;
         let Some(ol) = self.schedule.running_open() else {
             sends.clear();
@@ -183,7 +185,7 @@ impl Worker {
             if s.measured {
                 self.recorder.record_lag(s.lag_ns);
             }
-            if s.tx_ns >= record_from {
+            if every_write && s.tx_ns >= record_from {
                 // The first send of the phase has no gap before it.
                 let (gap, count) = ol.sent(s.tx_ns, 1);
                 self.recorder.send_gaps.record(gap, count);

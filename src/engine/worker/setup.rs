@@ -67,12 +67,12 @@ fn max_pending(spec: &RunSpec) -> usize {
 pub(super) fn sockets(
     opened: Vec<Opened>,
     spec: &RunSpec,
-    depth: usize,
-    servers: usize,
+    (depth, servers): (usize, usize),
+    lanes: &[usize],
 ) -> Result<Sockets, EngineError> {
     let transport = Transport::os(EVENTS).map_err(EngineError::Epoll)?;
     let max_pending = max_pending(spec);
-    let conns = conns(opened, spec, depth, max_pending, &transport)?;
+    let conns = conns(opened, spec, (depth, max_pending), lanes, &transport)?;
     Ok(Sockets::new(transport, conns, servers, max_pending))
 }
 
@@ -106,12 +106,15 @@ pub(super) fn memory_sockets(
 }
 
 /// The worker's connections, each registered with `transport` under its
-/// index, stamping answers as they come where the run times them so.
+/// index, stamping answers as they come where the run times them so, and
+/// stamped by the kernel where the run takes latencies apart (a sample
+/// of writes drawn per connection, seeded by the run's seed and the
+/// connection's lane).
 fn conns(
     opened: Vec<Opened>,
     spec: &RunSpec,
-    depth: usize,
-    max_pending: usize,
+    (depth, max_pending): (usize, usize),
+    lanes: &[usize],
     transport: &Transport,
 ) -> Result<Vec<Conn>, EngineError> {
     let mut conns = Vec::with_capacity(opened.len());
@@ -128,7 +131,10 @@ fn conns(
             c.stamp_arrivals().map_err(EngineError::RxStamps)?;
         }
         if spec.latency_parts_blocker().is_none() && c.udp.is_none() {
-            c.stamp_kernel().map_err(EngineError::KernelStamps)?;
+            let lane = lanes.get(i).copied().unwrap_or(i) as u64;
+            let seed = spec.workload.seed ^ (lane + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            c.stamp_kernel(spec.stamp_every(), seed)
+                .map_err(EngineError::KernelStamps)?;
         }
         transport.add(&c, i, READABLE).map_err(EngineError::Epoll)?;
         conns.push(c);

@@ -48,7 +48,7 @@ impl Worker {
         }
         conn.fence_quiet();
         let unsent = conn.unsent();
-        let stamped = conn.kernel_stamped();
+        let stamped = conn.stamps_next_write();
         // Stamped, a request's send path starts at the send call itself,
         // not at the turn's clock: the turn's other work is the client's.
         let send_call = if stamped {
@@ -56,7 +56,8 @@ impl Worker {
         } else {
             now
         };
-        let n = match conn.flush(send_call) {
+        let gaps_from_stamps = conn.stamps_every_write();
+        let n = match conn.flush(send_call, stamped) {
             Ok(n) => n,
             Err(_) => {
                 self.lose(c);
@@ -65,8 +66,10 @@ impl Worker {
         };
         self.recorder.bytes_tx += n as u64;
         let sent = unsent - conn.unsent();
-        // Stamped, the gaps come from the transmit stamps (`stamps`).
-        if !stamped {
+        // Every write stamped, the gaps come from the transmit stamps
+        // (`stamps`); a sample of them has gaps of its own, not the
+        // schedule's.
+        if !gaps_from_stamps {
             self.note_sends(now, sent);
         }
         let conn = &mut self.io.conns[c];
