@@ -32,7 +32,8 @@ pub mod pb {
 
 /// Bumped when master and agent would no longer understand each other;
 /// a master refuses agents of another version before any traffic.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// 3: the spec carries `stamp_sample`, which an agent of 2 would ignore.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The wall clock, ns since the Unix epoch: the clock start instants and
 /// offsets are in (0 before 1970).

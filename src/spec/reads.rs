@@ -154,7 +154,7 @@ impl RunSpec {
             (
                 self.recording.kernel_stamps.is_none() && !self.open_loop() && self.load.depth == 1,
                 "a closed loop at depth 1 would pay 16-24 % more client CPU per request \
-                 for the transmit stamps; --kernel-stamps on takes them",
+                 for the kernel's stamps; --kernel-stamps on takes them",
             ),
         ];
         blockers
@@ -212,8 +212,13 @@ impl RunSpec {
         if let (Some(true), Some(why)) =
             (self.recording.kernel_stamps, self.latency_parts_blocker())
         {
+            let given = match self.recording.stamp_sample {
+                Some(1) => "all".to_string(),
+                Some(n) => format!("1/{n}"),
+                None => "on".to_string(),
+            };
             return Err(SpecError::Invalid(format!(
-                "--kernel-stamps on: {why}; drop --kernel-stamps"
+                "--kernel-stamps {given}: {why}; drop --kernel-stamps"
             )));
         }
         match (self.load.read_answers, self.late_reads_blocker()) {

@@ -244,13 +244,18 @@ fn a_sample_of_writes_is_stamped_and_their_requests_alone_taken_apart() {
     let m = Memcached::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let save = path_in(dir.path(), "s.tsv");
+    let html = path_in(dir.path(), "s.html");
     let args = ["-t", "1s", "-q", "4000", "-c", "32", "-d", "8", "--no-load"];
     let before = m.stat("cmd_get") + m.stat("cmd_set");
     let (out, v) = run_to(
         dir.path(),
         "sample",
         &m.addr(),
-        &[&args[..], &["--kernel-stamps", "1/8", "--save", &save]].concat(),
+        &[
+            &args[..],
+            &["--kernel-stamps", "1/8", "--save", &save, "--html", &html],
+        ]
+        .concat(),
     );
     let seen = m.stat("cmd_get") + m.stat("cmd_set") - before;
     assert_eq!(count(&v, "total.count"), seen);
@@ -282,7 +287,13 @@ fn a_sample_of_writes_is_stamped_and_their_requests_alone_taken_apart() {
         .collect();
     lags.sort();
     let sent = hdr(&v["client"]["send_lag_hdr"]);
-    assert_eq!(sent.len(), lags.len() as u64);
+    // A stamped write whose stamp the kernel never gave lags from its send
+    // call, without parts: rare (CI once saw 1 of 7,985).
+    let extra = sent.len() - lags.len() as u64;
+    assert!(
+        sent.len() >= lags.len() as u64 && extra <= seen / 1000,
+        "{extra}"
+    );
     let median = lags[(lags.len() - 1) / 2];
     let same = |a: u64, b: u64| sent.equivalent(a, b) || a.abs_diff(b) <= 2;
     assert!(same(sent.value_at_quantile(0.5), median), "{median}");
@@ -294,6 +305,8 @@ fn a_sample_of_writes_is_stamped_and_their_requests_alone_taken_apart() {
         text.contains("stamped (1 in 8 writes, at random)"),
         "{text}"
     );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("requests stamped, those of 1 in 8 writes, at random."));
 
     let before = m.stat("cmd_get") + m.stat("cmd_set");
     let (_, all) = run_to(

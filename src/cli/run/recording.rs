@@ -46,8 +46,9 @@ pub struct RecordingArgs {
     /// reading a transmit stamp back after every request costs 16-24 % more
     /// client CPU per request, and as much throughput with one thread (at
     /// depth 16, 5-12 % more; at 20k ops/s open loop, 8-10 % more: two runs
-    /// in `bench/README.md`); a sample pays that only for the writes it
-    /// stamps. The kernel stamps when a stamped write's last byte was
+    /// in `bench/README.md`); a sample reads the error queue only after the
+    /// writes it stamps, which saved 1-5 % of that (the rest is the answers'
+    /// receive stamps). The kernel stamps when a stamped write's last byte was
     /// transmitted (`SO_TIMESTAMPING`, software, numbered by byte) and when
     /// each answer's last byte was received, and every output splits the
     /// stamped requests' latency into client queue (intended send to the

@@ -121,14 +121,19 @@ impl Conn {
     /// Stamps come in order: the requests one covers are those whose last
     /// byte lies after the previous stamp's and within its own, and were
     /// written by a stamped write (`tx_wanted`).
-    pub fn take_tx_stamps(&mut self, clock: impl Fn() -> u64) -> io::Result<()> {
-        let Some(stream) = self.stream.as_ref().filter(|_| self.stamps.tx_pending()) else {
+    /// `whole`: read the queue to its end (its wake-up: a message left
+    /// there, a stamp sent again, would wake every poll), else only until
+    /// every stamped write's stamp is in.
+    pub fn take_tx_stamps(&mut self, clock: impl Fn() -> u64, whole: bool) -> io::Result<()> {
+        let wanted = self.stamps.kernel && (whole || self.stamps.tx_pending());
+        let Some(stream) = self.stream.as_ref().filter(|_| wanted) else {
             return Ok(());
         };
         let (stamps, in_flight) = (&mut self.stamps, &mut self.in_flight);
         tx_stamp::drain(stream, |id, stamp| {
             let from = stamps.tx_offsets.last();
-            let through = stamps.tx_offsets.through(id);
+            let stamped = stamps.stamped_through;
+            let through = stamps.tx_offsets.through(id, stamped);
             let (at, _) = rx_stamp::arrival(stamp, &clock);
             let first = in_flight.partition_point(|r| r.end_byte <= from);
             for req in in_flight.range_mut(first..) {
@@ -146,7 +151,7 @@ impl Conn {
                 });
             }
             // Every stamped write's stamp read: the queue holds no more.
-            through < stamps.stamped_through
+            whole || through < stamped
         })?;
         Ok(())
     }

@@ -110,7 +110,7 @@ impl Conn {
         let rx_ns = came.filter(|_| self.stamps.kernel).unwrap_or(0);
         if self.stamps.tx_pending() {
             // A stamp that came after the last flush's look.
-            let _ = self.take_tx_stamps(clock);
+            let _ = self.take_tx_stamps(clock, false);
         }
         (read_at, stamped, rx_ns)
     }

@@ -196,18 +196,20 @@ impl Offsets {
     }
 
     /// The connection's bytes written through the write stamped `id`: a
-    /// request is sent by it when its last byte is within them. Ids grow
-    /// (wrapping at 2^32) and stamps come in order, so the nearest count
-    /// at or after the last is the one.
-    pub fn through(&mut self, id: u32) -> u64 {
-        let last_id = self.through.wrapping_sub(1) as u32;
-        let step = id.wrapping_sub(last_id);
-        // The first stamp of a socket: ids start at 0. An id behind the
-        // last (a segment sent again) moves nothing.
-        if self.through == 0 {
-            self.through = u64::from(id) + 1;
-        } else if step < 1 << 31 {
-            self.through += u64::from(step);
+    /// request is sent by it when its last byte is within them.
+    /// `stamped`: the connection's bytes through its newest stamped write.
+    /// A stamp is of a write at or before that one and less than 4 GiB
+    /// before it (stamps are read each loop turn), so the one count at or
+    /// below `stamped` whose last byte has id `id` is it, however far
+    /// apart a sample's stamps are. A stamp at or behind the newest read
+    /// (a segment sent again) moves nothing.
+    pub fn through(&mut self, id: u32, stamped: u64) -> u64 {
+        let s = stamped.saturating_sub(self.base);
+        // Ids number the last byte of a write from 0: (s - 1 - id) mod 2^32
+        // bytes lie between it and the newest stamped byte.
+        let behind = u64::from(((s.wrapping_sub(1)) as u32).wrapping_sub(id));
+        if s > behind {
+            self.through = self.through.max(s - behind);
         }
         self.base + self.through
     }
@@ -219,21 +221,27 @@ mod tests {
     use std::io::Write;
 
     #[test]
-    fn ids_widen_past_four_gibibytes() {
+    fn ids_widen_past_four_gibibytes_and_across_far_samples() {
         let mut o = Offsets::new(1_000);
-        assert_eq!(o.through(99), 1_100);
-        assert_eq!(o.through(199), 1_200);
-        // Writes of 1 GiB: past 4 GiB the id has wrapped.
+        assert_eq!(o.through(99, 1_200), 1_100);
+        assert_eq!(o.through(199, 1_200), 1_200);
+        // Writes of 1 GiB, each stamped: past 4 GiB the id has wrapped.
         let mut last = 199u64;
         for _ in 0..5 {
             last += 1 << 30;
-            assert_eq!(o.through(last as u32), 1_000 + last + 1);
+            assert_eq!(o.through(last as u32, 1_000 + last + 1), 1_000 + last + 1);
         }
-        let far = last;
-        assert!(far > 1 << 32);
-        assert_eq!(o.through((far + 100) as u32), 1_000 + far + 101);
-        // A retransmitted write's stamp, behind the newest.
-        assert_eq!(o.through((far + 50) as u32), 1_000 + far + 101);
+        assert!(last > 1 << 32);
+        // A sample's next stamp 3 GiB on (beyond the 2 GiB a step from
+        // the last read could tell), with 1 GiB more stamped after it.
+        let far = last + 3 * (1 << 30);
+        let newest = 1_000 + far + 1 + (1 << 30);
+        assert_eq!(o.through(far as u32, newest), 1_000 + far + 1);
+        // A retransmitted write's stamp, behind the newest read.
+        assert_eq!(o.through((far - 50) as u32, newest), 1_000 + far + 1);
+        // Nothing stamped yet: nothing moves.
+        let mut fresh = Offsets::new(7);
+        assert_eq!(fresh.through(3, 7), 7);
     }
 
     /// Two writes on a loopback connection come back as two stamps, ids
@@ -264,7 +272,7 @@ mod tests {
         assert_eq!(ids, [6, 14]);
         assert!(stamps.iter().all(|s| s.1 >= before), "{stamps:?} {before}");
         let mut o = Offsets::new(0);
-        assert_eq!((o.through(6), o.through(14)), (7, 15));
+        assert_eq!((o.through(6, 15), o.through(14, 15)), (7, 15));
     }
 
     /// Enabled without every write, only the write sent with its control

@@ -15,7 +15,15 @@ impl Worker {
     /// sees the same failure.
     pub(super) fn take_tx_stamps(&mut self, c: usize) {
         let clock = &self.shared.clock;
-        let _ = self.io.conns[c].take_tx_stamps(|| clock.now());
+        let _ = self.io.conns[c].take_tx_stamps(|| clock.now(), false);
+        self.note_stamped_sends(c);
+    }
+
+    /// Reads connection `c`'s error queue to its end, its stamps recorded:
+    /// the queue woke the poll, which it does until emptied.
+    pub(super) fn take_all_tx_stamps(&mut self, c: usize) {
+        let clock = &self.shared.clock;
+        let _ = self.io.conns[c].take_tx_stamps(|| clock.now(), true);
         self.note_stamped_sends(c);
     }
 

@@ -51,7 +51,9 @@ impl Worker {
         let stamped = conn.stamps_next_write();
         // Stamped, a request's send path starts at the send call itself,
         // not at the turn's clock: the turn's other work is the client's.
-        let send_call = if stamped {
+        // Every write of a stamped connection is timed so, sampled or not,
+        // so that its requests' send times are all of one clock.
+        let send_call = if conn.kernel_stamped() {
             self.shared.clock.now()
         } else {
             now

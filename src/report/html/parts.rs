@@ -42,7 +42,10 @@ fn run(page: &mut String, i: usize, r: &RunResult, runs: usize) {
         let why = r
             .spec
             .latency_parts_blocker()
-            .unwrap_or("no request was answered");
+            .unwrap_or(match r.total.count {
+                0 => "no request was answered",
+                _ => "the kernel stamped none of the requests",
+            });
         let _ = writeln!(page, "<p>{}: not measured ({}).</p>", esc(&name), esc(why));
         return;
     };
@@ -60,11 +63,13 @@ fn run(page: &mut String, i: usize, r: &RunResult, runs: usize) {
             1 => op.to_string(),
             _ => format!("{name} · {op}"),
         };
-        table(page, &title, parts, count);
+        table(page, &title, parts, (count, r.spec.stamp_every()));
     }
 }
 
-fn table(page: &mut String, title: &str, parts: &LatencyParts, count: u64) {
+/// One op type's table: `count` its requests, of which the kernel stamped
+/// those of one write in `every`.
+fn table(page: &mut String, title: &str, parts: &LatencyParts, (count, every): (u64, u32)) {
     let _ = write!(
         page,
         "<h3>{}</h3>\n<div class=\"scroll\"><table class=\"parts\">\n<tr><th>percentile</th>\
@@ -97,9 +102,13 @@ fn table(page: &mut String, title: &str, parts: &LatencyParts, count: u64) {
         }
         let _ = writeln!(page, "<td>{}</td></tr>", at.requests);
     }
+    let sampled = match every {
+        1 => String::new(),
+        n => format!(", those of 1 in {n} writes, at random"),
+    };
     let _ = writeln!(
         page,
-        "</table></div>\n<p class=\"note\">{} of {count} requests stamped.</p>",
+        "</table></div>\n<p class=\"note\">{} of {count} requests stamped{sampled}.</p>",
         parts.requests
     );
 }
