@@ -281,48 +281,7 @@ impl Exported {
             Kind::Counter,
             "Failed requests (error replies, lost, timed out, no connection), per server.",
         );
-        type Num = fn(&Source) -> Option<f64>;
-        let simple: [(&'static str, Kind, &'static str, Num); 6] = [
-            (
-                "mcbench_sent_bytes_total",
-                Kind::Counter,
-                "Bytes written to the servers.",
-                |s| Some(s.bytes_tx as f64),
-            ),
-            (
-                "mcbench_received_bytes_total",
-                Kind::Counter,
-                "Bytes read from the servers.",
-                |s| Some(s.bytes_rx as f64),
-            ),
-            (
-                "mcbench_client_cpu_seconds_total",
-                Kind::Counter,
-                "CPU time (user + system) the load's threads used.",
-                |s| Some(s.cpu_s),
-            ),
-            (
-                "mcbench_intervals_total",
-                Kind::Counter,
-                "Intervals measured and added here.",
-                |s| Some(s.intervals as f64),
-            ),
-            (
-                "mcbench_send_lag_p99_seconds",
-                Kind::Gauge,
-                "The last interval's send lag p99: intended send to sent (open loop).",
-                |s| s.send_lag_p99_s,
-            ),
-            (
-                "mcbench_client_bound",
-                Kind::Gauge,
-                "1 when the last interval's send lag p99 was over the report's CLIENT-BOUND limit (1 ms; open loop); the verdict's other signs are the whole run's.",
-                |s| {
-                    s.send_lag_p99_s
-                        .map(|lag| f64::from(u8::from(lag * 1e6 > LAG_P99_LIMIT_US)))
-                },
-            ),
-        ];
+        let simple = simple_source_families();
         let mut out: Vec<Family> = simple
             .iter()
             .map(|(n, k, h, _)| Family::new(n, *k, h))
@@ -415,6 +374,54 @@ impl Exported {
         }
         vec![latency, service, parts]
     }
+}
+
+/// A number of one source, where it has one.
+type SourceNumber = fn(&Source) -> Option<f64>;
+
+/// The families of one number per source: name, kind, help, the number.
+fn simple_source_families() -> [(&'static str, Kind, &'static str, SourceNumber); 6] {
+    [
+        (
+            "mcbench_sent_bytes_total",
+            Kind::Counter,
+            "Bytes written to the servers.",
+            |s| Some(s.bytes_tx as f64),
+        ),
+        (
+            "mcbench_received_bytes_total",
+            Kind::Counter,
+            "Bytes read from the servers.",
+            |s| Some(s.bytes_rx as f64),
+        ),
+        (
+            "mcbench_client_cpu_seconds_total",
+            Kind::Counter,
+            "CPU time (user + system) the load's threads used.",
+            |s| Some(s.cpu_s),
+        ),
+        (
+            "mcbench_intervals_total",
+            Kind::Counter,
+            "Intervals measured and added here.",
+            |s| Some(s.intervals as f64),
+        ),
+        (
+            "mcbench_send_lag_p99_seconds",
+            Kind::Gauge,
+            "The last interval's send lag p99: intended send to sent (open loop).",
+            |s| s.send_lag_p99_s,
+        ),
+        (
+            "mcbench_client_bound",
+            Kind::Gauge,
+            "1 when the last interval's send lag p99 was over the report's CLIENT-BOUND limit (1 ms; open loop); the verdict's other signs are the whole run's.",
+            |s| {
+                s.send_lag_p99_s
+                    .map(|lag| f64::from(u8::from(lag * 1e6 > LAG_P99_LIMIT_US)))
+            },
+        ),
+    ]
 }
 
 #[cfg(test)]
