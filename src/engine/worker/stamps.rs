@@ -10,20 +10,14 @@
 use super::Worker;
 
 impl Worker {
-    /// Reads connection `c`'s transmit stamps and records what they say.
-    /// A socket whose error queue fails is left to the next read, which
-    /// sees the same failure.
-    pub(super) fn take_tx_stamps(&mut self, c: usize) {
+    /// Reads connection `c`'s transmit stamps and records what they say:
+    /// until every stamped write's stamp is in, or (`whole`: the error
+    /// queue woke the poll, which it does until emptied) to the queue's
+    /// end. A socket whose error queue fails is left to the next read,
+    /// which sees the same failure.
+    pub(super) fn take_tx_stamps(&mut self, c: usize, whole: bool) {
         let clock = &self.shared.clock;
-        let _ = self.io.conns[c].take_tx_stamps(|| clock.now(), false);
-        self.note_stamped_sends(c);
-    }
-
-    /// Reads connection `c`'s error queue to its end, its stamps recorded:
-    /// the queue woke the poll, which it does until emptied.
-    pub(super) fn take_all_tx_stamps(&mut self, c: usize) {
-        let clock = &self.shared.clock;
-        let _ = self.io.conns[c].take_tx_stamps(|| clock.now(), true);
+        let _ = self.io.conns[c].take_tx_stamps(|| clock.now(), whole);
         self.note_stamped_sends(c);
     }
 

@@ -92,7 +92,7 @@ impl Worker {
             // A transmit stamp waits in the error queue (level-triggered:
             // it wakes every poll until read).
             if flags & ERROR != 0 && self.io.conns[c].kernel_stamped() {
-                self.take_all_tx_stamps(c);
+                self.take_tx_stamps(c, true);
             }
             if flags & (READABLE | HANGUP) != 0 {
                 self.io.conns[c].stamps.arrived_after =

@@ -24,7 +24,7 @@ impl Worker {
         self.io.dirty.clear();
         let mut stamped = std::mem::take(&mut self.io.stamped_writes);
         for &c in &stamped {
-            self.take_tx_stamps(c);
+            self.take_tx_stamps(c, false);
         }
         stamped.clear();
         self.io.stamped_writes = stamped;
@@ -34,7 +34,7 @@ impl Worker {
     /// stamps.
     pub(super) fn flush(&mut self, c: usize, now: u64) {
         if self.write_out(c, now) {
-            self.take_tx_stamps(c);
+            self.take_tx_stamps(c, false);
         }
     }
 
